@@ -1,0 +1,32 @@
+"""Database engine and sessions (SQLAlchemy 2)."""
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from hitcurve.core.config import get_settings
+
+
+@lru_cache
+def get_engine() -> Engine:
+    settings = get_settings()
+    return create_engine(
+        settings.database_url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=20,
+        # A dead database must fail fast with a clear error, not hang a request.
+        connect_args={"connect_timeout": max(1, int(settings.health_timeout_s))},
+    )
+
+
+@lru_cache
+def get_sessionmaker() -> sessionmaker[Session]:
+    return sessionmaker(bind=get_engine(), expire_on_commit=False)
+
+
+def get_db() -> Iterator[Session]:
+    with get_sessionmaker()() as session:
+        yield session

@@ -1,0 +1,32 @@
+import { defineConfig } from "@playwright/test";
+
+// Browser checks run Debian's Chromium (browser downloads do not work on our machines) against
+// the real backend, started here on a free port with the private test services
+// (scripts/e2e-server.sh migrates the database and seeds what the tests need).
+const port = Number(process.env.HITCURVE_E2E_PORT ?? 18765);
+
+export default defineConfig({
+  testDir: "./tests",
+  outputDir: "./test-results",
+  timeout: 60_000,
+  retries: 0,
+  workers: 1,
+  reporter: [["list"]],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    trace: "retain-on-failure",
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+      args: [
+        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+      ],
+    },
+  },
+  webServer: {
+    command: `bash ../scripts/e2e-server.sh ${port}`,
+    url: `http://127.0.0.1:${port}/api/v1/health`,
+    timeout: 60_000,
+    reuseExistingServer: false,
+  },
+});

@@ -1,0 +1,13 @@
+/// <reference types="vitest" />
+import { defineConfig } from "vite";
+
+// JSX is compiled by esbuild (automatic runtime); no framework plugin is needed.
+// In development, /api is proxied to the backend started by `make demo` (HITCURVE_API_URL).
+export default defineConfig({
+  esbuild: { jsx: "automatic" },
+  server: {
+    proxy: { "/api": process.env.HITCURVE_API_URL ?? "http://127.0.0.1:8000" },
+  },
+  build: { outDir: "dist", sourcemap: true },
+  test: { environment: "jsdom", globals: true, include: ["src/**/*.test.{ts,tsx}"] },
+});

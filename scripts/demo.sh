@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The whole product on this machine: private PostgreSQL and Redis (instance "dev"), the backend
+# serving the dashboard, a Celery worker and beat, a demo memcached with a load generator and
+# the agent watching it. Everything runs in the background; `make stop` stops it by pid.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+inst=dev
+procs="$RUN_DIR/$inst/procs"; logs="$RUN_DIR/$inst/logs"
+mkdir -p "$procs" "$logs"
+
+bash scripts/services.sh start "$inst"
+set -a; source "$RUN_DIR/$inst/env"; set +a
+
+running() { [ -f "$procs/$1.pid" ] && kill -0 "$(cat "$procs/$1.pid")" 2>/dev/null; }
+launch() {  # launch NAME COMMAND...: start in the background unless already running
+    local name="$1"; shift
+    if running "$name"; then return 0; fi
+    nohup "$@" >"$logs/$name.log" 2>&1 &
+    echo $! > "$procs/$name.pid"
+}
+port_file() { local f="$RUN_DIR/$inst/$1.port"; [ -s "$f" ] || free_port > "$f"; cat "$f"; }
+
+say "migrating the database"
+"$VENV/bin/alembic" upgrade head >"$logs/migrate.log" 2>&1 || die "migration failed, see $logs/migrate.log"
+
+api_port=$(port_file api)
+launch api "$VENV/bin/uvicorn" hitcurve.main:app --host 127.0.0.1 --port "$api_port"
+launch worker "$VENV/bin/celery" -A hitcurve_worker.celery_app worker --loglevel=INFO --concurrency=2 -n "demo@%h"
+if "$VENV/bin/python" -c 'import hitcurve_worker.schedule' 2>/dev/null; then
+    launch beat "$VENV/bin/celery" -A hitcurve_worker.celery_app beat --loglevel=INFO \
+        --schedule "$RUN_DIR/$inst/celerybeat-schedule"
+fi
+
+for _ in $(seq 100); do
+    curl -fsS "http://127.0.0.1:$api_port/api/v1/health" >/dev/null 2>&1 && break
+    running api || die "the backend exited, see $logs/api.log"
+    sleep 0.2
+done
+curl -fsS "http://127.0.0.1:$api_port/api/v1/health" >/dev/null || die "the backend does not answer, see $logs/api.log"
+
+# Demo tenant, memcached, traffic and agent (each part joins when it is built).
+mc_port=$(port_file memcached)
+launch memcached memcached -l 127.0.0.1 -p "$mc_port" -U 0 -m 64 -t 2
+if [ -x scripts/demo-seed.sh ]; then bash scripts/demo-seed.sh "$inst" "$api_port" "$mc_port"; fi
+
+cat <<MSG
+
+  Hitcurve is running.
+    Dashboard:   http://127.0.0.1:$api_port/
+    API docs:    http://127.0.0.1:$api_port/api/v1/docs
+    Health:      http://127.0.0.1:$api_port/api/v1/health
+    memcached:   127.0.0.1:$mc_port (demo traffic)
+    Logs:        $logs/
+  Stop everything with: make stop
+
+MSG
+[ -f "$RUN_DIR/$inst/demo-login.txt" ] && cat "$RUN_DIR/$inst/demo-login.txt"
+exit 0

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Backend for the Playwright checks: the private "test" services, a migrated database of its own
+# (dropped and made anew each run), seeded by e2e/seed.py when present, served on port $1.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+port="${1:?usage: e2e-server.sh PORT}"
+bash scripts/services.sh start test
+set -a; source "$RUN_DIR/test/env"; set +a
+base="${HITCURVE_DATABASE_URL%/*}"
+"$VENV/bin/python" - "$base" <<'PY'
+import sys
+from sqlalchemy import create_engine, text
+engine = create_engine(sys.argv[1] + "/postgres", isolation_level="AUTOCOMMIT")
+with engine.connect() as conn:
+    conn.execute(text('DROP DATABASE IF EXISTS "hitcurve_e2e" WITH (FORCE)'))
+    conn.execute(text('CREATE DATABASE "hitcurve_e2e"'))
+PY
+export HITCURVE_DATABASE_URL="$base/hitcurve_e2e"
+"$VENV/bin/alembic" upgrade head >/dev/null
+if [ -f e2e/seed.py ]; then "$VENV/bin/python" e2e/seed.py; fi
+exec "$VENV/bin/uvicorn" hitcurve.main:app --host 127.0.0.1 --port "$port" --log-level warning

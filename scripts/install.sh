@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Install what is missing, and nothing else: Debian packages, the Python virtual env from
+# requirements.lock, and node_modules from the committed package-lock files. Idempotent: a
+# second run finds everything in place (stamp files hold the lock hashes) and returns quickly.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+# --- Debian packages -------------------------------------------------------------------------
+missing=()
+while read -r pkg; do
+    case "$pkg" in ''|'#'*) continue ;; esac
+    status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$pkg")
+done < scripts/debian-packages.txt
+if ! command -v node >/dev/null 2>&1; then missing+=(nodejs npm); fi
+if [ ${#missing[@]} -gt 0 ]; then
+    say "installing Debian packages: ${missing[*]}"
+    command -v apt-get >/dev/null || die "apt-get not found: Hitcurve's scripts need Debian 12 or Ubuntu (see README)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 18 ] || die "Node.js >= 18 is required (found $(node --version))"
+
+# --- Python virtual env ----------------------------------------------------------------------
+py_stamp=$(sha_of requirements.lock backend/pyproject.toml worker/pyproject.toml simulator/python/pyproject.toml simulator/python/setup.py)
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.hitcurve-stamp" 2>/dev/null)" != "$py_stamp" ]; then
+    say "creating the Python virtual env (.venv) from requirements.lock"
+    [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.lock
+    editables=(-e backend -e worker)
+    [ -f simulator/python/pyproject.toml ] && editables+=(-e simulator/python)
+    "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation "${editables[@]}"
+    echo "$py_stamp" > "$VENV/.hitcurve-stamp"
+fi
+
+# --- node_modules ----------------------------------------------------------------------------
+for dir in frontend e2e; do
+    [ -f "$dir/package-lock.json" ] || continue
+    js_stamp=$(sha_of "$dir/package-lock.json")
+    if [ ! -d "$dir/node_modules" ] || [ "$(cat "$dir/node_modules/.hitcurve-stamp" 2>/dev/null)" != "$js_stamp" ]; then
+        say "installing node_modules in $dir/ from package-lock.json"
+        # `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional packages
+        # (rollup's native builds) out of the lock, which `npm ci` then calls out of sync. With a
+        # lock present, `npm install` installs exactly the locked versions.
+        (cd "$dir" && npm install --no-audit --no-fund --loglevel=error)
+        echo "$js_stamp" > "$dir/node_modules/.hitcurve-stamp"
+    fi
+done
+say "dependencies are in place"

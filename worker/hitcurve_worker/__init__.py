@@ -1,0 +1,1 @@
+"""Hitcurve Celery worker: merge, calibrate, simulate, report, alert."""
