@@ -1,9 +1,513 @@
-/* Placeholder until the live agent lands: owned by the agent work (issue 4). */
+/*
+ * `hitcurve-agent run`: the live agent beside an unmodified memcached.
+ *
+ * Threads:
+ *   watch reader  one `watch fetchers mutations evictions` connection; reads, parses, enqueues
+ *                 (never waits on anything else: a slow watcher makes memcached skip lines)
+ *   stats poller  `stats`, `stats items`, `stats slabs`, `stats settings` on a second connection
+ *   uploader      sends the on-disk spool in order (only with --backend-url)
+ *   main (here)   normalises events, feeds the profiler, closes windows into snapshots
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "../cli/commands.h"
+#include "config.h"
+#include "feed.h"
+#include "log.h"
+#include "ring.h"
+#include "snapshot.h"
+#include "spool.h"
+#include "stats.h"
+#include "upload.h"
+#include "util.h"
+#include "watch.h"
+#include "watchline.h"
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig) { got_signal = sig; }
+
+typedef struct agent {
+    ag_config cfg;
+    ag_ring ring;
+    ag_watch watch;
+    ag_poller poller;
+    ag_spool spool;
+    int spool_on;
+    ag_uploader up;
+    wn_norm *wn;
+    ag_feed feed;
+    ag_feed_config fcfg;
+    /* window */
+    int have_start;
+    mc_stats *s0, *s1, *tmp;
+    int64_t win_end_mono;
+    uint64_t poll_gen_seen;
+    /* counters at window start */
+    uint64_t lines_total, lines_at_start;
+    uint64_t ring_drop_at_start, stream_skip_at_start, malformed_at_start;
+    uint64_t windows, snapshots_written;
+    FILE *events_log;
+    /* Two-phase close: the window ends at the stats poll (s1, wall time `boundary`); events
+     * with ts <= boundary still in the reorder buffers are let in during a grace period,
+     * later ones are held for the next window. */
+    int closing;
+    int64_t boundary_wall_us, grace_end_mono;
+    ag_loss loss_at_close;
+    wn_event *held;
+    size_t nheld, capheld;
+    int64_t cap_poll_at[MC_MAX_CLASSES]; /* last on-demand poll for a class without capacity */
+    uint64_t held_dropped;
+} agent;
+
+static int feed_init(agent *a)
+{
+    const char *err = NULL;
+    if (ag_feed_init(&a->feed, &a->fcfg, &err) < 0) {
+        ag_log(AG_LOG_ERROR, "profiler_init_failed", "error=\"%s\"", err ? err : "?");
+        return -1;
+    }
+    return 0;
+}
+
+/* Give the profiler the capacity of every class memcached has pages for. Changing an
+ * existing class's capacity clears its curve, so only new classes get one mid-window
+ * (force=1 at window boundaries updates all). */
+static void sync_capacities(agent *a, const mc_stats *s, int force)
+{
+    for (int c = 1; c < MC_MAX_CLASSES && c < HC_MAX_CLASSES; c++) {
+        const mc_class_stats *k = &s->cls[c];
+        if (!k->present || k->total_chunks == 0 || k->chunk_size == 0)
+            continue;
+        if (force || !hc_profile_has_class(a->feed.prof, c)) {
+            hc_curve cv;
+            if (hc_profile_has_class(a->feed.prof, c) &&
+                hc_profile_curve(a->feed.prof, c, &cv) == 0 &&
+                cv.capacity_items == k->total_chunks)
+                continue;
+            hc_profile_set_capacity(a->feed.prof, c, k->total_chunks, k->chunk_size);
+        }
+    }
+}
+
+static void feed_one(agent *a, const wn_event *ev)
+{
+    int c = ev->req.clsid;
+    if (c > 0 && c < MC_MAX_CLASSES && a->have_start && !hc_profile_has_class(a->feed.prof, c)) {
+        /* memcached just created this class: fetch its size before feeding its first
+         * events (once per class per 5 s; a loopback poll takes well under a millisecond). */
+        int64_t now = ag_mono_us();
+        if (now - a->cap_poll_at[c] > 5000000 || a->cap_poll_at[c] == 0) {
+            a->cap_poll_at[c] = now;
+            if (ag_poller_poll_now(&a->poller, 500, a->tmp) && a->tmp->ok &&
+                strcmp(a->tmp->instance_id, a->s0->instance_id) == 0)
+                sync_capacities(a, a->tmp, 0);
+        }
+    }
+    ag_feed_event(&a->feed, ev);
+}
+
+static void hold(agent *a, const wn_event *ev)
+{
+    if (a->nheld == a->capheld) {
+        size_t nc = a->capheld ? a->capheld * 2 : 65536;
+        wn_event *nh = nc <= (1u << 24) ? realloc(a->held, nc * sizeof *nh) : NULL;
+        if (!nh) {
+            a->held_dropped++;
+            return;
+        }
+        a->held = nh;
+        a->capheld = nc;
+    }
+    a->held[a->nheld++] = *ev;
+}
+
+static void drain_events(agent *a, int64_t now)
+{
+    wn_event ev;
+    while (wn_pop(a->wn, now, &ev)) {
+        if (a->closing && ev.req.ts_us > a->boundary_wall_us)
+            hold(a, &ev);
+        else
+            feed_one(a, &ev);
+        if (a->events_log)
+            fprintf(a->events_log, "%d %016llx %u %d %d %llu %d\n", ev.req.op,
+                    (unsigned long long)ev.req.key, ev.req.size, ev.req.clsid, ev.req.ttl,
+                    (unsigned long long)ev.gid, ev.cause);
+    }
+    ag_feed_expire(&a->feed);
+}
+
+static void window_counters_start(agent *a)
+{
+    a->lines_at_start = a->lines_total;
+    a->ring_drop_at_start = atomic_load(&a->ring.dropped);
+    a->stream_skip_at_start = wn_get_stats(a->wn)->stream_skipped;
+    a->malformed_at_start = atomic_load(&a->watch.malformed);
+    ag_feed_window_reset(&a->feed);
+    hc_profile_reset(a->feed.prof, -1);
+}
+
+/* A different memcached answers (restart): nothing learned about the old one applies. */
+static int new_instance(agent *a, const mc_stats *s)
+{
+    ag_log(AG_LOG_INFO, "memcached_instance", "instance=%s version=%s limit_maxbytes=%" PRIu64,
+           s->instance_id, s->version, s->limit_maxbytes);
+    wn_flush(a->wn);
+    wn_event ev;
+    while (wn_pop(a->wn, 0, &ev)) {
+    }
+    wn_reset(a->wn);
+    a->closing = 0;
+    a->nheld = 0;
+    ag_feed_free(&a->feed);
+    if (feed_init(a) < 0)
+        return -1;
+    sync_capacities(a, s, 1);
+    *a->s0 = *s;
+    a->have_start = 1;
+    a->win_end_mono = ag_mono_us() + (int64_t)(a->cfg.interval_s * 1e6);
+    window_counters_start(a);
+    return 0;
+}
+
+static void write_outputs(agent *a, json_t *snap, const char *sid, json_t *chunk,
+                          const char *cid, uint64_t seq_snap, uint64_t seq_chunk)
+{
+    char *text = json_dumps(snap, JSON_COMPACT);
+    if (!text)
+        return;
+    size_t tl = strlen(text);
+    if (a->cfg.snapshot_dir[0]) {
+        char p[1024];
+        snprintf(p, sizeof p, "%s/snapshot-%013" PRId64 "-%s.json", a->cfg.snapshot_dir,
+                 ag_wall_us() / 1000, sid);
+        if (ag_write_atomic(p, text, tl) < 0)
+            ag_log(AG_LOG_ERROR, "snapshot_write_failed", "file=%s error=\"%s\"", p,
+                   strerror(errno));
+        else
+            a->snapshots_written++;
+    }
+    if (a->spool_on) {
+        unsigned char *gz;
+        size_t gl;
+        if (ag_gzip(text, tl, &gz, &gl) == 0) {
+            ag_spool_put(&a->spool, seq_snap, "snapshot", sid, gz, gl);
+            free(gz);
+        }
+        if (chunk) {
+            char *ct = json_dumps(chunk, JSON_COMPACT);
+            if (ct && ag_gzip(ct, strlen(ct), &gz, &gl) == 0) {
+                ag_spool_put(&a->spool, seq_chunk, "trace", cid, gz, gl);
+                free(gz);
+            }
+            free(ct);
+        }
+    }
+    free(text);
+}
+
+/* Phase 1: the window ends now, at a fresh stats poll. Returns -1 when memcached did not
+ * answer (the window stays open and is retried in a second). */
+static int begin_close(agent *a)
+{
+    int64_t now = ag_mono_us();
+    drain_events(a, now);
+    int fresh = ag_poller_poll_now(&a->poller, 2000, a->s1);
+    if (!fresh || !a->s1->ok) {
+        ag_log(AG_LOG_WARN, "window_stats_unavailable", "retry_s=1");
+        a->win_end_mono = now + 1000000;
+        return -1;
+    }
+    if (strcmp(a->s1->instance_id, a->s0->instance_id) != 0) {
+        ag_log(AG_LOG_WARN, "window_discarded", "reason=memcached_restarted");
+        return new_instance(a, a->s1);
+    }
+    a->closing = 1;
+    a->boundary_wall_us = a->s1->wall_us;
+    /* Lines are counted as they arrive, like the stats counters they are compared with. */
+    a->loss_at_close = (ag_loss){
+        .events_seen = a->lines_total - a->lines_at_start,
+        .worker_dropped = a->s1->log_worker_dropped >= a->s0->log_worker_dropped
+                              ? a->s1->log_worker_dropped - a->s0->log_worker_dropped : 0,
+        .watcher_skipped = a->s1->log_watcher_skipped >= a->s0->log_watcher_skipped
+                               ? a->s1->log_watcher_skipped - a->s0->log_watcher_skipped : 0,
+        .stream_skipped = wn_get_stats(a->wn)->stream_skipped - a->stream_skip_at_start,
+        .agent_dropped = atomic_load(&a->ring.dropped) - a->ring_drop_at_start,
+        .malformed = atomic_load(&a->watch.malformed) - a->malformed_at_start,
+    };
+    a->lines_at_start = a->lines_total;
+    a->ring_drop_at_start = atomic_load(&a->ring.dropped);
+    a->stream_skip_at_start = wn_get_stats(a->wn)->stream_skipped;
+    a->malformed_at_start = atomic_load(&a->watch.malformed);
+    /* memcached's logger delivers up to ~1 s late, then our reorder buffer holds a line up to
+     * reorder_ms and a lone read up to 2 x reorder_ms. */
+    a->grace_end_mono = now + (int64_t)(2 * a->cfg.reorder_ms * 1000) + 300000;
+    a->win_end_mono = now + (int64_t)(a->cfg.interval_s * 1e6);
+    return 0;
+}
+
+/* Phase 2: everything up to the boundary is in; emit the snapshot, start the next window
+ * with the events held back. */
+static void finish_close(agent *a)
+{
+    drain_events(a, ag_mono_us());
+    char sid[37], cid[37];
+    ag_uuid4(sid);
+    ag_uuid4(cid);
+    ag_loss loss = a->loss_at_close;
+    ag_spool_info si = {0};
+    if (a->spool_on) {
+        si.enabled = 1;
+        si.pending = ag_spool_pending(&a->spool, &si.pending_bytes);
+        pthread_mutex_lock(&a->spool.mu);
+        si.dropped = a->spool.dropped;
+        si.rejected = a->spool.rejected;
+        si.sent = a->spool.sent;
+        pthread_mutex_unlock(&a->spool.mu);
+    }
+    double loss_ratio = 0;
+    json_t *snap = ag_snapshot_build(&a->cfg, sid, a->s0, a->s1, &a->feed, &loss, &si, &loss_ratio);
+    uint64_t seq_snap = 0, seq_chunk = 0;
+    json_t *chunk = NULL;
+    if (a->spool_on) {
+        seq_snap = ag_spool_next_seq(&a->spool);
+        chunk = ag_trace_chunk(&a->feed.trace, cid, 0, a->cfg.memcached, a->s1->instance_id,
+                               a->s0->wall_us, a->s1->wall_us);
+        if (chunk) {
+            seq_chunk = ag_spool_next_seq(&a->spool);
+            json_object_set_new(chunk, "seq", json_integer((json_int_t)seq_chunk));
+        }
+    }
+    if (snap)
+        write_outputs(a, snap, sid, chunk, cid, seq_snap, seq_chunk);
+    json_decref(snap);
+    json_decref(chunk);
+    a->windows++;
+    uint64_t gh = a->s1->get_hits - a->s0->get_hits, gm = a->s1->get_misses - a->s0->get_misses;
+    ag_log(loss_ratio > a->cfg.loss_threshold ? AG_LOG_WARN : AG_LOG_INFO, "window",
+           "snapshot_id=%s lines=%" PRIu64 " events=%" PRIu64 " measured_hit_ratio=%.4f "
+           "loss_ratio=%.4f worker_dropped=%" PRIu64 " skipped=%" PRIu64 " agent_dropped=%" PRIu64
+           " trace_records=%u flagged=%d",
+           sid, loss.events_seen, a->feed.win.events,
+           gh + gm ? (double)gh / (double)(gh + gm) : 0.0, loss_ratio, loss.worker_dropped,
+           loss.stream_skipped, loss.agent_dropped, a->feed.trace.n,
+           loss_ratio > a->cfg.loss_threshold);
+    /* Next window starts where this one ended. */
+    mc_stats *t = a->s0;
+    a->s0 = a->s1;
+    a->s1 = t;
+    ag_feed_window_reset(&a->feed);
+    hc_profile_reset(a->feed.prof, -1);
+    sync_capacities(a, a->s0, 1);
+    a->closing = 0;
+    for (size_t i = 0; i < a->nheld; i++)
+        feed_one(a, &a->held[i]);
+    a->nheld = 0;
+}
+
+static int check_stats(agent *a)
+{
+    uint64_t g = ag_poller_latest(&a->poller, a->tmp);
+    if (g == 0 || g == a->poll_gen_seen)
+        return 0;
+    a->poll_gen_seen = g;
+    if (!a->have_start || strcmp(a->tmp->instance_id, a->s0->instance_id) != 0)
+        return new_instance(a, a->tmp);
+    sync_capacities(a, a->tmp, 0);
+    return 0;
+}
+
+static void process_ring(agent *a, ag_item *batch, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        wl_line *l = &batch[i].line;
+        if (l->type == AG_MARK_STREAM_START || l->type == AG_MARK_STREAM_END) {
+            /* A new watcher starts at a new gid: whatever is held belongs to the old stream. */
+            wn_flush(a->wn);
+            drain_events(a, batch[i].arrival_us);
+            wn_reset(a->wn);
+            continue;
+        }
+        if (l->type != WL_SKIPPED && l->type != WL_OTHER)
+            a->lines_total++;
+        wn_push(a->wn, l, batch[i].arrival_us);
+    }
+}
+
+static int setup(agent *a)
+{
+    ag_config *c = &a->cfg;
+    hc_profile_config_default(&a->fcfg.prof);
+    a->fcfg.prof.buckets = c->buckets;
+    a->fcfg.prof.ghost_factor = c->ghost_factor;
+    if (c->profile_max_keys > 0) {
+        a->fcfg.prof.sampling = HC_SAMPLE_FIXED_SIZE;
+        a->fcfg.prof.sample_max_keys = c->profile_max_keys;
+    } else {
+        a->fcfg.prof.sampling = HC_SAMPLE_OFF;
+    }
+    a->fcfg.prof.emulate_lru = 0;
+    a->fcfg.ttl_max_keys = c->ttl_max_keys;
+    a->fcfg.trace_rate = c->backend_url[0] ? c->trace_rate : 0;
+    a->fcfg.trace_max_records = c->trace_max_records;
+    a->fcfg.seed = 0x48435f4147454e54ULL;
+    if (feed_init(a) < 0)
+        return -1;
+    wn_config wc = {.reorder_lines = 1u << 17,
+                    .reorder_us = (int64_t)(c->reorder_ms * 1000),
+                    .pair_gids = 1u << 16};
+    a->wn = wn_new(&wc);
+    a->s0 = calloc(1, sizeof *a->s0);
+    a->s1 = calloc(1, sizeof *a->s1);
+    a->tmp = calloc(1, sizeof *a->tmp);
+    if (!a->wn || !a->s0 || !a->s1 || !a->tmp || ag_ring_init(&a->ring, c->ring_size) < 0) {
+        ag_log(AG_LOG_ERROR, "out_of_memory", "%s", "");
+        return -1;
+    }
+    if (c->events_log[0] && !(a->events_log = fopen(c->events_log, "w"))) {
+        ag_log(AG_LOG_ERROR, "events_log_failed", "file=%s error=\"%s\"", c->events_log,
+               strerror(errno));
+        return -1;
+    }
+    if (c->snapshot_dir[0] && ag_mkdirs(c->snapshot_dir, 0750) < 0) {
+        ag_log(AG_LOG_ERROR, "snapshot_dir_failed", "dir=%s error=\"%s\"", c->snapshot_dir,
+               strerror(errno));
+        return -1;
+    }
+    if (c->backend_url[0]) {
+        if (ag_spool_open(&a->spool, c->spool_dir, c->spool_max_bytes, c->spool_max_files) < 0)
+            return -1;
+        a->spool_on = 1;
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
+            ag_log(AG_LOG_ERROR, "curl_init_failed", "%s", "");
+            return -1;
+        }
+        if (ag_uploader_start(&a->up, &a->spool, c->backend_url, c->agent_key_file, c->ca_file,
+                              c->upload_timeout_s, c->backoff_max_s) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "hitcurve-agent: 'run' is not available in this build\n");
-    return 2;
+    agent *a = calloc(1, sizeof *a);
+    if (!a)
+        return 1;
+    ag_config_defaults(&a->cfg);
+    /* argv[0] may be "run" when called from main's dispatcher. */
+    int skip = argc > 0 && strcmp(argv[0], "run") == 0;
+    int pr = ag_config_parse(&a->cfg, argc - skip, argv + skip);
+    if (pr != 0) {
+        free(a);
+        return pr > 0 ? 0 : 2;
+    }
+    ag_log_set_level(ag_log_parse_level(a->cfg.log_level));
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (setup(a) < 0)
+        return 1;
+    ag_log(AG_LOG_INFO, "agent_start",
+           "version=%s memcached=%s interval_s=%.1f backend=%s snapshot_dir=%s spool_dir=%s",
+           AG_VERSION, a->cfg.memcached, a->cfg.interval_s,
+           a->cfg.backend_url[0] ? a->cfg.backend_url : "none",
+           a->cfg.snapshot_dir[0] ? a->cfg.snapshot_dir : "none",
+           a->spool_on ? a->cfg.spool_dir : "none");
+    if (ag_poller_start(&a->poller, a->cfg.memcached, a->cfg.stats_interval_s) < 0 ||
+        ag_watch_start(&a->watch, a->cfg.memcached, &a->ring) < 0) {
+        ag_log(AG_LOG_ERROR, "thread_start_failed", "%s", "");
+        return 1;
+    }
+    int64_t t_start = ag_mono_us();
+    int64_t next_check = 0;
+    enum { BATCH = 4096 };
+    ag_item *batch = malloc(BATCH * sizeof *batch);
+    int rc = 0;
+    long idle_ns = 500000;
+    while (!got_signal && batch) {
+        int64_t now = ag_mono_us();
+        if (a->cfg.duration_s > 0 && now - t_start >= (int64_t)(a->cfg.duration_s * 1e6))
+            break;
+        uint32_t n = ag_ring_pop(&a->ring, batch, BATCH);
+        process_ring(a, batch, n);
+        drain_events(a, now);
+        if (now >= next_check) {
+            if (check_stats(a) < 0) {
+                rc = 1;
+                break;
+            }
+            next_check = now + 200000;
+        }
+        if (a->have_start && a->closing && now >= a->grace_end_mono)
+            finish_close(a);
+        else if (a->have_start && !a->closing && now >= a->win_end_mono)
+            begin_close(a);
+        if (n == 0) {
+            /* Idle: back off to 10 ms (the ring holds far more than 10 ms of any real stream). */
+            struct timespec ts = {0, idle_ns};
+            nanosleep(&ts, NULL);
+            idle_ns = idle_ns * 2 > 10000000 ? 10000000 : idle_ns * 2;
+        } else {
+            idle_ns = 500000;
+        }
+    }
+    ag_log(AG_LOG_INFO, "agent_stopping", "signal=%d", (int)got_signal);
+    /* Final partial window, then stop the readers, then drain the upload queue. */
+    uint32_t n;
+    while (batch && (n = ag_ring_pop(&a->ring, batch, BATCH)) > 0)
+        process_ring(a, batch, n);
+    if (a->have_start && rc == 0) {
+        /* Everything read so far belongs to the last window. */
+        wn_flush(a->wn);
+        if (a->closing)
+            finish_close(a);
+        if (begin_close(a) == 0) {
+            wn_flush(a->wn);
+            finish_close(a);
+        }
+    }
+    ag_watch_stop(&a->watch);
+    ag_poller_stop(&a->poller);
+    if (a->spool_on) {
+        uint64_t left = ag_uploader_drain_and_stop(&a->up, a->cfg.shutdown_timeout_s);
+        ag_log(left ? AG_LOG_WARN : AG_LOG_INFO, "spool_drained",
+               "unsent=%" PRIu64 " sent=%" PRIu64 " dropped=%" PRIu64 " rejected=%" PRIu64, left,
+               a->spool.sent, a->spool.dropped, a->spool.rejected);
+        ag_spool_close(&a->spool);
+        curl_global_cleanup();
+    }
+    ag_log(AG_LOG_INFO, "agent_exit", "windows=%" PRIu64 " lines=%" PRIu64
+           " agent_dropped=%" PRIu64, a->windows, a->lines_total,
+           (uint64_t)atomic_load(&a->ring.dropped));
+    free(batch);
+    free(a->held);
+    if (a->events_log)
+        fclose(a->events_log);
+    ag_feed_free(&a->feed);
+    wn_free(a->wn);
+    ag_ring_free(&a->ring);
+    free(a->s0);
+    free(a->s1);
+    free(a->tmp);
+    free(a);
+    return rc;
 }

@@ -1,0 +1,45 @@
+/* Agent configuration: defaults, config file (`name = value`, same names as the long flags),
+ * then command-line flags (which win). */
+#ifndef AG_CONFIG_H
+#define AG_CONFIG_H
+
+#include <stdint.h>
+
+#define AG_VERSION "0.1.0"
+
+typedef struct ag_config {
+    char memcached[256];       /* host:port or /path/to/unix.sock */
+    char backend_url[512];     /* https://host (no path); empty = no uploads */
+    char agent_key_file[512];
+    char ca_file[512];
+    char spool_dir[512];
+    char snapshot_dir[512];
+    char hostname[128];
+    char log_level[16];
+    char events_log[512];      /* debugging/tests: every normalised event as a text line */
+    double interval_s;         /* snapshot window */
+    double stats_interval_s;
+    double loss_threshold;
+    double ghost_factor;
+    uint32_t buckets;
+    uint64_t profile_max_keys; /* 0 = track every key */
+    double trace_rate;         /* spatial sampling rate of the trace; 0 = no trace */
+    uint32_t trace_max_records;/* per window (rate is lowered to stay under) */
+    uint64_t spool_max_bytes;
+    uint32_t spool_max_files;
+    double reorder_ms;
+    uint32_t ring_size;
+    double shutdown_timeout_s;
+    double duration_s;         /* 0 = run until SIGTERM */
+    double upload_timeout_s;
+    double backoff_max_s;
+    uint64_t ttl_max_keys;     /* bound of the TTL tracker */
+} ag_config;
+
+void ag_config_defaults(ag_config *c);
+/* Parse argv (after "run"). Returns 0 ok, 1 = help/version printed (exit 0), -1 error
+ * (message printed). */
+int ag_config_parse(ag_config *c, int argc, char **argv);
+void ag_config_usage(void);
+
+#endif

@@ -1,0 +1,158 @@
+#include "feed.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CLASS_TABLE_BITS 20   /* 1M keys, 5 MiB */
+#define PENDING_BITS 16       /* 64K outstanding misses */
+#define MAX_COST_US (60LL * 1000000) /* a refill later than this is not a recompute */
+
+int ag_feed_init(ag_feed *f, const ag_feed_config *cfg, const char **err)
+{
+    memset(f, 0, sizeof *f);
+    f->prof = hc_profile_new(&cfg->prof, err);
+    if (!f->prof)
+        return -1;
+    f->cmask = (1u << CLASS_TABLE_BITS) - 1;
+    f->ctag = calloc(f->cmask + 1, sizeof *f->ctag);
+    f->ccls = calloc(f->cmask + 1, sizeof *f->ccls);
+    f->pm_mask = (1u << PENDING_BITS) - 1;
+    f->pm_key = calloc(f->pm_mask + 1, sizeof *f->pm_key);
+    f->pm_ts = calloc(f->pm_mask + 1, sizeof *f->pm_ts);
+    if (!f->ctag || !f->ccls || !f->pm_key || !f->pm_ts ||
+        ag_ttl_init(&f->ttl, cfg->ttl_max_keys) < 0 ||
+        ag_trace_init(&f->trace, cfg->trace_rate, cfg->trace_max_records,
+                      ag_mix64(cfg->seed + 7)) < 0) {
+        *err = "out of memory";
+        ag_feed_free(f);
+        return -1;
+    }
+    ag_costs_init(&f->costs, cfg->seed + 1);
+    return 0;
+}
+
+void ag_feed_free(ag_feed *f)
+{
+    hc_profile_free(f->prof);
+    free(f->ctag);
+    free(f->ccls);
+    free(f->pm_key);
+    free(f->pm_ts);
+    ag_ttl_free(&f->ttl);
+    ag_trace_free(&f->trace);
+    memset(f, 0, sizeof *f);
+}
+
+void ag_feed_clear_keys(ag_feed *f)
+{
+    memset(f->ctag, 0, (f->cmask + 1) * sizeof *f->ctag);
+    memset(f->pm_key, 0, (f->pm_mask + 1) * sizeof *f->pm_key);
+    ag_ttl_clear(&f->ttl);
+    f->stream_now_us = 0;
+}
+
+static uint32_t tag_of(uint64_t key) { return (uint32_t)(key >> 32) | 1; }
+
+static void class_remember(ag_feed *f, uint64_t key, int cls)
+{
+    if (cls <= 0 || cls > 255)
+        return;
+    uint64_t i = key & f->cmask;
+    f->ctag[i] = tag_of(key);
+    f->ccls[i] = (uint8_t)cls;
+}
+
+static int class_recall(const ag_feed *f, uint64_t key)
+{
+    uint64_t i = key & f->cmask;
+    return f->ctag[i] == tag_of(key) ? f->ccls[i] : -1;
+}
+
+static void trace_add(ag_feed *f, const wn_event *ev, int cls, int64_t cost)
+{
+    ag_trace_rec r = {ev->req.ts_us, ev->req.key, ev->req.size, ev->req.ttl, cost, ev->req.op,
+                      (int16_t)cls};
+    ag_trace_add(&f->trace, &r);
+}
+
+void ag_feed_event(ag_feed *f, const wn_event *ev)
+{
+    const tr_request *q = &ev->req;
+    if (q->ts_us > f->stream_now_us)
+        f->stream_now_us = q->ts_us;
+    f->win.events++;
+    int cls = q->clsid;
+    int64_t cost = -1;
+    switch (q->op) {
+    case TR_HIT:
+        f->win.hits++;
+        class_remember(f, q->key, cls);
+        hc_profile_event(f->prof, HC_EV_HIT, cls, q->key, q->size);
+        break;
+    case TR_MISS: {
+        f->win.misses++;
+        cls = class_recall(f, q->key);
+        if (cls > 0)
+            f->win.miss_class_known++;
+        else
+            f->win.miss_class_deferred++;
+        hc_profile_event(f->prof, HC_EV_MISS, cls, q->key, q->size);
+        uint64_t i = ag_mix64(q->key) & f->pm_mask;
+        f->pm_key[i] = q->key;
+        f->pm_ts[i] = q->ts_us;
+        break;
+    }
+    case TR_SET: {
+        f->win.sets++;
+        class_remember(f, q->key, cls);
+        hc_profile_event(f->prof, HC_EV_SET, cls, q->key, q->size);
+        uint64_t i = ag_mix64(q->key) & f->pm_mask;
+        if (f->pm_key[i] == q->key && f->pm_ts[i] > 0) {
+            int64_t d = q->ts_us - f->pm_ts[i];
+            if (d >= 0 && d <= MAX_COST_US) {
+                cost = d;
+                ag_costs_add(&f->costs, cls, d);
+                f->win.cost_samples++;
+            }
+            f->pm_key[i] = 0;
+        }
+        ag_ttl_store(&f->ttl, q->key, cls, q->ts_us, q->ttl);
+        break;
+    }
+    case TR_DELETE:
+        f->win.deletes++;
+        if (cls <= 0)
+            cls = class_recall(f, q->key);
+        hc_profile_event(f->prof, HC_EV_DELETE, cls, q->key, q->size);
+        ag_ttl_forget(&f->ttl, q->key);
+        break;
+    case TR_EVICT:
+        f->win.evictions++;
+        class_remember(f, q->key, cls); /* a later miss of this key is this class's ghost hit */
+        hc_profile_event(f->prof, HC_EV_EVICT, cls, q->key, q->size);
+        ag_ttl_forget(&f->ttl, q->key);
+        break;
+    default:
+        return;
+    }
+    trace_add(f, ev, cls, cost);
+}
+
+void ag_feed_expire(ag_feed *f)
+{
+    uint64_t key;
+    int cls;
+    /* memcached's clock ticks in whole seconds: give a second of slack. */
+    while (ag_ttl_next_expired(&f->ttl, f->stream_now_us - 1000000, &key, &cls)) {
+        hc_profile_event(f->prof, HC_EV_DELETE, cls, key, 0);
+        f->win.silent_expiries++;
+    }
+}
+
+void ag_feed_window_reset(ag_feed *f)
+{
+    memset(&f->win, 0, sizeof f->win);
+    ag_costs_reset(&f->costs);
+    ag_trace_next_window(&f->trace);
+}

@@ -1,0 +1,156 @@
+#include "snapshot.h"
+#include "util.h"
+
+#include <math.h>
+#include <string.h>
+
+static uint64_t delta(uint64_t a, uint64_t b) { return b >= a ? b - a : 0; }
+
+static json_t *num_point(double v, int as_int)
+{
+    if (as_int)
+        return json_integer((json_int_t)llround(v));
+    return json_real(round(v * 1000.0) / 1000.0);
+}
+
+static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *s1, int c,
+                          double *pred_num, double *pred_den)
+{
+    hc_curve cv;
+    if (hc_profile_curve(f->prof, c, &cv) != 0)
+        return NULL;
+    const mc_class_stats *k = &s1->cls[c];
+    /* Sizes: integers when the step is >= 1 item (then rounding keeps them strictly
+     * increasing), else 3-decimal reals. */
+    double step = cv.npoints ? cv.size_items[0] : 0;
+    int as_int = step >= 1.0;
+    json_t *pts = json_array();
+    double best = 0;
+    for (uint32_t i = 0; i < cv.npoints; i++) {
+        double h = cv.hit_ratio[i];
+        if (!isfinite(h) || h < 0)
+            h = 0;
+        if (h > 1)
+            h = 1;
+        if (h < best) /* LRU curves never decrease; guard against estimator noise */
+            h = best;
+        best = h;
+        json_array_append_new(pts, json_pack("[o,f]", num_point(cv.size_items[i], as_int),
+                                             round(h * 1e6) / 1e6));
+    }
+    double at_n = hc_profile_hit_ratio_at(f->prof, c, (double)cv.capacity_items);
+    if (cv.reads > 0 && at_n >= 0) {
+        *pred_num += at_n * (double)cv.reads;
+        *pred_den += (double)cv.reads;
+    }
+    json_t *o = json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:{s:s,s:I,s:o},s:I,s:f}", "id", c,
+                          "chunk_size", (json_int_t)k->chunk_size, "pages",
+                          (json_int_t)k->total_pages, "items", (json_int_t)k->items, "evictions",
+                          (json_int_t)delta(s0->cls[c].evicted, k->evicted), "requests",
+                          (json_int_t)cv.reads, "curve", "unit", "items", "current_items",
+                          (json_int_t)cv.capacity_items, "points", pts, "hits_observed",
+                          (json_int_t)cv.hits_observed, "sample_rate", cv.sample_rate);
+    double mean, p50, p90, p99;
+    uint64_t n = ag_costs_summary(&f->costs, c, &mean, &p50, &p90, &p99);
+    if (n > 0)
+        json_object_set_new(o, "cost_us",
+                            json_pack("{s:I,s:f,s:f,s:f,s:f}", "count", (json_int_t)n, "mean",
+                                      round(mean * 10) / 10, "p50", p50, "p90", p90, "p99", p99));
+    return o;
+}
+
+json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const mc_stats *s0,
+                          const mc_stats *s1, const ag_feed *feed, const ag_loss *loss,
+                          const ag_spool_info *spool, double *loss_ratio_out)
+{
+    char ws[40], we[40];
+    ag_iso8601(s0->wall_us, ws, sizeof ws);
+    ag_iso8601(s1->wall_us, we, sizeof we);
+
+    json_t *settings = json_object();
+    for (int i = 0; i < s1->nsettings; i++)
+        json_object_set_new(settings, s1->set_name[i], json_string(s1->set_value[i]));
+
+    uint64_t hits = delta(s0->get_hits, s1->get_hits), misses = delta(s0->get_misses, s1->get_misses);
+    json_t *measured = json_pack(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "cmd_get", (json_int_t)delta(s0->cmd_get, s1->cmd_get),
+        "get_hits", (json_int_t)hits, "get_misses", (json_int_t)misses, "cmd_set",
+        (json_int_t)delta(s0->cmd_set, s1->cmd_set), "evictions",
+        (json_int_t)delta(s0->evictions, s1->evictions), "bytes", (json_int_t)s1->bytes,
+        "curr_items", (json_int_t)s1->curr_items);
+    json_object_set_new(measured, "hit_ratio",
+                        hits + misses ? json_real((double)hits / (double)(hits + misses))
+                                      : json_null());
+    /* Optional extras: what else looks like a read in the watch stream on 1.6.18. */
+    json_object_set_new(measured, "get_expired",
+                        json_integer((json_int_t)delta(s0->get_expired, s1->get_expired)));
+    json_object_set_new(measured, "get_flushed",
+                        json_integer((json_int_t)delta(s0->get_flushed, s1->get_flushed)));
+    uint64_t other_reads =
+        delta(s0->delete_hits + s0->delete_misses, s1->delete_hits + s1->delete_misses) +
+        delta(s0->touch_hits + s0->touch_misses, s1->touch_hits + s1->touch_misses) +
+        delta(s0->incr_hits + s0->incr_misses, s1->incr_hits + s1->incr_misses) +
+        delta(s0->decr_hits + s0->decr_misses, s1->decr_hits + s1->decr_misses);
+    json_object_set_new(measured, "non_get_lookups", json_integer((json_int_t)other_reads));
+    json_object_set_new(measured, "reclaimed",
+                        json_integer((json_int_t)delta(s0->reclaimed, s1->reclaimed)));
+
+    /* Our watcher's own skips are the skipped=N lines; the stats counter sums every watcher,
+     * so take the larger (never under-report loss). */
+    uint64_t skipped = loss->stream_skipped > loss->watcher_skipped ? loss->stream_skipped
+                                                                    : loss->watcher_skipped;
+    uint64_t lost = loss->worker_dropped + skipped + loss->agent_dropped;
+    double ratio = loss->events_seen + lost ? (double)lost / (double)(loss->events_seen + lost) : 0;
+    *loss_ratio_out = ratio;
+    json_t *jl = json_pack("{s:I,s:I,s:I,s:I,s:f,s:b,s:I,s:I}", "events_seen",
+                           (json_int_t)loss->events_seen, "worker_dropped",
+                           (json_int_t)loss->worker_dropped, "watcher_skipped",
+                           (json_int_t)loss->watcher_skipped, "stream_skipped",
+                           (json_int_t)loss->stream_skipped, "loss_ratio", ratio, "flagged",
+                           ratio > cfg->loss_threshold, "agent_dropped",
+                           (json_int_t)loss->agent_dropped, "malformed",
+                           (json_int_t)loss->malformed);
+
+    json_t *classes = json_array();
+    double pn = 0, pd = 0;
+    for (int c = 1; c < MC_MAX_CLASSES && c < HC_MAX_CLASSES; c++) {
+        if (!s1->cls[c].present || !hc_profile_has_class(feed->prof, c))
+            continue;
+        json_t *o = class_json(feed, s0, s1, c, &pn, &pd);
+        if (o)
+            json_array_append_new(classes, o);
+    }
+
+    hc_profile_stats ps;
+    hc_profile_stats_get(feed->prof, &ps);
+    const ag_window_counts *w = &feed->win;
+    json_t *diag = json_pack(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:I,s:I}", "hits", (json_int_t)w->hits,
+        "misses", (json_int_t)w->misses, "sets", (json_int_t)w->sets, "deletes",
+        (json_int_t)w->deletes, "evictions", (json_int_t)w->evictions, "miss_class_known",
+        (json_int_t)w->miss_class_known, "miss_class_deferred", (json_int_t)w->miss_class_deferred,
+        "silent_expiries", (json_int_t)w->silent_expiries, "cost_samples",
+        (json_int_t)w->cost_samples, "tracked_keys", (json_int_t)ps.tracked_keys,
+        "profile_bytes", (json_int_t)ps.total_bytes, "unattributed_misses",
+        (json_int_t)ps.unattributed_misses, "profile_sample_rate", ps.sample_rate,
+        "ttl_untracked", (json_int_t)feed->ttl.untracked, "unknown_hits",
+        (json_int_t)ps.unknown_hits);
+    if (pd > 0)
+        json_object_set_new(diag, "predicted_hit_ratio_at_current", json_real(pn / pd));
+    if (spool->enabled)
+        json_object_set_new(diag, "spool",
+                            json_pack("{s:I,s:I,s:I,s:I,s:I}", "pending", (json_int_t)spool->pending,
+                                      "pending_bytes", (json_int_t)spool->pending_bytes,
+                                      "dropped", (json_int_t)spool->dropped, "rejected",
+                                      (json_int_t)spool->rejected, "sent",
+                                      (json_int_t)spool->sent));
+
+    return json_pack(
+        "{s:i,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:I,s:o},s:{s:s,s:s},s:o,s:o,s:i,s:o,s:o}",
+        "schema_version", 1, "snapshot_id", snapshot_id, "agent", "version", AG_VERSION,
+        "hostname", cfg->hostname, "server", "address", cfg->memcached, "instance_id",
+        s1->instance_id, "version", s1->version, "limit_maxbytes",
+        (json_int_t)s1->limit_maxbytes, "settings", settings, "window", "start", ws, "end", we,
+        "measured", measured, "loss", jl, "curve_points", HC_CURVE_POINTS, "classes", classes,
+        "diagnostics", diag);
+}

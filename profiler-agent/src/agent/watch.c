@@ -1,0 +1,164 @@
+/*
+ * Reader of `watch fetchers mutations evictions`. This thread does nothing but recv, split,
+ * parse and push into the SPSC ring: memcached's logger drops lines for a watcher whose
+ * socket buffer is full (skipped=N), so the reader must never wait on the profiler, the
+ * network uploads or a lock. Parsing here (not in the consumer) keeps ring items compact and
+ * spreads the CPU over two threads.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "watch.h"
+#include "log.h"
+#include "mcconn.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define RBUF (1 << 20)
+
+static void push_marker(ag_watch *w, int type)
+{
+    ag_item it;
+    memset(&it, 0, sizeof it);
+    it.line.type = (uint8_t)type;
+    it.arrival_us = ag_mono_us();
+    /* Markers must not be lost: wait for room (the stream is not flowing at this point). */
+    while (ag_ring_push(w->ring, &it) < 0 && !w->stop) {
+        atomic_fetch_sub(&w->ring->dropped, 1); /* not a lost event */
+        ag_sleep_us(1000, &w->stop);
+    }
+}
+
+/* Returns when the connection ends. */
+static void read_stream(ag_watch *w, int fd, char *buf)
+{
+    size_t start = 0, end = 0;
+    int saw_ok = 0;
+    ag_item it;
+    for (;;) {
+        if (w->stop)
+            return;
+        if (start > 0 && start == end)
+            start = end = 0;
+        if (end == RBUF) {
+            if (start == 0) {
+                /* A 1 MiB line: not memcached's; drop it. */
+                atomic_fetch_add(&w->malformed, 1);
+                start = end = 0;
+            } else {
+                memmove(buf, buf + start, end - start);
+                end -= start;
+                start = 0;
+            }
+        }
+        ssize_t n = recv(fd, buf + end, RBUF - end, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue; /* receive timeout: just re-check stop */
+        if (n <= 0)
+            return;
+        int64_t now = ag_mono_us();
+        atomic_fetch_add_explicit(&w->bytes, (uint64_t)n, memory_order_relaxed);
+        end += (size_t)n;
+        for (;;) {
+            char *s = buf + start;
+            char *nl = memchr(s, '\n', end - start);
+            if (!nl)
+                break;
+            size_t len = (size_t)(nl - s);
+            start += len + 1;
+            if (len > 0 && s[len - 1] == '\r')
+                len--;
+            if (!saw_ok) {
+                if (len == 2 && memcmp(s, "OK", 2) == 0) {
+                    saw_ok = 1;
+                    atomic_store(&w->connected, 1);
+                    atomic_fetch_add(&w->connects, 1);
+                    ag_log(AG_LOG_INFO, "watch_connected", "addr=%s", w->addr);
+                    push_marker(w, AG_MARK_STREAM_START);
+                    continue;
+                }
+                ag_log(AG_LOG_ERROR, "watch_refused", "addr=%s reply=\"%.*s\"", w->addr,
+                       (int)(len > 200 ? 200 : len), s);
+                return;
+            }
+            if (len == 0)
+                continue;
+            if (wl_parse(s, len, &it.line, NULL) < 0) {
+                atomic_fetch_add_explicit(&w->malformed, 1, memory_order_relaxed);
+                continue;
+            }
+            it.arrival_us = now;
+            atomic_fetch_add_explicit(&w->lines, 1, memory_order_relaxed);
+            ag_ring_push(w->ring, &it); /* full ring: counted in ring->dropped */
+        }
+    }
+}
+
+static void *watch_main(void *arg)
+{
+    ag_watch *w = arg;
+    char *buf = malloc(RBUF);
+    if (!buf)
+        return NULL;
+    int64_t backoff = 200000;
+    int logged_down = 0;
+    while (!w->stop) {
+        char err[160];
+        int fd = mc_connect(w->addr, 2000, err, sizeof err);
+        if (fd < 0) {
+            if (!logged_down)
+                ag_log(AG_LOG_WARN, "watch_connect_failed", "addr=%s error=\"%s\" retry_ms=%lld",
+                       w->addr, err, (long long)(backoff / 1000));
+            logged_down = 1;
+            ag_sleep_us(backoff, &w->stop);
+            backoff = backoff * 2 > 10000000 ? 10000000 : backoff * 2;
+            continue;
+        }
+        /* Short receive timeout so stop is noticed; the logger thread writes whenever it has
+         * lines, so an idle timeout here is normal. */
+        struct timeval tv = {0, 200000};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        int rcv = 4 << 20;
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+        static const char cmd[] = "watch fetchers mutations evictions\r\n";
+        if (mc_send_all(fd, cmd, sizeof cmd - 1) == 0) {
+            int64_t t0 = ag_mono_us();
+            read_stream(w, fd, buf);
+            if (atomic_load(&w->connected)) {
+                atomic_store(&w->connected, 0);
+                push_marker(w, AG_MARK_STREAM_END);
+                if (!w->stop)
+                    ag_log(AG_LOG_WARN, "watch_disconnected", "addr=%s", w->addr);
+                logged_down = 0;
+                if (ag_mono_us() - t0 > 5000000)
+                    backoff = 200000;
+            }
+        }
+        close(fd);
+        if (!w->stop) {
+            ag_sleep_us(backoff, &w->stop);
+            backoff = backoff * 2 > 10000000 ? 10000000 : backoff * 2;
+        }
+    }
+    free(buf);
+    return NULL;
+}
+
+int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring)
+{
+    memset(w, 0, sizeof *w);
+    w->addr = addr;
+    w->ring = ring;
+    return pthread_create(&w->th, NULL, watch_main, w) == 0 ? 0 : -1;
+}
+
+void ag_watch_stop(ag_watch *w)
+{
+    w->stop = 1;
+    pthread_join(w->th, NULL);
+}

@@ -1,0 +1,4 @@
+#ifndef HC_VERSION_H
+#define HC_VERSION_H
+#define HC_VERSION "0.1.0"
+#endif

@@ -1,0 +1,149 @@
+#include "ghost.h"
+#include <stdlib.h>
+#include <math.h>
+
+int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_coverage)
+{
+    if (F < 2) return -1;
+    if (!(fpp > 0 && fpp < 1)) fpp = 0.01;
+    g->F = F;
+    g->order = calloc(F, sizeof(uint32_t));
+    if (!g->order) return -1;
+    for (uint32_t i = 0; i < F; i++) g->order[i] = i;
+    g->rotations = 0;
+    g->merges = 0;
+    g->keep_coverage = keep_coverage;
+    g->capacity = capacity;
+    g->cap_f = capacity / (F - 1);
+    if (g->cap_f < 1) g->cap_f = 1;
+    g->count = calloc(F, sizeof(double));
+    g->filters = calloc(F, sizeof(cbf));
+    if (!g->count || !g->filters) { ghost_free(g); return -1; }
+    /* A miss probes every filter, so each filter gets fpp/F: the chance that one lookup of an
+     * absent key says "yes" stays near fpp whatever F is. That matters twice: a false "yes"
+     * adds a phantom hit, and removing the phantom decrements another key's counters (a later
+     * false negative). Classic optimal sizing plus 20% cells because blocking raises the rate;
+     * with keep_coverage filters get headroom for one merge (2x). */
+    double pf = fpp / F;
+    double bpk = -log(pf) / (M_LN2 * M_LN2) * 1.2;
+    uint32_t probes = (uint32_t)lround(-log(pf) / M_LN2);
+    g->slack = keep_coverage ? 2.0 : 1.0;
+    for (uint32_t i = 0; i < F; i++)
+        if (cbf_init(&g->filters[i], (uint64_t)ceil(g->cap_f * g->slack), bpk, probes) != 0) {
+            ghost_free(g);
+            return -1;
+        }
+    return 0;
+}
+
+void ghost_free(ghost *g)
+{
+    if (g->filters)
+        for (uint32_t i = 0; i < g->F; i++) cbf_free(&g->filters[i]);
+    free(g->filters);
+    free(g->count);
+    free(g->order);
+    g->order = NULL;
+    g->filters = NULL;
+    g->count = NULL;
+}
+
+void ghost_rescale(ghost *g, double capacity, double ratio)
+{
+    g->capacity = capacity;
+    g->cap_f = capacity / (g->F - 1);
+    if (g->cap_f < 1) g->cap_f = 1;
+    for (uint32_t i = 0; i < g->F; i++) g->count[i] *= ratio;
+}
+
+/* Alg. 12: the oldest filter is flushed and becomes the newest. */
+static void rotate(ghost *g)
+{
+    uint32_t F = g->F;
+    if (g->keep_coverage && F > 2) {
+        double newer = 0;
+        for (uint32_t r = 0; r + 1 < F; r++) newer += g->count[ghost_phys(g, r)];
+        if (newer < g->capacity) {
+            /* Coverage is short: free a filter by merging the adjacent (older) pair with the
+             * fewest live keys, if the merged filter stays within its sized load. */
+            uint32_t best = 0;
+            double bestc = 0;
+            for (uint32_t r = 1; r + 1 < F; r++) {
+                double c = g->count[g->order[r]] + g->count[g->order[r + 1]];
+                if (!best || c < bestc) { best = r; bestc = c; }
+            }
+            if (best && bestc <= g->cap_f * g->slack) {
+                uint32_t a = g->order[best], b = g->order[best + 1];   /* b is older */
+                cbf_merge(&g->filters[b], &g->filters[a]);
+                g->count[b] += g->count[a];
+                g->count[a] = 0;
+                cbf_flush(&g->filters[a]);
+                for (uint32_t r = best; r > 0; r--) g->order[r] = g->order[r - 1];
+                g->order[0] = a;
+                g->merges++;
+                g->rotations++;
+                return;
+            }
+        }
+    }
+    /* Alg. 12: flush the oldest, it becomes the newest */
+    uint32_t last = g->order[F - 1];
+    cbf_flush(&g->filters[last]);
+    g->count[last] = 0;
+    for (uint32_t r = F - 1; r > 0; r--) g->order[r] = g->order[r - 1];
+    g->order[0] = last;
+    g->rotations++;
+}
+
+void ghost_evict(ghost *g, uint64_t h)
+{
+    if (g->count[g->order[0]] >= g->cap_f) rotate(g);
+    g->count[g->order[0]] += 1;
+    cbf_insert(&g->filters[g->order[0]], h);
+}
+
+int ghost_lookup(ghost *g, uint64_t h)
+{
+    cbf_pos pos = cbf_position(&g->filters[0], h);   /* all filters share one geometry */
+    /* one cache line per filter: ask for all of them before testing any, so the F memory
+     * fetches overlap instead of queueing one after another */
+    for (uint32_t r = 0; r < g->F; r++)
+        __builtin_prefetch(g->filters[r].cells + pos.block * CBF_BLOCK_BYTES);
+    for (uint32_t r = 0; r < g->F; r++) {
+        uint32_t p = ghost_phys(g, r);
+        if (g->count[p] > 0 && cbf_contains_at(&g->filters[p], pos)) {
+            cbf_remove(&g->filters[p], h);
+            g->count[p] = g->count[p] >= 1 ? g->count[p] - 1 : 0;
+            return (int)r;
+        }
+    }
+    return -1;
+}
+
+void ghost_rank_range(const ghost *g, uint32_t rank, double *start, double *end)
+{
+    double s = 0;
+    for (uint32_t r = 0; r < rank; r++) s += g->count[ghost_phys(g, r)];
+    *start = s;
+    *end = s + g->count[ghost_phys(g, rank)];
+}
+
+double ghost_rank_fpp(const ghost *g, uint32_t rank)
+{
+    uint32_t p = ghost_phys(g, rank);
+    return cbf_fpp(&g->filters[p], g->count[p]);
+}
+
+double ghost_entries(const ghost *g)
+{
+    double s = 0;
+    for (uint32_t i = 0; i < g->F; i++) s += g->count[i];
+    return s;
+}
+
+size_t ghost_bytes(const ghost *g)
+{
+    size_t b = g->F * (sizeof(double) + sizeof(cbf));
+    for (uint32_t i = 0; i < g->F; i++) b += cbf_bytes(&g->filters[i]);
+    return b;
+}

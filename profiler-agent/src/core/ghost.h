@@ -1,0 +1,51 @@
+/*
+ * COUNTINGGHOST (MIMIR, seed 001 §3.4, Alg. 9-12): a ghost list of (k-1)*N evicted keys kept as
+ * F rotating counting Bloom filters (MIMIR: F = 3, each holding (k-1)*N/2; generalised here to
+ * F filters of (k-1)*N/(F-1), the oldest one being the flush buffer).
+ *
+ * Filters are ordered newest (rank 0) to oldest (rank F-1). A key found in rank r lies between
+ * the keys counted in ranks < r and those plus the count of rank r, past the end of the cache.
+ * Corrections to Alg. 10: a key found in any filter is removed from it and NOT re-inserted into
+ * the newest filter (the miss puts it back into the cache, so it leaves the ghost; re-inserting
+ * would count it twice when it is evicted again), and the counter of the filter it left is the
+ * one decremented (Alg. 10 line 10 assigns counters[third] = counters[second] - 1, a typo).
+ */
+#ifndef HC_GHOST_H
+#define HC_GHOST_H
+#include "cbf.h"
+
+typedef struct ghost {
+    uint32_t F;
+    uint32_t *order;      /* order[rank] = physical filter, rank 0 newest */
+    double cap_f;         /* entries per filter before rotating */
+    double *count;        /* entries per filter (physical index); double: rescaled on rate change */
+    cbf *filters;
+    double capacity;      /* (k-1)*N: ghost positions the filters must cover */
+    int keep_coverage;    /* rotate by merging the two oldest while the newer filters cover
+                             fewer than `capacity` live entries (see ghost_evict) */
+    double slack;         /* filters are sized for cap_f * slack entries */
+    uint64_t rotations, merges;
+} ghost;
+
+/* capacity = (k-1)*N entries to remember (in sampled items); fpp = target per filter. */
+int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_coverage);
+void ghost_free(ghost *g);
+/* Change the capacity without reallocating (sampling rate lowered): counts scale by ratio. */
+void ghost_rescale(ghost *g, double capacity, double ratio);
+/* Alg. 11: remember an evicted key. When the newest filter is full, Alg. 12 flushes the oldest.
+ * Keys found again leave the ghost, so after heavy re-reference the F-1 newer filters hold far
+ * fewer than (k-1)*N live keys and flushing the oldest would cut the curve short before k*N
+ * (measured: lirs-zigzag loses 40% of its ghost hits). With keep_coverage, while the newer
+ * filters cover fewer than (k-1)*N live keys, the adjacent pair of older filters with the fewest
+ * live keys is merged (counters added: a counting filter's load is its live count, and filters
+ * are sized for 2x) and the freed filter becomes the newest; the oldest is flushed otherwise. */
+void ghost_evict(ghost *g, uint64_t h);
+/* Alg. 10 lookup: returns the rank holding h (and removes it), or -1. */
+int ghost_lookup(ghost *g, uint64_t h);
+static inline uint32_t ghost_phys(const ghost *g, uint32_t rank) { return g->order[rank]; }
+/* Range (start, end] of ghost positions covered by rank r (counts of newer ranks, + own). */
+void ghost_rank_range(const ghost *g, uint32_t rank, double *start, double *end);
+double ghost_rank_fpp(const ghost *g, uint32_t rank);
+double ghost_entries(const ghost *g);
+size_t ghost_bytes(const ghost *g);
+#endif

@@ -1,0 +1,533 @@
+/*
+ * Profile: glues the key table, one ROUNDER + ghost + curve per slab class, spatial sampling and
+ * (offline) the LRU emulator behind the event API of profile.h.
+ *
+ * Units: ROUNDER buckets, ghost counts and the emulator work in *sampled* items (the class
+ * capacity scaled by the sampling rate R, as SHARDS runs a scaled-down cache); distances are
+ * divided by R when they enter the curve, and each sampled read weighs 1/R, so curves are in
+ * full-stream items and hits. The SHARDS_adj correction (reads - sum of weights of sampled
+ * reads) is added at distance 0 when the curve is read.
+ */
+#include "profile.h"
+#include "hashmix.h"
+#include "keytable.h"
+#include "rounder.h"
+#include "ghost.h"
+#include "curveacc.h"
+#include "lruemu.h"
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#define PENDING_SLOTS 16384u
+#define GHOST_FP_SUBTRACT 1    /* subtract the expected false positives per filter region */
+
+typedef struct hc_class {
+    int active;
+    uint64_t cap_items;       /* N */
+    uint32_t chunk;
+    double ns;                /* sampled capacity R*N (>= 1) */
+    rounder r;
+    int has_ghost;
+    ghost g;
+    curveacc acc;
+    double reads;             /* all reads (estimated for deferred misses of sampled keys) */
+    uint64_t hits_obs;
+    double sampled_w;         /* sum of 1/R over sampled reads */
+    double fp_pending[64];    /* ghost lookups per rank not yet charged for false positives */
+    uint32_t fp_n;
+    int has_emu;
+    lruemu emu;
+} hc_class;
+
+struct hc_profile {
+    hc_profile_config cfg;
+    hc_class *cls[HC_MAX_CLASSES];
+    keytable kt;
+    uint64_t kt_limit;        /* fixed-size mode: most keys the table may hold */
+    double rate;
+    uint64_t thresh;          /* sampled iff mix(h^seed) < thresh (rate < 1) */
+    uint64_t *pending;
+    uint64_t npending;        /* occupied pending slots: SETs skip the probe when none */
+    hc_profile_stats st;
+};
+
+void hc_profile_config_default(hc_profile_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->buckets = HC_DEFAULT_BUCKETS;
+    c->ghost_factor = 2.0;
+    c->ghost_filters = HC_DEFAULT_FILTERS;
+    c->ghost_fpp = 0.01;
+    c->sampling = HC_SAMPLE_OFF;
+    c->sample_rate = 1.0;
+    c->sample_max_keys = 16384;
+    c->resolution = HC_DEFAULT_RESOLUTION;
+    c->emulate_lru = 0;
+    c->seed = 0;
+    c->ghost_keep_coverage = 1;
+    c->rounder_balanced = 1;
+}
+
+static inline int cls_index(int clsid)
+{
+    return (clsid < 0 || clsid >= HC_MAX_CLASSES) ? 0 : clsid;
+}
+
+static void set_rate(hc_profile *p, double rate)
+{
+    p->rate = rate;
+    if (rate >= 1.0) { p->rate = 1.0; p->thresh = UINT64_MAX; return; }
+    p->thresh = (uint64_t)ldexp(rate, 64);
+}
+
+/* Sampling looks at the bits the key table keeps (kt_ident), so a sweep over the table after
+ * the rate drops makes the same decision the event path made. */
+static inline int sampled(const hc_profile *p, uint64_t h)
+{
+    return p->rate >= 1.0 || hc_mix64(kt_ident(h) ^ p->cfg.seed) < p->thresh;
+}
+
+hc_profile *hc_profile_new(const hc_profile_config *cfg, const char **err)
+{
+    hc_profile_config c;
+    if (cfg) c = *cfg; else hc_profile_config_default(&c);
+    const char *e = NULL;
+    if (c.buckets < 1 || c.buckets > (1u << 20)) e = "buckets must be 1..1048576";
+    else if (!(c.ghost_factor >= 1.0 && c.ghost_factor <= 16.0)) e = "ghost factor must be 1..16";
+    else if (c.ghost_factor > 1.0 && (c.ghost_filters < 2 || c.ghost_filters > 64)) e = "ghost filters must be 2..64";
+    else if (!(c.ghost_fpp > 0 && c.ghost_fpp < 0.5)) e = "ghost fpp must be in (0, 0.5)";
+    else if (c.sampling < HC_SAMPLE_OFF || c.sampling > HC_SAMPLE_FIXED_SIZE) e = "bad sampling mode";
+    else if (c.sampling == HC_SAMPLE_RATE && !(c.sample_rate > 0 && c.sample_rate <= 1)) e = "sample rate must be in (0, 1]";
+    else if (c.sampling == HC_SAMPLE_FIXED_SIZE && c.sample_max_keys < 64) e = "sample max keys must be >= 64";
+    else if (c.resolution < 100 || c.resolution > 1000000) e = "resolution must be 100..1000000";
+    if (e) { if (err) *err = e; return NULL; }
+    /* the 100-point curve must land on grid points */
+    c.resolution = (c.resolution + HC_CURVE_POINTS - 1) / HC_CURVE_POINTS * HC_CURVE_POINTS;
+
+    hc_profile *p = calloc(1, sizeof(*p));
+    if (!p) { if (err) *err = "out of memory"; return NULL; }
+    p->cfg = c;
+    set_rate(p, c.sampling == HC_SAMPLE_RATE ? c.sample_rate : 1.0);
+    uint64_t max_slots = 0;
+    if (c.sampling == HC_SAMPLE_FIXED_SIZE) {
+        /* the table holds the sampled cache part (max_keys/k expected); 50% slack for
+         * fluctuation and stale entries (lost EVICTs) before the rate is lowered */
+        p->kt_limit = (uint64_t)(1.5 * c.sample_max_keys / c.ghost_factor) + 64;
+        max_slots = 16;
+        while (max_slots * KT_LOAD_NUM / KT_LOAD_DEN < p->kt_limit) max_slots <<= 1;
+    }
+    p->pending = calloc(PENDING_SLOTS, sizeof(uint64_t));
+    if (!p->pending || kt_init(&p->kt, 1024, max_slots) != 0) {
+        free(p->pending); free(p);
+        if (err) *err = "out of memory";
+        return NULL;
+    }
+    return p;
+}
+
+static void class_free(hc_class *k)
+{
+    if (!k) return;
+    rounder_free(&k->r);
+    if (k->has_ghost) ghost_free(&k->g);
+    curveacc_free(&k->acc);
+    if (k->has_emu) lruemu_free(&k->emu);
+    free(k);
+}
+
+void hc_profile_free(hc_profile *p)
+{
+    if (!p) return;
+    for (int i = 0; i < HC_MAX_CLASSES; i++) class_free(p->cls[i]);
+    kt_free(&p->kt);
+    free(p->pending);
+    free(p);
+}
+
+/* ---- event plumbing (sampled keys only) ---- */
+
+/* Expected false positives are subtracted in batches: every lookup adds its weight to
+ * fp_pending[rank] for each filter it probed, and every FP_FLUSH misses (and before the rate
+ * changes) the batch is removed from each rank's current region at that rank's current
+ * false-positive rate. Ranks shift by at most one filter within a batch. */
+#define FP_FLUSH 64
+
+static void flush_fp(hc_profile *p, hc_class *k)
+{
+    if (!k->has_ghost || k->fp_n == 0) return;
+    ghost *g = &k->g;
+    double inv = 1.0 / p->rate, off = k->ns, s = 0;
+    for (uint32_t r = 0; r < g->F; r++) {
+        double c = g->count[ghost_phys(g, r)];
+        double fpp = ghost_rank_fpp(g, r);
+        if (k->fp_pending[r] > 0 && fpp > 0 && c > 0)
+            curveacc_add_uniform(&k->acc, (off + s) * inv, (off + s + c) * inv, -k->fp_pending[r] * fpp);
+        k->fp_pending[r] = 0;
+        s += c;
+    }
+    k->fp_n = 0;
+}
+
+static void add_ghost_hit_or_miss(hc_profile *p, hc_class *k, uint64_t h)
+{
+    if (!k->has_ghost) return;
+    ghost *g = &k->g;
+    double w = 1.0 / p->rate;
+    int found = ghost_lookup(g, h);   /* counts as they were: the found key is removed after */
+    uint32_t reached = found < 0 ? g->F : (uint32_t)found + 1;
+    if (found >= 0) {
+        double s, e;
+        ghost_rank_range(g, (uint32_t)found, &s, &e);
+        e += 1;                        /* the key itself has just left the filter's count */
+        double scale = GHOST_FP_SUBTRACT ? 1.0 : 1.0 - p->cfg.ghost_fpp;
+        curveacc_add_uniform(&k->acc, (k->ns + s) * w, (k->ns + e) * w, w * scale);
+    }
+    if (GHOST_FP_SUBTRACT) {
+        for (uint32_t r = 0; r < reached; r++) k->fp_pending[r] += w;
+        if (++k->fp_n >= FP_FLUSH) flush_fp(p, k);
+    }
+}
+
+static void lower_rate(hc_profile *p, double new_rate);
+
+/* Insert a sampled key at the head of class k. Returns 0 if the key is no longer sampled
+ * (the rate was lowered to make room). */
+static int track_new(hc_profile *p, hc_class *k, int ci, uint64_t h)
+{
+    if (p->cfg.sampling == HC_SAMPLE_FIXED_SIZE) {
+        while (p->kt.count >= p->kt_limit) {
+            lower_rate(p, p->rate * 0.8);
+            if (!sampled(p, h)) return 0;
+        }
+    }
+    uint32_t act = rounder_set(&k->r);
+    if (kt_insert(&p->kt, h, ci, act) == KT_NONE) {
+        /* out of memory or slots: undo; the key stays untracked */
+        rounder_remove(&k->r, act);
+        return 0;
+    }
+    return 1;
+}
+
+static void ev_hit(hc_profile *p, hc_class *k, int ci, uint64_t h)
+{
+    double s, e, inv = 1.0 / p->rate;
+    uint64_t slot = kt_find(&p->kt, h);
+    if (slot != KT_NONE && kt_class(&p->kt, slot) == ci) {
+        rounder_hit(&k->r, &p->kt.act[slot], 1, &s, &e);
+        curveacc_add_uniform(&k->acc, s * inv, e * inv, inv);
+        return;
+    }
+    if (slot != KT_NONE) {                 /* tracked under another class: it moved */
+        hc_class *o = p->cls[kt_class(&p->kt, slot)];
+        if (o) rounder_remove(&o->r, p->kt.act[slot]);
+        kt_remove_slot(&p->kt, slot);
+    }
+    p->st.unknown_hits++;
+    uint32_t act = 0;
+    rounder_hit(&k->r, &act, 0, &s, &e);
+    curveacc_add_uniform(&k->acc, s * inv, e * inv, inv);
+    rounder_remove(&k->r, act);            /* re-added by track_new (may age again: harmless) */
+    track_new(p, k, ci, h);
+}
+
+static void ev_set(hc_profile *p, hc_class *k, int ci, uint64_t h)
+{
+    uint64_t slot = kt_find(&p->kt, h);
+    if (slot != KT_NONE) {
+        int oc = kt_class(&p->kt, slot);
+        if (oc == ci) { p->kt.act[slot] = rounder_touch(&k->r, p->kt.act[slot]); return; }
+        hc_class *o = p->cls[oc];
+        if (o) rounder_remove(&o->r, p->kt.act[slot]);
+        kt_remove_slot(&p->kt, slot);
+    } else if (p->npending) {
+        uint64_t *pe = &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)];
+        if (*pe == h) {                    /* refill after a miss without class */
+            *pe = 0;
+            p->npending--;
+            double inv = 1.0 / p->rate;
+            k->reads += inv;
+            k->sampled_w += inv;
+            add_ghost_hit_or_miss(p, k, h);
+        }
+    }
+    track_new(p, k, ci, h);
+}
+
+static void ev_remove(hc_profile *p, hc_class *k, int ci, uint64_t h, int evicted)
+{
+    uint64_t slot = kt_find(&p->kt, h);
+    hc_class *gk = k;
+    if (slot != KT_NONE) {
+        int oc = kt_class(&p->kt, slot);
+        hc_class *o = p->cls[oc];
+        if (o) { rounder_remove(&o->r, p->kt.act[slot]); gk = o; }
+        kt_remove_slot(&p->kt, slot);
+    }
+    (void)ci;
+    if (evicted && gk && gk->has_ghost) ghost_evict(&gk->g, h);
+}
+
+/* Offline: the emulated LRU decides. */
+static int ev_get(hc_profile *p, hc_class *k, int ci, uint64_t h)
+{
+    if (!k->has_emu) return 0;
+    if (lruemu_access(&k->emu, h)) {
+        k->hits_obs++;
+        ev_hit(p, k, ci, h);
+        return 1;
+    }
+    add_ghost_hit_or_miss(p, k, h);
+    uint64_t victim;
+    while (k->emu.size >= k->emu.cap && lruemu_pop(&k->emu, &victim))
+        ev_remove(p, k, ci, victim, 1);
+    lruemu_insert(&k->emu, h, &victim);
+    ev_set(p, k, ci, h);
+    return 0;
+}
+
+int hc_profile_event(hc_profile *p, int op, int clsid, uint64_t h, uint32_t size)
+{
+    (void)size;
+    p->st.events++;
+    int ci = cls_index(clsid);
+    hc_class *k = p->cls[ci];
+    int is_read = (op == HC_EV_GET || op == HC_EV_HIT || op == HC_EV_MISS);
+    if (!k || !k->active) {
+        if (op == HC_EV_MISS) {
+            if (sampled(p, h)) {
+                uint64_t *pe = &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)];
+                if (*pe && *pe != h) p->st.pending_dropped++;
+                if (!*pe) p->npending++;
+                *pe = h;
+            } else {
+                p->st.unattributed_misses++;
+            }
+            return 0;
+        }
+        p->st.events_no_capacity++;
+        return op == HC_EV_GET ? -1 : 0;
+    }
+    int smp = sampled(p, h);
+    if (is_read) {
+        k->reads += 1;
+        if (smp) k->sampled_w += 1.0 / p->rate;
+        if (op == HC_EV_HIT) k->hits_obs++;
+    }
+    if (!smp) return op == HC_EV_GET ? -1 : 0;
+    switch (op) {
+    case HC_EV_GET: return ev_get(p, k, ci, h);
+    case HC_EV_HIT: ev_hit(p, k, ci, h); break;
+    case HC_EV_MISS: add_ghost_hit_or_miss(p, k, h); break;
+    case HC_EV_SET: ev_set(p, k, ci, h); break;
+    case HC_EV_DELETE: ev_remove(p, k, ci, h, 0); break;
+    case HC_EV_EVICT: ev_remove(p, k, ci, h, 1); break;
+    default: break;
+    }
+    return 0;
+}
+
+/* ---- capacity, sampling rate ---- */
+
+static double total_capacity(const hc_profile *p)
+{
+    double t = 0;
+    for (int i = 0; i < HC_MAX_CLASSES; i++)
+        if (p->cls[i] && p->cls[i]->active) t += (double)p->cls[i]->cap_items;
+    return t;
+}
+
+static double class_ns(const hc_profile *p, const hc_class *k)
+{
+    double ns = p->rate * (double)k->cap_items;
+    return ns < 1 ? 1 : ns;
+}
+
+/* Fixed-size sampling: drop every tracked key whose hash is above the new threshold and
+ * shrink the scaled caches (SHARDS fixed-size, with a sweep instead of a priority queue: the
+ * rate drops by a constant factor, so the sweeps cost O(1) amortised per inserted key). */
+static void lower_rate(hc_profile *p, double new_rate)
+{
+    double old = p->rate;
+    if (new_rate >= old) return;
+    for (int c = 0; c < HC_MAX_CLASSES; c++)
+        if (p->cls[c] && p->cls[c]->active) flush_fp(p, p->cls[c]);
+    set_rate(p, new_rate);
+    p->st.rate_lowerings++;
+    for (uint64_t i = 0; i < p->kt.nslots; ) {
+        uint64_t tg = p->kt.tag[i];
+        if (tg && !sampled(p, tg)) {
+            hc_class *k = p->cls[tg & 0xFF];
+            if (k) rounder_remove(&k->r, p->kt.act[i]);
+            kt_remove_slot(&p->kt, i);
+            continue;                   /* slot i now holds a shifted entry: re-check it */
+        }
+        i++;
+    }
+    memset(p->pending, 0, PENDING_SLOTS * sizeof(uint64_t));
+    p->npending = 0;
+    for (int c = 0; c < HC_MAX_CLASSES; c++) {
+        hc_class *k = p->cls[c];
+        if (!k || !k->active) continue;
+        k->ns = class_ns(p, k);
+        rounder_set_capacity(&k->r, k->ns);
+        if (k->has_ghost) ghost_rescale(&k->g, (p->cfg.ghost_factor - 1) * k->ns, new_rate / old);
+        if (k->has_emu) {
+            /* emulator keys: remove unsampled ones, then trim to the new capacity */
+            lruemu *e = &k->emu;
+            uint32_t n = e->head;
+            while (n != EMU_NIL) {
+                uint32_t nx = e->next[n];
+                if (!sampled(p, e->key[n])) lruemu_remove(e, e->key[n]);
+                n = nx;
+            }
+            lruemu_set_capacity(e, (uint64_t)llround(k->ns));
+            uint64_t victim;
+            while (e->size > e->cap && lruemu_pop(e, &victim)) ev_remove(p, k, c, victim, 1);
+        }
+    }
+}
+
+int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t chunk_size)
+{
+    if (items < 1) return -1;
+    int ci = cls_index(clsid);
+    hc_class *k = p->cls[ci];
+    if (k && k->active && k->cap_items == items) { k->chunk = chunk_size; return 0; }
+    if (!k) {
+        k = calloc(1, sizeof(*k));
+        if (!k) return -1;
+        if (rounder_init(&k->r, p->cfg.buckets, 1, p->cfg.rounder_balanced) != 0) { free(k); return -1; }
+        p->cls[ci] = k;
+    }
+    k->cap_items = items;
+    k->chunk = chunk_size;
+    k->active = 1;
+    if (p->cfg.sampling == HC_SAMPLE_FIXED_SIZE) {
+        double want = (double)p->cfg.sample_max_keys / (p->cfg.ghost_factor * total_capacity(p));
+        if (want < p->rate) lower_rate(p, want);
+    }
+    k->ns = class_ns(p, k);
+    rounder_set_capacity(&k->r, k->ns);
+    double kf = p->cfg.ghost_factor;
+    if (k->has_ghost) { ghost_free(&k->g); k->has_ghost = 0; }
+    if (kf > 1.0) {
+        if (ghost_init(&k->g, p->cfg.ghost_filters, (kf - 1) * k->ns, p->cfg.ghost_fpp, p->cfg.ghost_keep_coverage) != 0) return -1;
+        k->has_ghost = 1;
+    }
+    memset(k->fp_pending, 0, sizeof(k->fp_pending));
+    k->fp_n = 0;
+    curveacc_free(&k->acc);
+    if (curveacc_init(&k->acc, p->cfg.resolution, kf * (double)items) != 0) return -1;
+    k->reads = 0; k->hits_obs = 0; k->sampled_w = 0;
+    if (p->cfg.emulate_lru) {
+        uint64_t cap = (uint64_t)llround(k->ns);
+        if (!k->has_emu) {
+            if (lruemu_init(&k->emu, cap) != 0) return -1;
+            k->has_emu = 1;
+        } else {
+            lruemu_set_capacity(&k->emu, cap);
+            uint64_t victim;
+            while (k->emu.size > k->emu.cap && lruemu_pop(&k->emu, &victim)) ev_remove(p, k, ci, victim, 1);
+        }
+    }
+    return 0;
+}
+
+int hc_profile_has_class(const hc_profile *p, int clsid)
+{
+    const hc_class *k = p->cls[cls_index(clsid)];
+    return k && k->active;
+}
+
+/* ---- reading curves ---- */
+
+static double *eval_class(const hc_profile *p, const hc_class *k)
+{
+    flush_fp((hc_profile *)p, (hc_class *)k);   /* pending corrections belong to the curve */
+    double *H = malloc(((size_t)k->acc.G + 1) * sizeof(double));
+    if (H) curveacc_eval(&k->acc, H);
+    return H;
+}
+
+static double ratio_at(const hc_profile *p, const hc_class *k, const double *H, double x)
+{
+    if (k->reads <= 0) return 0;
+    double adj = p->cfg.sampling != HC_SAMPLE_OFF ? k->reads - k->sampled_w : 0;
+    double r = (curveacc_at(&k->acc, H, x) + adj) / k->reads;
+    return r < 0 ? 0 : (r > 1 ? 1 : r);
+}
+
+int hc_profile_curve(const hc_profile *p, int clsid, hc_curve *out)
+{
+    int ci = cls_index(clsid);
+    const hc_class *k = p->cls[ci];
+    if (!k || !k->active) return -1;
+    double *H = eval_class(p, k);
+    if (!H) return -1;
+    memset(out, 0, sizeof(*out));
+    out->clsid = ci;
+    out->capacity_items = k->cap_items;
+    out->chunk_size = k->chunk;
+    out->ghost_factor = p->cfg.ghost_factor;
+    out->npoints = HC_CURVE_POINTS;
+    double span = p->cfg.ghost_factor * (double)k->cap_items;
+    for (int i = 0; i < HC_CURVE_POINTS; i++) {
+        out->size_items[i] = (i + 1) * span / HC_CURVE_POINTS;
+        out->hit_ratio[i] = ratio_at(p, k, H, out->size_items[i]);
+    }
+    out->reads = (uint64_t)llround(k->reads);
+    out->hits_observed = k->hits_obs;
+    out->sampled_reads = p->cfg.sampling != HC_SAMPLE_OFF ? k->reads : k->sampled_w;
+    out->sample_rate = p->rate;
+    free(H);
+    return 0;
+}
+
+double hc_profile_hit_ratio_at(const hc_profile *p, int clsid, double size_items)
+{
+    const hc_class *k = p->cls[cls_index(clsid)];
+    if (!k || !k->active) return -1;
+    double *H = eval_class(p, k);
+    if (!H) return -1;
+    double r = ratio_at(p, k, H, size_items);
+    free(H);
+    return r;
+}
+
+void hc_profile_reset(hc_profile *p, int clsid)
+{
+    for (int i = 0; i < HC_MAX_CLASSES; i++) {
+        if (clsid >= 0 && i != cls_index(clsid)) continue;
+        hc_class *k = p->cls[i];
+        if (!k || !k->active) continue;
+        curveacc_clear(&k->acc);
+        memset(k->fp_pending, 0, sizeof(k->fp_pending));
+        k->fp_n = 0;
+        k->reads = 0; k->hits_obs = 0; k->sampled_w = 0;
+    }
+}
+
+void hc_profile_stats_get(const hc_profile *p, hc_profile_stats *out)
+{
+    *out = p->st;
+    out->tracked_keys = p->kt.count;
+    out->table_slots = p->kt.nslots;
+    out->bytes_per_slot = sizeof(uint64_t) + sizeof(uint32_t);
+    out->sample_rate = p->rate;
+    size_t total = sizeof(*p) + kt_bytes(&p->kt) + PENDING_SLOTS * sizeof(uint64_t);
+    double ge = 0;
+    size_t gb = 0, eb = 0;
+    for (int i = 0; i < HC_MAX_CLASSES; i++) {
+        const hc_class *k = p->cls[i];
+        if (!k) continue;
+        total += sizeof(*k) + k->r.B * sizeof(int64_t) + 2 * ((size_t)k->acc.G + 1) * sizeof(double);
+        if (k->has_ghost) { ge += ghost_entries(&k->g); gb += ghost_bytes(&k->g); }
+        if (k->has_emu) eb += lruemu_bytes(&k->emu);
+    }
+    out->ghost_entries = (uint64_t)llround(ge);
+    out->ghost_bytes = gb;
+    out->emulator_bytes = eb;
+    out->total_bytes = total + gb + eb;
+}

@@ -1,0 +1,177 @@
+/*
+ * profile.h — Hitcurve profiler core: public API (STABLE; extend, do not change).
+ *
+ * Estimates LRU hit-rate curves (HRC) per memcached slab class from a stream of cache events:
+ *   - ROUNDER (MIMIR, seed 001 Alg. 1-8) for sizes 0..N (N = the class's current capacity),
+ *   - COUNTINGGHOST (rotating counting Bloom filters, Alg. 9-12) for sizes N..k*N,
+ *   - SHARDS spatial sampling by key hash (fixed rate, or fixed size = bounded tracked keys with
+ *     the rate lowered adaptively) with the SHARDS_adj correction.
+ *
+ * Keys are 64-bit hashes (tracereader's tr_hash_key / XXH3 of the key bytes); the core never sees
+ * key bytes. Every read event of a class must be reported (sampled or not): the core samples
+ * internally and uses the full count for the SHARDS adjustment and for hit-ratio denominators.
+ *
+ * Classes: clsid 0..HC_MAX_CLASSES-1 (memcached slab class ids are 1..63); clsid < 0 or
+ * >= HC_MAX_CLASSES is folded into class 0 ("unclassified"). A class must get a capacity
+ * (hc_profile_set_capacity) before its events count; events for a class without capacity are
+ * counted in stats.events_no_capacity and otherwise ignored.
+ *
+ * Threading: a hc_profile is not thread-safe; use it from one thread (the agent's event loop).
+ * Memory: everything is allocated in new/set_capacity; the event path never allocates except
+ * for lazily created per-class state on a class's first capacity.
+ */
+#ifndef HC_PROFILE_H
+#define HC_PROFILE_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#define HC_MAX_CLASSES 64
+#define HC_CURVE_POINTS 100
+
+enum hc_event {             /* same numbering as tracereader's enum tr_op */
+    HC_EV_GET = 0,          /* read, outcome unknown (offline): needs cfg.emulate_lru */
+    HC_EV_HIT = 1,          /* read that hit in the real cache */
+    HC_EV_MISS = 2,         /* read that missed in the real cache */
+    HC_EV_SET = 3,          /* item stored (set/add/replace/cas/append/prepend, or refill) */
+    HC_EV_DELETE = 4,       /* item removed by the user (delete, expired/flushed found on read) */
+    HC_EV_EVICT = 5         /* item evicted by the cache */
+};
+
+enum hc_sampling {
+    HC_SAMPLE_OFF = 0,      /* track every key */
+    HC_SAMPLE_RATE = 1,     /* fixed rate: key sampled iff hash(key) < rate * 2^64 */
+    HC_SAMPLE_FIXED_SIZE = 2 /* at most sample_max_keys tracked keys (cache + ghost, all
+                                classes); rate = min(1, max_keys / sum_c(k*N_c)) and lowered
+                                further if the key table fills (lost EVICTs, capacity growth) */
+};
+
+typedef struct hc_profile_config {
+    uint32_t buckets;        /* ROUNDER buckets B, >= 1 (default HC_DEFAULT_BUCKETS) */
+    double ghost_factor;     /* k >= 1: curve spans (0, k*N]; 1 = no ghost (default 2, max 16) */
+    uint32_t ghost_filters;  /* counting filters in the ghost, >= 2 (default HC_DEFAULT_FILTERS);
+                                F filters of capacity (k-1)*N/(F-1) each, the oldest is the
+                                flush buffer (MIMIR uses F = 3) */
+    double ghost_fpp;        /* target false-positive probability of one ghost lookup over all
+                                filters (each filter gets ghost_fpp/F; default 0.01) */
+    int sampling;            /* enum hc_sampling (default HC_SAMPLE_OFF) */
+    double sample_rate;      /* HC_SAMPLE_RATE: rate in (0, 1] */
+    uint64_t sample_max_keys;/* HC_SAMPLE_FIXED_SIZE: bound on tracked keys (default 16384) */
+    uint32_t resolution;     /* internal curve cells over (0, k*N] (default 2000; the 100-point
+                                curve and hc_profile_hits_at are read from these cells) */
+    int emulate_lru;         /* 1: HC_EV_GET events run an exact LRU cache of the class
+                                capacity inside the core to decide hit/miss/evict (offline
+                                replay of key-only traces); 0: the caller reports HIT/MISS/
+                                SET/EVICT itself (live agent). Default 0. */
+    uint64_t seed;           /* salt for the sampling hash (default 0) */
+    /* Improvements over the printed algorithms (1 = on; defaults chosen by `make bench`,
+     * 0 = MIMIR as printed, for comparison): */
+    int ghost_keep_coverage; /* merge the two oldest filters instead of flushing while the
+                                ghost covers fewer than (k-1)*N live keys */
+    int rounder_balanced;    /* ROUNDER aging merges the adjacent bucket pair with the fewest
+                                items instead of always the two oldest */
+} hc_profile_config;
+
+/* Defaults chosen by measurement (see profiler-agent/README.md and `make bench`): B = 128 with
+ * balanced aging (mean MAE on [0,N] 0.02 pp vs 0.22 pp for tail-pair aging), F = 9 filters with
+ * coverage-keeping rotation (mean MAE on [N,2N] 0.17 pp vs 0.60 pp for MIMIR's F = 3 flush). */
+#define HC_DEFAULT_BUCKETS 128
+#define HC_DEFAULT_FILTERS 9
+#define HC_DEFAULT_RESOLUTION 2000
+
+typedef struct hc_profile hc_profile;
+
+/* One class's curve: HC_CURVE_POINTS points evenly spaced over (0, k*N]:
+ * size_items[i] = (i+1) * k * N / HC_CURVE_POINTS. Sizes in bytes = size_items * chunk_size. */
+typedef struct hc_curve {
+    int clsid;
+    uint64_t capacity_items;      /* N as last set */
+    uint32_t chunk_size;          /* bytes per item in this class (0 if unknown) */
+    double ghost_factor;          /* k */
+    uint32_t npoints;             /* HC_CURVE_POINTS */
+    double size_items[HC_CURVE_POINTS];
+    double hit_ratio[HC_CURVE_POINTS]; /* estimated LRU hit ratio at that size, 0..1 */
+    uint64_t reads;               /* read events (GET/HIT/MISS) of the class, all keys (see
+                                     hc_profile_event on misses without a class) */
+    uint64_t hits_observed;       /* HIT events seen (or emulated hits) */
+    double sampled_reads;         /* read events of sampled keys (after SHARDS_adj: expected) */
+    double sample_rate;           /* current sampling rate (1 when off) */
+} hc_curve;
+
+typedef struct hc_profile_stats {
+    uint64_t tracked_keys;        /* keys in the key table (all classes) */
+    uint64_t table_slots;         /* key table capacity (slots) */
+    size_t bytes_per_slot;        /* key table bytes per slot (hash + activity) */
+    uint64_t ghost_entries;       /* entries currently counted in ghost filters (all classes) */
+    size_t ghost_bytes;           /* bytes of all ghost filters */
+    size_t emulator_bytes;        /* bytes of the offline LRU emulator (0 when not emulating) */
+    size_t total_bytes;           /* everything the profile allocated */
+    double sample_rate;           /* current rate */
+    uint64_t rate_lowerings;      /* times fixed-size sampling lowered the rate */
+    uint64_t events;              /* all events passed in */
+    uint64_t events_no_capacity;  /* events for classes without a capacity */
+    uint64_t unknown_hits;        /* HITs of sampled keys the table did not know (lost SETs,
+                                     items older than the profile): spread over the range
+                                     between the bottom of the tracked stack and N */
+    uint64_t unattributed_misses; /* MISS of unsampled keys whose class was unknown */
+    uint64_t pending_dropped;     /* deferred MISS lookups overwritten before their SET */
+} hc_profile_stats;
+
+/* Fill *cfg with defaults. */
+void hc_profile_config_default(hc_profile_config *cfg);
+
+/* Returns NULL and sets *err (static string) if cfg is invalid or memory is short. cfg may be
+ * NULL for defaults. */
+hc_profile *hc_profile_new(const hc_profile_config *cfg, const char **err);
+void hc_profile_free(hc_profile *p);
+
+/* Set (or change) a class's capacity in items (memcached: total_chunks of the class) and its
+ * chunk size in bytes. items >= 1. Changing the capacity keeps tracked keys but clears the
+ * class's accumulated curve (its x axis changes). Returns 0, or -1 on bad arguments/memory. */
+int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t chunk_size);
+
+/* Report one event. op: enum hc_event. size = item size in bytes (0 if unknown; informational).
+ * Returns for HC_EV_GET with emulation: 1 hit, 0 miss, -1 key not sampled (unsampled keys are
+ * only counted); otherwise 0. Never fails.
+ * Semantics (live): HIT = stack-distance sample + move to head; MISS = ghost lookup (the SET
+ * that follows inserts the key); SET = insert/refresh at head (a SET of a tracked key is a
+ * re-store, not a hit); EVICT/DELETE = remove (EVICT also enters the class's ghost).
+ * memcached logs a miss with clsid=0 (the class is unknown until the refill): a MISS whose
+ * class has no capacity is remembered (small direct-mapped table) and its ghost lookup is done
+ * by the next SET of the same key, in the SET's class; that read is then counted in the SET's
+ * class too (for sampled keys, with weight 1/rate: the class's `reads` is then an estimate).
+ * Misses of unsampled keys with no class cannot be attributed and are counted in
+ * stats.unattributed_misses. */
+int hc_profile_event(hc_profile *p, int op, int clsid, uint64_t key, uint32_t size);
+
+/* Convenience wrappers around hc_profile_event. */
+static inline void hc_profile_hit(hc_profile *p, int c, uint64_t k, uint32_t s)
+{ (void)hc_profile_event(p, HC_EV_HIT, c, k, s); }
+static inline void hc_profile_miss(hc_profile *p, int c, uint64_t k, uint32_t s)
+{ (void)hc_profile_event(p, HC_EV_MISS, c, k, s); }
+static inline void hc_profile_set(hc_profile *p, int c, uint64_t k, uint32_t s)
+{ (void)hc_profile_event(p, HC_EV_SET, c, k, s); }
+static inline void hc_profile_evict(hc_profile *p, int c, uint64_t k, uint32_t s)
+{ (void)hc_profile_event(p, HC_EV_EVICT, c, k, s); }
+static inline void hc_profile_delete(hc_profile *p, int c, uint64_t k, uint32_t s)
+{ (void)hc_profile_event(p, HC_EV_DELETE, c, k, s); }
+static inline int hc_profile_get(hc_profile *p, int c, uint64_t k, uint32_t s)
+{ return hc_profile_event(p, HC_EV_GET, c, k, s); }
+
+/* The class's 100-point curve. Returns 0, or -1 if the class has no capacity. */
+int hc_profile_curve(const hc_profile *p, int clsid, hc_curve *out);
+
+/* Estimated LRU hit ratio of the class at an arbitrary size in items (0 <= size <= k*N;
+ * linear between internal cells). Returns -1 if the class has no capacity. */
+double hc_profile_hit_ratio_at(const hc_profile *p, int clsid, double size_items);
+
+/* Clear accumulated curves and counters (clsid < 0: all classes) but keep tracked keys, ghost
+ * contents and capacities: the agent calls this after each snapshot window. */
+void hc_profile_reset(hc_profile *p, int clsid);
+
+/* 1 if the class has a capacity set. */
+int hc_profile_has_class(const hc_profile *p, int clsid);
+
+void hc_profile_stats_get(const hc_profile *p, hc_profile_stats *out);
+
+#endif

@@ -1,0 +1,195 @@
+#include "rounder.h"
+#include <stdlib.h>
+#include <stdint.h>
+
+int rounder_init(rounder *r, uint32_t B, double n_items, int balanced)
+{
+    if (B < 1) return -1;
+    r->B = B;
+    r->balanced = balanced && B > 1;
+    r->buckets = calloc(B, sizeof(int64_t));
+    r->lo = r->balanced ? calloc(B, sizeof(uint32_t)) : NULL;
+    if (!r->buckets || (r->balanced && !r->lo)) { free(r->buckets); free(r->lo); return -1; }
+    r->nb = 1;                  /* balanced: one bucket starting at epoch head */
+    if (r->balanced) r->lo[0] = B - 1;
+    r->head = B - 1;            /* Alg. 3 */
+    r->tail = 0;
+    r->total = 0;
+    r->agings = 0;
+    rounder_set_capacity(r, n_items);
+    return 0;
+}
+
+void rounder_free(rounder *r)
+{
+    free(r->buckets);
+    free(r->lo);
+    r->buckets = NULL;
+    r->lo = NULL;
+}
+
+/* ---- balanced variant: buckets[0..nb-1] oldest..newest, lo[] their first epochs ---- */
+
+static inline uint32_t bal_bucket(const rounder *r, uint32_t act)
+{
+    uint32_t base = r->lo[0];
+    uint32_t off = act - base;
+    if ((int32_t)off < 0 || (int32_t)(r->head - act) < 0) return 0;
+    uint32_t a = 0, b = r->nb - 1;          /* largest j with lo[j] - base <= off */
+    while (a < b) {
+        uint32_t m = (a + b + 1) / 2;
+        if (r->lo[m] - base <= off) a = m; else b = m - 1;
+    }
+    return a;
+}
+
+static void bal_age(rounder *r)
+{
+    r->head++;
+    r->agings++;
+    if (r->nb == r->B) {
+        uint32_t best = 0;
+        int64_t bc = INT64_MAX;
+        for (uint32_t j = 0; j + 1 < r->nb; j++) {
+            int64_t c = r->buckets[j] + r->buckets[j + 1];
+            if (c < bc) { bc = c; best = j; }
+        }
+        r->buckets[best] += r->buckets[best + 1];
+        for (uint32_t j = best + 1; j + 1 < r->nb; j++) {
+            r->buckets[j] = r->buckets[j + 1];
+            r->lo[j] = r->lo[j + 1];
+        }
+        r->nb--;
+    }
+    r->buckets[r->nb] = 0;
+    r->lo[r->nb] = r->head;
+    r->nb++;
+    r->tail = r->lo[0];
+}
+
+static void bal_distance(const rounder *r, uint32_t j, double *start, double *end)
+{
+    int64_t s = 0;
+    if (r->nb - 1 - j <= j) {
+        for (uint32_t i = r->nb - 1; i > j; i--) s += r->buckets[i];
+        *start = (double)s;
+        *end = (double)(s + r->buckets[j]);
+    } else {
+        for (uint32_t i = 0; i < j; i++) s += r->buckets[i];
+        *end = (double)(r->total - s);
+        *start = *end - (double)r->buckets[j];
+    }
+}
+
+void rounder_set_capacity(rounder *r, double n_items)
+{
+    if (n_items < 1) n_items = 1;
+    r->limit = n_items / r->B;
+}
+
+/* Alg. 7: merge the two oldest buckets, recycle the freed slot as the new head. */
+static inline void age(rounder *r)
+{
+    if (r->B == 1) return;
+    uint32_t B = r->B;
+    r->buckets[(r->tail + 1) % B] += r->buckets[r->tail % B];
+    r->head++;
+    r->buckets[r->head % B] = 0;
+    r->tail++;
+    r->agings++;
+}
+
+static inline int64_t *head_bucket(rounder *r)
+{
+    return r->balanced ? &r->buckets[r->nb - 1] : &r->buckets[r->head % r->B];
+}
+
+static inline void maybe_age(rounder *r)
+{
+    if ((double)*head_bucket(r) >= r->limit) {
+        if (r->balanced) bal_age(r); else age(r);
+    }
+}
+
+/* Alg. 8: items in buckets newer than activity a (start) and up to and including it (end). */
+static inline void distance(const rounder *r, uint32_t a, double *start, double *end)
+{
+    uint32_t B = r->B;
+    uint32_t from_head = r->head - a;      /* buckets newer than a */
+    int64_t s = 0;
+    if (from_head <= (B - 1) / 2) {
+        for (uint32_t i = r->head; i != a; i--) s += r->buckets[i % B];
+        *start = (double)s;
+        *end = (double)(s + r->buckets[a % B]);
+    } else {
+        int64_t older = 0;                 /* buckets older than a */
+        for (uint32_t i = r->tail; i != a; i++) older += r->buckets[i % B];
+        *end = (double)(r->total - older);
+        *start = *end - (double)r->buckets[a % B];
+    }
+}
+
+void rounder_hit(rounder *r, uint32_t *act, int known, double *start, double *end)
+{
+    maybe_age(r);
+    if (r->balanced) {
+        uint32_t j = known ? bal_bucket(r, *act) : 0;
+        bal_distance(r, j, start, end);
+        if (known) {
+            r->buckets[j]--;
+            r->total--;
+        } else {
+            double n = r->limit * r->B;
+            *start = (double)r->total;
+            *end = n > *start + 1 ? n : *start + 1;
+        }
+        *act = r->head;
+        r->buckets[r->nb - 1]++;
+        r->total++;
+        return;
+    }
+    uint32_t a = known ? rounder_clamp(r, *act) : r->tail;
+    distance(r, a, start, end);
+    if (known) {
+        r->buckets[a % r->B]--;
+        r->total--;
+    } else {
+        /* Not in any bucket: the item is older than everything we track (cached before the
+         * profile started, or its SET was lost), yet it hit, so it lies between the bottom of
+         * the tracked stack and the capacity N. */
+        double n = r->limit * r->B;
+        *start = (double)r->total;
+        *end = n > *start + 1 ? n : *start + 1;
+    }
+    *act = r->head;
+    r->buckets[r->head % r->B]++;
+    r->total++;
+}
+
+uint32_t rounder_set(rounder *r)
+{
+    maybe_age(r);
+    (*head_bucket(r))++;
+    r->total++;
+    return r->head;
+}
+
+uint32_t rounder_touch(rounder *r, uint32_t act)
+{
+    rounder_remove(r, act);
+    return rounder_set(r);
+}
+
+void rounder_remove(rounder *r, uint32_t act)
+{
+    if (r->balanced) {
+        uint32_t j = bal_bucket(r, act);
+        if (r->buckets[j] > 0) { r->buckets[j]--; r->total--; }
+        return;
+    }
+    uint32_t a = rounder_clamp(r, act);
+    if (r->buckets[a % r->B] > 0) {
+        r->buckets[a % r->B]--;
+        r->total--;
+    }
+}

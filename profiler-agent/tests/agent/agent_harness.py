@@ -1,0 +1,277 @@
+"""Real processes for the live-agent tests: memcached on free loopback ports, the agent binary,
+a receiving HTTP server, and a tiny memcached text-protocol client.
+
+Nothing is mocked: memcached is Debian's /usr/bin/memcached, the agent is bin/hitcurve-agent
+(built by `make -C profiler-agent all`; HITCURVE_AGENT_BIN overrides), key hashes come from the
+system libxxhash through ctypes (not from the code under test).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gzip
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+MEMCACHED = shutil.which("memcached") or "/usr/bin/memcached"
+
+_xxh = ctypes.CDLL("libxxhash.so.0")
+_xxh.XXH3_64bits.restype = ctypes.c_uint64
+_xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+
+
+def key_hash(key: bytes) -> str:
+    """XXH3-64 of the key bytes, as the agent prints it (16 hex digits)."""
+    return f"{_xxh.XXH3_64bits(key, len(key)):016x}"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+_built = False
+
+
+def agent_bin() -> str:
+    global _built
+    env = os.environ.get("HITCURVE_AGENT_BIN")
+    if env:
+        return env
+    if not _built:
+        subprocess.run(["make", "-s", "-C", str(ROOT / "profiler-agent"), "all"], check=True)
+        _built = True
+    return str(ROOT / "bin" / "hitcurve-agent")
+
+
+def loadgen_bin() -> str:
+    subprocess.run(["make", "-s", "-C", str(ROOT / "profiler-agent" / "loadgen")], check=True)
+    return str(ROOT / "bin" / "hc-loadgen")
+
+
+def wait_port(port: int, timeout: float = 5.0) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError(f"port {port} did not open")
+
+
+class Memcached:
+    def __init__(self, port: int | None = None, mem_mb: int = 64, extra: list[str] | None = None):
+        self.port = port or free_port()
+        cmd = [MEMCACHED, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", str(mem_mb)]
+        if os.geteuid() == 0:
+            cmd += ["-u", "root"]
+        cmd += extra or []
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_port(self.port)
+
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+class Client:
+    """Request/response memcached text client."""
+
+    def __init__(self, port: int):
+        self.s = socket.create_connection(("127.0.0.1", port))
+        self.f = self.s.makefile("rb")
+
+    def _until(self, ends: tuple[bytes, ...]) -> list[bytes]:
+        out = []
+        while True:
+            line = self.f.readline()
+            if not line:
+                raise ConnectionError("closed")
+            out.append(line)
+            if line.rstrip(b"\r\n") in ends or line.startswith((b"ERROR", b"CLIENT_ERROR", b"SERVER_ERROR")):
+                return out
+
+    def get(self, *keys: bytes) -> dict[bytes, bytes]:
+        self.s.sendall(b"get " + b" ".join(keys) + b"\r\n")
+        res: dict[bytes, bytes] = {}
+        while True:
+            line = self.f.readline()
+            if line == b"END\r\n":
+                return res
+            parts = line.split()
+            assert parts[0] == b"VALUE", line
+            data = self.f.read(int(parts[3]) + 2)
+            res[parts[1]] = data[:-2]
+
+    def set(self, key: bytes, value: bytes, ttl: int = 0) -> bytes:
+        self.s.sendall(b"set %s 0 %d %d\r\n%s\r\n" % (key, ttl, len(value), value))
+        return self._until((b"STORED", b"NOT_STORED"))[-1].strip()
+
+    def raw(self, data: bytes, ends: tuple[bytes, ...]) -> list[bytes]:
+        self.s.sendall(data)
+        return self._until(ends)
+
+    def stats(self) -> dict[str, str]:
+        self.s.sendall(b"stats\r\n")
+        out = {}
+        for line in self._until((b"END",))[:-1]:
+            _, k, v = line.decode().split(" ", 2)
+            out[k] = v.strip()
+        return out
+
+    def close(self) -> None:
+        self.s.close()
+
+
+class Agent:
+    def __init__(self, tmp: Path, mc_addr: str, *args: str, name: str = "agent"):
+        self.tmp = tmp
+        self.log_path = tmp / f"{name}.log"
+        self.snap_dir = tmp / f"{name}-snaps"
+        self.events_path = tmp / f"{name}-events.txt"
+        cmd = [
+            agent_bin(),
+            "run",
+            "--memcached",
+            mc_addr,
+            "--snapshot-dir",
+            str(self.snap_dir),
+            "--events-log",
+            str(self.events_path),
+            "--stats-interval",
+            "0.5",
+            "--reorder-ms",
+            "300",
+            *args,
+        ]
+        self.logf = open(self.log_path, "w")  # noqa: SIM115
+        self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf)
+
+    def wait_log(self, needle: str, timeout: float = 10.0, count: int = 1) -> None:
+        end = time.time() + timeout
+        while time.time() < end:
+            if self.log().count(needle) >= count:
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"agent exited {self.proc.returncode}:\n{self.log()}")
+            time.sleep(0.05)
+        raise TimeoutError(f"{needle!r} not in agent log:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text()
+
+    def stop(self, timeout: float = 30.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+                raise
+        self.logf.close()
+        return self.proc.returncode
+
+    def snapshots(self) -> list[dict]:
+        if not self.snap_dir.exists():
+            return []
+        return [json.loads(p.read_text()) for p in sorted(self.snap_dir.glob("snapshot-*.json"))]
+
+    def events(self) -> list[tuple[int, str, int, int, int]]:
+        """(op, key hash, size, clsid, ttl) per event, in the agent's order."""
+        out = []
+        for line in self.events_path.read_text().splitlines():
+            op, key, size, cls, ttl, _gid, _cause = line.split()
+            out.append((int(op), key, int(size), int(cls), int(ttl)))
+        return out
+
+
+class Receiver:
+    """A real HTTP server standing in for the backend's agent endpoints. Stores each id once,
+    answers 202 for new ids and 200 "duplicate" for repeats, like the protocol says. It can
+    fail requests on purpose: `fail_next` answers 503 without storing; `drop_after_store`
+    stores and then closes the connection without answering (the agent must retry and get
+    "duplicate")."""
+
+    def __init__(self, port: int):
+        self.port = port
+        self.lock = threading.Lock()
+        self.stored: dict[str, dict] = {}
+        self.order: list[str] = []
+        self.requests = 0
+        self.duplicates = 0
+        self.fail_next = 0
+        self.drop_after_store = 0
+        self.reject_all = False
+        self.auth: set[str] = set()
+        recv = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):  # quiet
+                pass
+
+            def do_POST(self):  # noqa: N802
+                n = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(n)
+                with recv.lock:
+                    recv.requests += 1
+                    recv.auth.add(self.headers.get("Authorization", ""))
+                    if recv.fail_next > 0:
+                        recv.fail_next -= 1
+                        self._answer(503, {"detail": "try later"})
+                        return
+                    if recv.reject_all:
+                        self._answer(422, {"detail": "invalid snapshot"})
+                        return
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                doc = json.loads(body)
+                ident = doc.get("snapshot_id") or doc.get("chunk_id")
+                if self.headers.get("Idempotency-Key") != ident:
+                    self._answer(400, {"detail": "idempotency key does not match"})
+                    return
+                with recv.lock:
+                    dup = ident in recv.stored
+                    if dup:
+                        recv.duplicates += 1
+                    else:
+                        recv.stored[ident] = {"path": self.path, "doc": doc}
+                        recv.order.append(ident)
+                    if not dup and recv.drop_after_store > 0:
+                        recv.drop_after_store -= 1
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                self._answer(200 if dup else 202, {"id": ident, "status": "duplicate" if dup else "accepted"})
+
+            def _answer(self, code, obj):
+                data = json.dumps(obj).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), H)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,392 @@
+"""Integration tests of `hitcurve-agent run` against real memcached processes and a real
+receiving HTTP server, all started here on free loopback ports.
+
+Expected events are derived from the memcached commands each test sends and from memcached
+1.6.18's documented watch behaviour (research_memcached_watch.md), never from agent output.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+import time
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agent_harness import (  # noqa: E402
+    Agent,
+    Client,
+    Memcached,
+    Receiver,
+    agent_bin,
+    free_port,
+    key_hash,
+)
+
+HIT, MISS, SET, DELETE, EVICT = 1, 2, 3, 4, 5
+
+
+def keep_logger_awake(c: Client, n: int = 150) -> None:
+    """memcached's logger thread sleeps up to 1 s when idle and drops what overflows a worker's
+    64 KiB buffer meanwhile; a short trickle first makes it poll at its fastest."""
+    for _ in range(n):
+        c.get(b"__warmup__")
+        time.sleep(0.002)
+
+
+@pytest.fixture()
+def mc():
+    m = Memcached(mem_mb=64)
+    yield m
+    m.stop()
+
+
+def test_events_from_real_memcached(tmp_path, mc):
+    agent = Agent(tmp_path, mc.addr, "--interval", "60")
+    agent.wait_log("memcached_instance")
+    agent.wait_log("watch_connected")
+    c = Client(mc.port)
+    keep_logger_awake(c, 150)
+
+    expected: list[tuple[int, bytes, int | None]] = []  # op, key, size (None: any)
+    assert c.set(b"foo", b"bar") == b"STORED"
+    expected.append((SET, b"foo", 3))
+    assert c.get(b"foo") == {b"foo": b"bar"}
+    expected.append((HIT, b"foo", 3))
+    assert c.get(b"nosuchkey") == {}
+    expected.append((MISS, b"nosuchkey", 0))
+    c.get(b"foo", b"nosuch2", b"foo")  # multiget: one event per key, in order
+    expected += [(HIT, b"foo", 3), (MISS, b"nosuch2", 0), (HIT, b"foo", 3)]
+    assert c.set(b"foo", b"12345", ttl=300) == b"STORED"
+    expected.append((SET, b"foo", 5))
+    assert c.raw(b"add foo 0 0 1\r\nx\r\n", (b"NOT_STORED",))[-1].strip() == b"NOT_STORED"
+    # (a refused add changes nothing: no event)
+    assert c.set(b"n,foo", b"1") == b"STORED"
+    expected.append((SET, b"n,foo", 1))
+    utf = "ключ%/=&+".encode()
+    assert c.set(utf, b"1") == b"STORED"
+    assert c.get(utf) == {utf: b"1"}
+    expected += [(SET, utf, 1), (HIT, utf, 1)]
+    binkey = bytes([0, 1, 2, 0xFF])
+    b64 = base64.b64encode(binkey)
+    c.raw(b"ms " + b64 + b" 1 b\r\nz\r\n", (b"HD",))
+    c.raw(b"mg " + b64 + b" b v\r\n", (b"VA 1",))
+    c.f.readline()  # value line of mg
+    expected += [(SET, binkey, 1), (HIT, binkey, 1)]
+    assert c.set(b"ctr", b"5") == b"STORED"
+    c.raw(b"incr ctr 1\r\n", (b"6",))
+    expected += [(SET, b"ctr", 1), (HIT, b"ctr", 1)]  # incr reads like a hit on 1.6.18
+    c.raw(b"delete foo\r\n", (b"DELETED",))
+    expected.append((HIT, b"foo", 5))  # so does delete (no `deleted` watch type before 1.6.20)
+    assert c.set(b"shortttl", b"1", ttl=1) == b"STORED"
+    expected.append((SET, b"shortttl", 1))
+    time.sleep(2.2)
+    assert c.get(b"shortttl") == {}
+    expected += [(DELETE, b"shortttl", 0), (MISS, b"shortttl", 0)]  # expired: removal + miss
+    st = c.stats()
+    c.close()
+    time.sleep(1.5)  # past the agent's reorder window
+    assert agent.stop() == 0
+    assert st["log_worker_dropped"] == "0", "memcached dropped events; the comparison needs none"
+
+    ev = agent.events()
+    warm_ev = [e for e in ev if e[1] == key_hash(b"__warmup__")]
+    assert len(warm_ev) == 150 and all(e[0] == MISS for e in warm_ev)
+    got = [e for e in ev if e[1] != key_hash(b"__warmup__")]
+    assert [(e[0], e[1]) for e in got] == [(op, key_hash(k)) for op, k, _ in expected]
+    for (op, k, size), e in zip(expected, got, strict=True):
+        assert size is None or e[2] == size, (op, k, e)
+        if op in (HIT, SET):
+            assert e[3] >= 1, (k, e)  # a real slab class
+        if op == MISS:
+            assert e[3] == -1  # memcached logs misses with clsid=0
+    ttl300 = [e for e, x in zip(got, expected, strict=True) if x[0] == SET and x[1] == b"foo" and x[2] == 5]
+    assert ttl300 and 298 <= ttl300[0][4] <= 300
+
+
+def test_evictions_and_counts_match_stats(tmp_path):
+    m = Memcached(mem_mb=4)
+    try:
+        agent = Agent(tmp_path, m.addr, "--interval", "60")
+        agent.wait_log("watch_connected")
+        agent.wait_log("memcached_instance")
+        c = Client(m.port)
+        keep_logger_awake(c)
+        before = c.stats()
+        keys = [b"ekey:%d" % i for i in range(6000)]
+        for i, k in enumerate(keys):
+            assert c.set(k, b"v" * 1000) == b"STORED"
+            if i % 200 == 0:
+                time.sleep(0.002)
+        hits = sum(len(c.get(k)) for k in keys[:50] + keys[-50:])
+        after = c.stats()
+        c.close()
+        time.sleep(1.5)
+        assert agent.stop() == 0
+    finally:
+        m.stop()
+    assert after["log_worker_dropped"] == before["log_worker_dropped"]
+    evictions = int(after["evictions"]) - int(before["evictions"])
+    assert evictions > 1000  # 6000 x 1 KB into 4 MB
+    ev = agent.events()
+    known = {key_hash(k): i for i, k in enumerate(keys)}
+    evicted = [known[e[1]] for e in ev if e[0] == EVICT]
+    assert len(evicted) == evictions
+    assert max(evicted) < 6000 - 1000  # the oldest go first (the newest survive)
+    assert all(e[3] >= 1 and e[2] == 1000 for e in ev if e[0] == EVICT)
+    reads = [e for e in ev if e[1] in known and e[0] in (HIT, MISS)]
+    assert len(reads) == 100
+    assert sum(1 for e in reads if e[0] == HIT) == hits
+    sets = [e for e in ev if e[0] == SET and e[1] in known]
+    assert len(sets) == 6000
+
+
+def test_snapshot_contents_and_loss(tmp_path, mc):
+    agent = Agent(tmp_path, mc.addr, "--interval", "1", "--ghost-factor", "2")
+    agent.wait_log("memcached_instance")
+    agent.wait_log("watch_connected")
+    c = Client(mc.port)
+    keep_logger_awake(c)
+    for i in range(3000):
+        k = b"z%d" % (i * 7 % 500)
+        if not c.get(k):
+            c.set(k, b"x" * 200)
+    c.close()
+    agent.wait_log("msg=window", count=2)
+    time.sleep(1.2)
+    assert agent.stop() == 0
+    snaps = agent.snapshots()
+    assert len(snaps) >= 2
+    total_gets = 0
+    for s in snaps:
+        assert s["schema_version"] == 1 and s["curve_points"] == 100
+        assert s["server"]["address"] == mc.addr and s["server"]["version"] == "1.6.18"
+        assert s["server"]["limit_maxbytes"] == 64 * 1024 * 1024
+        assert s["window"]["end"] > s["window"]["start"]
+        m = s["measured"]
+        assert m["get_hits"] + m["get_misses"] == m["cmd_get"]
+        total_gets += m["cmd_get"]
+        loss = s["loss"]
+        assert 0 <= loss["loss_ratio"] <= 1
+        assert loss["flagged"] == (loss["loss_ratio"] > 0.05)
+        for cl in s["classes"]:
+            pts = cl["curve"]["points"]
+            assert len(pts) == 100
+            xs = [p[0] for p in pts]
+            ys = [p[1] for p in pts]
+            assert all(b > a for a, b in pairwise(xs)) and xs[0] > 0
+            assert all(0 <= y <= 1 for y in ys) and all(b >= a for a, b in pairwise(ys))
+            assert xs[-1] >= cl["curve"]["current_items"]
+    assert total_gets >= 3150
+    busy = [s for s in snaps if s["measured"]["cmd_get"] > 1000]
+    assert busy
+    s = busy[0]
+    # 500 keys, all fit: the real hit ratio equals the curve at the current size (within the
+    # loss and warm-up noise), and a refill follows every miss (cost samples).
+    cl = [c for c in s["classes"] if c["requests"] > 0][0]
+    assert cl["cost_us"]["count"] > 0 and cl["cost_us"]["p50"] >= 0
+    assert abs(s["diagnostics"]["predicted_hit_ratio_at_current"] - s["measured"]["hit_ratio"]) < 0.05
+
+
+def test_restart_of_memcached_is_survived(tmp_path):
+    port = free_port()
+    m = Memcached(port=port, mem_mb=32)
+    agent = Agent(tmp_path, m.addr, "--interval", "1")
+    try:
+        agent.wait_log("memcached_instance")
+        agent.wait_log("watch_connected")
+        c = Client(port)
+        for i in range(200):
+            c.set(b"a%d" % i, b"1")
+        c.close()
+        agent.wait_log("msg=window", count=1)
+        m.stop()
+        agent.wait_log("watch_disconnected")
+        time.sleep(1.0)
+        m = Memcached(port=port, mem_mb=32)
+        agent.wait_log("watch_connected", count=2, timeout=20)
+        agent.wait_log("memcached_instance", count=2, timeout=20)
+        c = Client(port)
+        for i in range(300):
+            c.get(b"b%d" % i)
+        c.close()
+        n = agent.log().count("msg=window")
+        agent.wait_log("msg=window", count=n + 2)
+        assert agent.proc.poll() is None
+    finally:
+        rc = agent.stop()
+        m.stop()
+    assert rc == 0
+    snaps = agent.snapshots()
+    ids = [s["server"]["instance_id"] for s in snaps]
+    assert len(set(ids)) == 2, ids
+    assert ids == sorted(ids, key=ids.index)  # old instance first, then only the new one
+    new = [s for s in snaps if s["server"]["instance_id"] == ids[-1]]
+    assert sum(s["measured"]["get_misses"] for s in new) >= 300
+    assert sum(s["loss"]["events_seen"] for s in new) >= 300
+
+
+def test_backend_down_then_back_gets_every_snapshot_exactly_once(tmp_path, mc):
+    port = free_port()
+    key = tmp_path / "agent.key"
+    key.write_text("hca_test_key\n")
+    spool = tmp_path / "spool"
+    agent = Agent(
+        tmp_path,
+        mc.addr,
+        "--interval",
+        "0.5",
+        "--backend-url",
+        f"http://127.0.0.1:{port}",
+        "--agent-key-file",
+        str(key),
+        "--spool-dir",
+        str(spool),
+        "--trace-rate",
+        "1",
+        "--backoff-max",
+        "0.5",
+        "--shutdown-timeout",
+        "20",
+    )
+    agent.wait_log("memcached_instance")
+    c = Client(mc.port)
+    # The backend is down: windows pile up in the spool.
+    t_end = time.time() + 6
+    i = 0
+    while time.time() < t_end:
+        k = b"s%d" % (i % 300)
+        if not c.get(k):
+            c.set(k, b"v" * 50)
+        i += 1
+        if i % 100 == 0:
+            time.sleep(0.01)
+    queued = len(list(spool.glob("*.json.gz")))
+    assert queued >= 8
+    # It comes back, flaky: two 503s, then one request stored whose answer is lost.
+    recv = Receiver(port)
+    recv.fail_next = 2
+    recv.drop_after_store = 1
+    try:
+        end = time.time() + 60
+        while time.time() < end and list(spool.glob("*.json.gz")):
+            time.sleep(0.2)
+        assert not list(spool.glob("*.json.gz")), agent.log()
+        for j in range(200):
+            c.get(b"late%d" % j)
+        c.close()
+        assert agent.stop() == 0  # SIGTERM: final window + drained queue
+    finally:
+        recv.stop()
+    assert not list(spool.glob("*.json.gz")) and not list((spool / "rejected").iterdir())
+    written = {s["snapshot_id"] for s in agent.snapshots()}
+    got_snaps = [recv.stored[i]["doc"] for i in recv.order if recv.stored[i]["path"].endswith("/snapshots")]
+    got_ids = [d["snapshot_id"] for d in got_snaps]
+    assert set(got_ids) == written and len(got_ids) == len(written)
+    assert recv.duplicates == 1  # only the one whose answer was lost came twice
+    starts = [d["window"]["start"] for d in got_snaps]
+    assert starts == sorted(starts)  # delivered in order
+    chunks = [recv.stored[i]["doc"] for i in recv.order if recv.stored[i]["path"].endswith("/traces")]
+    assert chunks and all(len(ch["records"]["key"]) == len(ch["records"]["op"]) for ch in chunks)
+    seqs = [ch["seq"] for ch in chunks]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert recv.auth == {"Bearer hca_test_key"}
+    assert sum(d["measured"]["cmd_get"] for d in got_snaps) >= i
+
+
+def test_spool_bound_drops_oldest_and_reports(tmp_path, mc):
+    port = free_port()  # nothing listens there
+    key = tmp_path / "k"
+    key.write_text("hca_x")
+    spool = tmp_path / "spool"
+    agent = Agent(
+        tmp_path,
+        mc.addr,
+        "--interval",
+        "0.3",
+        "--backend-url",
+        f"http://127.0.0.1:{port}",
+        "--agent-key-file",
+        str(key),
+        "--spool-dir",
+        str(spool),
+        "--trace-rate",
+        "0",
+        "--spool-max-files",
+        "3",
+        "--shutdown-timeout",
+        "0.5",
+    )
+    agent.wait_log("msg=window", count=8)
+    assert agent.stop() == 0
+    left = sorted(spool.glob("*.json.gz"))
+    assert len(left) == 3
+    snaps = agent.snapshots()
+    # the spool keeps the newest: the files left are the last snapshots written
+    left_ids = {p.name.split("-snapshot-")[1][:-8] for p in left}
+    assert left_ids == {s["snapshot_id"] for s in snaps[-3:]}
+    dropped = snaps[-1]["diagnostics"]["spool"]["dropped"]
+    assert dropped >= len(snaps) - 4
+    assert "spool_full_dropped" in agent.log()
+
+
+def test_rejected_uploads_are_moved_and_counted(tmp_path, mc):
+    port = free_port()
+    key = tmp_path / "k"
+    key.write_text("hca_x")
+    spool = tmp_path / "spool"
+    recv = Receiver(port)
+    recv.reject_all = True  # 422: invalid, retrying cannot help
+    try:
+        agent = Agent(
+            tmp_path,
+            mc.addr,
+            "--interval",
+            "0.3",
+            "--backend-url",
+            f"http://127.0.0.1:{port}/",
+            "--agent-key-file",
+            str(key),
+            "--spool-dir",
+            str(spool),
+            "--trace-rate",
+            "0",
+        )
+        agent.wait_log("upload_rejected", count=2)
+        agent.wait_log("msg=window", count=agent.log().count("msg=window") + 1)
+        assert agent.stop() == 0
+    finally:
+        recv.stop()
+    rejected = list((spool / "rejected").iterdir())
+    assert len(rejected) >= 2 and not recv.stored
+    assert agent.snapshots()[-1]["diagnostics"]["spool"]["rejected"] >= 1
+
+
+def test_cli_help_version_config(tmp_path, mc):
+    b = agent_bin()
+    r = subprocess.run([b, "run", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "--memcached" in r.stdout and "--snapshot-dir" in r.stdout
+    r = subprocess.run([b, "run", "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("hitcurve-agent ")
+    r = subprocess.run([b, "run", "--no-such-flag", "1"], capture_output=True, text=True)
+    assert r.returncode == 2 and "unknown option" in r.stderr
+    r = subprocess.run([b, "run", "--interval", "abc"], capture_output=True, text=True)
+    assert r.returncode == 2
+    r = subprocess.run([b, "run", "--backend-url", "http://x"], capture_output=True, text=True)
+    assert r.returncode == 2 and "agent-key-file" in r.stderr
+    conf = tmp_path / "agent.conf"
+    snaps = tmp_path / "snaps"
+    conf.write_text(f'# test config\nmemcached = {mc.addr}\ninterval = 0.5\nsnapshot-dir = "{snaps}"\n')
+    r = subprocess.run(
+        [b, "run", "--config", str(conf), "--duration", "1.6"], capture_output=True, text=True, timeout=30
+    )
+    assert r.returncode == 0, r.stderr
+    assert len(list(snaps.glob("snapshot-*.json"))) >= 2
+    for line in r.stderr.splitlines():  # structured logs: logfmt with ts, level, msg
+        assert line.startswith("ts=") and " level=" in line and " msg=" in line
+    assert json.loads(next(snaps.glob("*.json")).read_text())["schema_version"] == 1

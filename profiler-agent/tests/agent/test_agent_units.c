@@ -1,0 +1,218 @@
+/*
+ * Unit tests of the live agent's building blocks (TTL tracker, trace sampler, cost
+ * percentiles, stats parsing, spool, gzip). Built and run by test_agent_units.py.
+ * Expected values are computed independently (closed forms, zlib's own inflate).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../../src/agent/costs.h"
+#include "../../src/agent/spool.h"
+#include "../../src/agent/stats.h"
+#include "../../src/agent/trace.h"
+#include "../../src/agent/ttl.h"
+#include "../../src/agent/util.h"
+
+static int passed, failed;
+#define CHECK(c, ...)                                                                      \
+    do {                                                                                   \
+        if (c)                                                                             \
+            passed++;                                                                      \
+        else {                                                                             \
+            failed++;                                                                      \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                           \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+        }                                                                                  \
+    } while (0)
+
+static void test_ttl(void)
+{
+    ag_ttl t;
+    CHECK(ag_ttl_init(&t, 4) == 0, "init");
+    ag_ttl_store(&t, 11, 3, 1000000, 10);   /* expires at 11 s */
+    ag_ttl_store(&t, 22, 4, 1000000, 5);    /* 6 s */
+    ag_ttl_store(&t, 33, 5, 1000000, 0);    /* no TTL: not tracked */
+    ag_ttl_store(&t, 22, 4, 2000000, 20);   /* re-stored: now 22 s; the 6 s entry is stale */
+    uint64_t k;
+    int c;
+    CHECK(ag_ttl_next_expired(&t, 7000000, &k, &c) == 0, "nothing at 7 s (22 was re-stored)");
+    CHECK(ag_ttl_next_expired(&t, 12000000, &k, &c) == 1 && k == 11 && c == 3, "11 at 12 s");
+    CHECK(ag_ttl_next_expired(&t, 12000000, &k, &c) == 0, "once only");
+    ag_ttl_forget(&t, 22);
+    CHECK(ag_ttl_next_expired(&t, 99000000, &k, &c) == 0, "forgotten key never expires");
+    /* bound: 4 keys */
+    for (uint64_t i = 100; i < 110; i++)
+        ag_ttl_store(&t, i, 1, 0, 1);
+    CHECK(t.count == 4 && t.untracked == 6, "bounded: count %llu untracked %llu",
+          (unsigned long long)t.count, (unsigned long long)t.untracked);
+    int n = 0;
+    while (ag_ttl_next_expired(&t, 5000000, &k, &c))
+        n++;
+    CHECK(n == 4 && t.count == 0, "all tracked expire (%d)", n);
+    /* many deletes/inserts keep lookups right (backward-shift deletion) */
+    ag_ttl_free(&t);
+    ag_ttl_init(&t, 1000);
+    for (uint64_t i = 1; i <= 1000; i++)
+        ag_ttl_store(&t, i, 1, 0, (int32_t)i);
+    for (uint64_t i = 1; i <= 1000; i += 2)
+        ag_ttl_forget(&t, i);
+    n = 0;
+    int order_ok = 1;
+    uint64_t prev = 0;
+    while (ag_ttl_next_expired(&t, 2000000000, &k, &c)) {
+        order_ok &= k > prev && k % 2 == 0;
+        prev = k;
+        n++;
+    }
+    CHECK(n == 500 && order_ok, "500 even keys expire in TTL order, got %d", n);
+    ag_ttl_free(&t);
+}
+
+static void test_trace(void)
+{
+    ag_trace t;
+    CHECK(ag_trace_init(&t, 1.0, 1000, 42) == 0, "init");
+    /* 100 keys x 50 requests = 5000 records > 1000: the rate halves until they fit, and the
+     * kept records are exactly all requests of the kept keys. */
+    for (int r = 0; r < 50; r++)
+        for (uint64_t k = 0; k < 100; k++) {
+            ag_trace_rec rec = {r, k * 7919 + 1, 10, -1, -1, 1, 2};
+            ag_trace_add(&t, &rec);
+        }
+    CHECK(t.n <= 1000 && t.rate < 1.0, "bounded (%u records, rate %g)", t.n, t.rate);
+    int per_key[100] = {0};
+    for (uint32_t i = 0; i < t.n; i++)
+        per_key[(t.recs[i].key - 1) / 7919]++;
+    int keys = 0, whole = 1;
+    for (int k = 0; k < 100; k++) {
+        if (per_key[k]) {
+            keys++;
+            whole &= per_key[k] == 50;
+        }
+    }
+    CHECK(whole && keys * 50 == (int)t.n, "spatial: every kept key has all its requests");
+    json_t *j = ag_trace_chunk(&t, "id", 3, "h:1", "i", 0, 1000000);
+    CHECK(j && json_array_size(json_object_get(json_object_get(j, "records"), "key")) == t.n &&
+              json_real_value(json_object_get(j, "sample_rate")) == t.rate,
+          "chunk json");
+    json_decref(j);
+    double r = t.rate;
+    ag_trace_next_window(&t); /* a full window: the rate stays */
+    CHECK(t.n == 0 && t.rate == r, "busy window keeps the rate");
+    ag_trace_next_window(&t); /* an empty one: it doubles back towards the configured rate */
+    CHECK(t.rate == r * 2, "a quiet window raises the rate again");
+    ag_trace_free(&t);
+}
+
+static void test_costs(void)
+{
+    static ag_costs c;
+    ag_costs_init(&c, 1);
+    for (int i = 1; i <= 1000; i++)
+        ag_costs_add(&c, 5, i);
+    double mean, p50, p90, p99;
+    CHECK(ag_costs_summary(&c, 5, &mean, &p50, &p90, &p99) == 1000, "count");
+    CHECK(mean == 500.5 && p50 == 500 && p90 == 900 && p99 == 990, "percentiles %g %g %g %g",
+          mean, p50, p90, p99);
+    for (int i = 0; i < 100000; i++)
+        ag_costs_add(&c, 6, i % 100);
+    ag_costs_summary(&c, 6, &mean, &p50, &p90, &p99);
+    CHECK(mean == 49.5 && p50 >= 45 && p50 <= 54 && p90 >= 85 && p90 <= 94,
+          "reservoir: %g %g %g", mean, p50, p90);
+    CHECK(ag_costs_summary(&c, 7, &mean, &p50, &p90, &p99) == 0, "empty class");
+}
+
+static void test_stats_parse(void)
+{
+    static mc_stats s;
+    memset(&s, 0, sizeof s);
+    mc_stats_apply(&s, "", "get_hits", "10");
+    mc_stats_apply(&s, "", "log_worker_dropped", "51835");
+    mc_stats_apply(&s, "", "version", "1.6.18");
+    mc_stats_apply(&s, "items", "items:12:number", "6195");
+    mc_stats_apply(&s, "items", "items:12:evicted", "13805");
+    mc_stats_apply(&s, "slabs", "12:chunk_size", "1184");
+    mc_stats_apply(&s, "slabs", "12:total_pages", "7");
+    mc_stats_apply(&s, "slabs", "12:total_chunks", "6195");
+    mc_stats_apply(&s, "slabs", "active_slabs", "2");
+    mc_stats_apply(&s, "settings", "growth_factor", "1.25");
+    CHECK(s.get_hits == 10 && s.log_worker_dropped == 51835 && !strcmp(s.version, "1.6.18"),
+          "globals");
+    CHECK(s.cls[12].present && s.cls[12].items == 6195 && s.cls[12].evicted == 13805 &&
+              s.cls[12].chunk_size == 1184 && s.cls[12].total_pages == 7 &&
+              s.cls[12].total_chunks == 6195,
+          "class 12");
+    CHECK(s.nsettings == 1 && !strcmp(s.set_name[0], "growth_factor") &&
+              !strcmp(s.set_value[0], "1.25"),
+          "settings");
+}
+
+static void test_spool_and_gzip(void)
+{
+    char dir[] = "/tmp/agent-spool-test-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    static ag_spool s;
+    CHECK(ag_spool_open(&s, dir, 1 << 20, 3) == 0, "open");
+    const char *text = "{\"hello\": \"world\", \"n\": 12345678901234}";
+    unsigned char *gz;
+    size_t gl;
+    CHECK(ag_gzip(text, strlen(text), &gz, &gl) == 0, "gzip");
+    /* independent check: zlib's inflate with gzip decoding */
+    char back[256];
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    inflateInit2(&z, 16 + MAX_WBITS);
+    z.next_in = gz;
+    z.avail_in = (uInt)gl;
+    z.next_out = (Bytef *)back;
+    z.avail_out = sizeof back;
+    int rc = inflate(&z, Z_FINISH);
+    inflateEnd(&z);
+    CHECK(rc == Z_STREAM_END && z.total_out == strlen(text) && !memcmp(back, text, strlen(text)),
+          "gzip round trip");
+    uint64_t seqs[5];
+    for (int i = 0; i < 5; i++) {
+        seqs[i] = ag_spool_next_seq(&s);
+        char id[16];
+        snprintf(id, sizeof id, "id%d", i);
+        ag_spool_put(&s, seqs[i], i % 2 ? "trace" : "snapshot", id, gz, gl);
+    }
+    CHECK(ag_spool_pending(&s, NULL) == 3 && s.dropped == 2, "bound keeps 3, dropped %llu",
+          (unsigned long long)s.dropped);
+    char name[256];
+    CHECK(ag_spool_oldest(&s, name, sizeof name) && strstr(name, "-snapshot-id2.json.gz"),
+          "oldest kept is #2: %s", name);
+    ag_spool_done(&s, name);
+    CHECK(ag_spool_oldest(&s, name, sizeof name) && strstr(name, "-trace-id3.json.gz"), "then #3");
+    ag_spool_reject(&s, name);
+    char p[512];
+    snprintf(p, sizeof p, "%s/rejected/%s", dir, name);
+    CHECK(access(p, F_OK) == 0 && s.rejected == 1, "rejected moved");
+    ag_spool_close(&s);
+    /* reopen: the sequence continues after a restart */
+    static ag_spool s2;
+    ag_spool_open(&s2, dir, 1 << 20, 3);
+    CHECK(ag_spool_next_seq(&s2) == seqs[4] + 1, "seq persists");
+    CHECK(ag_spool_oldest(&s2, name, sizeof name) && strstr(name, "id4"), "resume queue");
+    ag_spool_close(&s2);
+    free(gz);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cleanup failed\n");
+}
+
+int main(void)
+{
+    test_ttl();
+    test_trace();
+    test_costs();
+    test_stats_parse();
+    test_spool_and_gzip();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

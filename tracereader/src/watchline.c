@@ -1,0 +1,224 @@
+/*
+ * Parser for one memcached watch line. Field order is not relied upon (it changed across
+ * versions: clsid, cfd and size were appended over time), only `name=value` tokens separated
+ * by single spaces; URI encoding guarantees values contain no spaces.
+ */
+#include "watchline.h"
+
+#include <string.h>
+
+static int hexval(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int wl_uridecode(const char *s, size_t len, unsigned char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '%') {
+            if (i + 2 >= len)
+                return -1;
+            int h = hexval((unsigned char)s[i + 1]), l = hexval((unsigned char)s[i + 2]);
+            if (h < 0 || l < 0)
+                return -1;
+            c = (unsigned char)(h * 16 + l);
+            i += 2;
+        } else if (c <= ' ' || c >= 0x7f) {
+            return -1; /* memcached never emits these raw */
+        }
+        if (o >= cap)
+            return -1;
+        out[o++] = c;
+    }
+    return (int)o;
+}
+
+static int parse_u64(const char *s, size_t len, uint64_t *out)
+{
+    if (len == 0 || len > 20)
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned d = (unsigned char)s[i] - '0';
+        if (d > 9 || v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_i64(const char *s, size_t len, int64_t *out)
+{
+    int neg = len > 0 && s[0] == '-';
+    uint64_t u;
+    if (parse_u64(s + neg, len - (size_t)neg, &u) < 0 || u > (uint64_t)INT64_MAX)
+        return -1;
+    *out = neg ? -(int64_t)u : (int64_t)u;
+    return 0;
+}
+
+int wl_parse_ts(const char *s, size_t len, int64_t *ts_us)
+{
+    const char *dot = memchr(s, '.', len);
+    uint64_t sec, usec = 0;
+    if (!dot) {
+        if (parse_u64(s, len, &sec) < 0)
+            return -1;
+    } else {
+        /* %d of tv_usec: the digits ARE the microsecond count (".98134" is 98134 us). */
+        if (parse_u64(s, (size_t)(dot - s), &sec) < 0 ||
+            parse_u64(dot + 1, len - (size_t)(dot - s) - 1, &usec) < 0 || usec >= 1000000)
+            return -1;
+    }
+    if (sec > (uint64_t)INT64_MAX / 1000000 - 1)
+        return -1;
+    *ts_us = (int64_t)sec * 1000000 + (int64_t)usec;
+    return 0;
+}
+
+static enum wl_status status_of(const char *v, size_t n)
+{
+    static const struct { const char *s; enum wl_status st; } tab[] = {
+        {"found", WS_FOUND}, {"not_found", WS_NOT_FOUND}, {"expired", WS_EXPIRED},
+        {"flushed", WS_FLUSHED}, {"stored", WS_STORED}, {"not_stored", WS_NOT_STORED},
+        {"exists", WS_EXISTS}, {"too_large", WS_TOO_LARGE}, {"no_memory", WS_NO_MEMORY},
+    };
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+        if (strlen(tab[i].s) == n && memcmp(tab[i].s, v, n) == 0)
+            return tab[i].st;
+    return WS_UNKNOWN;
+}
+
+#define NAME_IS(lit) (nlen == sizeof(lit) - 1 && memcmp(name, lit, nlen) == 0)
+
+int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
+{
+    unsigned char kb[WL_MAX_KEY];
+    unsigned char *kout = keybuf ? keybuf : kb;
+    memset(out, 0, sizeof *out);
+    out->clsid = -1;
+    out->cfd = -1;
+    out->ttl = -1;
+    out->la = -1;
+
+    if (len == 2 && memcmp(line, "OK", 2) == 0) {
+        out->type = WL_OTHER; /* the reply to the watch command itself */
+        return 0;
+    }
+    int have_type = 0, have_key = 0, have_status = 0;
+    const char *key = NULL;
+    size_t keylen = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && line[j] != ' ')
+            j++;
+        if (j == i) { /* doubled space */
+            i++;
+            continue;
+        }
+        const char *tok = line + i;
+        size_t tlen = j - i;
+        const char *eq = memchr(tok, '=', tlen);
+        if (!eq)
+            return -1;
+        const char *name = tok;
+        size_t nlen = (size_t)(eq - tok);
+        const char *v = eq + 1;
+        size_t vlen = tlen - nlen - 1;
+        uint64_t u;
+        int64_t s;
+        if (NAME_IS("ts")) {
+            if (wl_parse_ts(v, vlen, &out->ts_us) < 0)
+                return -1;
+        } else if (NAME_IS("gid")) {
+            if (parse_u64(v, vlen, &out->gid) < 0)
+                return -1;
+            out->has_gid = 1;
+        } else if (NAME_IS("skipped")) {
+            if (i != 0 || parse_u64(v, vlen, &out->skipped) < 0)
+                return -1;
+            out->type = WL_SKIPPED;
+            have_type = 1;
+        } else if (NAME_IS("type")) {
+            have_type = 1;
+            if (vlen == 8 && memcmp(v, "item_get", 8) == 0)
+                out->type = WL_GET;
+            else if (vlen == 10 && memcmp(v, "item_store", 10) == 0)
+                out->type = WL_STORE;
+            else if (vlen == 8 && memcmp(v, "eviction", 8) == 0)
+                out->type = WL_EVICTION;
+            else
+                out->type = WL_OTHER;
+        } else if (NAME_IS("key")) {
+            key = v;
+            keylen = vlen;
+            have_key = 1;
+        } else if (NAME_IS("status")) {
+            out->status = (uint8_t)status_of(v, vlen);
+            have_status = 1;
+        } else if (NAME_IS("clsid")) {
+            if (parse_u64(v, vlen, &u) < 0)
+                return -1;
+            /* 0 is "no class" (misses); > 255 only on garbage failure lines. */
+            out->clsid = (u == 0 || u > 255) ? -1 : (int16_t)u;
+        } else if (NAME_IS("cfd")) {
+            if (parse_i64(v, vlen, &s) < 0)
+                return -1;
+            out->cfd = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+        } else if (NAME_IS("size")) {
+            if (parse_i64(v, vlen, &s) < 0)
+                return -1;
+            out->size = (s < 0 || s > UINT32_MAX) ? 0 : (uint32_t)s;
+        } else if (NAME_IS("ttl")) {
+            if (parse_i64(v, vlen, &s) < 0)
+                return -1;
+            /* item_store: 0 = never expires; eviction: -1 = never expires. */
+            out->ttl = (s <= 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+        } else if (NAME_IS("la")) {
+            if (parse_i64(v, vlen, &s) < 0)
+                return -1;
+            out->la = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+        } else if (NAME_IS("fetch")) {
+            out->fetched = vlen == 3 && memcmp(v, "yes", 3) == 0;
+        } else if (NAME_IS("cmd")) {
+            size_t c = vlen < sizeof out->cmd - 1 ? vlen : sizeof out->cmd - 1;
+            memcpy(out->cmd, v, c);
+            out->cmd[c] = 0;
+        }
+        /* Unknown names are other versions' additions: ignored. */
+        i = j + 1;
+    }
+    if (!have_type)
+        return -1;
+    if (out->type == WL_SKIPPED)
+        return 0;
+    if (!out->has_gid && out->type != WL_OTHER)
+        return -1;
+    if (out->type == WL_GET || out->type == WL_STORE || out->type == WL_EVICTION) {
+        if (!have_key)
+            return -1;
+        if ((out->type == WL_GET || out->type == WL_STORE) &&
+            (!have_status || out->status == WS_UNKNOWN))
+            return -1;
+        int kl = wl_uridecode(key, keylen, kout, WL_MAX_KEY);
+        if (kl < 0)
+            return -1;
+        out->keylen = (uint16_t)kl;
+        out->key = tr_hash_key(kout, (size_t)kl);
+    }
+    if (out->type == WL_GET && out->status != WS_FOUND) {
+        out->clsid = -1; /* misses carry clsid=0 size=0 */
+        out->size = 0;
+    }
+    return 0;
+}
