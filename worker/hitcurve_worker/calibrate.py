@@ -1,0 +1,165 @@
+"""Calibrate a model (LRU) curve against memcached's measured hit ratio, and its uncertainty band.
+
+memcached 1.5+ is not the LRU the agent models (segmented HOT/WARM/COLD, two hits to activate,
+automoved slab pages, lazy expiry: research_memcached_watch.md §5). Its curve has roughly the
+model's shape but a different *effective capacity*: at memory M it behaves like the LRU model at
+s·M. So the calibrated curve is a size rescaling, h_cal(M) = h(s·M), with s chosen so that the
+curve passes through the measured point (M_now, measured). Of the sizes where the model reaches
+the measured ratio, the one nearest today's memory is taken (the smallest correction). A
+vertical shift would instead claim the cache gains hit ratio at zero memory and distort the
+saturation level; a rescaling keeps h(0) = 0 and the plateau.
+
+Edge cases: no measurement (no gets) -> no calibration; measured above the model's maximum ->
+the rescaling cannot reach it, so the curve is scaled multiplicatively (h * measured/predicted);
+s outside [S_MIN, S_MAX] -> clamped, then a multiplicative correction makes it pass through the
+point anyway, and the result says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+S_MIN = 1.0 / 8
+S_MAX = 8.0
+# Band: prior error (pp) and its weight in pseudo-windows; z for a ~90 % two-sided band.
+PRIOR_ERROR_PP = 3.0
+PRIOR_WEIGHT = 3.0
+Z90 = 1.645
+
+
+def curve_at(x: FloatArray, y: FloatArray, q: FloatArray | float) -> FloatArray:
+    """Linear interpolation of a curve with (0, 0) prepended, flat past its last point."""
+    return np.asarray(np.interp(q, np.concatenate(([0.0], x)), np.concatenate(([0.0], y))), dtype=np.float64)
+
+
+@dataclass
+class Calibration:
+    method: str  # "size-scale", "size-scale-clamped", "ratio", "none"
+    scale: float  # effective capacity factor s
+    ratio: float  # multiplicative correction applied after the rescaling (1 when not needed)
+    measured: float | None
+    predicted: float  # the model at today's memory
+    calibrated: FloatArray | None  # on the model's grid
+    valid_max_bytes: float  # beyond this the calibrated curve is extrapolated (held flat)
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "method": self.method,
+            "scale": self.scale,
+            "ratio": self.ratio,
+            "measured": self.measured,
+            "predicted": self.predicted,
+            "valid_max_bytes": self.valid_max_bytes,
+            "notes": self.notes,
+        }
+
+
+def _crossing(x: FloatArray, y: FloatArray, m: float, near: float) -> float:
+    """The memory nearest `near` where the (0,0)-prepended piecewise-linear curve equals m."""
+    xs = np.concatenate(([0.0], x))
+    ys = np.concatenate(([0.0], y))
+    # lowest M with h(M) >= m
+    j = int(np.searchsorted(ys, m, side="left"))
+    if j == 0:
+        lo = 0.0
+    else:
+        y0, y1 = ys[j - 1], ys[j]
+        lo = float(xs[j - 1] + (m - y0) / (y1 - y0) * (xs[j] - xs[j - 1])) if y1 > y0 else float(xs[j])
+    # highest M with h(M) <= m (the plateau at exactly m, if any)
+    k = int(np.searchsorted(ys, m, side="right"))
+    if k >= len(ys):
+        hi = float(xs[-1])
+    else:
+        y0, y1 = ys[k - 1], ys[k]
+        hi = float(xs[k - 1] + (m - y0) / (y1 - y0) * (xs[k] - xs[k - 1])) if y1 > y0 else float(xs[k - 1])
+    return min(max(near, lo), max(lo, hi))
+
+
+def calibrate(
+    memory: FloatArray,
+    model: FloatArray,
+    current_bytes: float,
+    measured: float | None,
+    valid_max_bytes: float | None = None,
+) -> Calibration:
+    memory = np.asarray(memory, dtype=np.float64)
+    model = np.asarray(model, dtype=np.float64)
+    valid = float(valid_max_bytes if valid_max_bytes is not None else memory[-1])
+    predicted = float(curve_at(memory, model, current_bytes)) if current_bytes > 0 else 0.0
+    if measured is None or not math.isfinite(measured):
+        return Calibration("none", 1.0, 1.0, None, predicted, None, valid, ["no measured hit ratio"])
+    m = min(max(float(measured), 0.0), 1.0)
+    if current_bytes <= 0:
+        return Calibration("none", 1.0, 1.0, m, predicted, None, valid, ["no memory in use"])
+    top = float(model.max()) if len(model) else 0.0
+    notes: list[str] = []
+    if m > top + 1e-12:
+        # The model never reaches the measured ratio: rescaling sizes cannot help.
+        if predicted > 0:
+            ratio = m / predicted
+            cal = np.minimum(model * ratio, 1.0)
+            notes.append("measured above the model's maximum: multiplicative correction")
+            return Calibration("ratio", 1.0, ratio, m, predicted, np.maximum.accumulate(cal), valid, notes)
+        cal = np.minimum(model + m, 1.0)
+        notes.append("model predicts 0 at today's memory: vertical shift")
+        return Calibration("shift", 1.0, 1.0, m, predicted, np.maximum.accumulate(cal), valid, notes)
+    target = _crossing(memory, model, m, current_bytes)
+    s = target / current_bytes
+    method = "size-scale"
+    if s < S_MIN or s > S_MAX:
+        notes.append(f"effective capacity factor {s:.3g} outside [{S_MIN:g}, {S_MAX:g}]: clamped")
+        s = min(max(s, S_MIN), S_MAX)
+        method = "size-scale-clamped"
+    cal = curve_at(memory, model, s * memory)
+    at_now = float(curve_at(memory, model, s * current_bytes))
+    ratio = 1.0
+    if abs(at_now - m) > 1e-9:
+        ratio = m / at_now if at_now > 0 else 1.0
+        cal = np.minimum(cal * ratio, 1.0)
+    if s * memory[-1] > valid:
+        notes.append("beyond valid_max_bytes the calibrated curve is held flat (extrapolated)")
+    return Calibration(method, float(s), float(ratio), m, predicted, cal, valid / s, notes)
+
+
+def error_sigma_pp(history_pp: Sequence[float]) -> float:
+    """RMS of past predicted-minus-measured errors (pp), shrunk toward a prior when history is
+    short: with n windows, sqrt((sum e^2 + k*prior^2) / (n + k))."""
+    e = np.asarray([v for v in history_pp if math.isfinite(v)], dtype=np.float64)
+    return float(
+        math.sqrt((float(np.sum(e * e)) + PRIOR_WEIGHT * PRIOR_ERROR_PP**2) / (len(e) + PRIOR_WEIGHT))
+    )
+
+
+def uncertainty_band(
+    memory: FloatArray,
+    curve: FloatArray,
+    current_bytes: float,
+    history_pp: Sequence[float],
+    model_error: float = 0.0,
+    valid_max_bytes: float | None = None,
+) -> tuple[FloatArray, FloatArray, float]:
+    """(low, high, sigma_pp). Half-width z*sigma at today's memory, growing with the distance in
+    doublings from it (the calibration pins one point only) and with how far the raw model was off
+    there (|model_error|, hit-ratio units), and doubled where the curve is extrapolated. Both edges
+    are non-decreasing and within [0, 1]."""
+    memory = np.asarray(memory, dtype=np.float64)
+    curve = np.asarray(curve, dtype=np.float64)
+    sigma = error_sigma_pp(history_pp) / 100.0
+    if current_bytes > 0:
+        dist = np.abs(np.log2(np.maximum(memory, 1.0) / current_bytes))
+    else:
+        dist = np.ones_like(memory)
+    w = Z90 * sigma * (1.0 + dist) + abs(model_error) * np.minimum(dist, 1.0)
+    if valid_max_bytes is not None:
+        w = np.where(memory > valid_max_bytes, 2.0 * w, w)
+    low = np.maximum.accumulate(np.clip(curve - w, 0.0, 1.0))
+    high = np.maximum.accumulate(np.clip(curve + w, 0.0, 1.0))
+    return np.minimum(low, curve), np.maximum(high, curve), sigma * 100.0

@@ -1,0 +1,227 @@
+"""Periodic jobs (Celery beat, see schedule.py): re-enqueue work that was never picked up or was
+lost with a killed worker, give up on work that failed too often, agent-silent alerts, history
+downsampling and retention, trace-chunk retention. Every job is idempotent and bounded."""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import datetime, timedelta
+from typing import Any
+
+from celery import Task
+from hitcurve.models import (
+    ClusterCurve,
+    Server,
+    ServerCurve,
+    SimulationRun,
+    Snapshot,
+    SnapshotClass,
+    TraceChunk,
+)
+from sqlalchemy import and_, delete, func, or_, select, text, update
+
+from hitcurve_worker import alerts as rules
+from hitcurve_worker.celery_app import app
+from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, now, session
+from hitcurve_worker.snapshot_tasks import upsert_alert
+
+log = logging.getLogger("hitcurve.worker.housekeeping")
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+REQUEUE_AFTER_S = _env_float("HITCURVE_REQUEUE_AFTER_S", 60)
+SIM_STALE_S = _env_float("HITCURVE_SIM_STALE_S", 600)
+REQUEUE_BATCH = 500
+HOURLY_AFTER = timedelta(days=_env_float("HITCURVE_HISTORY_HOURLY_AFTER_DAYS", 1))
+DAILY_AFTER = timedelta(days=_env_float("HITCURVE_HISTORY_DAILY_AFTER_DAYS", 30))
+RETENTION = timedelta(days=_env_float("HITCURVE_RETENTION_DAYS", 400))
+PAYLOAD_RETENTION = timedelta(days=_env_float("HITCURVE_PAYLOAD_RETENTION_DAYS", 2))
+TRACE_RETENTION = timedelta(days=_env_float("HITCURVE_TRACE_RETENTION_DAYS", 7))
+
+
+def _exec(db: Any, stmt: Any, params: Any = None) -> Any:
+    """Session.execute, typed loosely: DML results carry rowcount (CursorResult)."""
+    return db.execute(stmt, params) if params is not None else db.execute(stmt)
+
+
+def requeue(
+    min_age_s: float = REQUEUE_AFTER_S, at: datetime | None = None, sender: Any = None
+) -> dict[str, int]:
+    """Hand pending/failed work older than min_age_s to Celery again; park what failed too often."""
+    at = at or now()
+    sender = sender or app
+    cutoff = at - timedelta(seconds=min_age_s)
+    counts: dict[str, int] = {}
+    jobs = ((Snapshot, "hitcurve.process_snapshot"), (TraceChunk, "hitcurve.process_trace_chunk"))
+    with session() as db:
+        for model, task in jobs:
+            parked = _exec(
+                db,
+                update(model)
+                .where(
+                    model.status.in_(("pending", "failed")),
+                    model.attempts >= MAX_ATTEMPTS,
+                    func.coalesce(model.enqueued_at, model.received_at) < cutoff,
+                )
+                .values(
+                    status="parked",
+                    processed_at=at,
+                    error=func.concat(
+                        f"gave up after {MAX_ATTEMPTS} attempts; last error: ",
+                        func.coalesce(model.error, "none"),
+                    ),
+                ),
+            ).rowcount
+            ids = (
+                _exec(
+                    db,
+                    select(model.id)
+                    .where(
+                        model.status.in_(("pending", "failed")),
+                        model.attempts < MAX_ATTEMPTS,
+                        func.coalesce(model.enqueued_at, model.received_at) < cutoff,
+                    )
+                    .order_by(model.received_at)
+                    .limit(REQUEUE_BATCH)
+                    .with_for_update(skip_locked=True),
+                )
+                .scalars()
+                .all()
+            )
+            for i in ids:
+                sender.send_task(task, args=[str(i)])
+            if ids:
+                _exec(db, update(model).where(model.id.in_(ids)).values(enqueued_at=at))
+            db.commit()
+            counts[f"{model.__tablename__}_requeued"] = len(ids)
+            counts[f"{model.__tablename__}_parked"] = int(parked or 0)
+        # Simulation runs: never enqueued, or running without finishing (a lost chord).
+        stale = at - timedelta(seconds=SIM_STALE_S)
+        runs = (
+            _exec(
+                db,
+                select(SimulationRun.id)
+                .where(
+                    or_(
+                        and_(
+                            SimulationRun.status == "pending",
+                            func.coalesce(SimulationRun.enqueued_at, SimulationRun.created_at) < cutoff,
+                        ),
+                        and_(SimulationRun.status == "running", SimulationRun.enqueued_at < stale),
+                    )
+                )
+                .limit(REQUEUE_BATCH)
+                .with_for_update(skip_locked=True),
+            )
+            .scalars()
+            .all()
+        )
+        for r in runs:
+            sender.send_task("hitcurve.run_simulation", args=[str(r)])
+        if runs:
+            _exec(db, update(SimulationRun).where(SimulationRun.id.in_(runs)).values(enqueued_at=at))
+        db.commit()
+        counts["simulation_runs_requeued"] = len(runs)
+    return counts
+
+
+def silent_agents(at: datetime | None = None) -> int:
+    """Open (or resolve) the agent-silent alert of every server that ever sent a snapshot."""
+    at = at or now()
+    th = rules.Thresholds.from_env()
+    firing = 0
+    with session() as db:
+        rows = _exec(
+            db,
+            select(Server.id, Server.org_id, Server.last_snapshot_at).where(
+                Server.last_snapshot_at.is_not(None)
+            ),
+        ).all()
+        for sid, org, last in rows:
+            f = rules.stale_agent(last, at, th)
+            firing += f is not None
+            upsert_alert(db, org, rules.STALE_AGENT, f, server_id=sid, at=at)
+        db.commit()
+    return firing
+
+
+def _thin(db: Any, model: Any, subject: Any, older_than: datetime, bucket: str) -> int:
+    """Keep the newest row per subject and `bucket` (hour/day) among rows older than older_than."""
+    table = model.__tablename__
+    col = subject.key
+    res = _exec(
+        db,
+        text(
+            f"DELETE FROM {table} t USING (SELECT id, row_number() OVER (PARTITION BY {col},"  # noqa: S608
+            f" date_trunc('{bucket}', window_end) ORDER BY window_end DESC, id DESC) AS rn FROM {table}"
+            f" WHERE window_end < :cut) d WHERE t.id = d.id AND d.rn > 1"
+        ),
+        {"cut": older_than},
+    )
+    return int(res.rowcount or 0)
+
+
+def downsample_and_retain(at: datetime | None = None) -> dict[str, int]:
+    at = at or now()
+    out: dict[str, int] = {}
+    with session() as db:
+        for model, subject in ((ServerCurve, ServerCurve.server_id), (ClusterCurve, ClusterCurve.cluster_id)):
+            name = model.__tablename__
+            out[f"{name}_hourly"] = _thin(db, model, subject, at - HOURLY_AFTER, "hour")
+            out[f"{name}_daily"] = _thin(db, model, subject, at - DAILY_AFTER, "day")
+            out[f"{name}_expired"] = int(
+                _exec(db, delete(model).where(model.window_end < at - RETENTION)).rowcount or 0
+            )
+        # Snapshots keep their row (the accuracy record hangs on it) but lose the bulky payload and
+        # class curves once processed and old; all of it goes after the retention period.
+        old = select(Snapshot.id).where(
+            Snapshot.window_end < at - PAYLOAD_RETENTION, Snapshot.status.in_(("processed", "parked"))
+        )
+        out["snapshot_classes_dropped"] = int(
+            _exec(
+                db,
+                delete(SnapshotClass).where(
+                    SnapshotClass.snapshot_id.in_(old.where(Snapshot.payload != text("'{}'::jsonb")))
+                ),
+            ).rowcount
+            or 0
+        )
+        out["snapshot_payloads_dropped"] = int(
+            _exec(
+                db,
+                update(Snapshot)
+                .where(Snapshot.id.in_(old), Snapshot.payload != text("'{}'::jsonb"))
+                .values(payload={}),
+            ).rowcount
+            or 0
+        )
+        out["snapshots_expired"] = int(
+            _exec(db, delete(Snapshot).where(Snapshot.window_end < at - RETENTION)).rowcount or 0
+        )
+        out["trace_chunks_expired"] = int(
+            _exec(db, delete(TraceChunk).where(TraceChunk.window_end < at - TRACE_RETENTION)).rowcount or 0
+        )
+        db.commit()
+    return out
+
+
+@app.task(name="hitcurve.requeue_stale", bind=True, **RETRY_OPTS)
+def requeue_stale(self: Task) -> dict[str, int]:
+    return requeue()
+
+
+@app.task(name="hitcurve.check_silent_agents", bind=True, **RETRY_OPTS)
+def check_silent_agents(self: Task) -> int:
+    return silent_agents()
+
+
+@app.task(name="hitcurve.downsample_history", bind=True, **RETRY_OPTS)
+def downsample_history(self: Task) -> dict[str, int]:
+    return downsample_and_retain()

@@ -1,0 +1,572 @@
+"""Merge per-slab-class hit-rate curves into one server curve over memory (pure, no database).
+
+Inputs are the agent's per-class curves (docs/agent-protocol.md): for each slab class, 100 points
+(items -> hit ratio of that class's reads), its chunk size, current pages and items, and its read
+count (`requests`, the merge weight). Memory is counted the way memcached spends it: in 1 MiB
+pages, each holding `PAGE_SIZE // chunk_size` chunks. Two merges are produced on the same memory
+grid:
+
+* proportional join (MIMIR, seed 001 Fig. 4.3): every class keeps the same fraction of its
+  current size, globalHRC(M) = sum_i r_i * h_i(N_i * M / C) / sum_i r_i, with C today's memory;
+* optimal allocation: the split of whole pages between classes that maximises hits at each total,
+  max sum_i r_i * h_i(k_i * items_per_page_i) s.t. sum_i k_i <= P.
+
+The optimum is found on the upper concave hulls of the per-class page-value functions (greedy on
+marginal hits per page, merged over all classes). That is exact when every class is concave, and
+at hull breakpoints in general; elsewhere it yields a feasible allocation and a certified upper
+bound. When that certified gap is material, an exact dynamic program (max-plus convolution over
+pages) replaces it; for very large servers the program runs on page granules and the result says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+PAGE_SIZE = 1 << 20
+GRID_POINTS = 100
+# Certified gaps below this (hit-ratio units: 1e-3 = 0.1 pp) are not worth a dynamic program: the
+# curves themselves are only good to about 1-2 pp (ROUNDER MAE, seed 001 Table 5.1).
+GAP_TOLERANCE = 1e-3
+# Work budget (cells of the max-plus convolution) above which the program runs on page granules.
+DP_BUDGET = 2_000_000
+# Largest memory the grid extends to, as a multiple of today's (the agent covers (0, 2N] by default).
+MAX_SCALE = 8.0
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+class MergeInputError(ValueError):
+    """The snapshot's classes cannot be merged (a poison input: retrying will not help)."""
+
+
+@dataclass(frozen=True)
+class ClassCurve:
+    """One slab class's curve: `sizes` in items (strictly increasing, > 0), `hits` in [0, 1]."""
+
+    class_id: int
+    chunk_size: int
+    pages: int
+    current_items: int
+    requests: float
+    sizes: FloatArray
+    hits: FloatArray
+
+    @property
+    def items_per_page(self) -> float:
+        """Chunks in one page; below 1 for items larger than a page (chunked items)."""
+        if self.chunk_size <= PAGE_SIZE:
+            return float(PAGE_SIZE // self.chunk_size)
+        return 1.0 / math.ceil(self.chunk_size / PAGE_SIZE)
+
+    def hit_ratio_at(self, items: FloatArray | float) -> FloatArray:
+        """Linear between points, 0 at 0 items, held flat beyond the last point."""
+        xp, fp = np.concatenate(([0.0], self.sizes)), np.concatenate(([0.0], self.hits))
+        return np.asarray(np.interp(items, xp, fp), dtype=np.float64)
+
+    def items_for_pages(self, pages: FloatArray | IntArray | int) -> FloatArray:
+        return np.floor(np.asarray(pages, dtype=np.float64) * self.items_per_page + 1e-9)
+
+
+def class_from_protocol(cls: Mapping[str, Any]) -> ClassCurve:
+    """Build a ClassCurve from one element of a snapshot's `classes` (agent protocol v1)."""
+    try:
+        curve = cls["curve"]
+        pts = np.asarray(curve["points"], dtype=np.float64)
+        if pts.ndim != 2 or pts.shape[1] != 2 or pts.shape[0] < 1:
+            raise MergeInputError(f"class {cls.get('id')}: points must be [[items, hit_ratio], ...]")
+        out = ClassCurve(
+            class_id=int(cls["id"]),
+            chunk_size=int(cls["chunk_size"]),
+            pages=int(cls.get("pages") or 0),
+            current_items=int(curve.get("current_items", cls.get("items", 0)) or 0),
+            requests=float(cls.get("requests") or 0.0),
+            sizes=pts[:, 0].copy(),
+            hits=pts[:, 1].copy(),
+        )
+    except (KeyError, TypeError) as exc:
+        raise MergeInputError(f"class {cls.get('id') if isinstance(cls, Mapping) else '?'}: {exc!r}") from exc
+    validate_class(out)
+    return out
+
+
+def classes_from_rows(
+    rows: Sequence[tuple[int, int, int, int, float, Sequence[float], Sequence[float]]],
+) -> list[ClassCurve]:
+    """ClassCurves from (id, chunk_size, pages, current_items, requests, sizes, hit_ratios) rows,
+    converting all curves with one array construction when they have equal lengths (the usual
+    case: every class has curve_points points)."""
+    if not rows:
+        return []
+    lens = {len(r[5]) for r in rows} | {len(r[6]) for r in rows}
+    if len(lens) == 1:
+        sizes = np.asarray([r[5] for r in rows], dtype=np.float64)
+        hits = np.asarray([r[6] for r in rows], dtype=np.float64)
+        return [
+            ClassCurve(int(r[0]), int(r[1]), int(r[2]), int(r[3]), float(r[4]), sizes[i], hits[i])
+            for i, r in enumerate(rows)
+        ]
+    return [
+        ClassCurve(
+            int(r[0]),
+            int(r[1]),
+            int(r[2]),
+            int(r[3]),
+            float(r[4]),
+            np.asarray(r[5], dtype=np.float64),
+            np.asarray(r[6], dtype=np.float64),
+        )
+        for r in rows
+    ]
+
+
+def validate_class(c: ClassCurve) -> None:
+    where = f"class {c.class_id}"
+    if c.chunk_size <= 0:
+        raise MergeInputError(f"{where}: chunk_size must be > 0")
+    if c.pages < 0 or c.current_items < 0 or not math.isfinite(c.requests) or c.requests < 0:
+        raise MergeInputError(f"{where}: pages, items and requests must be finite and >= 0")
+    if not (np.all(np.isfinite(c.sizes)) and np.all(np.isfinite(c.hits))):
+        raise MergeInputError(f"{where}: curve has non-finite values")
+    if c.sizes[0] <= 0 or np.any(np.diff(c.sizes) <= 0):
+        raise MergeInputError(f"{where}: curve sizes must be > 0 and strictly increasing")
+    if np.any(c.hits < 0) or np.any(c.hits > 1) or np.any(np.diff(c.hits) < -1e-12):
+        raise MergeInputError(f"{where}: hit ratios must be in [0, 1] and non-decreasing")
+
+
+@dataclass(frozen=True)
+class PageMove:
+    from_class: int
+    to_class: int
+    pages: int
+
+
+@dataclass
+class MergeResult:
+    memory_bytes: FloatArray  # grid, bytes of slab memory (pages x 1 MiB)
+    proportional: FloatArray  # MIMIR proportional join, hit ratio on the grid
+    optimal: FloatArray  # best page allocation (feasible; exact unless optimal_method says granule)
+    optimal_upper: FloatArray  # concave-hull bound: no allocation can do better
+    optimal_method: str  # "hull-exact" | "hull-certified" | "dp-exact" | "dp-granule-<G>"
+    optimal_gap: float  # max(optimal_upper - optimal) over the grid
+    current_bytes: int
+    current_pages: int
+    total_requests: float
+    model_at_current: float  # proportional join at today's memory (the LRU model's prediction)
+    current_allocation_hit_ratio: float  # today's pages per class, valued on the curves
+    optimal_at_current: float  # best allocation of today's pages
+    allocation: dict[int, int] = field(default_factory=dict)  # class -> pages, best at today's total
+    moves: list[PageMove] = field(default_factory=list)  # slab rebalancing advice
+    valid_max_bytes: float = 0.0  # beyond this some class's curve is extrapolated (held flat)
+
+    @property
+    def rebalance_gain(self) -> float:
+        return self.optimal_at_current - self.current_allocation_hit_ratio
+
+
+# ---------------------------------------------------------------------------------------------
+# Page-value functions g_i(k) = r_i * h_i(items(k)) and their upper concave hulls
+
+
+class _PageFns:
+    """All classes packed into flat arrays, so that any batch of (class, pages) evaluations is a
+    single vectorised interpolation; plus the candidate pages where each g_i can bend."""
+
+    def __init__(self, classes: Sequence[ClassCurve]) -> None:
+        n = len(classes)
+        self.classes = list(classes)
+        self.requests = np.array([c.requests for c in classes], dtype=np.float64)
+        self.ipp = np.array([c.items_per_page for c in classes], dtype=np.float64)
+        self.last = np.array([c.sizes[-1] for c in classes], dtype=np.float64)
+        lens = np.array([len(c.sizes) + 1 for c in classes], dtype=np.int64)
+        self.row_start = np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64)
+        self.row_end = self.row_start + lens - 1  # index of each row's last point
+        row = np.repeat(np.arange(n), lens)
+        uniform = n > 0 and bool(np.all(lens == lens[0]))
+        if uniform:  # the usual case (every class has curve_points points): 2-D, no Python loop
+            sizes2 = np.stack([c.sizes for c in classes])
+            zeros = np.zeros((n, 1))
+            xs = np.hstack((zeros, sizes2)).ravel()
+            self.fp = np.hstack((zeros, np.stack([c.hits for c in classes]))).ravel()
+        else:
+            xs = np.concatenate([np.concatenate(([0.0], c.sizes)) for c in classes]) if n else np.zeros(0)
+            self.fp = np.concatenate([np.concatenate(([0.0], c.hits)) for c in classes]) if n else np.zeros(0)
+        # Each row's sizes normalised to [0, 1] and shifted by 2 x row: one sorted key for all rows.
+        self.key = xs / self.last[row] + 2.0 * row
+        self.xs = xs
+        active = self.requests > 0
+        self.max_pages = np.where(active, np.ceil(self.last / self.ipp - 1e-9), 0).astype(np.int64)
+        # g_i is linear in pages between the pages straddling each curve point, so its hull
+        # vertices (and any non-concavity) can only sit on these candidates.
+        parts_c: list[IntArray] = []
+        parts_k: list[IntArray] = []
+        big = np.flatnonzero(active & (self.ipp >= 1.0))
+        if len(big):
+            kcol = self.max_pages[big][:, None].astype(np.float64)
+            if uniform:
+                b = sizes2[big] / self.ipp[big][:, None]
+                cand = np.hstack((np.zeros((len(big), 1)), kcol, np.floor(b), np.ceil(b)))
+            else:
+                m = lens[big] - 1
+                cand = np.repeat(kcol, 2 * int(m.max()) + 2, axis=1)
+                for j, i in enumerate(big):  # rows differ in length only in unusual snapshots
+                    b1 = classes[int(i)].sizes / self.ipp[i]
+                    cand[j, : 2 * m[j] + 2] = np.concatenate(([0.0, kcol[j, 0]], np.floor(b1), np.ceil(b1)))
+            cand = np.minimum(np.sort(cand, axis=1), kcol).astype(np.int64)
+            keep = np.ones(cand.shape, dtype=bool)
+            keep[:, 1:] = cand[:, 1:] != cand[:, :-1]
+            parts_c.append(np.broadcast_to(big[:, None], cand.shape)[keep])
+            parts_k.append(cand[keep])
+        for i in np.flatnonzero(active & (self.ipp < 1.0)):
+            # Items larger than a page: the value only steps up when a whole item fits, at
+            # multiples of the item's pages, and is flat in between.
+            per_item = int(round(1.0 / self.ipp[i]))
+            steps = per_item * np.arange(int(math.ceil(self.last[i])) + 1)
+            ks = np.unique(
+                np.clip(np.concatenate(([self.max_pages[i]], steps, steps - 1)), 0, self.max_pages[i])
+            ).astype(np.int64)
+            parts_c.append(np.full(len(ks), i, dtype=np.int64))
+            parts_k.append(ks)
+        for i in np.flatnonzero(~active):
+            parts_c.append(np.array([i], dtype=np.int64))
+            parts_k.append(np.zeros(1, dtype=np.int64))
+        cc = np.concatenate(parts_c) if parts_c else np.zeros(0, dtype=np.int64)
+        kk = np.concatenate(parts_k) if parts_k else np.zeros(0, dtype=np.int64)
+        order = np.lexsort((kk, cc))
+        self.cand_class = cc[order]
+        self.cand_k = kk[order]
+        self.cand_g = self.g(self.cand_class, self.cand_k)
+
+    def hits_at_items(self, cls: IntArray, items: FloatArray) -> FloatArray:
+        """h_cls(items), vectorised over both arrays (linear, 0 at 0, flat beyond the last point)."""
+        cls = np.asarray(cls, dtype=np.int64)
+        t = np.minimum(np.asarray(items, dtype=np.float64) / self.last[cls], 1.0)
+        q = t + 2.0 * cls
+        j = np.searchsorted(self.key, q, side="right") - 1
+        j = np.clip(j, self.row_start[cls], self.row_end[cls] - 1)
+        x0, x1 = self.xs[j], self.xs[j + 1]
+        w = np.clip((t * self.last[cls] - x0) / (x1 - x0), 0.0, 1.0)
+        return np.asarray(self.fp[j] + w * (self.fp[j + 1] - self.fp[j]), dtype=np.float64)
+
+    def g(self, cls: IntArray | int, k: IntArray | int) -> FloatArray:
+        """Hits of class `cls` holding `k` pages."""
+        cls_a = np.asarray(cls, dtype=np.int64)
+        kk = np.minimum(np.asarray(k, dtype=np.int64), self.max_pages[cls_a])
+        items = np.floor(kk * self.ipp[cls_a] + 1e-9)
+        return np.asarray(self.requests[cls_a] * self.hits_at_items(cls_a, items), dtype=np.float64)
+
+
+def _page_functions(classes: Sequence[ClassCurve]) -> _PageFns:
+    return _PageFns(classes)
+
+
+def _upper_hull_all(fns: _PageFns) -> tuple[IntArray, IntArray, FloatArray, bool]:
+    """Upper concave hulls of every class at once (vectorised point removal).
+
+    Returns the hull vertices flattened (class index, page, value) and whether every class was
+    already concave (no candidate removed except collinear ones)."""
+    cls = fns.cand_class
+    k = fns.cand_k.astype(np.float64)
+    g = fns.cand_g
+    concave = True
+    while True:
+        n = len(k)
+        if n < 3:
+            break
+        same = cls[1:] == cls[:-1]
+        slope = np.full(n - 1, np.nan)
+        slope[same] = (g[1:][same] - g[:-1][same]) / (k[1:][same] - k[:-1][same])
+        interior = same[:-1] & same[1:]  # point j+1 has neighbours j and j+2 in its class
+        s_in, s_out = slope[:-1], slope[1:]
+        scale = 1e-12 * np.maximum(1.0, np.abs(g[1:-1]))
+        bend = interior & (s_in <= s_out + scale / np.maximum(k[2:] - k[:-2], 1.0))
+        if not bend.any():
+            break
+        if np.any(interior & (s_in < s_out - 1e-9 * np.maximum(np.abs(s_in), np.abs(s_out)) - 1e-15)):
+            concave = False
+        keep = np.ones(n, dtype=bool)
+        keep[1:-1] = ~bend
+        cls, k, g = cls[keep], k[keep], g[keep]
+    return cls, k.astype(np.int64), g, concave
+
+
+@dataclass
+class _Hull:
+    seg_class: IntArray
+    seg_k0: IntArray  # start page of the segment in its class
+    seg_dk: IntArray
+    seg_dg: FloatArray
+    cum_k: FloatArray  # total pages after taking segments 0..s (prefix, leading 0)
+    cum_g: FloatArray
+    concave: bool
+
+
+def _merged_hull(fns: _PageFns) -> _Hull:
+    cls, k, g, concave = _upper_hull_all(fns)
+    same = cls[1:] == cls[:-1]
+    seg_class = cls[1:][same]
+    seg_k0 = k[:-1][same]
+    seg_dk = (k[1:] - k[:-1])[same]
+    seg_dg = (g[1:] - g[:-1])[same]
+    slope = seg_dg / seg_dk
+    # Hull slopes fall within each class, so a stable sort by slope keeps each class's segments in
+    # order: taking them in this order is the greedy on marginal hits per page.
+    order = np.lexsort((seg_k0, seg_class, -slope))
+    seg_class, seg_k0, seg_dk, seg_dg = seg_class[order], seg_k0[order], seg_dk[order], seg_dg[order]
+    cum_k = np.concatenate(([0.0], np.cumsum(seg_dk, dtype=np.float64)))
+    cum_g = np.concatenate(([0.0], np.cumsum(seg_dg)))
+    return _Hull(seg_class, seg_k0, seg_dk, seg_dg, cum_k, cum_g, concave)
+
+
+def _hull_values(fns: _PageFns, hull: _Hull, pages: IntArray) -> tuple[FloatArray, FloatArray]:
+    """At each total `pages`: the hull bound and the value of the greedy's feasible allocation."""
+    upper = np.interp(pages, hull.cum_k, hull.cum_g)
+    s = np.searchsorted(hull.cum_k, pages, side="right") - 1  # segments 0..s-1 fully taken
+    s = np.clip(s, 0, len(hull.seg_class))
+    feasible = hull.cum_g[s].copy()
+    if hull.concave:
+        # On a concave class a hull segment is the function itself: every integer split is exact.
+        return upper, upper
+    rem = pages - hull.cum_k[np.minimum(s, len(hull.cum_k) - 1)]
+    partial = (s < len(hull.seg_class)) & (rem > 0)
+    if partial.any():
+        idx = s[partial]
+        seg_cls = hull.seg_class[idx]
+        k0 = hull.seg_k0[idx]
+        # at most one partial segment per requested total
+        feasible[partial] += fns.g(seg_cls, k0 + rem[partial].astype(np.int64)) - fns.g(seg_cls, k0)
+    return upper, np.minimum(feasible, upper)
+
+
+def _hull_allocation(fns: _PageFns, hull: _Hull, total: int) -> IntArray:
+    alloc = np.zeros(len(fns.classes), dtype=np.int64)
+    s = int(np.searchsorted(hull.cum_k, total, side="right") - 1)
+    s = min(max(s, 0), len(hull.seg_class))
+    np.add.at(alloc, hull.seg_class[:s], hull.seg_dk[:s])
+    if s < len(hull.seg_class):
+        alloc[hull.seg_class[s]] += int(total - hull.cum_k[s])
+    return alloc
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact dynamic program (max-plus convolution over pages)
+
+
+def _dp(fns: _PageFns, max_total: int, granule: int) -> tuple[FloatArray, list[IntArray]]:
+    """best[u] = max sum_i g_i(k_i * granule) with sum k_i <= u (u in granules); argmax per class."""
+    units = max_total // granule
+    best = np.zeros(units + 1)
+    choices: list[IntArray] = []
+    for i in range(len(fns.classes)):
+        kmax = min(int(math.ceil(fns.max_pages[i] / granule)), units)
+        if kmax == 0:
+            choices.append(np.zeros(units + 1, dtype=np.int64))
+            continue
+        gi = fns.g(i, np.arange(kmax + 1, dtype=np.int64) * granule)
+        padded = np.concatenate((np.full(kmax, -np.inf), best))
+        win = np.lib.stride_tricks.sliding_window_view(padded, kmax + 1)  # win[u, j] = best[u+j-kmax]
+        total = win + gi[::-1]
+        j = np.argmax(total, axis=1)
+        best = total[np.arange(units + 1), j]
+        choices.append((kmax - j).astype(np.int64))
+    # best is non-decreasing already (k_i = 0 is always allowed), sum k_i <= u holds by construction
+    return best, choices
+
+
+def _dp_backtrack(choices: list[IntArray], units: int) -> IntArray:
+    alloc = np.zeros(len(choices), dtype=np.int64)
+    u = units
+    for i in range(len(choices) - 1, -1, -1):
+        alloc[i] = choices[i][u]
+        u -= int(alloc[i])
+    return alloc
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def current_pages_of(c: ClassCurve) -> int:
+    """Today's pages of a class: as reported, or enough for its items when the agent sent none."""
+    if c.pages > 0:
+        return c.pages
+    return int(math.ceil(c.current_items / c.items_per_page - 1e-9)) if c.current_items > 0 else 0
+
+
+def rebalancing_moves(current: Mapping[int, int], target: Mapping[int, int]) -> list[PageMove]:
+    """Pair classes that should give pages with classes that should get them, largest first."""
+    donors = sorted(
+        ((current.get(c, 0) - target.get(c, 0), c) for c in current if current.get(c, 0) > target.get(c, 0)),
+        reverse=True,
+    )
+    takers = sorted(
+        ((target.get(c, 0) - current.get(c, 0), c) for c in target if target.get(c, 0) > current.get(c, 0)),
+        reverse=True,
+    )
+    moves: list[PageMove] = []
+    d = [[n, c] for n, c in donors]
+    t = [[n, c] for n, c in takers]
+    di = ti = 0
+    while di < len(d) and ti < len(t):
+        n = min(d[di][0], t[ti][0])
+        moves.append(PageMove(from_class=d[di][1], to_class=t[ti][1], pages=n))
+        d[di][0] -= n
+        t[ti][0] -= n
+        if d[di][0] == 0:
+            di += 1
+        if t[ti][0] == 0:
+            ti += 1
+    return moves
+
+
+def _validate_packed(fns: _PageFns, classes: Sequence[ClassCurve]) -> None:
+    """The checks of validate_class, for every class at once; names the first bad class."""
+    bad = np.zeros(len(classes), dtype=bool)
+    for c_i, c in enumerate(classes):
+        if (
+            c.chunk_size <= 0
+            or c.pages < 0
+            or c.current_items < 0
+            or len(c.sizes) == 0
+            or len(c.sizes) != len(c.hits)
+        ):
+            bad[c_i] = True
+    if not bad.any() and len(classes):
+        row = np.repeat(np.arange(len(classes)), fns.row_end - fns.row_start + 1)
+        same = row[1:] == row[:-1]
+        dx = np.diff(fns.xs)[same]
+        dy = np.diff(fns.fp)[same]
+        bad_pt = (
+            ~np.isfinite(fns.xs[1:][same])
+            | ~np.isfinite(fns.fp[1:][same])
+            | (dx <= 0)
+            | (dy < -1e-12)
+            | (fns.fp[1:][same] > 1)
+        )
+        bad |= np.bincount(row[1:][same][bad_pt], minlength=len(classes)) > 0
+        bad |= ~np.isfinite(fns.requests) | (fns.requests < 0)
+    if bad.any():
+        validate_class(classes[int(np.argmax(bad))])  # raises with the precise reason
+        raise MergeInputError(f"class {classes[int(np.argmax(bad))].class_id}: invalid curve")
+
+
+def merge(
+    classes: Sequence[ClassCurve],
+    grid_points: int = GRID_POINTS,
+    method: str = "auto",
+    dp_budget: int = DP_BUDGET,
+) -> MergeResult:
+    """Merge class curves into a server curve. `method`: "auto" (hull, DP when the certified gap
+    is above GAP_TOLERANCE), "hull" (never DP) or "dp" (always DP)."""
+    if method not in ("auto", "hull", "dp"):
+        raise ValueError(f"unknown method {method!r}")
+    ids = [c.class_id for c in classes]
+    if len(set(ids)) != len(ids):
+        raise MergeInputError("duplicate class ids in one snapshot")
+    if not classes:
+        raise MergeInputError("a snapshot needs at least one class")
+    for c in classes:
+        if c.chunk_size <= 0 or len(c.sizes) == 0:
+            validate_class(c)
+    fns = _PageFns(classes)
+    _validate_packed(fns, classes)
+    n = len(classes)
+    requests = fns.requests
+    total_requests = float(requests.sum())
+    items_now = np.array([c.current_items for c in classes], dtype=np.float64)
+    cur_pages = np.array([current_pages_of(c) for c in classes], dtype=np.int64)
+    current_pages = int(cur_pages.sum())
+    current_bytes = current_pages * PAGE_SIZE
+
+    # Grid: up to the smallest factor by which every weighted class's curve extends past today's
+    # items (2 with the agent's default ghost factor), never below today's memory.
+    weighted = (requests > 0) & (items_now > 0)
+    scale_valid = float(np.min(fns.last[weighted] / items_now[weighted])) if weighted.any() else 1.0
+    scale_max = min(max(scale_valid, 1.0), MAX_SCALE)
+    if current_pages == 0:
+        # An empty server: the grid spans what the curves cover when every class is filled.
+        max_pages = max(int(fns.max_pages.sum()), 1)
+    else:
+        max_pages = max(int(math.ceil(current_pages * scale_max - 1e-9)), current_pages, 1)
+    grid_pages = np.unique(np.maximum(np.round(np.linspace(0, max_pages, grid_points + 1)[1:]), 1)).astype(
+        np.int64
+    )
+    memory = grid_pages.astype(np.float64) * PAGE_SIZE
+    norm = total_requests if total_requests > 0 else 1.0
+    idx = np.arange(n, dtype=np.int64)
+
+    # Proportional join: each class at the same fraction of today's items.
+    prop = np.zeros(len(grid_pages))
+    model_at_current = 0.0
+    if total_requests > 0 and current_pages > 0:
+        frac = grid_pages / current_pages
+        h = fns.hits_at_items(np.repeat(idx, len(frac)), np.outer(items_now, frac).ravel())
+        prop = (requests @ h.reshape(n, len(frac))) / total_requests
+        model_at_current = float(requests @ fns.hits_at_items(idx, items_now)) / total_requests
+
+    # Optimal allocation.
+    hull = _merged_hull(fns)
+    eval_pages = np.append(grid_pages, current_pages)
+    upper, feasible = _hull_values(fns, hull, eval_pages)
+    gap = float(np.max(upper - feasible)) / norm
+    opt_method = "hull-exact" if hull.concave else "hull-certified"
+    alloc_cur = _hull_allocation(fns, hull, current_pages)
+    run_dp = method == "dp" or (method == "auto" and not hull.concave and gap > GAP_TOLERANCE)
+    if run_dp and total_requests > 0:
+        top = int(eval_pages.max())
+        work = float(np.minimum(fns.max_pages, top).sum() + n) * (top + 1)
+        granule = max(1, int(math.ceil(math.sqrt(work / dp_budget))))
+        best, choices = _dp(fns, top, granule)
+        dp_vals = best[eval_pages // granule]
+        dp_alloc = _dp_backtrack(choices, current_pages // granule) * granule
+        if granule > 1:
+            # Leftover pages below one granule go, one by one, where they add the most hits.
+            for _ in range(current_pages - int(dp_alloc.sum())):
+                gains = fns.g(idx, dp_alloc + 1) - fns.g(idx, dp_alloc)
+                dp_alloc[int(np.argmax(gains))] += 1
+            opt_method = f"dp-granule-{granule}"
+            feasible = np.maximum(feasible, dp_vals)  # both are feasible; keep the better
+            if fns.g(idx, dp_alloc).sum() > fns.g(idx, alloc_cur).sum():
+                alloc_cur = dp_alloc
+        else:
+            opt_method = "dp-exact"
+            feasible = dp_vals
+            alloc_cur = dp_alloc
+        gap = float(np.max(upper - feasible)) / norm
+    value_cur_alloc = float(fns.g(idx, alloc_cur).sum())
+    value_today = float(fns.g(idx, cur_pages).sum())
+
+    # Pages the optimum leaves unused (every curve saturated) stay where they are.
+    target = {c.class_id: int(alloc_cur[i]) for i, c in enumerate(classes)}
+    current = {c.class_id: int(cur_pages[i]) for i, c in enumerate(classes)}
+    spare = current_pages - sum(target.values())
+    for cid in sorted(current, key=lambda x: current[x] - target[x], reverse=True):
+        if spare <= 0:
+            break
+        give = min(spare, max(current[cid] - target[cid], 0))
+        target[cid] += give
+        spare -= give
+
+    valid_max = (scale_valid * current_bytes) if current_pages > 0 else float(memory[-1])
+    return MergeResult(
+        memory_bytes=memory,
+        proportional=prop,
+        optimal=feasible[:-1] / norm,
+        optimal_upper=upper[:-1] / norm,
+        optimal_method=opt_method,
+        optimal_gap=max(gap, 0.0),
+        current_bytes=current_bytes,
+        current_pages=current_pages,
+        total_requests=total_requests,
+        model_at_current=model_at_current,
+        current_allocation_hit_ratio=min(value_today / norm, 1.0),
+        optimal_at_current=max(min(value_cur_alloc / norm, 1.0), min(value_today / norm, 1.0)),
+        allocation=target,
+        moves=rebalancing_moves(current, target) if value_cur_alloc > value_today + 1e-12 else [],
+        valid_max_bytes=float(valid_max),
+    )

@@ -1,0 +1,102 @@
+"""What a task does when something goes wrong: which errors are worth retrying, how a row's
+attempts are counted, and when an input is given up on (parked).
+
+* Transient errors (database or broker unreachable, connection dropped, deadlock, serialization
+  failure): the task retries itself with exponential backoff; the row stays pending/failed.
+* Poison inputs (data that can never be processed): the row is parked at once with its error.
+* Anything else (a bug, or an input that crashes us in a way we did not foresee): the row is
+  marked failed with the error; the re-enqueue job retries it until MAX_ATTEMPTS, then parks it.
+
+Attempts are counted in their own committed transaction *before* the work, so an input that
+kills the worker process (SIGKILL, out of memory) is still counted and eventually parked.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+import kombu.exceptions
+import redis.exceptions
+from hitcurve.core.db import get_sessionmaker
+from sqlalchemy import exc as sa_exc
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+MAX_ATTEMPTS = int(os.environ.get("HITCURVE_WORKER_MAX_ATTEMPTS", "8"))
+
+RETRYABLE: tuple[type[BaseException], ...] = (
+    sa_exc.OperationalError,  # connection refused/dropped, admin shutdown, deadlock, serialization
+    sa_exc.InterfaceError,
+    sa_exc.TimeoutError,  # connection pool exhausted
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    kombu.exceptions.OperationalError,
+    ConnectionError,
+    TimeoutError,
+)
+
+# Celery task options shared by every task that touches the database.
+RETRY_OPTS: dict[str, Any] = {
+    "autoretry_for": RETRYABLE,
+    "retry_backoff": 1,
+    "retry_backoff_max": 60,
+    "retry_jitter": True,
+    "max_retries": 12,
+    "acks_late": True,
+}
+
+
+class PoisonInput(ValueError):
+    """The input can never be processed; park it with this message."""
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def session() -> Session:
+    return get_sessionmaker()()
+
+
+def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, RETRYABLE):
+        return True
+    return isinstance(exc, sa_exc.DBAPIError) and bool(exc.connection_invalidated)
+
+
+def claim_attempt(model: Any, obj_id: Any) -> int | None:
+    """Count one attempt on a pending/failed row; None when there is nothing to do (processed,
+    parked or missing). Committed at once, so a crash during the work still counts."""
+    with session() as db:
+        n = db.execute(
+            update(model)
+            .where(model.id == obj_id, model.status.in_(("pending", "failed")))
+            .values(attempts=model.attempts + 1)
+            .returning(model.attempts)
+        ).scalar_one_or_none()
+        db.commit()
+    return None if n is None else int(n)
+
+
+def mark(model: Any, obj_id: Any, status: str, error: str | None) -> None:
+    """Best effort: record failed/parked with the error (the database may be the thing that is down)."""
+    try:
+        with session() as db:
+            values: dict[str, Any] = {"status": status, "error": (error or "")[:4000]}
+            if status == "parked":
+                values["processed_at"] = now()
+            db.execute(
+                update(model)
+                .where(model.id == obj_id, model.status.in_(("pending", "failed")))
+                .values(**values)
+            )
+            db.commit()
+    except Exception:  # noqa: S110 - the caller retries or the re-enqueue job will see the row again
+        pass
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:4000]

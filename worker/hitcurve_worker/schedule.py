@@ -1,0 +1,13 @@
+"""Celery beat schedule (scripts/demo.sh starts `celery beat` when this module imports).
+
+A plain dict, read by celery_app.make_celery, so `celery -A hitcurve_worker.celery_app beat`
+always has it and importing this module needs no settings."""
+
+from typing import Any
+
+BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
+    # pending work older than a minute (lost with a killed worker or a dead broker) goes back
+    "requeue-stale-work": {"task": "hitcurve.requeue_stale", "schedule": 30.0},
+    "agent-silent-alerts": {"task": "hitcurve.check_silent_agents", "schedule": 60.0},
+    "downsample-and-retain-history": {"task": "hitcurve.downsample_history", "schedule": 3600.0},
+}

@@ -1,0 +1,343 @@
+"""run_simulation: replay a server's (or a cluster's) sampled trace chunks through replacement
+policies at the requested sizes, fanned out one policy per task (a Celery chord), with progress
+0..1 on the run row and one result row per (run, policy, size).
+
+The agent samples keys spatially at rate R (SHARDS-style), so a cache of S bytes is simulated at
+S*R bytes on the sample (miniature simulation, Waldspurger et al. ATC'17) and reported at S.
+Several servers of a cluster share a keyspace through consistent hashing: their samples are
+merged in time order and simulated as one cache of the cluster's total size.
+
+Reliability: results are upserted on (run, policy, size), so a policy that runs twice changes
+nothing; a dispatch skips policies already complete, so re-dispatching a run whose chord was lost
+(worker killed) only redoes what is missing. Bad requests (unknown policy, no trace in the
+window) fail the run with a clear error and are not retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from celery import Task, chord
+from hitcurve import tracecodec
+from hitcurve.models import Server, SimulationResult, SimulationRun, TraceChunk
+from sqlalchemy import and_, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.orm import Session
+
+from hitcurve_worker.celery_app import app
+from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, PoisonInput, describe, now, session
+
+log = logging.getLogger("hitcurve.worker.simulation")
+REPO = Path(__file__).resolve().parents[2]
+# The simulator's own op codes (hitcurve_sim.GET/SET/DELETE); the agent's are 1 hit, 2 miss,
+# 3 set, 4 delete, 5 evict (evictions are memcached's own decisions, not requests).
+_AGENT_TO_SIM = {1: 0, 2: 0, 3: 1, 4: 3}
+
+
+def sim_module() -> ModuleType:
+    """hitcurve_sim, installed or built in place under simulator/python."""
+    try:
+        import hitcurve_sim
+    except ImportError:
+        sys.path.insert(0, str(REPO / "simulator" / "python"))
+        import hitcurve_sim
+    return hitcurve_sim
+
+
+@dataclass
+class Trace:
+    keys: np.ndarray  # uint64
+    ops: np.ndarray  # uint8, simulator codes
+    sizes: np.ndarray  # uint32, bytes
+    costs: np.ndarray  # float64, microseconds of recomputation on a miss
+    sample_rate: float
+    chunks: int
+    notes: list[str] = field(default_factory=list)
+
+
+def _subject_servers(db: Session, run: SimulationRun) -> list[uuid.UUID]:
+    if run.server_id is not None:
+        return [run.server_id]
+    return list(
+        db.execute(
+            select(Server.id).where(Server.org_id == run.org_id, Server.cluster_id == run.cluster_id)
+        ).scalars()
+    )
+
+
+def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
+    """Merge decoded chunks into simulator arrays (pure; tested without a database)."""
+    notes: list[str] = []
+    if not columns:
+        raise PoisonInput("no trace chunks for this subject in the window")
+    rate = Counter(rates).most_common(1)[0][0]
+    keep = [c for c, r in zip(columns, rates, strict=True) if r == rate]
+    if len(keep) < len(columns):
+        notes.append(f"{len(columns) - len(keep)} chunks with another sample rate than {rate} left out")
+    cat = {k: np.concatenate([c[k] for c in keep]) for k in ("ts_us", "key", "op", "size", "cost_us")}
+    order = np.argsort(cat["ts_us"], kind="stable")
+    op = cat["op"][order]
+    req = np.isin(op, list(_AGENT_TO_SIM))
+    keys = cat["key"][order][req].astype(np.uint64)
+    if len(keys) == 0:
+        raise PoisonInput("the trace chunks in the window hold no requests")
+    ops = np.zeros(len(keys), dtype=np.uint8)
+    for a, s in _AGENT_TO_SIM.items():
+        ops[op[req] == a] = s
+    size = cat["size"][order][req].astype(np.int64)
+    cost = cat["cost_us"][order][req].astype(np.float64)
+    uniq, inv = np.unique(keys, return_inverse=True)
+    # A miss carries size 0 and a SET carries the cost of refilling it: spread each key's known
+    # size (largest seen) and cost (mean of its samples) over all its requests.
+    key_size = np.zeros(len(uniq), dtype=np.int64)
+    np.maximum.at(key_size, inv, size)
+    known = size[size > 0]
+    default_size = int(np.median(known)) if len(known) else 1024
+    key_size[key_size <= 0] = default_size
+    has = ~np.isnan(cost)
+    csum = np.zeros(len(uniq))
+    cnt = np.zeros(len(uniq))
+    np.add.at(csum, inv[has], cost[has])
+    np.add.at(cnt, inv[has], 1.0)
+    default_cost = float(np.median(cost[has])) if has.any() else 1.0
+    key_cost = np.where(cnt > 0, csum / np.maximum(cnt, 1.0), default_cost)
+    sizes = np.clip(key_size[inv], 1, 2**32 - 1).astype(np.uint32)
+    return Trace(keys, ops, sizes, key_cost[inv].astype(np.float64), float(rate), len(keep), notes)
+
+
+def load_trace(db: Session, run: SimulationRun) -> Trace:
+    servers = _subject_servers(db, run)
+    if not servers:
+        raise PoisonInput("the cluster has no servers")
+    rows = db.execute(
+        select(TraceChunk.data, TraceChunk.data_format, TraceChunk.sample_rate, TraceChunk.id)
+        .where(
+            TraceChunk.org_id == run.org_id,
+            TraceChunk.server_id.in_(servers),
+            TraceChunk.status.in_(("pending", "processed", "failed")),
+            TraceChunk.window_end > run.window_start,
+            TraceChunk.window_start < run.window_end,
+        )
+        .order_by(TraceChunk.window_start, TraceChunk.seq)
+    ).all()
+    cols, rates, bad = [], [], 0
+    for data, fmt, rate, _cid in rows:
+        if fmt != tracecodec.FORMAT:
+            bad += 1
+            continue
+        try:
+            cols.append(tracecodec.decode_records(data))
+            rates.append(float(rate))
+        except Exception:  # an undecodable chunk is parked by process_trace_chunk; skip it here
+            bad += 1
+    trace = assemble(cols, rates)
+    if bad:
+        trace.notes.append(f"{bad} undecodable chunks left out")
+    return trace
+
+
+def simulate(trace: Trace, policy: str, sizes_bytes: list[int]) -> list[dict[str, Any]]:
+    hs = sim_module()
+    scaled = [max(1, round(s * trace.sample_rate)) for s in sizes_bytes]
+    out = hs.simulate(
+        trace.keys,
+        [policy],
+        scaled,
+        object_sizes=trace.sizes,
+        costs=trace.costs,
+        ops=trace.ops.tobytes(),
+        unit="bytes",
+    )
+    by_size = {int(r["size"]): r for r in out}
+    return [dict(by_size[sc], size_bytes=s, sim_size=sc) for s, sc in zip(sizes_bytes, scaled, strict=True)]
+
+
+def _complete_policies(db: Session, run: SimulationRun) -> set[str]:
+    rows = db.execute(
+        select(SimulationResult.policy, func.count())
+        .where(SimulationResult.run_id == run.id)
+        .group_by(SimulationResult.policy)
+    ).all()
+    n = len(set(run.sizes_bytes))
+    return {p for p, c in rows if c >= n}
+
+
+def _set_progress(db: Session, run: SimulationRun) -> None:
+    done = len(_complete_policies(db, run) & set(run.policies))
+    p = 0.05 + 0.9 * done / max(1, len(set(run.policies)))
+    db.execute(
+        update(SimulationRun)
+        .where(SimulationRun.id == run.id, SimulationRun.status == "running")
+        .values(progress=func.greatest(SimulationRun.progress, p))
+    )
+
+
+def _fail(run_id: uuid.UUID, error: str) -> None:
+    with session() as db:
+        db.execute(
+            update(SimulationRun)
+            .where(SimulationRun.id == run_id, SimulationRun.status.in_(("pending", "running")))
+            .values(status="failed", error=error[:4000], finished_at=now())
+        )
+        db.commit()
+
+
+@app.task(name="hitcurve.run_simulation", bind=True, **RETRY_OPTS)
+def run_simulation(self: Task, run_id: str) -> dict[str, Any]:
+    """Validate the run, mark it running and dispatch one task per policy still missing."""
+    try:
+        rid = uuid.UUID(str(run_id))
+    except ValueError:
+        return {"status": "bad-id"}
+    with session() as db:
+        attempts = db.execute(
+            update(SimulationRun)
+            .where(SimulationRun.id == rid, SimulationRun.status.in_(("pending", "running")))
+            .values(attempts=SimulationRun.attempts + 1)
+            .returning(SimulationRun.attempts)
+        ).scalar_one_or_none()
+        db.commit()
+    if attempts is None:
+        return {"status": "nothing-to-do"}
+    if attempts > MAX_ATTEMPTS:
+        _fail(rid, f"gave up after {attempts - 1} attempts")
+        return {"status": "failed"}
+    with session() as db:
+        run = db.get(SimulationRun, rid)
+        assert run is not None
+        known = {name for name, _ in sim_module().policies()}
+        unknown = [p for p in run.policies if p not in known]
+        try:
+            if unknown:
+                raise PoisonInput(
+                    f"unknown policies: {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+                )
+            if not run.sizes_bytes or any(s <= 0 for s in run.sizes_bytes):
+                raise PoisonInput("sizes must be positive byte counts")
+            if run.window_end <= run.window_start:
+                raise PoisonInput("the window ends before it starts")
+            n_chunks = db.execute(
+                select(func.count())
+                .select_from(TraceChunk)
+                .where(
+                    and_(
+                        TraceChunk.org_id == run.org_id,
+                        TraceChunk.server_id.in_(_subject_servers(db, run)),
+                        TraceChunk.status.in_(("pending", "processed", "failed")),
+                        TraceChunk.window_end > run.window_start,
+                        TraceChunk.window_start < run.window_end,
+                    )
+                )
+            ).scalar_one()
+            if not n_chunks:
+                raise PoisonInput(
+                    "no trace chunks for this subject in the window: the agent uploads them "
+                    "when trace sampling is on"
+                )
+        except PoisonInput as exc:
+            db.rollback()
+            _fail(rid, str(exc))
+            return {"status": "failed", "error": str(exc)}
+        db.execute(
+            update(SimulationRun)
+            .where(SimulationRun.id == rid)
+            .values(
+                status="running",
+                started_at=func.coalesce(SimulationRun.started_at, now()),
+                enqueued_at=now(),
+                progress=func.greatest(SimulationRun.progress, 0.05),
+                error=None,
+            )
+        )
+        missing = [p for p in dict.fromkeys(run.policies) if p not in _complete_policies(db, run)]
+        db.commit()
+    if not missing:
+        return finish_simulation.run(str(rid))
+    chord([simulate_policy.si(str(rid), p) for p in missing])(finish_simulation.si(str(rid)))
+    return {"status": "dispatched", "policies": missing}
+
+
+@app.task(name="hitcurve.simulate_policy", bind=True, **RETRY_OPTS)
+def simulate_policy(self: Task, run_id: str, policy: str) -> dict[str, Any]:
+    rid = uuid.UUID(run_id)
+    with session() as db:
+        run = db.get(SimulationRun, rid)
+        if run is None or run.status != "running":
+            return {"status": "skipped"}
+        if policy in _complete_policies(db, run):
+            return {"status": "already-done"}
+        try:
+            trace = load_trace(db, run)
+            sizes = sorted(set(int(s) for s in run.sizes_bytes))
+            results = simulate(trace, policy, sizes)
+        except (PoisonInput, ValueError) as exc:
+            db.rollback()
+            _fail(rid, f"{policy}: {describe(exc)}")
+            return {"status": "failed"}
+        at = now()
+        for r in results:
+            values = dict(
+                org_id=run.org_id,
+                run_id=rid,
+                policy=policy,
+                size_bytes=r["size_bytes"],
+                hit_ratio=float(r["hit_ratio"]),
+                byte_hit_ratio=float(r["byte_hit_ratio"]),
+                recompute_cost_total_us=float(r.get("miss_cost_total", 0.0)) / trace.sample_rate,
+                recompute_cost_p99_us=float(r.get("miss_cost_p99", 0.0)),
+                requests=int(round(int(r["requests"]) / trace.sample_rate)),
+                details={
+                    "sample_rate": trace.sample_rate,
+                    "sampled_requests": int(r["requests"]),
+                    "simulated_size_bytes": r["sim_size"],
+                    "hits": int(r.get("hits", 0)),
+                    "evictions": int(r.get("evictions", 0)),
+                    "seconds": float(r.get("seconds", 0.0)),
+                    "chunks": trace.chunks,
+                    "notes": trace.notes,
+                },
+                computed_at=at,
+            )
+            db.execute(
+                pg_insert(SimulationResult)
+                .values(**values)
+                .on_conflict_do_update(
+                    constraint="uq_simulation_results_cell",
+                    set_={
+                        k: v
+                        for k, v in values.items()
+                        if k not in ("run_id", "policy", "size_bytes", "org_id")
+                    },
+                )
+            )
+        db.flush()
+        _set_progress(db, run)
+        db.commit()
+    return {"status": "done", "policy": policy, "sizes": len(results)}
+
+
+@app.task(name="hitcurve.finish_simulation", bind=True, **RETRY_OPTS)
+def finish_simulation(self: Task, run_id: str) -> dict[str, Any]:
+    rid = uuid.UUID(run_id)
+    with session() as db:
+        run = db.get(SimulationRun, rid)
+        if run is None or run.status != "running":
+            return {"status": run.status if run else "missing"}
+        missing = set(run.policies) - _complete_policies(db, run)
+        if missing:  # a policy task was lost; the housekeeping job re-dispatches the run
+            return {"status": "incomplete", "missing": sorted(missing)}
+        db.execute(
+            update(SimulationRun)
+            .where(SimulationRun.id == rid, SimulationRun.status == "running")
+            .values(status="done", progress=1.0, finished_at=now(), error=None)
+        )
+        db.commit()
+    return {"status": "done"}

@@ -1,0 +1,478 @@
+"""process_snapshot: merge -> calibrate -> server curve + accuracy record -> cluster curve -> alerts.
+
+All writes for one snapshot happen in one transaction, keyed on natural keys (the snapshot id
+for server curves and accuracy records, (cluster, window_end, basis) for cluster curves under an
+advisory lock, the open-alert partial unique index for alerts), and the snapshot is marked
+processed in the same transaction. Re-running the task therefore changes nothing, and a worker
+killed half way leaves nothing behind: the snapshot stays pending and is re-enqueued.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from celery import Task
+from hitcurve.models import (
+    AccuracyRecord,
+    Cluster,
+    ClusterCurve,
+    Server,
+    ServerCurve,
+    Snapshot,
+    SnapshotClass,
+)
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.orm import Session
+
+from hitcurve_worker import alerts as rules
+from hitcurve_worker.calibrate import calibrate, curve_at, uncertainty_band
+from hitcurve_worker.celery_app import app
+from hitcurve_worker.cluster import ServerInput, combine
+from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows, merge
+from hitcurve_worker.reliability import (
+    MAX_ATTEMPTS,
+    RETRY_OPTS,
+    PoisonInput,
+    claim_attempt,
+    describe,
+    is_retryable,
+    mark,
+    now,
+    session,
+)
+
+log = logging.getLogger("hitcurve.worker.snapshot")
+
+HISTORY_WINDOWS = 60  # accuracy records behind the band
+ALERT_WINDOWS = 10  # accuracy records behind the curve-error alert
+CLUSTER_FRESH = timedelta(minutes=15)  # server curves older than this are left out of a cluster curve
+
+
+def _test_pause() -> None:
+    """Test hook: hold the transaction open so a test can kill the worker or the database
+    mid-task (HITCURVE_WORKER_TEST_PAUSE_S; unset in production)."""
+    pause = float(os.environ.get("HITCURVE_WORKER_TEST_PAUSE_S", "0") or 0)
+    if pause > 0:
+        time.sleep(pause)
+
+
+def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
+    rows = db.execute(
+        select(
+            SnapshotClass.class_id,
+            SnapshotClass.chunk_size,
+            SnapshotClass.pages,
+            SnapshotClass.current_items,
+            SnapshotClass.requests,
+            SnapshotClass.sizes_items,
+            SnapshotClass.hit_ratios,
+        )
+        .where(SnapshotClass.snapshot_id == snapshot_id)
+        .order_by(SnapshotClass.class_id)
+    ).all()
+    if not rows:
+        raise PoisonInput("snapshot has no slab classes")
+    for r in rows:
+        if len(r[5]) != len(r[6]) or len(r[5]) == 0:
+            raise PoisonInput(f"class {r[0]}: sizes and hit ratios differ in length")
+    return classes_from_rows([tuple(r) for r in rows])
+
+
+# One open alert per (org, kind, subject): the partial unique index uq_alerts_open_subject.
+_OPEN_ALERT = text(
+    "INSERT INTO alerts (id, org_id, cluster_id, server_id, kind, severity, message, details, state,"
+    " first_seen_at, last_seen_at)"
+    " VALUES (:id, :org, :cl, :sv, :kind, :sev, :msg, CAST(:det AS jsonb), 'open', :at, :at)"
+    " ON CONFLICT (org_id, kind, coalesce(cluster_id, '00000000-0000-0000-0000-000000000000'::uuid),"
+    " coalesce(server_id, '00000000-0000-0000-0000-000000000000'::uuid)) WHERE state = 'open'"
+    " DO UPDATE SET severity = EXCLUDED.severity, message = EXCLUDED.message, details = EXCLUDED.details,"
+    " last_seen_at = GREATEST(alerts.last_seen_at, EXCLUDED.last_seen_at)"
+)
+_RESOLVE_ALERT = text(
+    "UPDATE alerts SET state = 'resolved', resolved_at = :at WHERE org_id = :org AND kind = :kind"
+    " AND state = 'open' AND cluster_id IS NOT DISTINCT FROM :cl"
+    " AND server_id IS NOT DISTINCT FROM :sv"
+)
+
+
+def upsert_alert(
+    db: Session,
+    org_id: uuid.UUID,
+    kind: str,
+    firing: rules.Firing | None,
+    *,
+    cluster_id: uuid.UUID | None = None,
+    server_id: uuid.UUID | None = None,
+    at: datetime | None = None,
+) -> None:
+    """Open or refresh the one open alert of (kind, subject) while it fires; resolve it when not."""
+    at = at or now()
+    if firing is not None:
+        db.execute(
+            _OPEN_ALERT,
+            {
+                "id": uuid.uuid4(),
+                "org": org_id,
+                "cl": cluster_id,
+                "sv": server_id,
+                "kind": kind,
+                "sev": firing.severity,
+                "msg": firing.message,
+                "det": _json(firing.details),
+                "at": at,
+            },
+        )
+    else:
+        db.execute(_RESOLVE_ALERT, {"org": org_id, "kind": kind, "cl": cluster_id, "sv": server_id, "at": at})
+
+
+def _json(d: dict[str, Any]) -> str:
+    import json
+
+    return json.dumps(d, default=str)
+
+
+def _latest_window(db: Session, server_id: uuid.UUID) -> datetime | None:
+    return db.execute(
+        select(func.max(ServerCurve.window_end)).where(ServerCurve.server_id == server_id)
+    ).scalar_one_or_none()
+
+
+def update_cluster(
+    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, at: datetime
+) -> ClusterCurve | None:
+    """Recompute the cluster curve from each member's latest curve; evaluate cluster alerts."""
+    db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"cluster:{cluster_id}"})
+    cluster = db.get(Cluster, cluster_id)
+    if cluster is None:
+        return None
+    members = (
+        db.execute(select(Server.id).where(Server.cluster_id == cluster_id, Server.org_id == org_id))
+        .scalars()
+        .all()
+    )
+    latest = []
+    for sid in members:
+        c = db.execute(
+            select(ServerCurve, Snapshot.cmd_get)
+            .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
+            .where(ServerCurve.server_id == sid)
+            .order_by(ServerCurve.window_end.desc())
+            .limit(1)
+        ).first()
+        if c is not None:
+            latest.append(c)
+    if not latest:
+        return None
+    newest = max(c[0].window_end for c in latest)
+    fresh = [c for c in latest if c[0].window_end >= newest - CLUSTER_FRESH]
+    calibrated = all(c[0].hit_ratio_calibrated for c in fresh)
+    inputs = []
+    for sc, gets in fresh:
+        ys = sc.hit_ratio_calibrated if calibrated else sc.hit_ratio_proportional
+        inputs.append(
+            ServerInput(
+                str(sc.server_id),
+                np.asarray(sc.sizes_bytes),
+                np.asarray(ys),
+                float(sc.current_bytes),
+                float(gets or 0) or 1.0,
+                sc.measured_hit_ratio,
+                np.asarray(sc.band_low) if sc.band_low else None,
+                np.asarray(sc.band_high) if sc.band_high else None,
+            )
+        )
+    try:
+        res = combine(inputs, node_size_bytes=cluster.node_size_bytes)
+    except ValueError:
+        return None
+    window_end = min(c[0].window_end for c in fresh)
+    basis = "calibrated" if calibrated else "model"
+    db.execute(
+        delete(ClusterCurve).where(
+            ClusterCurve.cluster_id == cluster_id,
+            ClusterCurve.window_end == window_end,
+            ClusterCurve.basis == basis,
+        )
+    )
+    row = ClusterCurve(
+        org_id=org_id,
+        cluster_id=cluster_id,
+        computed_at=at,
+        window_end=window_end,
+        basis=basis,
+        sizes_bytes=res.sizes_bytes.tolist(),
+        hit_ratios=res.hit_ratios.tolist(),
+        band_low=res.band_low.tolist() if res.band_low is not None else None,
+        band_high=res.band_high.tolist() if res.band_high is not None else None,
+        current_bytes=int(res.current_bytes),
+        measured_hit_ratio=res.measured,
+        node_size_bytes=res.node_size_bytes,
+        node_counts=res.node_counts,
+        node_hit_ratios=res.node_hit_ratios,
+        server_count=len(res.used),
+        inputs={
+            "servers": {str(sc.server_id): str(sc.snapshot_id) for sc, _ in fresh},
+            "skipped": res.skipped,
+            "left_out_stale": [str(c[0].server_id) for c in latest if c not in fresh],
+        },
+    )
+    db.add(row)
+    # cluster alerts
+    th = rules.Thresholds.from_env()
+    target = float(cluster.target_hit_ratio)
+    needed = res.memory_for(target)
+    allocated = res.current_bytes
+    upsert_alert(
+        db,
+        org_id,
+        rules.BELOW_TARGET,
+        rules.below_target(res.measured, target, th),
+        cluster_id=cluster_id,
+        at=at,
+    )
+    upsert_alert(
+        db,
+        org_id,
+        rules.MEMORY_SHORT,
+        rules.memory_short(needed, allocated, target, float(res.hit_ratios.max()), th),
+        cluster_id=cluster_id,
+        at=at,
+    )
+    met = res.measured is not None and res.measured >= target
+    upsert_alert(
+        db,
+        org_id,
+        rules.SAVINGS,
+        rules.savings(needed, allocated, target, float(cluster.price_per_gb_month), th) if met else None,
+        cluster_id=cluster_id,
+        at=at,
+    )
+    return row
+
+
+def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
+    """The work of one snapshot, in one transaction. Raises PoisonInput for unusable data."""
+    with session() as db:
+        snap = db.execute(
+            select(Snapshot).where(Snapshot.id == snapshot_id).with_for_update()
+        ).scalar_one_or_none()
+        if snap is None:
+            return {"status": "missing"}
+        if snap.status in ("processed", "parked"):
+            return {"status": snap.status}
+        at = now()
+        try:
+            classes = _classes(db, snap.id)
+            res = merge(classes)
+        except MergeInputError as exc:
+            raise PoisonInput(str(exc)) from exc
+        measured = snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None
+        cal = calibrate(res.memory_bytes, res.proportional, res.current_bytes, measured, res.valid_max_bytes)
+        main = cal.calibrated if cal.calibrated is not None else res.proportional
+
+        # Accuracy: what the previous curve (same memcached instance) predicted for this window's
+        # memory, against what memcached measured; the raw model's own error when there is none.
+        prev = db.execute(
+            select(ServerCurve, Snapshot.instance_id)
+            .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
+            .where(ServerCurve.server_id == snap.server_id, ServerCurve.window_end < snap.window_end)
+            .order_by(ServerCurve.window_end.desc())
+            .limit(1)
+        ).first()
+        if measured is not None:
+            if prev is not None and prev[1] == snap.instance_id and prev[0].hit_ratio_calibrated:
+                pc = prev[0]
+                predicted = float(
+                    curve_at(
+                        np.asarray(pc.sizes_bytes), np.asarray(pc.hit_ratio_calibrated), res.current_bytes
+                    )
+                )
+                basis, from_id = "calibrated", pc.snapshot_id
+            else:
+                predicted, basis, from_id = cal.predicted, "model", None
+            db.execute(
+                pg_insert(AccuracyRecord)
+                .values(
+                    org_id=snap.org_id,
+                    server_id=snap.server_id,
+                    snapshot_id=snap.id,
+                    predicted_from_snapshot_id=from_id,
+                    window_start=snap.window_start,
+                    window_end=snap.window_end,
+                    memory_bytes=res.current_bytes,
+                    predicted_hit_ratio=predicted,
+                    measured_hit_ratio=measured,
+                    error_pp=(predicted - measured) * 100.0,
+                    basis=basis,
+                    computed_at=at,
+                )
+                .on_conflict_do_update(
+                    index_elements=["snapshot_id"],
+                    set_={
+                        "predicted_from_snapshot_id": from_id,
+                        "memory_bytes": res.current_bytes,
+                        "predicted_hit_ratio": predicted,
+                        "measured_hit_ratio": measured,
+                        "error_pp": (predicted - measured) * 100.0,
+                        "basis": basis,
+                    },
+                )
+            )
+
+        history = (
+            db.execute(
+                select(AccuracyRecord.error_pp)
+                .where(
+                    AccuracyRecord.server_id == snap.server_id,
+                    AccuracyRecord.window_end < snap.window_end,
+                    AccuracyRecord.basis == "calibrated",
+                )
+                .order_by(AccuracyRecord.window_end.desc())
+                .limit(HISTORY_WINDOWS)
+            )
+            .scalars()
+            .all()
+        )
+        model_error = (cal.predicted - measured) if measured is not None else 0.0
+        low, high, sigma = uncertainty_band(
+            res.memory_bytes,
+            main,
+            res.current_bytes,
+            list(history),
+            model_error=model_error,
+            valid_max_bytes=cal.valid_max_bytes,
+        )
+        calibration = cal.as_json() | {
+            "sigma_pp": sigma,
+            "history_windows": len(history),
+            "model_error_pp": model_error * 100.0,
+        }
+        advice = {
+            "current_pages": res.current_pages,
+            "allocation": {str(k): v for k, v in res.allocation.items()},
+            "moves": [
+                {"from_class": m.from_class, "to_class": m.to_class, "pages": m.pages} for m in res.moves
+            ],
+            "current_allocation_hit_ratio": res.current_allocation_hit_ratio,
+            "optimal_hit_ratio": res.optimal_at_current,
+            "gain_pp": res.rebalance_gain * 100.0,
+            "optimal_method": res.optimal_method,
+            "optimal_gap_pp": res.optimal_gap * 100.0,
+            "note": "model (LRU) hit ratios of the slab classes' curves; memcached's automover moves "
+            "pages by eviction age, not by these gains",
+        }
+        values = dict(
+            org_id=snap.org_id,
+            server_id=snap.server_id,
+            snapshot_id=snap.id,
+            window_end=snap.window_end,
+            sizes_bytes=res.memory_bytes.tolist(),
+            hit_ratio_proportional=res.proportional.tolist(),
+            hit_ratio_optimal=res.optimal.tolist(),
+            hit_ratio_calibrated=cal.calibrated.tolist() if cal.calibrated is not None else None,
+            band_low=low.tolist(),
+            band_high=high.tolist(),
+            current_bytes=res.current_bytes,
+            measured_hit_ratio=measured,
+            predicted_hit_ratio=cal.predicted,
+            calibration=calibration,
+            advice=advice,
+            computed_at=at,
+        )
+        db.execute(
+            pg_insert(ServerCurve)
+            .values(**values)
+            .on_conflict_do_update(
+                index_elements=["snapshot_id"], set_={k: v for k, v in values.items() if k != "snapshot_id"}
+            )
+        )
+
+        # Alerts and the cluster curve follow the newest window only (a late or replayed old
+        # snapshot must not flip them back).
+        newest = _latest_window(db, snap.server_id)
+        is_latest = newest is None or snap.window_end >= newest
+        cluster_id = db.execute(
+            select(Server.cluster_id).where(Server.id == snap.server_id)
+        ).scalar_one_or_none()
+        if is_latest:
+            th = rules.Thresholds.from_env()
+            upsert_alert(
+                db,
+                snap.org_id,
+                rules.STREAM_LOSS,
+                rules.stream_loss(float(snap.loss_ratio), th),
+                server_id=snap.server_id,
+                at=at,
+            )
+            recent = (
+                db.execute(
+                    select(AccuracyRecord.error_pp)
+                    .where(
+                        AccuracyRecord.server_id == snap.server_id,
+                        AccuracyRecord.window_end <= snap.window_end,
+                        AccuracyRecord.basis == "calibrated",
+                    )
+                    .order_by(AccuracyRecord.window_end.desc())
+                    .limit(ALERT_WINDOWS)
+                )
+                .scalars()
+                .all()
+            )
+            upsert_alert(
+                db,
+                snap.org_id,
+                rules.CURVE_ERROR,
+                rules.curve_error(list(recent), th),
+                server_id=snap.server_id,
+                at=at,
+            )
+            upsert_alert(db, snap.org_id, rules.STALE_AGENT, None, server_id=snap.server_id, at=at)
+        db.flush()
+        cluster_row = update_cluster(db, snap.org_id, cluster_id, at) if (cluster_id and is_latest) else None
+        _test_pause()
+        db.execute(
+            update(Snapshot)
+            .where(Snapshot.id == snap.id)
+            .values(status="processed", processed_at=at, error=None)
+        )
+        db.commit()
+        return {
+            "status": "processed",
+            "calibration": cal.method,
+            "optimal": res.optimal_method,
+            "cluster_curve": cluster_row is not None,
+        }
+
+
+@app.task(name="hitcurve.process_snapshot", bind=True, **RETRY_OPTS)
+def process_snapshot(self: Task, snapshot_id: str) -> dict[str, Any]:
+    try:
+        sid = uuid.UUID(str(snapshot_id))
+    except ValueError:
+        return {"status": "bad-id"}
+    attempts = claim_attempt(Snapshot, sid)
+    if attempts is None:
+        return {"status": "nothing-to-do"}
+    if attempts > MAX_ATTEMPTS:
+        mark(Snapshot, sid, "parked", f"gave up after {attempts - 1} attempts")
+        return {"status": "parked"}
+    try:
+        return process(sid)
+    except PoisonInput as exc:
+        log.warning("snapshot %s parked: %s", sid, exc)
+        mark(Snapshot, sid, "parked", f"poison input: {exc}")
+        return {"status": "parked", "error": str(exc)}
+    except Exception as exc:
+        mark(Snapshot, sid, "failed", describe(exc))
+        if is_retryable(exc):
+            raise  # autoretry with backoff
+        log.exception("snapshot %s failed (attempt %d); the re-enqueue job retries it", sid, attempts)
+        raise

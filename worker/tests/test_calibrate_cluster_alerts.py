@@ -1,0 +1,139 @@
+"""Calibration, uncertainty band, cluster combination and alert rules (pure, no database)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from hitcurve_worker import alerts
+from hitcurve_worker.calibrate import calibrate, curve_at, error_sigma_pp, uncertainty_band
+from hitcurve_worker.cluster import ServerInput, combine
+
+GIB = float(1 << 30)
+
+
+def che_curve(memory: np.ndarray, capacity: float) -> np.ndarray:
+    return 0.95 * (1 - np.exp(-memory / capacity))
+
+
+def test_size_rescaling_recovers_a_known_effective_capacity() -> None:
+    # The model is an LRU curve; "memcached" is the same curve with 1.3x effective capacity.
+    memory = np.linspace(0.02, 2.0, 100) * GIB
+    model = che_curve(memory, 0.5 * GIB)
+    true = che_curve(1.3 * memory, 0.5 * GIB)
+    now = 1.0 * GIB
+    measured = float(che_curve(np.array([1.3 * now]), 0.5 * GIB)[0])
+    cal = calibrate(memory, model, now, measured)
+    assert cal.method == "size-scale"
+    assert cal.scale == pytest.approx(1.3, rel=1e-3)
+    assert float(curve_at(memory, cal.calibrated, now)) == pytest.approx(measured, abs=1e-9)
+    inside = 1.3 * memory <= memory[-1]
+    # exact (up to the grid's linear interpolation) where the model covers s*M
+    assert np.max(np.abs(cal.calibrated[inside] - true[inside])) < 2e-3
+    assert cal.valid_max_bytes == pytest.approx(memory[-1] / cal.scale)
+    # a vertical shift would be off by the full model error at small memory
+    shift = model + (measured - cal.predicted)
+    assert np.max(np.abs(shift[inside] - true[inside])) > 5 * np.max(
+        np.abs(cal.calibrated[inside] - true[inside])
+    )
+
+
+def test_calibration_edge_cases() -> None:
+    memory = np.linspace(0.1, 1.0, 10) * GIB
+    model = np.linspace(0.05, 0.5, 10)
+    now = 0.5 * GIB
+    none = calibrate(memory, model, now, None)
+    assert none.method == "none" and none.calibrated is None
+    above = calibrate(memory, model, now, 0.9)  # above the model's maximum 0.5
+    assert above.method == "ratio"
+    assert float(curve_at(memory, above.calibrated, now)) == pytest.approx(0.9)
+    assert np.all(np.diff(above.calibrated) >= 0) and np.all(above.calibrated <= 1)
+    tiny = calibrate(memory, model, now, 0.001)  # would need s = 0.004: clamped, then corrected
+    assert tiny.method == "size-scale-clamped" and tiny.scale == pytest.approx(1 / 8)
+    assert float(curve_at(memory, tiny.calibrated, now)) == pytest.approx(0.001, abs=1e-9)
+    zero = calibrate(memory, model, now, 0.0)
+    assert np.all(zero.calibrated == 0)
+    # plateau: the model equals the measured ratio over a range containing today -> no change
+    flat = np.array([0.1, 0.3, 0.5, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8])
+    same = calibrate(memory, flat, now, 0.5)
+    assert same.scale == pytest.approx(1.0) and np.allclose(same.calibrated, flat)
+    empty = calibrate(memory, model, 0, 0.5)
+    assert empty.method == "none"
+
+
+def test_band_narrows_with_good_history_and_widens_away_from_today() -> None:
+    memory = np.linspace(0.1, 2.0, 40) * GIB
+    curve = che_curve(memory, 0.5 * GIB)
+    now = 1.0 * GIB
+    lo0, hi0, s0 = uncertainty_band(memory, curve, now, [])
+    lo1, hi1, s1 = uncertainty_band(memory, curve, now, [0.5, -0.4, 0.3] * 20)
+    assert s0 == pytest.approx(3.0)  # the prior alone
+    assert s1 < 1.0 < s0
+    assert np.all(hi1 - lo1 <= hi0 - lo0 + 1e-12)
+    for lo, hi in ((lo0, hi0), (lo1, hi1)):
+        assert np.all(np.diff(lo) >= 0) and np.all(np.diff(hi) >= 0)
+        assert np.all(lo <= curve) and np.all(curve <= hi) and np.all(lo >= 0) and np.all(hi <= 1)
+    i_now = int(np.argmin(np.abs(memory - now)))
+    width = hi1 - lo1
+    assert width[i_now] <= width[-1] and width[i_now] <= width[2]
+    assert error_sigma_pp([10.0] * 1000) == pytest.approx(10.0, rel=0.01)
+
+
+def test_cluster_of_equal_servers_is_each_server_scaled_by_node_count() -> None:
+    # 4 equal servers with the same curve: the cluster at total T equals one server at T/4.
+    x = np.linspace(0.01, 2, 100) * GIB
+    y = che_curve(x, 0.4 * GIB)
+    servers = [ServerInput(f"s{i}", x, y, 1.0 * GIB, 1000.0, measured=0.8) for i in range(4)]
+    res = combine(servers, node_size_bytes=int(1 * GIB))
+    assert res.current_bytes == pytest.approx(4 * GIB)
+    assert res.sizes_bytes[-1] == pytest.approx(8 * GIB)
+    for t, h in zip(res.sizes_bytes, res.hit_ratios, strict=True):
+        assert h == pytest.approx(float(curve_at(x, y, t / 4)), abs=1e-12)
+    assert res.node_counts == list(range(1, 9))
+    assert res.node_hit_ratios[3] == pytest.approx(float(curve_at(x, y, 1.0 * GIB)), abs=1e-9)
+    assert res.measured == pytest.approx(0.8)
+
+
+def test_cluster_weights_servers_by_reads() -> None:
+    x = np.linspace(0.1, 1, 10) * GIB
+    a = ServerInput("a", x, np.full(10, 0.9), 0.5 * GIB, 3000.0, measured=0.9)
+    b = ServerInput("b", x, np.full(10, 0.5), 0.5 * GIB, 1000.0, measured=0.5)
+    c = ServerInput("c", x, np.full(10, 0.1), 0.0, 1000.0)  # no memory: skipped, named
+    res = combine([a, b, c])
+    assert res.hit_ratios[-1] == pytest.approx(0.75 * 0.9 + 0.25 * 0.5)
+    assert res.measured == pytest.approx(0.8)
+    assert res.used == ["a", "b"] and "c" in res.skipped
+    assert res.memory_for(0.5) is not None and res.memory_for(0.99) is None
+
+
+def test_alert_rules() -> None:
+    th = alerts.Thresholds()
+    assert alerts.below_target(0.95, 0.9, th) is None
+    f = alerts.below_target(0.80, 0.9, th)
+    assert f is not None and f.severity == "critical" and f.kind == "below_target"
+    assert alerts.below_target(0.88, 0.9, th).severity == "warning"  # type: ignore[union-attr]
+    assert alerts.below_target(None, 0.9, th) is None
+    assert alerts.memory_short(10 * GIB, 10 * GIB, 0.9, 0.95, th) is None
+    assert alerts.memory_short(12 * GIB, 10 * GIB, 0.9, 0.95, th) is not None
+    assert alerts.memory_short(None, 10 * GIB, 0.99, 0.95, th).severity == "critical"  # type: ignore[union-attr]
+    s = alerts.savings(5 * GIB, 10 * GIB, 0.9, 2.0, th)
+    assert s is not None and s.details["saving_per_month"] == pytest.approx(10.0)
+    assert alerts.savings(8 * GIB, 10 * GIB, 0.9, 2.0, th) is None
+    now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    assert alerts.stale_agent(now - timedelta(seconds=100), now, th) is None
+    assert alerts.stale_agent(now - timedelta(seconds=900), now, th) is not None
+    assert alerts.stale_agent(None, now, th) is None
+    assert alerts.stream_loss(0.01, th) is None and alerts.stream_loss(0.2, th) is not None
+    assert alerts.stream_loss(math.nan, th) is None
+    assert alerts.curve_error([9.0, 9.0], th) is None  # too little history to judge
+    assert alerts.curve_error([1.0, -2.0, 1.5], th) is None
+    assert alerts.curve_error([8.0, -7.0, 6.0], th) is not None
+
+
+def test_thresholds_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HITCURVE_ALERT_LOSS_RATIO", "0.2")
+    monkeypatch.setenv("HITCURVE_ALERT_SILENT_AFTER_S", "bogus")
+    th = alerts.Thresholds.from_env()
+    assert th.loss_ratio == 0.2 and th.silent_after_s == 300.0

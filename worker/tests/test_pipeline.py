@@ -1,0 +1,517 @@
+"""The worker with real PostgreSQL, real Redis and a real worker process: uploads through the
+backend's agent API become merged, calibrated curves, accuracy records, cluster curves, alerts;
+re-running changes nothing; poison is parked; trace chunks and simulation runs complete."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.models import (
+    AccuracyRecord,
+    Alert,
+    Cluster,
+    ClusterCurve,
+    Server,
+    ServerCurve,
+    SimulationResult,
+    SimulationRun,
+    Snapshot,
+    SnapshotClass,
+    TraceChunk,
+)
+from hitcurve_worker.calibrate import curve_at
+from sqlalchemy import func, select, update
+from worker_helpers import Org, WorkerProc, start_worker, upload, wait_for
+from worker_synth import synthetic_snapshot
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def worker(private_env: dict[str, str]) -> Iterator[WorkerProc]:
+    w = start_worker(private_env, "pipeline")
+    yield w
+    w.stop()
+
+
+def db() -> Any:
+    return get_sessionmaker()()
+
+
+def status_of(model: Any, obj_id: Any) -> str | None:
+    with db() as s:
+        return s.execute(select(model.status).where(model.id == obj_id)).scalar_one_or_none()  # type: ignore[no-any-return]
+
+
+def count(model: Any, *where: Any) -> int:
+    with db() as s:
+        return int(s.execute(select(func.count()).select_from(model).where(*where)).scalar_one())
+
+
+_client: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _sender(celery_client: Any) -> None:
+    _client[:] = [celery_client]
+
+
+def send(task: str, *args: str) -> Any:
+    return _client[0].send_task(task, args=list(args))
+
+
+def test_upload_becomes_a_merged_calibrated_curve(worker: WorkerProc, client: Any, org: Org) -> None:
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=5)
+    snap = synthetic_snapshot(
+        address=f"10.1.0.1:{uuid.uuid4().int % 60000}", n_classes=40, total_pages=256, end=end, hit_ratio=0.62
+    )
+    t0 = time.monotonic()
+    r = upload(client, org, snap)
+    assert r.status_code == 202, r.text
+    sid = uuid.UUID(snap["snapshot_id"])
+    wait_for(lambda: status_of(Snapshot, sid) == "processed", 30, "the snapshot to be processed")
+    latency = time.monotonic() - t0
+    print(f"\nupload -> processed curve: {latency * 1000:.0f} ms")
+    with db() as s:
+        c = s.execute(select(ServerCurve).where(ServerCurve.snapshot_id == sid)).scalar_one()
+        x = np.asarray(c.sizes_bytes)
+        assert np.all(np.diff(x) > 0) and len(x) == len(c.hit_ratio_proportional) == len(
+            c.hit_ratio_calibrated
+        )
+        assert c.current_bytes == 256 << 20
+        # the calibrated curve passes through the measured point; the band holds the curve
+        assert float(curve_at(x, np.asarray(c.hit_ratio_calibrated), c.current_bytes)) == pytest.approx(
+            0.62, abs=1e-6
+        )
+        assert np.all(np.asarray(c.band_low) <= np.asarray(c.hit_ratio_calibrated) + 1e-12)
+        assert np.all(np.asarray(c.band_high) >= np.asarray(c.hit_ratio_calibrated) - 1e-12)
+        assert np.all(np.asarray(c.hit_ratio_optimal) >= np.asarray(c.hit_ratio_proportional) - 1e-9)
+        assert c.calibration["method"].startswith("size-scale")
+        assert c.advice["optimal_hit_ratio"] >= c.advice["current_allocation_hit_ratio"]
+        moved = sum(m["pages"] for m in c.advice["moves"])
+        assert moved >= 0 and sum(c.advice["allocation"].values()) == 256
+        acc = s.execute(select(AccuracyRecord).where(AccuracyRecord.snapshot_id == sid)).scalar_one()
+        assert acc.basis == "model" and acc.measured_hit_ratio == pytest.approx(0.62)
+        assert acc.error_pp == pytest.approx((c.predicted_hit_ratio - 0.62) * 100)
+
+    # The next window is predicted from this window's calibrated curve.
+    snap2 = synthetic_snapshot(
+        address=snap["server"]["address"],
+        n_classes=40,
+        total_pages=256,
+        end=end + timedelta(minutes=1),
+        hit_ratio=0.60,
+        seed=2,
+    )
+    assert upload(client, org, snap2).status_code == 202
+    sid2 = uuid.UUID(snap2["snapshot_id"])
+    wait_for(lambda: status_of(Snapshot, sid2) == "processed", 30, "the second snapshot")
+    with db() as s:
+        acc2 = s.execute(select(AccuracyRecord).where(AccuracyRecord.snapshot_id == sid2)).scalar_one()
+        assert acc2.basis == "calibrated" and acc2.predicted_from_snapshot_id == sid
+        assert acc2.predicted_hit_ratio == pytest.approx(0.62, abs=1e-6)  # same memory as the last window
+        assert acc2.error_pp == pytest.approx(2.0, abs=1e-4)
+
+
+def test_rerunning_a_processed_snapshot_changes_nothing(worker: WorkerProc, client: Any, org: Org) -> None:
+    snap = synthetic_snapshot(address=f"10.1.0.2:{uuid.uuid4().int % 60000}", n_classes=12, total_pages=64)
+    assert upload(client, org, snap).status_code == 202
+    sid = uuid.UUID(snap["snapshot_id"])
+    wait_for(lambda: status_of(Snapshot, sid) == "processed", 30, "processing")
+
+    def state() -> tuple[Any, ...]:
+        with db() as s:
+            c = s.execute(select(ServerCurve).where(ServerCurve.snapshot_id == sid)).scalar_one()
+            return (
+                c.id,
+                c.hit_ratio_calibrated,
+                c.computed_at,
+                count(ServerCurve, ServerCurve.snapshot_id == sid),
+                count(AccuracyRecord, AccuracyRecord.snapshot_id == sid),
+                count(Alert),
+            )
+
+    before = state()
+    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=30)["status"] == "nothing-to-do"
+    assert state() == before
+    # Forced back to pending (as after a lost acknowledgement), the work is redone in place.
+    with db() as s:
+        s.execute(update(Snapshot).where(Snapshot.id == sid).values(status="pending"))
+        s.commit()
+    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=30)["status"] == "processed"
+    after = state()
+    assert after[0] == before[0] and after[1] == before[1] and after[3:] == before[3:] == (1, 1, before[5])
+
+
+def _raw_snapshot(org_id: uuid.UUID, server_id: uuid.UUID, points: list[list[float]]) -> uuid.UUID:
+    """A snapshot stored directly (the API would reject this curve): a poison input."""
+    sid = uuid.uuid4()
+    now = datetime.now(UTC)
+    with db() as s:
+        s.add(
+            Snapshot(
+                id=sid,
+                org_id=org_id,
+                server_id=server_id,
+                instance_id="1-1",
+                window_start=now - timedelta(minutes=1),
+                window_end=now,
+                limit_maxbytes=1 << 26,
+                curve_points=len(points),
+                cmd_get=10,
+                get_hits=5,
+                get_misses=5,
+                bytes_used=0,
+                curr_items=0,
+                measured_hit_ratio=0.5,
+                loss_ratio=0.0,
+                flagged=False,
+                payload={},
+                status="pending",
+            )
+        )
+        s.flush()
+        s.add(
+            SnapshotClass(
+                org_id=org_id,
+                snapshot_id=sid,
+                class_id=1,
+                chunk_size=96,
+                pages=4,
+                items=100,
+                evictions=0,
+                requests=10,
+                current_items=100,
+                sizes_items=[p[0] for p in points],
+                hit_ratios=[p[1] for p in points],
+            )
+        )
+        s.commit()
+    return sid
+
+
+def _server(org_id: uuid.UUID, cluster_id: uuid.UUID | None = None) -> uuid.UUID:
+    with db() as s:
+        srv = Server(
+            org_id=org_id,
+            address=f"10.9.{uuid.uuid4().int % 250}.1:{uuid.uuid4().int % 60000}",
+            instance_id="1-1",
+            cluster_id=cluster_id,
+        )
+        s.add(srv)
+        s.commit()
+        return srv.id
+
+
+def test_poison_snapshot_is_parked_with_its_error_not_retried(worker: WorkerProc, org: Org) -> None:
+    sid = _raw_snapshot(org.id, _server(org.id), [[10, 0.5], [20, 0.4], [30, 0.6]])  # decreasing
+    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=30)["status"] == "parked"
+    with db() as s:
+        row = s.get(Snapshot, sid)
+        assert row is not None and row.status == "parked" and row.attempts == 1
+        assert "non-decreasing" in (row.error or "")
+    assert count(ServerCurve, ServerCurve.snapshot_id == sid) == 0
+    # the re-enqueue job leaves parked work alone
+    from hitcurve_worker.housekeeping import requeue
+
+    requeue(min_age_s=0, sender=_client[0])
+    time.sleep(1.0)
+    assert status_of(Snapshot, sid) == "parked"
+
+
+def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, client: Any, org: Org) -> None:
+    with db() as s:
+        cl = Cluster(
+            org_id=org.id,
+            name=f"c-{uuid.uuid4().hex[:6]}",
+            target_hit_ratio=0.99,
+            price_per_gb_month=3.0,
+            node_size_bytes=128 << 20,
+        )
+        s.add(cl)
+        s.commit()
+        cluster_id = cl.id
+    addrs = [f"10.2.0.{i}:11211" for i in range(3)]
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=10)
+    ids = []
+    for i, a in enumerate(addrs):  # first uploads register the servers
+        snap = synthetic_snapshot(address=a, n_classes=10, total_pages=128, end=end, hit_ratio=0.8, seed=i)
+        assert upload(client, org, snap).status_code == 202
+        ids.append(uuid.UUID(snap["snapshot_id"]))
+    for i in ids:
+        wait_for(lambda i=i: status_of(Snapshot, i) == "processed", 30, "first snapshots")
+    with db() as s:
+        s.execute(
+            update(Server)
+            .where(Server.org_id == org.id, Server.address.in_(addrs))
+            .values(cluster_id=cluster_id)
+        )
+        s.commit()
+    for minute in (1, 2):  # two more windows for every server, now inside the cluster
+        batch = []
+        for i, a in enumerate(addrs):
+            snap = synthetic_snapshot(
+                address=a,
+                n_classes=10,
+                total_pages=128,
+                end=end + timedelta(minutes=minute),
+                hit_ratio=0.8,
+                seed=10 * minute + i,
+            )
+            assert upload(client, org, snap).status_code == 202
+            batch.append(uuid.UUID(snap["snapshot_id"]))
+        for i in batch:
+            wait_for(lambda i=i: status_of(Snapshot, i) == "processed", 30, "cluster snapshots")
+    with db() as s:
+        cc = s.execute(
+            select(ClusterCurve)
+            .where(ClusterCurve.cluster_id == cluster_id)
+            .order_by(ClusterCurve.computed_at.desc())
+            .limit(1)
+        ).scalar_one()
+        assert cc.server_count == 3 and cc.current_bytes == 3 * (128 << 20)
+        assert cc.basis == "calibrated" and cc.measured_hit_ratio == pytest.approx(0.8)
+        assert cc.node_counts and cc.node_counts[:3] == [1, 2, 3]
+        # three nodes of 128 MiB are today's cluster: the curve there is the measured ratio
+        assert cc.node_hit_ratios[2] == pytest.approx(0.8, abs=0.01)
+        open_alerts = (
+            s.execute(select(Alert.kind).where(Alert.cluster_id == cluster_id, Alert.state == "open"))
+            .scalars()
+            .all()
+        )
+    assert sorted(open_alerts) == ["below_target", "memory_short"]  # once each, after 3 windows x 3 servers
+    # Lower the target far below today's: the two alerts resolve, savings opens.
+    with db() as s:
+        s.execute(update(Cluster).where(Cluster.id == cluster_id).values(target_hit_ratio=0.3))
+        s.commit()
+    snap = synthetic_snapshot(
+        address=addrs[0],
+        n_classes=10,
+        total_pages=128,
+        end=end + timedelta(minutes=3),
+        hit_ratio=0.8,
+        seed=99,
+    )
+    assert upload(client, org, snap).status_code == 202
+    wait_for(lambda: status_of(Snapshot, uuid.UUID(snap["snapshot_id"])) == "processed", 30, "last snapshot")
+    with db() as s:
+        rows = s.execute(select(Alert.kind, Alert.state).where(Alert.cluster_id == cluster_id)).all()
+    assert sorted(rows) == [
+        ("below_target", "resolved"),
+        ("memory_short", "resolved"),
+        ("savings_available", "open"),
+    ]
+
+
+def test_silent_agent_alert_opens_and_resolves(worker: WorkerProc, org: Org) -> None:
+    from hitcurve_worker.housekeeping import silent_agents
+
+    sid = _server(org.id)
+    with db() as s:
+        s.execute(
+            update(Server)
+            .where(Server.id == sid)
+            .values(last_snapshot_at=datetime.now(UTC) - timedelta(hours=2))
+        )
+        s.commit()
+    silent_agents()
+    silent_agents()  # twice: still one open alert
+    assert count(Alert, Alert.server_id == sid, Alert.kind == "stale_agent", Alert.state == "open") == 1
+    with db() as s:
+        s.execute(update(Server).where(Server.id == sid).values(last_snapshot_at=datetime.now(UTC)))
+        s.commit()
+    silent_agents()
+    assert count(Alert, Alert.server_id == sid, Alert.kind == "stale_agent", Alert.state == "open") == 0
+    assert count(Alert, Alert.server_id == sid, Alert.kind == "stale_agent", Alert.state == "resolved") == 1
+
+
+def _trace(address: str, n: int, seed: int, start: datetime) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    keys = (rng.zipf(1.2, n) % 5000).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    ops = rng.choice([1, 2, 3], size=n, p=[0.7, 0.2, 0.1])
+    return {
+        "schema_version": 1,
+        "chunk_id": str(uuid.uuid4()),
+        "server": {"address": address, "instance_id": "1795349000-4242"},
+        "sample_rate": 0.1,
+        "seq": seed,
+        "start": start.isoformat(),
+        "end": (start + timedelta(minutes=1)).isoformat(),
+        "records": {
+            "ts_us": [int(start.timestamp() * 1e6) + i for i in range(n)],
+            "key": [f"{int(k):016x}" for k in keys],
+            "op": [int(o) for o in ops],
+            "size": [int(200 + (int(k) % 7) * 50) if o != 2 else 0 for k, o in zip(keys, ops, strict=True)],
+            "clsid": [5] * n,
+            "ttl": [-1] * n,
+            "cost_us": [
+                float(100 + int(k) % 900) if o == 3 else None for k, o in zip(keys, ops, strict=True)
+            ],
+        },
+    }
+
+
+def test_trace_chunks_and_a_simulation_run_complete(worker: WorkerProc, client: Any, org: Org) -> None:
+    address = f"10.3.0.1:{uuid.uuid4().int % 60000}"
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=30)
+    chunk_ids = []
+    for i in range(3):
+        body = _trace(address, 20_000, i + 1, start + timedelta(minutes=i))
+        r = upload(client, org, body, kind="traces")
+        assert r.status_code == 202, r.text
+        chunk_ids.append(uuid.UUID(body["chunk_id"]))
+    for c in chunk_ids:
+        wait_for(lambda c=c: status_of(TraceChunk, c) == "processed", 30, "trace chunk processing")
+    with db() as s:
+        server_id = s.execute(
+            select(Server.id).where(Server.org_id == org.id, Server.address == address)
+        ).scalar_one()
+        sizes = [1 << 20, 4 << 20, 16 << 20]
+        run = SimulationRun(
+            org_id=org.id,
+            server_id=server_id,
+            policies=["lru", "fifo", "clock"],
+            sizes_bytes=sizes,
+            window_start=start - timedelta(minutes=1),
+            window_end=start + timedelta(minutes=10),
+        )
+        bad = SimulationRun(
+            org_id=org.id,
+            server_id=server_id,
+            policies=["lru", "nope"],
+            sizes_bytes=sizes,
+            window_start=start,
+            window_end=start + timedelta(minutes=10),
+        )
+        s.add_all([run, bad])
+        s.commit()
+        run_id, bad_id = run.id, bad.id
+    send("hitcurve.run_simulation", str(run_id))
+    send("hitcurve.run_simulation", str(bad_id))
+    wait_for(lambda: status_of(SimulationRun, run_id) == "done", 90, "the simulation run")
+    wait_for(lambda: status_of(SimulationRun, bad_id) == "failed", 30, "the bad run to fail")
+    with db() as s:
+        r = s.get(SimulationRun, run_id)
+        assert r is not None and r.progress == 1.0 and r.finished_at is not None
+        res = (
+            s.execute(
+                select(SimulationResult)
+                .where(SimulationResult.run_id == run_id)
+                .order_by(SimulationResult.policy, SimulationResult.size_bytes)
+            )
+            .scalars()
+            .all()
+        )
+        b = s.get(SimulationRun, bad_id)
+        assert b is not None and "unknown policies: nope" in (b.error or "")
+    assert len(res) == 9
+    for p in ("lru", "fifo", "clock"):
+        hr = [x.hit_ratio for x in res if x.policy == p]
+        assert all(0 < h < 1 for h in hr)
+        if p == "lru":  # LRU is a stack algorithm: more memory never hurts
+            assert hr == sorted(hr)
+    # miniature simulation: a cache of S bytes simulated at S*R on the R = 0.1 sample
+    assert all(
+        x.details["sample_rate"] == 0.1 and abs(x.details["simulated_size_bytes"] - x.size_bytes / 10) <= 1
+        for x in res
+    )
+    # re-dispatching a finished run does nothing; re-running a lost policy task upserts in place
+    assert send("hitcurve.run_simulation", str(run_id)).get(timeout=30)["status"] == "nothing-to-do"
+    with db() as s:
+        s.execute(update(SimulationRun).where(SimulationRun.id == run_id).values(status="running"))
+        s.commit()
+    again = send("hitcurve.simulate_policy", str(run_id), "lru").get(timeout=30)
+    assert again["status"] == "already-done"
+    assert count(SimulationResult, SimulationResult.run_id == run_id) == 9
+
+
+def test_poison_trace_chunk_is_parked(worker: WorkerProc, org: Org) -> None:
+    cid = uuid.uuid4()
+    now = datetime.now(UTC)
+    with db() as s:
+        s.add(
+            TraceChunk(
+                id=cid,
+                org_id=org.id,
+                server_id=_server(org.id),
+                instance_id="1-1",
+                seq=1,
+                window_start=now - timedelta(minutes=1),
+                window_end=now,
+                sample_rate=0.1,
+                record_count=5,
+                data_format="npz-v1",
+                data=b"not a zip file",
+                status="pending",
+            )
+        )
+        s.commit()
+    assert send("hitcurve.process_trace_chunk", str(cid)).get(timeout=30)["status"] == "parked"
+    with db() as s:
+        row = s.get(TraceChunk, cid)
+        assert row is not None and row.status == "parked" and "undecodable" in (row.error or "")
+
+
+def test_history_is_downsampled_and_old_payloads_dropped(org: Org) -> None:
+    from hitcurve_worker.housekeeping import downsample_and_retain
+
+    server_id = _server(org.id)
+    base = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=3)
+    with db() as s:
+        for minute in (5, 20, 40):  # three windows in one hour, three days ago
+            sid = uuid.uuid4()
+            end = base + timedelta(minutes=minute)
+            s.add(
+                Snapshot(
+                    id=sid,
+                    org_id=org.id,
+                    server_id=server_id,
+                    instance_id="1-1",
+                    window_start=end - timedelta(minutes=1),
+                    window_end=end,
+                    limit_maxbytes=1 << 26,
+                    curve_points=2,
+                    cmd_get=10,
+                    get_hits=5,
+                    get_misses=5,
+                    bytes_used=0,
+                    curr_items=0,
+                    measured_hit_ratio=0.5,
+                    loss_ratio=0.0,
+                    flagged=False,
+                    payload={"x": 1},
+                    status="processed",
+                )
+            )
+            s.flush()
+            s.add(
+                ServerCurve(
+                    org_id=org.id,
+                    server_id=server_id,
+                    snapshot_id=sid,
+                    window_end=end,
+                    sizes_bytes=[1.0, 2.0],
+                    hit_ratio_proportional=[0.1, 0.2],
+                    current_bytes=1,
+                )
+            )
+        s.commit()
+    out = downsample_and_retain()
+    assert out["server_curves_hourly"] >= 2
+    with db() as s:
+        left = (
+            s.execute(select(ServerCurve.window_end).where(ServerCurve.server_id == server_id))
+            .scalars()
+            .all()
+        )
+        payloads = s.execute(select(Snapshot.payload).where(Snapshot.server_id == server_id)).scalars().all()
+    assert left == [base + timedelta(minutes=40)]  # the newest of the hour is kept
+    assert payloads == [{}, {}, {}]  # snapshot rows stay (accuracy records hang on them), payloads go
+    assert downsample_and_retain()["server_curves_hourly"] == 0  # idempotent
