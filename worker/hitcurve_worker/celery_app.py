@@ -15,6 +15,7 @@ TASK_MODULES = [
     "hitcurve_worker.trace_tasks",
     "hitcurve_worker.simulation_tasks",
     "hitcurve_worker.housekeeping",
+    "hitcurve_worker.reports.tasks",
 ]
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -96,6 +97,30 @@ def class_from_protocol(cls: Mapping[str, Any]) -> ClassCurve:
     return out
 
 
+def _class_curve(
+    class_id: int,
+    chunk_size: int,
+    pages: int,
+    current_items: int,
+    requests: float,
+    sizes: FloatArray,
+    hits: FloatArray,
+) -> ClassCurve:
+    """ClassCurve(...) without the frozen dataclass's per-field __setattr__ (a third of the cost;
+    the object is the same and stays frozen)."""
+    c = object.__new__(ClassCurve)
+    c.__dict__.update(
+        class_id=class_id,
+        chunk_size=chunk_size,
+        pages=pages,
+        current_items=current_items,
+        requests=requests,
+        sizes=sizes,
+        hits=hits,
+    )
+    return c
+
+
 def classes_from_rows(
     rows: Sequence[tuple[int, int, int, int, float, Sequence[float], Sequence[float]]],
 ) -> list[ClassCurve]:
@@ -106,11 +131,16 @@ def classes_from_rows(
         return []
     lens = {len(r[5]) for r in rows} | {len(r[6]) for r in rows}
     if len(lens) == 1:
-        sizes = np.asarray([r[5] for r in rows], dtype=np.float64)
-        hits = np.asarray([r[6] for r in rows], dtype=np.float64)
+        # One fromiter over every row's sizes then hit ratios: cheaper than nested-list arrays.
+        width = lens.pop()
+        both = np.fromiter(
+            chain.from_iterable(chain.from_iterable((r[5], r[6]) for r in rows)),
+            np.float64,
+            2 * width * len(rows),
+        ).reshape(len(rows), 2, width)
         return [
-            ClassCurve(int(r[0]), int(r[1]), int(r[2]), int(r[3]), float(r[4]), sizes[i], hits[i])
-            for i, r in enumerate(rows)
+            _class_curve(int(r[0]), int(r[1]), int(r[2]), int(r[3]), float(r[4]), b[0], b[1])
+            for r, b in zip(rows, both, strict=True)
         ]
     return [
         ClassCurve(
@@ -183,76 +213,105 @@ class _PageFns:
         self.classes = list(classes)
         self.requests = np.array([c.requests for c in classes], dtype=np.float64)
         self.ipp = np.array([c.items_per_page for c in classes], dtype=np.float64)
-        self.last = np.array([c.sizes[-1] for c in classes], dtype=np.float64)
-        lens = np.array([len(c.sizes) + 1 for c in classes], dtype=np.int64)
-        self.row_start = np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64)
-        self.row_end = self.row_start + lens - 1  # index of each row's last point
-        row = np.repeat(np.arange(n), lens)
-        uniform = n > 0 and bool(np.all(lens == lens[0]))
+        lens_l = [len(c.sizes) + 1 for c in classes]
+        uniform = n > 0 and lens_l.count(lens_l[0]) == n
+        active = self.requests > 0
         if uniform:  # the usual case (every class has curve_points points): 2-D, no Python loop
-            sizes2 = np.stack([c.sizes for c in classes])
-            zeros = np.zeros((n, 1))
-            xs = np.hstack((zeros, sizes2)).ravel()
-            self.fp = np.hstack((zeros, np.stack([c.hits for c in classes]))).ravel()
+            width = lens_l[0]
+            self.row_start = np.arange(0, n * width, width, dtype=np.int64)
+            self.row_end = self.row_start + (width - 1)  # index of each row's last point
+            xs2 = np.zeros((n, width))
+            xs2[:, 1:] = np.concatenate([c.sizes for c in classes]).reshape(n, width - 1)
+            sizes2 = xs2[:, 1:]
+            self.last = xs2[:, -1].copy()
+            fp2 = np.zeros((n, width))
+            fp2[:, 1:] = np.concatenate([c.hits for c in classes]).reshape(n, width - 1)
+            xs = xs2.ravel()
+            self.fp = fp2.ravel()
+            # Each row's sizes normalised to [0, 1] and shifted by 2 x row: one sorted key for all rows.
+            self.key = (xs2 / self.last[:, None] + 2.0 * np.arange(n)[:, None]).ravel()
+            self.xs2: FloatArray | None = xs2
+            self.fp2: FloatArray | None = fp2
         else:
+            self.last = np.array([c.sizes[-1] for c in classes], dtype=np.float64)
+            lens = np.array(lens_l, dtype=np.int64)
+            self.row_start = np.concatenate(([0], np.cumsum(lens)[:-1])).astype(np.int64)
+            self.row_end = self.row_start + lens - 1
+            row = np.repeat(np.arange(n), lens)
             xs = np.concatenate([np.concatenate(([0.0], c.sizes)) for c in classes]) if n else np.zeros(0)
             self.fp = np.concatenate([np.concatenate(([0.0], c.hits)) for c in classes]) if n else np.zeros(0)
-        # Each row's sizes normalised to [0, 1] and shifted by 2 x row: one sorted key for all rows.
-        self.key = xs / self.last[row] + 2.0 * row
+            self.key = xs / self.last[row] + 2.0 * row
+            self.xs2 = None
+            self.fp2 = None
+        self.uniform = uniform
         self.xs = xs
-        active = self.requests > 0
         self.max_pages = np.where(active, np.ceil(self.last / self.ipp - 1e-9), 0).astype(np.int64)
         # g_i is linear in pages between the pages straddling each curve point, so its hull
         # vertices (and any non-concavity) can only sit on these candidates.
         parts_c: list[IntArray] = []
         parts_k: list[IntArray] = []
-        big = np.flatnonzero(active & (self.ipp >= 1.0))
+        big_mask = active & (self.ipp >= 1.0)
+        big = np.flatnonzero(big_mask)
         if len(big):
             kcol = self.max_pages[big][:, None].astype(np.float64)
             if uniform:
-                b = sizes2[big] / self.ipp[big][:, None]
-                cand = np.hstack((np.zeros((len(big), 1)), kcol, np.floor(b), np.ceil(b)))
+                b = (sizes2 if len(big) == n else sizes2[big]) / self.ipp[big][:, None]
+                m = b.shape[1]
+                cand = np.empty((len(big), 2 * m + 2))
+                cand[:, 0] = 0.0
+                cand[:, 1:2] = kcol
+                np.floor(b, out=cand[:, 2 : m + 2])
+                np.ceil(b, out=cand[:, m + 2 :])
             else:
-                m = lens[big] - 1
-                cand = np.repeat(kcol, 2 * int(m.max()) + 2, axis=1)
+                mm = lens[big] - 1
+                cand = np.repeat(kcol, 2 * int(mm.max()) + 2, axis=1)
                 for j, i in enumerate(big):  # rows differ in length only in unusual snapshots
                     b1 = classes[int(i)].sizes / self.ipp[i]
-                    cand[j, : 2 * m[j] + 2] = np.concatenate(([0.0, kcol[j, 0]], np.floor(b1), np.ceil(b1)))
-            cand = np.minimum(np.sort(cand, axis=1), kcol).astype(np.int64)
+                    cand[j, : 2 * mm[j] + 2] = np.concatenate(([0.0, kcol[j, 0]], np.floor(b1), np.ceil(b1)))
+            cand.sort(axis=1)
+            cand = np.minimum(cand, kcol).astype(np.int64)
             keep = np.ones(cand.shape, dtype=bool)
-            keep[:, 1:] = cand[:, 1:] != cand[:, :-1]
-            parts_c.append(np.broadcast_to(big[:, None], cand.shape)[keep])
-            parts_k.append(cand[keep])
-        for i in np.flatnonzero(active & (self.ipp < 1.0)):
-            # Items larger than a page: the value only steps up when a whole item fits, at
-            # multiples of the item's pages, and is flat in between.
-            per_item = int(round(1.0 / self.ipp[i]))
-            steps = per_item * np.arange(int(math.ceil(self.last[i])) + 1)
-            ks = np.unique(
-                np.clip(np.concatenate(([self.max_pages[i]], steps, steps - 1)), 0, self.max_pages[i])
-            ).astype(np.int64)
-            parts_c.append(np.full(len(ks), i, dtype=np.int64))
-            parts_k.append(ks)
-        for i in np.flatnonzero(~active):
-            parts_c.append(np.array([i], dtype=np.int64))
-            parts_k.append(np.zeros(1, dtype=np.int64))
-        cc = np.concatenate(parts_c) if parts_c else np.zeros(0, dtype=np.int64)
-        kk = np.concatenate(parts_k) if parts_k else np.zeros(0, dtype=np.int64)
-        order = np.lexsort((kk, cc))
-        self.cand_class = cc[order]
-        self.cand_k = kk[order]
+            np.not_equal(cand[:, 1:], cand[:, :-1], out=keep[:, 1:])
+            flat = np.flatnonzero(keep)
+            parts_c.append(big[flat // cand.shape[1]])
+            parts_k.append(cand.ravel()[flat])
+        if n and len(big) == n:
+            # Every class in order, each row sorted and deduplicated: already in (class, page) order.
+            self.cand_class, self.cand_k = parts_c[0], parts_k[0]
+        else:
+            for i in np.flatnonzero(active & (self.ipp < 1.0)):
+                # Items larger than a page: the value only steps up when a whole item fits, at
+                # multiples of the item's pages, and is flat in between.
+                per_item = int(round(1.0 / self.ipp[i]))
+                steps = per_item * np.arange(int(math.ceil(self.last[i])) + 1)
+                ks = np.unique(
+                    np.clip(np.concatenate(([self.max_pages[i]], steps, steps - 1)), 0, self.max_pages[i])
+                ).astype(np.int64)
+                parts_c.append(np.full(len(ks), i, dtype=np.int64))
+                parts_k.append(ks)
+            for i in np.flatnonzero(~active):
+                parts_c.append(np.array([i], dtype=np.int64))
+                parts_k.append(np.zeros(1, dtype=np.int64))
+            cc = np.concatenate(parts_c) if parts_c else np.zeros(0, dtype=np.int64)
+            kk = np.concatenate(parts_k) if parts_k else np.zeros(0, dtype=np.int64)
+            order = np.lexsort((kk, cc))
+            self.cand_class = cc[order]
+            self.cand_k = kk[order]
         self.cand_g = self.g(self.cand_class, self.cand_k)
 
     def hits_at_items(self, cls: IntArray, items: FloatArray) -> FloatArray:
         """h_cls(items), vectorised over both arrays (linear, 0 at 0, flat beyond the last point)."""
         cls = np.asarray(cls, dtype=np.int64)
-        t = np.minimum(np.asarray(items, dtype=np.float64) / self.last[cls], 1.0)
-        q = t + 2.0 * cls
-        j = np.searchsorted(self.key, q, side="right") - 1
-        j = np.clip(j, self.row_start[cls], self.row_end[cls] - 1)
-        x0, x1 = self.xs[j], self.xs[j + 1]
-        w = np.clip((t * self.last[cls] - x0) / (x1 - x0), 0.0, 1.0)
-        return np.asarray(self.fp[j] + w * (self.fp[j + 1] - self.fp[j]), dtype=np.float64)
+        last = self.last[cls]
+        t = np.minimum(np.asarray(items, dtype=np.float64) / last, 1.0)
+        j = np.searchsorted(self.key, t + 2.0 * cls, side="right") - 1
+        j = np.minimum(np.maximum(j, self.row_start[cls]), self.row_end[cls] - 1)
+        xs, fp = self.xs, self.fp
+        x0 = xs[j]
+        j1 = j + 1
+        f0 = fp[j]
+        w = np.minimum(np.maximum((t * last - x0) / (xs[j1] - x0), 0.0), 1.0)
+        return np.asarray(f0 + w * (fp[j1] - f0), dtype=np.float64)
 
     def g(self, cls: IntArray | int, k: IntArray | int) -> FloatArray:
         """Hits of class `cls` holding `k` pages."""
@@ -271,29 +330,30 @@ def _upper_hull_all(fns: _PageFns) -> tuple[IntArray, IntArray, FloatArray, bool
 
     Returns the hull vertices flattened (class index, page, value) and whether every class was
     already concave (no candidate removed except collinear ones)."""
-    cls = fns.cand_class
-    k = fns.cand_k.astype(np.float64)
-    g = fns.cand_g
+    # class, page and value in one (3, n) array, so that each round compacts them in one step
+    # (class ids and pages are small integers: exact as floats)
+    pack = np.vstack((fns.cand_class.astype(np.float64), fns.cand_k.astype(np.float64), fns.cand_g))
     concave = True
     while True:
+        cls, k, g = pack[0], pack[1], pack[2]
         n = len(k)
         if n < 3:
             break
         same = cls[1:] == cls[:-1]
-        slope = np.full(n - 1, np.nan)
-        slope[same] = (g[1:][same] - g[:-1][same]) / (k[1:][same] - k[:-1][same])
+        # Across a class boundary the slope is meaningless (masked out below by `interior`);
+        # a unit step there keeps the division finite.
+        slope = (g[1:] - g[:-1]) / np.where(same, k[1:] - k[:-1], 1.0)
         interior = same[:-1] & same[1:]  # point j+1 has neighbours j and j+2 in its class
         s_in, s_out = slope[:-1], slope[1:]
         scale = 1e-12 * np.maximum(1.0, np.abs(g[1:-1]))
         bend = interior & (s_in <= s_out + scale / np.maximum(k[2:] - k[:-2], 1.0))
         if not bend.any():
             break
-        if np.any(interior & (s_in < s_out - 1e-9 * np.maximum(np.abs(s_in), np.abs(s_out)) - 1e-15)):
-            concave = False
-        keep = np.ones(n, dtype=bool)
-        keep[1:-1] = ~bend
-        cls, k, g = cls[keep], k[keep], g[keep]
-    return cls, k.astype(np.int64), g, concave
+        if concave:  # once a class is known not concave, the check is skipped
+            tol = 1e-9 * np.maximum(np.abs(s_in), np.abs(s_out))
+            concave = not np.any(interior & (s_in < s_out - tol - 1e-15))
+        pack = pack[:, np.concatenate(([True], ~bend, [True]))]
+    return pack[0].astype(np.int64), pack[1].astype(np.int64), pack[2].copy(), concave
 
 
 @dataclass
@@ -317,7 +377,9 @@ def _merged_hull(fns: _PageFns) -> _Hull:
     slope = seg_dg / seg_dk
     # Hull slopes fall within each class, so a stable sort by slope keeps each class's segments in
     # order: taking them in this order is the greedy on marginal hits per page.
-    order = np.lexsort((seg_k0, seg_class, -slope))
+    # The segments come in (class, start page) order, so a stable sort on -slope alone gives the
+    # (slope, class, page) order.
+    order = np.argsort(-slope, kind="stable")
     seg_class, seg_k0, seg_dk, seg_dg = seg_class[order], seg_k0[order], seg_dk[order], seg_dg[order]
     cum_k = np.concatenate(([0.0], np.cumsum(seg_dk, dtype=np.float64)))
     cum_g = np.concatenate(([0.0], np.cumsum(seg_dg)))
@@ -328,8 +390,8 @@ def _hull_values(fns: _PageFns, hull: _Hull, pages: IntArray) -> tuple[FloatArra
     """At each total `pages`: the hull bound and the value of the greedy's feasible allocation."""
     upper = np.interp(pages, hull.cum_k, hull.cum_g)
     s = np.searchsorted(hull.cum_k, pages, side="right") - 1  # segments 0..s-1 fully taken
-    s = np.clip(s, 0, len(hull.seg_class))
-    feasible = hull.cum_g[s].copy()
+    s = np.minimum(np.maximum(s, 0), len(hull.seg_class))
+    feasible = hull.cum_g[s]
     if hull.concave:
         # On a concave class a hull segment is the function itself: every integer split is exact.
         return upper, upper
@@ -340,7 +402,10 @@ def _hull_values(fns: _PageFns, hull: _Hull, pages: IntArray) -> tuple[FloatArra
         seg_cls = hull.seg_class[idx]
         k0 = hull.seg_k0[idx]
         # at most one partial segment per requested total
-        feasible[partial] += fns.g(seg_cls, k0 + rem[partial].astype(np.int64)) - fns.g(seg_cls, k0)
+        both = fns.g(
+            np.concatenate((seg_cls, seg_cls)), np.concatenate((k0 + rem[partial].astype(np.int64), k0))
+        )
+        feasible[partial] += both[: len(idx)] - both[len(idx) :]
     return upper, np.minimum(feasible, upper)
 
 
@@ -348,7 +413,7 @@ def _hull_allocation(fns: _PageFns, hull: _Hull, total: int) -> IntArray:
     alloc = np.zeros(len(fns.classes), dtype=np.int64)
     s = int(np.searchsorted(hull.cum_k, total, side="right") - 1)
     s = min(max(s, 0), len(hull.seg_class))
-    np.add.at(alloc, hull.seg_class[:s], hull.seg_dk[:s])
+    alloc += np.bincount(hull.seg_class[:s], weights=hull.seg_dk[:s], minlength=len(alloc)).astype(np.int64)
     if s < len(hull.seg_class):
         alloc[hull.seg_class[s]] += int(total - hull.cum_k[s])
     return alloc
@@ -400,14 +465,9 @@ def current_pages_of(c: ClassCurve) -> int:
 
 def rebalancing_moves(current: Mapping[int, int], target: Mapping[int, int]) -> list[PageMove]:
     """Pair classes that should give pages with classes that should get them, largest first."""
-    donors = sorted(
-        ((current.get(c, 0) - target.get(c, 0), c) for c in current if current.get(c, 0) > target.get(c, 0)),
-        reverse=True,
-    )
-    takers = sorted(
-        ((target.get(c, 0) - current.get(c, 0), c) for c in target if target.get(c, 0) > current.get(c, 0)),
-        reverse=True,
-    )
+    tget, cget = target.get, current.get
+    donors = sorted(((x, c) for c, v in current.items() if (x := v - tget(c, 0)) > 0), reverse=True)
+    takers = sorted(((x, c) for c, v in target.items() if (x := v - cget(c, 0)) > 0), reverse=True)
     moves: list[PageMove] = []
     d = [[n, c] for n, c in donors]
     t = [[n, c] for n, c in takers]
@@ -424,19 +484,35 @@ def rebalancing_moves(current: Mapping[int, int], target: Mapping[int, int]) -> 
     return moves
 
 
-def _validate_packed(fns: _PageFns, classes: Sequence[ClassCurve]) -> None:
-    """The checks of validate_class, for every class at once; names the first bad class."""
-    bad = np.zeros(len(classes), dtype=bool)
-    for c_i, c in enumerate(classes):
-        if (
-            c.chunk_size <= 0
-            or c.pages < 0
-            or c.current_items < 0
-            or len(c.sizes) == 0
-            or len(c.sizes) != len(c.hits)
-        ):
+def _validate_packed(
+    fns: _PageFns, classes: Sequence[ClassCurve], pages: IntArray | None = None, items: IntArray | None = None
+) -> None:
+    """The checks of validate_class, for every class at once; names the first bad class.
+    `pages` and `items`: the classes' pages and current_items, from a caller (merge) that has them
+    and has checked chunk sizes and curve lengths already."""
+    if pages is None or items is None:
+        pages = np.array([c.pages for c in classes], dtype=np.int64)
+        items = np.array([c.current_items for c in classes], dtype=np.int64)
+        lengths_checked = False
+    else:
+        lengths_checked = True
+    bad = (pages < 0) | (items < 0)
+    for c_i, c in enumerate(() if lengths_checked else classes):
+        if c.chunk_size <= 0 or len(c.sizes) == 0 or len(c.sizes) != len(c.hits):
             bad[c_i] = True
-    if not bad.any() and len(classes):
+    if not bad.any() and fns.xs2 is not None and fns.fp2 is not None:
+        # Uniform rows: the same checks on the 2-D arrays (column 0 is the prepended (0, 0)).
+        x2, f2 = fns.xs2, fns.fp2
+        bad_pt = (
+            ~np.isfinite(x2[:, 1:])
+            | ~np.isfinite(f2[:, 1:])
+            | (x2[:, 1:] - x2[:, :-1] <= 0)
+            | (f2[:, 1:] - f2[:, :-1] < -1e-12)
+            | (f2[:, 1:] > 1)
+        )
+        bad |= bad_pt.any(axis=1)
+        bad |= ~np.isfinite(fns.requests) | (fns.requests < 0)
+    elif not bad.any() and len(classes):
         row = np.repeat(np.arange(len(classes)), fns.row_end - fns.row_start + 1)
         same = row[1:] == row[:-1]
         dx = np.diff(fns.xs)[same]
@@ -473,13 +549,22 @@ def merge(
     for c in classes:
         if c.chunk_size <= 0 or len(c.sizes) == 0:
             validate_class(c)
+        if len(c.hits) != len(c.sizes):
+            raise MergeInputError(f"class {c.class_id}: sizes and hit ratios differ in length")
     fns = _PageFns(classes)
-    _validate_packed(fns, classes)
+    pages_in = np.array([c.pages for c in classes], dtype=np.int64)
+    items_in = np.array([c.current_items for c in classes], dtype=np.int64)
+    _validate_packed(fns, classes, pages_in, items_in)
     n = len(classes)
     requests = fns.requests
     total_requests = float(requests.sum())
-    items_now = np.array([c.current_items for c in classes], dtype=np.float64)
-    cur_pages = np.array([current_pages_of(c) for c in classes], dtype=np.int64)
+    items_now = items_in.astype(np.float64)
+    # current_pages_of for every class at once
+    cur_pages = np.where(
+        pages_in > 0,
+        pages_in,
+        np.where(items_in > 0, np.ceil(items_now / fns.ipp - 1e-9), 0.0).astype(np.int64),
+    ).astype(np.int64)
     current_pages = int(cur_pages.sum())
     current_bytes = current_pages * PAGE_SIZE
 
@@ -493,9 +578,9 @@ def merge(
         max_pages = max(int(fns.max_pages.sum()), 1)
     else:
         max_pages = max(int(math.ceil(current_pages * scale_max - 1e-9)), current_pages, 1)
-    grid_pages = np.unique(np.maximum(np.round(np.linspace(0, max_pages, grid_points + 1)[1:]), 1)).astype(
-        np.int64
-    )
+    # linspace is increasing, so the distinct values are the ones that differ from their predecessor
+    grid_raw = np.maximum(np.round(np.linspace(0, max_pages, grid_points + 1)[1:]), 1)
+    grid_pages = grid_raw[np.concatenate(([True], grid_raw[1:] != grid_raw[:-1]))].astype(np.int64)
     memory = grid_pages.astype(np.float64) * PAGE_SIZE
     norm = total_requests if total_requests > 0 else 1.0
     idx = np.arange(n, dtype=np.int64)
@@ -505,9 +590,14 @@ def merge(
     model_at_current = 0.0
     if total_requests > 0 and current_pages > 0:
         frac = grid_pages / current_pages
-        h = fns.hits_at_items(np.repeat(idx, len(frac)), np.outer(items_now, frac).ravel())
-        prop = (requests @ h.reshape(n, len(frac))) / total_requests
-        model_at_current = float(requests @ fns.hits_at_items(idx, items_now)) / total_requests
+        m = n * len(frac)
+        # the grid and today's items in one evaluation
+        h = fns.hits_at_items(
+            np.concatenate((np.repeat(idx, len(frac)), idx)),
+            np.concatenate((np.outer(items_now, frac).ravel(), items_now)),
+        )
+        prop = (requests @ h[:m].reshape(n, len(frac))) / total_requests
+        model_at_current = float(requests @ h[m:].copy()) / total_requests
 
     # Optimal allocation.
     hull = _merged_hull(fns)
@@ -538,14 +628,15 @@ def merge(
             feasible = dp_vals
             alloc_cur = dp_alloc
         gap = float(np.max(upper - feasible)) / norm
-    value_cur_alloc = float(fns.g(idx, alloc_cur).sum())
-    value_today = float(fns.g(idx, cur_pages).sum())
+    both = fns.g(np.concatenate((idx, idx)), np.concatenate((alloc_cur, cur_pages)))
+    value_cur_alloc = float(both[:n].copy().sum())
+    value_today = float(both[n:].copy().sum())
 
     # Pages the optimum leaves unused (every curve saturated) stay where they are.
-    target = {c.class_id: int(alloc_cur[i]) for i, c in enumerate(classes)}
-    current = {c.class_id: int(cur_pages[i]) for i, c in enumerate(classes)}
+    target = dict(zip(ids, alloc_cur.tolist(), strict=True))
+    current = dict(zip(ids, cur_pages.tolist(), strict=True))
     spare = current_pages - sum(target.values())
-    for cid in sorted(current, key=lambda x: current[x] - target[x], reverse=True):
+    for cid in sorted(current, key=lambda x: current[x] - target[x], reverse=True) if spare > 0 else ():
         if spare <= 0:
             break
         give = min(spare, max(current[cid] - target[cid], 0))

@@ -10,4 +10,6 @@ BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "requeue-stale-work": {"task": "hitcurve.requeue_stale", "schedule": 30.0},
     "agent-silent-alerts": {"task": "hitcurve.check_silent_agents", "schedule": 60.0},
     "downsample-and-retain-history": {"task": "hitcurve.downsample_history", "schedule": 3600.0},
+    # weekly e-mail reports: checked hourly, each subscription sent once a week at its weekday/hour
+    "weekly-email-reports": {"task": "hitcurve.dispatch_weekly_reports", "schedule": 3600.0},
 }

@@ -1,0 +1,228 @@
+"""What a weekly report says, per organization (or one of its clusters), read from the database.
+
+Every number comes from the computation the API serves, not a re-derivation: the sizing answer
+(hitcurve.api.routes.sizing: cluster_basis + memory_answer, the same code behind
+GET /sizing/clusters/{id}/memory), the measured hit ratio and accuracy record over the week
+(hitcurve.api.routes.inventory: history and accuracy, behind /clusters/{id}/history and
+/accuracy, one bucket), the alert rules of the worker (stale agent, stream loss), and money as
+alerts.savings counts it (GiB x price per GiB-month). Every query is scoped to the one org_id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from hitcurve.api.routes.inventory import CLUSTER_SUBJECT, accuracy, history
+from hitcurve.api.routes.sizing import SizingAnswer, Subject, cluster_basis, memory_answer
+from hitcurve.core.errors import ApiError
+from hitcurve.models import Alert, Cluster, Organization, Server, Snapshot
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from hitcurve_worker import alerts as rules
+
+GIB = rules.GIB
+PERIOD = timedelta(days=7)
+
+
+def monthly_cost(memory_bytes: float | None, price_per_gb_month: float) -> float | None:
+    """GiB x price per GiB-month: the count alerts.savings uses for its saving per month."""
+    return None if memory_bytes is None else memory_bytes / GIB * price_per_gb_month
+
+
+@dataclass
+class AlertLine:
+    severity: str
+    kind: str
+    subject: str
+    message: str
+    since: datetime
+
+
+@dataclass
+class ServerIssue:
+    address: str
+    cluster: str | None
+    problem: str
+
+
+@dataclass
+class ClusterReport:
+    id: uuid.UUID
+    name: str
+    target: float
+    price_per_gb_month: float
+    servers: int
+    measured_week: float | None  # hits / gets of the cluster's servers over the period
+    allocated_bytes: float | None
+    sizing: SizingAnswer | None  # memory for the target (None: no curve yet)
+    no_curve_reason: str | None
+    cost_now: float | None
+    cost_at_target: float | None
+    savings: float | None  # per month, > 0 when the target needs less than allocated
+    extra_cost: float | None  # per month, > 0 when the target needs more
+    accuracy_samples: int
+    accuracy_mae_pp: float | None
+    accuracy_max_pp: float | None
+    alerts: list[AlertLine] = field(default_factory=list)
+
+    @property
+    def needed_bytes(self) -> float | None:
+        return self.sizing.memory_bytes if self.sizing is not None else None
+
+    @property
+    def band_bytes(self) -> tuple[float | None, float | None]:
+        """(optimistic, pessimistic) memory for the target: the sizing answer's band high and low."""
+        if self.sizing is None:
+            return None, None
+        return self.sizing.band.high, self.sizing.band.low
+
+
+@dataclass
+class OrgReport:
+    org_id: uuid.UUID
+    org_name: str
+    period_start: datetime
+    period_end: datetime
+    clusters: list[ClusterReport]
+    servers_total: int
+    servers_reporting: int  # servers with at least one snapshot
+    unassigned_servers: int
+    server_issues: list[ServerIssue]
+    org_alerts: list[AlertLine]  # open alerts on servers outside the listed clusters
+
+    @property
+    def empty(self) -> bool:
+        return self.servers_reporting == 0
+
+
+def _alert_lines(db: Session, org_id: uuid.UUID, *where: object) -> list[AlertLine]:
+    rows = db.execute(
+        select(Alert, Cluster.name, Server.address)
+        .outerjoin(Cluster, (Cluster.id == Alert.cluster_id) & (Cluster.org_id == org_id))
+        .outerjoin(Server, (Server.id == Alert.server_id) & (Server.org_id == org_id))
+        .where(Alert.org_id == org_id, Alert.state == "open", *where)  # type: ignore[arg-type]
+        .order_by(Alert.severity, Alert.first_seen_at)
+    ).all()
+    order = {"critical": 0, "warning": 1, "info": 2}
+    out = [
+        AlertLine(
+            a.severity, a.kind, f"server {addr}" if addr else f"cluster {cname}", a.message, a.first_seen_at
+        )
+        for a, cname, addr in rows
+    ]
+    return sorted(out, key=lambda x: (order.get(x.severity, 3), x.since))
+
+
+def _cluster_report(
+    db: Session, org_id: uuid.UUID, c: Cluster, start: datetime, end: datetime
+) -> ClusterReport:
+    server_ids = list(
+        db.execute(select(Server.id).where(Server.org_id == org_id, Server.cluster_id == c.id)).scalars()
+    )
+    hist = history(db, org_id, CLUSTER_SUBJECT, c.id, start, end, 1)
+    measured = hist.points[0].measured_hit_ratio if hist.points else None
+    acc = accuracy(db, org_id, CLUSTER_SUBJECT, c.id, start, end, 1)
+    sizing: SizingAnswer | None = None
+    reason: str | None = None
+    allocated: float | None = None
+    try:
+        basis, _ = cluster_basis(db, org_id, c.id, None)
+        sizing = memory_answer(Subject(type="cluster", id=c.id), basis, float(c.target_hit_ratio))
+        allocated = float(basis.info.current_bytes) if basis.info.current_bytes is not None else None
+    except ApiError as exc:
+        reason = str(exc.detail)
+    price = float(c.price_per_gb_month)
+    needed = sizing.memory_bytes if sizing is not None else None
+    cost_now = monthly_cost(allocated, price)
+    cost_target = monthly_cost(needed, price)
+    diff = None if cost_now is None or cost_target is None else cost_now - cost_target
+    subject = (
+        (Alert.cluster_id == c.id) | Alert.server_id.in_(server_ids)
+        if server_ids
+        else Alert.cluster_id == c.id
+    )
+    alerts = _alert_lines(db, org_id, subject)
+    return ClusterReport(
+        id=c.id,
+        name=c.name,
+        target=float(c.target_hit_ratio),
+        price_per_gb_month=price,
+        servers=len(server_ids),
+        measured_week=measured,
+        allocated_bytes=allocated,
+        sizing=sizing,
+        no_curve_reason=reason,
+        cost_now=cost_now,
+        cost_at_target=cost_target,
+        savings=diff if diff is not None and diff > 0 else None,
+        extra_cost=-diff if diff is not None and diff < 0 else None,
+        accuracy_samples=acc.samples,
+        accuracy_mae_pp=acc.mean_abs_error_pp,
+        accuracy_max_pp=acc.max_abs_error_pp,
+        alerts=alerts,
+    )
+
+
+def build_report(
+    db: Session, org_id: uuid.UUID, end: datetime, cluster_id: uuid.UUID | None = None
+) -> OrgReport:
+    """The report of one organization over the 7 days before `end` (all its clusters, or one)."""
+    start = end - PERIOD
+    org = db.execute(select(Organization).where(Organization.id == org_id)).scalar_one()
+    q = select(Cluster).where(Cluster.org_id == org_id).order_by(Cluster.name)
+    if cluster_id is not None:
+        q = q.where(Cluster.id == cluster_id)
+    clusters = list(db.execute(q).scalars())
+    servers = list(
+        db.execute(select(Server).where(Server.org_id == org_id).order_by(Server.address)).scalars()
+    )
+    if cluster_id is not None:
+        servers = [s for s in servers if s.cluster_id == cluster_id]
+    names = {c.id: c.name for c in clusters}
+    th = rules.Thresholds.from_env()
+    # newest snapshot's loss per server (the stream-loss rule looks at the latest window)
+    latest = (
+        select(Snapshot.server_id, func.max(Snapshot.window_end).label("w"))
+        .where(Snapshot.org_id == org_id)
+        .group_by(Snapshot.server_id)
+        .subquery()
+    )
+    loss: dict[uuid.UUID, float] = dict(
+        db.execute(
+            select(Snapshot.server_id, Snapshot.loss_ratio)
+            .join(latest, (latest.c.server_id == Snapshot.server_id) & (latest.c.w == Snapshot.window_end))
+            .where(Snapshot.org_id == org_id)
+        ).all()
+    )
+    issues: list[ServerIssue] = []
+    for s in servers:
+        stale = rules.stale_agent(s.last_snapshot_at, end, th)
+        if stale is not None:
+            issues.append(
+                ServerIssue(s.address, names.get(s.cluster_id) if s.cluster_id else None, stale.message)
+            )
+        lossy = rules.stream_loss(float(loss[s.id]), th) if s.id in loss else None
+        if lossy is not None:
+            issues.append(
+                ServerIssue(s.address, names.get(s.cluster_id) if s.cluster_id else None, lossy.message)
+            )
+    reports = [_cluster_report(db, org_id, c, start, end) for c in clusters]
+    unassigned = [s.id for s in servers if s.cluster_id is None]
+    org_alerts = (
+        _alert_lines(db, org_id, Alert.server_id.in_(unassigned)) if unassigned and cluster_id is None else []
+    )
+    return OrgReport(
+        org_id=org_id,
+        org_name=org.name,
+        period_start=start,
+        period_end=end,
+        clusters=reports,
+        servers_total=len(servers),
+        servers_reporting=sum(1 for s in servers if s.id in loss),
+        unassigned_servers=len(unassigned),
+        server_issues=issues,
+        org_alerts=org_alerts,
+    )

@@ -1,0 +1,342 @@
+"""Weekly e-mail reports against a real SMTP server (aiosmtpd on a free loopback port), the real
+PostgreSQL test database and a real Celery worker process: the numbers in the e-mail are the
+sizing API's, one organization's data never reaches another's subscriber, a period is sent once
+however often the tasks run, an organization without agents gets the "no agent" text, and a
+report that meets a dead SMTP server is retried and delivered once the server is up."""
+
+from __future__ import annotations
+
+import socket
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.core.security import sha256_hex
+from hitcurve.models import ApiToken, Cluster, ReportDelivery, ReportSubscription, Server, Snapshot
+from sqlalchemy import select, update
+from worker_helpers import Org, WorkerProc, make_org, start_worker, upload, wait_for
+from worker_synth import synthetic_snapshot
+
+pytestmark = pytest.mark.slow
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[EmailMessage] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd API
+        msg = message_from_bytes(envelope.content, policy=policy.default)
+        assert isinstance(msg, EmailMessage)
+        msg["X-Envelope-To"] = ",".join(envelope.rcpt_tos)
+        self.messages.append(msg)
+        return "250 OK"
+
+    def to(self, addr: str) -> list[EmailMessage]:
+        return [m for m in self.messages if m["X-Envelope-To"] == addr]
+
+
+def text_of(m: EmailMessage) -> str:
+    part = m.get_body(preferencelist=("plain",))
+    assert part is not None
+    return str(part.get_content())
+
+
+def html_of(m: EmailMessage) -> str:
+    part = m.get_body(preferencelist=("html",))
+    assert part is not None
+    return str(part.get_content())
+
+
+@pytest.fixture(scope="module")
+def smtp_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def inbox(smtp_port: int) -> Iterator[Inbox]:
+    box = Inbox()
+    ctl = Controller(box, hostname="127.0.0.1", port=smtp_port)
+    ctl.start()
+    yield box
+    ctl.stop()
+
+
+@pytest.fixture(scope="module")
+def worker(private_env: dict[str, str], smtp_port: int) -> Iterator[WorkerProc]:
+    env = {
+        **private_env,
+        "HITCURVE_SMTP_HOST": "127.0.0.1",
+        "HITCURVE_SMTP_PORT": str(smtp_port),
+        "HITCURVE_SMTP_FROM": "Hitcurve <reports@test.invalid>",
+        "HITCURVE_SMTP_TIMEOUT_S": "5",
+    }
+    w = start_worker(env, "reports")
+    yield w
+    w.stop()
+
+
+def db() -> Any:
+    return get_sessionmaker()()
+
+
+def subscribe(org: Org, email: str, cluster_id: uuid.UUID | None = None) -> uuid.UUID:
+    now = datetime.now(UTC)
+    with db() as s:
+        sub = ReportSubscription(
+            org_id=org.id,
+            email=email,
+            cluster_id=cluster_id,
+            weekday=now.weekday(),
+            hour_utc=now.hour,
+            created_at=now - timedelta(days=1),
+        )
+        s.add(sub)
+        s.commit()
+        return sub.id
+
+
+def org_with_cluster(
+    client: Any, name: str, cluster: str, subnet: int, price: float
+) -> tuple[Org, uuid.UUID]:
+    """An organization whose cluster `cluster` has two servers with processed curves."""
+    org = make_org(name)
+    with db() as s:
+        cl = Cluster(org_id=org.id, name=cluster, target_hit_ratio=0.7, price_per_gb_month=price)
+        s.add(cl)
+        s.commit()
+        cluster_id = cl.id
+    addrs = [f"10.{subnet}.0.{i}:11211" for i in range(2)]
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+    for round_ in range(3):
+        ids = []
+        for i, a in enumerate(addrs):
+            snap = synthetic_snapshot(
+                address=a,
+                n_classes=12,
+                total_pages=256,
+                end=end + timedelta(minutes=round_),
+                hit_ratio=0.6 + 0.05 * i,
+                seed=subnet * 10 + i + round_,
+            )
+            assert upload(client, org, snap).status_code == 202
+            ids.append(uuid.UUID(snap["snapshot_id"]))
+        for sid in ids:
+            wait_for(lambda sid=sid: status(sid) == "processed", 60, "snapshots processed")
+        if round_ == 0:
+            with db() as s:
+                s.execute(
+                    update(Server)
+                    .where(Server.org_id == org.id, Server.address.in_(addrs))
+                    .values(cluster_id=cluster_id)
+                )
+                s.commit()
+    return org, cluster_id
+
+
+def status(sid: uuid.UUID) -> str | None:
+    with db() as s:
+        return s.execute(select(Snapshot.status).where(Snapshot.id == sid)).scalar_one_or_none()  # type: ignore[no-any-return]
+
+
+def read_token(org: Org) -> str:
+    token = "hct_" + uuid.uuid4().hex + uuid.uuid4().hex
+    with db() as s:
+        s.add(
+            ApiToken(
+                org_id=org.id,
+                name="report test",
+                scope="read",
+                prefix=token[:8],
+                token_hash=sha256_hex(token),
+            )
+        )
+        s.commit()
+    return token
+
+
+def deliveries(sub_id: uuid.UUID) -> list[ReportDelivery]:
+    with db() as s:
+        return list(
+            s.execute(select(ReportDelivery).where(ReportDelivery.subscription_id == sub_id)).scalars()
+        )
+
+
+def run(celery_client: Any, task: str, *args: str) -> Any:
+    return celery_client.send_task(task, args=list(args)).get(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def two_orgs(worker: WorkerProc, client: Any) -> dict[str, Any]:
+    a, ca = org_with_cluster(client, "Acme Caching", "alpha-sessions", 61, 4.0)
+    b, cb = org_with_cluster(client, "Bravo Secret Org", "bravo-private-cluster", 62, 9.0)
+    return {"a": a, "ca": ca, "b": b, "cb": cb}
+
+
+def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
+    worker: WorkerProc, inbox: Inbox, client: Any, celery_client: Any, two_orgs: dict[str, Any]
+) -> None:
+    a, b = two_orgs["a"], two_orgs["b"]
+    sa, sb = subscribe(a, "ops@acme.test"), subscribe(b, "root@bravo.test")
+    out = run(celery_client, "hitcurve.dispatch_weekly_reports")
+    assert out["queued"] >= 2
+    wait_for(lambda: inbox.to("ops@acme.test") and inbox.to("root@bravo.test"), 60, "both reports")
+    [ma], [mb] = inbox.to("ops@acme.test"), inbox.to("root@bravo.test")
+    ta, tb = text_of(ma), text_of(mb)
+
+    # the numbers: what GET /sizing/clusters/{id}/memory answers for the cluster's target
+    tok = read_token(a)
+    ans = client.get(
+        f"/api/v1/sizing/clusters/{two_orgs['ca']}/memory", headers={"Authorization": f"Bearer {tok}"}
+    ).json()
+    curve = client.get(
+        f"/api/v1/clusters/{two_orgs['ca']}/curve", headers={"Authorization": f"Bearer {tok}"}
+    ).json()
+    gib = float(1 << 30)
+    assert ans["status"] == "ok", ans
+    assert f"Memory for 70.0% hit rate:   {ans['memory_bytes'] / gib:.2f} GiB" in ta
+
+    def band(v: float | None) -> str:
+        return "beyond the curve's range" if v is None else f"{v / gib:.2f} GiB"
+
+    assert f"(band {band(ans['band']['high'])} to {band(ans['band']['low'])}" in ta
+    allocated = ans["curve"]["current_bytes"]
+    assert f"Allocated memory:             {allocated / gib:.2f} GiB" in ta
+    assert f"Monthly cost now:             {allocated / gib * 4.0:,.2f}" in ta
+    assert f"at target: {ans['memory_bytes'] / gib * 4.0:,.2f}" in ta
+    saving = (allocated - ans["memory_bytes"]) / gib * 4.0
+    line = f"{saving:,.2f} per month" if saving > 0 else f"{-saving:,.2f} more per month"
+    assert line in ta
+    hist = client.get(
+        f"/api/v1/clusters/{two_orgs['ca']}/history",
+        params={"start": (datetime.now(UTC) - timedelta(days=7)).isoformat(), "max_points": 1},
+        headers={"Authorization": f"Bearer {tok}"},
+    ).json()
+    assert f"Measured hit rate this week:  {hist['points'][0]['measured_hit_ratio']:.1%}" in ta
+    acc = client.get(
+        f"/api/v1/clusters/{two_orgs['ca']}/accuracy",
+        params={"start": (datetime.now(UTC) - timedelta(days=7)).isoformat(), "max_points": 1},
+        headers={"Authorization": f"Bearer {tok}"},
+    ).json()
+    assert acc["samples"] > 0
+    assert (
+        f"{acc['mean_abs_error_pp']:.2f} pp, worst {acc['max_abs_error_pp']:.2f} pp "
+        f"over {acc['samples']} windows" in ta
+    )
+    assert curve["current_bytes"] == allocated
+    assert "Hitcurve weekly report for Acme Caching" in ta and "alpha-sessions" in html_of(ma)
+
+    # isolation: each subscriber gets only its own organization
+    for secret in ("Bravo Secret Org", "bravo-private-cluster", "10.62.0."):
+        assert secret not in ta and secret not in html_of(ma)
+    for other in ("Acme Caching", "alpha-sessions", "10.61.0."):
+        assert other not in tb and other not in html_of(mb)
+    assert ma["To"] == "ops@acme.test" and mb["To"] == "root@bravo.test"
+    for sub in (sa, sb):
+        [d] = deliveries(sub)
+        assert d.status == "sent" and d.sent_at is not None
+        with db() as s:
+            assert s.get(ReportSubscription, sub).last_sent_at is not None  # type: ignore[union-attr]
+
+
+def test_running_twice_sends_once(
+    worker: WorkerProc, inbox: Inbox, celery_client: Any, two_orgs: dict[str, Any]
+) -> None:
+    sub = subscribe(two_orgs["a"], "twice@acme.test", two_orgs["ca"])
+    run(celery_client, "hitcurve.dispatch_weekly_reports")
+    wait_for(lambda: inbox.to("twice@acme.test"), 60, "the report")
+    [d] = deliveries(sub)
+    # the dispatcher again, and the sending task itself again, directly
+    run(celery_client, "hitcurve.dispatch_weekly_reports")
+    assert (
+        run(celery_client, "hitcurve.send_report", str(sub), d.period_start.isoformat())["status"]
+        == "already-sent"
+    )
+    with db() as s:
+        first = s.get(ReportSubscription, sub).last_sent_at  # type: ignore[union-attr]
+    run(celery_client, "hitcurve.dispatch_weekly_reports")
+    assert len(inbox.to("twice@acme.test")) == 1
+    assert len(deliveries(sub)) == 1
+    with db() as s:
+        assert s.get(ReportSubscription, sub).last_sent_at == first  # type: ignore[union-attr]
+
+
+def test_empty_org_says_no_agent_has_reported(worker: WorkerProc, inbox: Inbox, celery_client: Any) -> None:
+    org = make_org("Fresh Org")
+    subscribe(org, "new@fresh.test")
+    run(celery_client, "hitcurve.dispatch_weekly_reports")
+    wait_for(lambda: inbox.to("new@fresh.test"), 60, "the report")
+    [m] = inbox.to("new@fresh.test")
+    assert "No agent has reported yet" in text_of(m)
+    assert "No agent has reported yet" in html_of(m)
+
+
+def test_preview_cli_prints_the_text_version(two_orgs: dict[str, Any], private_env: dict[str, str]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "hitcurve_worker.reports", "preview", "--org", str(two_orgs["a"].id)],
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        timeout=120,
+        check=True,
+    ).stdout
+    assert "Hitcurve weekly report for Acme Caching" in out and "alpha-sessions" in out
+    assert "bravo" not in out.lower()
+
+
+def test_smtp_down_is_retried_not_lost(private_env: dict[str, str], redis_index: int) -> None:
+    import redis
+    from celery import Celery
+    from worker_helpers import private_redis_url
+
+    # A Redis index of its own, so only this test's worker (SMTP down) takes the task.
+    url = private_redis_url(15 if redis_index != 15 else 14)
+    redis.Redis.from_url(url).flushdb()
+    port = free_port()  # nothing listens here yet
+    w = start_worker(
+        {
+            **private_env,
+            "HITCURVE_REDIS_URL": url,
+            "HITCURVE_SMTP_HOST": "127.0.0.1",
+            "HITCURVE_SMTP_PORT": str(port),
+        },
+        "reports-down",
+    )
+    sender = Celery("smtp-down", broker=url, backend=url)
+    box = Inbox()
+    ctl = None
+    try:
+        org = make_org("Down Org")
+        sub = subscribe(org, "late@down.test")
+        from hitcurve_worker.reports.tasks import dispatch
+
+        dispatch(sender=sender)
+        wait_for(lambda: any(d.status == "failed" for d in deliveries(sub)), 60, "a failed attempt")
+        [d] = deliveries(sub)
+        assert "Connection" in (d.error or "") or "refused" in (d.error or "").lower()
+        ctl = Controller(box, hostname="127.0.0.1", port=port)
+        ctl.start()
+        wait_for(lambda: box.to("late@down.test"), 90, "the retried report")
+        wait_for(lambda: deliveries(sub)[0].status == "sent", 30, "the delivery marked sent")
+        assert len(box.to("late@down.test")) == 1
+    finally:
+        w.stop()
+        sender.close()
+        redis.Redis.from_url(url).flushdb()
+        if ctl is not None:
+            ctl.stop()
