@@ -43,7 +43,17 @@ curl -fsS "http://127.0.0.1:$api_port/api/v1/health" >/dev/null || die "the back
 # Demo tenant, memcached, traffic and agent (each part joins when it is built).
 mc_port=$(port_file memcached)
 launch memcached memcached -l 127.0.0.1 -p "$mc_port" -U 0 -m 64 -t 2
-if [ -x scripts/demo-seed.sh ]; then bash scripts/demo-seed.sh "$inst" "$api_port" "$mc_port"; fi
+api="http://127.0.0.1:$api_port"
+"$VENV/bin/python" scripts/demo_setup.py account "$api" "$RUN_DIR/$inst" || die "demo account setup failed"
+# Traffic: Zipf 0.9 over 400k keys of ~200 B against a 64 MiB memcached, so it evicts and the
+# curve has something to say; misses are refilled after a simulated recompute delay.
+launch loadgen bin/hc-loadgen --server "127.0.0.1:$mc_port" --dist zipf --alpha 0.9 --keys 400000 \
+    --requests 0 --duration 604800 --value-size 200 --conns 1 --recompute-us 200,1000,5000 --quiet
+mkdir -p "$RUN_DIR/$inst/spool" "$RUN_DIR/$inst/snapshots"
+launch agent bin/hitcurve-agent run --memcached "127.0.0.1:$mc_port" --backend-url "$api" \
+    --agent-key-file "$RUN_DIR/$inst/agent.key" --spool-dir "$RUN_DIR/$inst/spool" \
+    --snapshot-dir "$RUN_DIR/$inst/snapshots" --interval 20
+launch assign "$VENV/bin/python" scripts/demo_setup.py assign "$api" "$RUN_DIR/$inst" "127.0.0.1:$mc_port"
 
 cat <<MSG
 
@@ -51,7 +61,8 @@ cat <<MSG
     Dashboard:   http://127.0.0.1:$api_port/
     API docs:    http://127.0.0.1:$api_port/api/v1/docs
     Health:      http://127.0.0.1:$api_port/api/v1/health
-    memcached:   127.0.0.1:$mc_port (demo traffic)
+    memcached:   127.0.0.1:$mc_port (demo traffic from bin/hc-loadgen, watched by bin/hitcurve-agent)
+    First curves appear about 20 s after start (one snapshot every 20 s).
     Logs:        $logs/
   Stop everything with: make stop
 

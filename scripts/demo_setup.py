@@ -1,0 +1,80 @@
+"""Demo tenant for `make demo`, made through the real HTTP API as a user would (idempotent).
+
+    demo_setup.py account API_URL RUN_DIR     sign up (or log in) the demo owner, create the
+                                              cluster and an agent key; write RUN_DIR/agent.key
+                                              and RUN_DIR/demo-login.txt
+    demo_setup.py assign API_URL RUN_DIR      wait for the demo agent's server to register,
+                                              then put it into the demo cluster
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+EMAIL = "demo@hitcurve.local"
+PASSWORD = "hitcurve-demo-password"
+CLUSTER = "demo-cluster"
+
+
+def _session(api: str) -> httpx.Client:
+    client = httpx.Client(base_url=api.rstrip("/") + "/api/v1", timeout=30)
+    r = client.post("/auth/login", json={"email": EMAIL, "password": PASSWORD})
+    if r.status_code == 401:
+        r = client.post("/auth/signup", json={"email": EMAIL, "password": PASSWORD,
+                                              "display_name": "Demo owner", "org_name": "Demo"})
+    if r.status_code not in (200, 201):
+        sys.exit(f"demo setup: log-in/sign-up failed: {r.status_code} {r.text}")
+    client.headers["X-CSRF-Token"] = r.json()["csrf_token"]
+    return client
+
+
+def _cluster_id(client: httpx.Client) -> str:
+    for c in client.get("/clusters").raise_for_status().json():
+        if c["name"] == CLUSTER:
+            return str(c["id"])
+    r = client.post("/clusters", json={"name": CLUSTER, "price_per_gb_month": 4.0,
+                                       "target_hit_ratio": 0.9, "node_size_bytes": 64 << 20})
+    return str(r.raise_for_status().json()["id"])
+
+
+def account(api: str, run_dir: Path) -> None:
+    client = _session(api)
+    _cluster_id(client)
+    key_file = run_dir / "agent.key"
+    if not key_file.exists():
+        r = client.post("/agent-keys", json={"name": "demo agent"}).raise_for_status().json()
+        secret = r.get("secret") or r.get("key") or r.get("token")
+        if not secret:
+            sys.exit(f"demo setup: agent key answer has no secret: {json.dumps(r)}")
+        key_file.write_text(secret + "\n")
+        key_file.chmod(0o600)
+    (run_dir / "demo-login.txt").write_text(f"  Log in as {EMAIL} / {PASSWORD}\n\n")
+
+
+def assign(api: str, run_dir: Path, address: str) -> None:
+    client = _session(api)
+    cluster = _cluster_id(client)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        for s in client.get("/servers").raise_for_status().json():
+            if s["address"] == address:
+                if s.get("cluster_id") != cluster:
+                    client.patch(f"/servers/{s['id']}", json={"cluster_id": cluster}).raise_for_status()
+                print(f"demo server {address} is in {CLUSTER}")
+                return
+        time.sleep(3)
+    sys.exit(f"demo setup: no upload from the demo agent for {address} within 10 minutes")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4 or sys.argv[1] not in ("account", "assign"):
+        sys.exit(__doc__)
+    if sys.argv[1] == "account":
+        account(sys.argv[2], Path(sys.argv[3]))
+    else:
+        assign(sys.argv[2], Path(sys.argv[3]), sys.argv[4])

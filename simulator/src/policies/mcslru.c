@@ -1,0 +1,289 @@
+/*
+ * memcached 1.6's segmented LRU, per slab class (research_memcached_watch.md 5.1; items.c
+ * do_item_alloc_pull, do_item_bump, do_item_update, lru_pull_tail, lru_maintainer_juggle):
+ *  - new items enter HOT; hits do not relink: the first hit ever sets FETCHED, a hit on a
+ *    FETCHED item sets ACTIVE (HOT/WARM: only its time is bumped; COLD: it moves to WARM,
+ *    the async bump modelled as immediate, ACTIVE cleared as do_item_update does);
+ *  - the maintainer juggle, run after every store (an ideal, never-lagging maintainer):
+ *    HOT tail: ACTIVE -> WARM, else -> COLD when HOT > hot_pct of the class's bytes or
+ *    older than hot_max_factor x COLD-tail age; WARM tail: ACTIVE -> requeued in WARM,
+ *    else -> COLD when WARM > warm_pct or older than warm_max_factor x COLD age; COLD tail:
+ *    ACTIVE -> WARM. Up to 500 rounds, HOT||WARM then COLD, as lru_maintainer_juggle;
+ *  - allocation: a free chunk of the class, else a new page (1 MiB, from the global
+ *    limit; a class with no page always gets its first one, as do_slabs_newslab), else
+ *    evict the COLD tail, or push the HOT tail to COLD when COLD is empty.
+ * Time is logical (requests), so ages are in requests. Pages are never moved between
+ * classes (slab_automove is not modelled). In items mode there is one class of `size`
+ * chunks. In a mini-simulation the page shrinks with the sample rate.
+ * Parameters: mcslru.hot (20), mcslru.warm (40), mcslru.hot_age (0.2), mcslru.warm_age
+ * (2.0), mcslru.ages (1: use the age caps).
+ */
+#include "../cache.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define F_FETCHED 0x01
+#define F_ACTIVE 0x02
+enum { HOT = 0, WARM = 1, COLD = 2 };
+#define MAXCLS 64
+
+typedef struct {
+    hc_list lru[3];
+    uint64_t chunks_total, chunks_used;
+    uint32_t chunk, perslab, pages;
+} mc_class;
+
+typedef struct {
+    mc_class cls[MAXCLS];
+    uint64_t pages_total, pages_used;
+    double hot_pct, warm_pct, hot_age, warm_age;
+    int ages;
+    int bytes;
+} mc_state;
+
+static int mc_init(hc_cache *c, char *err, size_t errlen)
+{
+    mc_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return -1;
+    s->hot_pct = hc_param(c, "hot", 20);
+    s->warm_pct = hc_param(c, "warm", 40);
+    s->hot_age = hc_param(c, "hot_age", 0.2);
+    s->warm_age = hc_param(c, "warm_age", 2.0);
+    s->ages = hc_param(c, "ages", 1) != 0;
+    if (s->hot_pct < 0 || s->warm_pct < 0 || s->hot_pct + s->warm_pct >= 100) {
+        snprintf(err, errlen, "mcslru: need hot, warm >= 0 and hot + warm < 100");
+        free(s);
+        return -1;
+    }
+    s->bytes = c->cfg->unit_bytes;
+    for (int k = 0; k < MAXCLS; k++)
+        for (int q = 0; q < 3; q++)
+            hc_list_init(&s->cls[k].lru[q]);
+    if (!s->bytes) {
+        s->cls[0].chunks_total = c->capacity;
+        s->cls[0].chunk = 1;
+    } else {
+        double page = (double)HC_PAGE_SIZE * c->scale;
+        s->pages_total = (uint64_t)floor((double)c->capacity / page);
+        for (int k = 1; k <= hc_slab_nclasses() && k < MAXCLS; k++) {
+            mc_class *m = &s->cls[k];
+            m->chunk = hc_slab_chunk(k);
+            m->perslab = (uint32_t)(page / m->chunk);
+            if (m->perslab < 1)
+                m->perslab = 1;
+        }
+    }
+    c->priv = s;
+    return 0;
+}
+
+static void mc_free(hc_cache *c) { free(c->priv); }
+
+static void relink(hc_cache *c, mc_class *m, uint32_t i, int to)
+{
+    hc_list_unlink(c, &m->lru[c->objs[i].qid], i);
+    c->objs[i].qid = (uint8_t)to;
+    hc_list_push_head(c, &m->lru[to], i);
+}
+
+static void mc_hit(hc_cache *c, uint32_t i, const hc_req *r)
+{
+    (void)r;
+    mc_state *s = c->priv;
+    hc_obj *o = &c->objs[i];
+    if (o->flags & F_ACTIVE)
+        return;
+    if (!(o->flags & F_FETCHED)) {
+        o->flags |= F_FETCHED;
+        return;
+    }
+    if (o->qid != COLD) {
+        o->flags |= F_ACTIVE;
+        o->prio = c->now;
+    } else {
+        /* second hit in COLD: bumped to WARM (do_item_update clears ACTIVE) */
+        o->prio = c->now;
+        relink(c, &s->cls[o->cls], i, WARM);
+    }
+}
+
+/* one lru_pull_tail on HOT or WARM (no eviction); returns 1 if it moved an item */
+static int pull_hw(hc_cache *c, mc_state *s, mc_class *m, int q, uint64_t total, double max_age)
+{
+    uint32_t i = m->lru[q].tail;
+    if (i == HC_NIL)
+        return 0;
+    hc_obj *o = &c->objs[i];
+    double limit = (double)total * (q == HOT ? s->hot_pct : s->warm_pct) / 100.0;
+    if (o->flags & F_ACTIVE) {
+        o->flags &= (uint8_t)~F_ACTIVE;
+        if (q == WARM) {
+            o->prio = c->now;
+            hc_list_move_head(c, &m->lru[WARM], i);
+        } else {
+            relink(c, m, i, WARM);
+        }
+        return 1;
+    }
+    if ((double)m->lru[q].bytes > limit || (s->ages && (double)(c->now - o->prio) > max_age)) {
+        relink(c, m, i, COLD);
+        return 1;
+    }
+    return 0;
+}
+
+static int pull_cold_active(hc_cache *c, mc_class *m)
+{
+    uint32_t i = m->lru[COLD].tail;
+    if (i == HC_NIL || !(c->objs[i].flags & F_ACTIVE))
+        return 0;
+    c->objs[i].flags &= (uint8_t)~F_ACTIVE;
+    relink(c, m, i, WARM);
+    return 1;
+}
+
+static void juggle(hc_cache *c, mc_state *s, mc_class *m)
+{
+    uint64_t total = m->lru[HOT].bytes + m->lru[WARM].bytes + m->lru[COLD].bytes;
+    double cold_age = 0;
+    if (m->lru[COLD].tail != HC_NIL)
+        cold_age = (double)(c->now - c->objs[m->lru[COLD].tail].prio);
+    double hot_age = cold_age * s->hot_age, warm_age = cold_age * s->warm_age;
+    for (int k = 0; k < 500; k++) {
+        int more = 0;
+        if (pull_hw(c, s, m, HOT, total, hot_age) || pull_hw(c, s, m, WARM, total, warm_age))
+            more++;
+        more += pull_cold_active(c, m);
+        if (!more)
+            break;
+    }
+}
+
+static void evict_one(hc_cache *c, mc_class *m, int q)
+{
+    uint32_t i = m->lru[q].tail;
+    hc_list_unlink(c, &m->lru[q], i);
+    m->chunks_used -= c->objs[i].charge / m->chunk;
+    hc_uncharge(c, i);
+    hc_obj_release(c, i);
+    c->evictions++;
+}
+
+static bool mc_get(hc_cache *c, const hc_req *r)
+{
+    mc_state *s = c->priv;
+    uint32_t i = hc_find(c, r->key);
+    if (i != HC_NIL) {
+        mc_hit(c, i, r);
+        return true;
+    }
+    int k = 0;
+    uint64_t need = 1;
+    hc_req rr = *r;
+    if (s->bytes) {
+        k = hc_slab_class_of(HC_ITEM_HEADER + r->size);
+        uint64_t item = HC_ITEM_HEADER + (uint64_t)r->size;
+        need = (item + s->cls[k].chunk - 1) / s->cls[k].chunk;   /* >1 only for huge items */
+        rr.charge = (uint32_t)(need * s->cls[k].chunk);
+        rr.cls = (uint8_t)k;
+    } else {
+        rr.charge = 1;
+        rr.cls = 0;
+    }
+    mc_class *m = &s->cls[k];
+    if (!s->bytes && c->capacity < need)
+        return false;
+    for (int tries = 0; m->chunks_total - m->chunks_used < need; tries++) {
+        if (s->bytes && (s->pages_used < s->pages_total || m->pages == 0)) {
+            m->pages++;
+            s->pages_used++;
+            m->chunks_total += m->perslab;
+            continue;
+        }
+        if (m->lru[COLD].count)
+            evict_one(c, m, COLD);
+        else if (m->lru[HOT].count)
+            relink(c, m, m->lru[HOT].tail, COLD);
+        else if (m->lru[WARM].count)
+            relink(c, m, m->lru[WARM].tail, COLD);   /* memcached would fail the store */
+        else
+            return false;   /* an item larger than a whole page-limited class */
+        (void)tries;
+    }
+    uint32_t n = hc_obj_alloc(c, &rr);
+    c->objs[n].qid = HOT;
+    c->objs[n].prio = c->now;
+    hc_list_push_head(c, &m->lru[HOT], n);
+    m->chunks_used += need;
+    hc_charge(c, n);
+    juggle(c, s, m);
+    return false;
+}
+
+static void mc_remove(hc_cache *c, uint32_t idx)
+{
+    mc_state *s = c->priv;
+    mc_class *m = &s->cls[c->objs[idx].cls];
+    hc_list_unlink(c, &m->lru[c->objs[idx].qid], idx);
+    m->chunks_used -= c->objs[idx].charge / m->chunk;
+    hc_uncharge(c, idx);
+    hc_obj_release(c, idx);
+}
+
+static uint32_t mc_insert(hc_cache *c, const hc_req *r)
+{
+    mc_get(c, r);
+    return hc_find(c, r->key);
+}
+
+static void mc_evict(hc_cache *c, const hc_req *r)
+{
+    mc_state *s = c->priv;
+    mc_class *m = &s->cls[s->bytes ? hc_slab_class_of(HC_ITEM_HEADER + r->size) : 0];
+    if (m->lru[COLD].count)
+        evict_one(c, m, COLD);
+}
+
+/* exported for unit tests: items in HOT, WARM, COLD of class k */
+void hc_mcslru_counts(const hc_cache *c, int k, uint64_t out[3])
+{
+    const mc_state *s = c->priv;
+    for (int q = 0; q < 3; q++)
+        out[q] = s->cls[k].lru[q].count;
+}
+
+static int mc_verify(hc_cache *c, char *why, size_t n)
+{
+    mc_state *s = c->priv;
+    uint64_t total = 0, pages = 0;
+    for (int k = 0; k < MAXCLS; k++) {
+        mc_class *m = &s->cls[k];
+        uint64_t chunks = 0;
+        for (int q = 0; q < 3; q++) {
+            if (hc_list_check(c, &m->lru[q], "lru", why, n) < 0)
+                return -1;
+            for (uint32_t i = m->lru[q].head; i != HC_NIL; i = c->objs[i].next) {
+                if (c->objs[i].qid != q || c->objs[i].cls != k)
+                    return snprintf(why, n, "item on wrong queue/class"), -1;
+                chunks += m->chunk ? c->objs[i].charge / m->chunk : 0;
+            }
+            total += m->lru[q].count;
+        }
+        if (chunks != m->chunks_used || m->chunks_used > m->chunks_total)
+            return snprintf(why, n, "class %d chunks %llu used %llu total %llu", k, (unsigned long long)chunks,
+                            (unsigned long long)m->chunks_used, (unsigned long long)m->chunks_total), -1;
+        pages += m->pages;
+    }
+    if (pages != s->pages_used)
+        return snprintf(why, n, "page accounting"), -1;
+    return total == c->nresident ? 0 : (snprintf(why, n, "queues total != residents"), -1);
+}
+
+const hc_policy_ops hc_policy_mcslru = {
+    .name = "mcslru", .describe = "memcached 1.6 segmented LRU (HOT/WARM/COLD per slab class, pages)",
+    .init = mc_init, .free = mc_free, .get = mc_get, .hit = mc_hit,
+    .insert = mc_insert, .evict = mc_evict, .verify = mc_verify, .remove = mc_remove,
+};

@@ -1,0 +1,780 @@
+/*
+ * Unit tests of the simulator core and of each policy's tricky transitions. Expected values
+ * come from hand-worked sequences (commented step by step), from the paper rules, or from
+ * independent reference implementations written here (exact LRU via stack distances,
+ * brute-force GreedyDual with a linear scan).
+ */
+#include "cache.h"
+#include "table.h"
+#include "workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (cond) {                                                        \
+            passed++;                                                      \
+        } else {                                                           \
+            failed++;                                                      \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
+            printf(__VA_ARGS__);                                           \
+            printf("\n");                                                  \
+        }                                                                  \
+    } while (0)
+
+/* test-only accessors exported by the policy files */
+void hc_clockpro_debug(const hc_cache *c, double *mc, uint64_t *hot, uint64_t *cold, uint64_t *nonres);
+uint64_t hc_gdwheel_L(const hc_cache *c);
+uint64_t hc_gdwheel_migrations(const hc_cache *c);
+void hc_baglru_debug(const hc_cache *c, uint32_t *nbags, uint64_t *rot, uint64_t *moves, uint64_t *merges);
+int hc_baglru_bag_of_key(const hc_cache *c, uint64_t key);
+void hc_mcslru_counts(const hc_cache *c, int k, uint64_t out[3]);
+
+static hc_config items_cfg(const char *params)
+{
+    hc_config c;
+    hc_config_default(&c);
+    c.params = params;
+    return c;
+}
+
+static int get(hc_cache *c, uint64_t k) { return hc_cache_access(c, k, 0, 1.0, HC_GET); }
+static int getc_(hc_cache *c, uint64_t k, double cost) { return hc_cache_access(c, k, 0, cost, HC_GET); }
+
+/* ---------------------------------------------------------------- core */
+
+static void test_slab_classes(void)
+{
+    /* memcached 1.6 -vv with defaults prints classes 96, 120, 152, ... 394840, 524288 */
+    CHECK(hc_slab_nclasses() == 39, "39 classes, got %d", hc_slab_nclasses());
+    CHECK(hc_slab_chunk(1) == 96 && hc_slab_chunk(2) == 120 && hc_slab_chunk(3) == 152,
+          "first classes 96/120/152");
+    CHECK(hc_slab_chunk(38) == 394840 && hc_slab_chunk(39) == 524288, "last classes");
+    CHECK(hc_slab_charge(100) == 152, "48+100=148 -> 152, got %llu", (unsigned long long)hc_slab_charge(100));
+    CHECK(hc_slab_charge(272) == 384, "GD-Wheel item 16+256: 320 -> 384");
+    CHECK(hc_slab_charge(48) == 96, "48+48=96 fits class 1");
+    CHECK(hc_slab_charge(2u << 20) == 5u * 524288, "2 MiB item charged in 512 KiB chunks");
+}
+
+static void test_table(void)
+{
+    /* random put/remove against a direct-mapped shadow over a small key universe */
+    hc_table t;
+    hc_table_init(&t, 16);
+    uint32_t shadow[5000];
+    for (int i = 0; i < 5000; i++)
+        shadow[i] = HC_NIL;
+    hc_rng r;
+    hc_rng_seed(&r, 7);
+    int bad = 0;
+    for (int step = 0; step < 200000; step++) {
+        uint64_t k = hc_rng_next(&r) % 5000;
+        if (hc_rng_next(&r) & 1) {
+            hc_table_put(&t, k + 1, (uint32_t)step);
+            shadow[k] = (uint32_t)step;
+        } else {
+            int was = hc_table_remove(&t, k + 1);
+            if (was != (shadow[k] != HC_NIL))
+                bad++;
+            shadow[k] = HC_NIL;
+        }
+    }
+    uint64_t cnt = 0;
+    for (int i = 0; i < 5000; i++) {
+        if (hc_table_get(&t, (uint64_t)i + 1) != shadow[i])
+            bad++;
+        cnt += shadow[i] != HC_NIL;
+    }
+    CHECK(bad == 0 && cnt == t.count, "table agrees with shadow (%d mismatches)", bad);
+    hc_table_free(&t);
+}
+
+static void test_sampling(void)
+{
+    int in1 = 0, in10 = 0, nested = 1;
+    for (uint64_t k = 0; k < 1000000; k++) {
+        int a = hc_sampled(k, 0.01, 1), b = hc_sampled(k, 0.1, 1);
+        in1 += a;
+        in10 += b;
+        if (a && !b)
+            nested = 0;
+    }
+    CHECK(fabs(in1 / 1e6 - 0.01) < 0.0005, "R=0.01 samples %.4f", in1 / 1e6);
+    CHECK(fabs(in10 / 1e6 - 0.1) < 0.002, "R=0.1 samples %.4f", in10 / 1e6);
+    CHECK(nested, "a key sampled at R=0.01 is sampled at R=0.1 (same hash threshold)");
+}
+
+/* LRU must equal the Mattson stack-distance reference exactly */
+static void test_lru_exact(void)
+{
+    size_t n = 300000;
+    uint64_t *k = hc_wl_zipf(n, 50000, 0.8, 11);
+    hc_trace t = {.n = n, .keys = k};
+    uint64_t sizes[] = {1, 10, 100, 1000, 5000, 20000, 60000};
+    int ns = 7;
+    uint64_t hits[7];
+    int64_t gets = hc_exact_lru_hits(&t, sizes, ns, hits);
+    hc_config cfg = items_cfg(NULL);
+    for (int i = 0; i < ns; i++) {
+        hc_result r;
+        char err[128];
+        hc_simulate(&t, "lru", sizes[i], &cfg, &r, err, sizeof err);
+        CHECK(r.hits == hits[i] && (int64_t)r.requests == gets, "LRU@%llu hits %llu, exact %llu",
+              (unsigned long long)sizes[i], (unsigned long long)r.hits, (unsigned long long)hits[i]);
+    }
+    /* bytes mode with one object size is the same cache */
+    cfg.unit_bytes = 1;
+    cfg.default_size = 100;
+    hc_result r;
+    char err[128];
+    hc_simulate(&t, "lru", 1000 * 100, &cfg, &r, err, sizeof err);
+    CHECK(r.hits == hits[3], "bytes-mode LRU = items-mode LRU at equal object size");
+    free(k);
+}
+
+/* GCLOCK with K=0 is FIFO and with K=1 is CLOCK: three separate implementations agree */
+static void test_gclock_degenerate(void)
+{
+    size_t n = 200000;
+    uint64_t *k = hc_wl_zipf(n, 20000, 0.9, 3);
+    hc_trace t = {.n = n, .keys = k};
+    char err[128];
+    for (int s = 0; s < 3; s++) {
+        uint64_t size = (uint64_t[]){100, 1000, 5000}[s];
+        hc_result a, b, c2, d;
+        hc_config c0 = items_cfg("gclock.k=0"), c1 = items_cfg("gclock.k=1"), cn = items_cfg("nbq-clock.max=1");
+        hc_simulate(&t, "fifo", size, &c0, &a, err, sizeof err);
+        hc_simulate(&t, "gclock", size, &c0, &b, err, sizeof err);
+        CHECK(a.hits == b.hits, "gclock k=0 == fifo at %llu", (unsigned long long)size);
+        hc_simulate(&t, "clock", size, &c1, &c2, err, sizeof err);
+        hc_simulate(&t, "gclock", size, &c1, &d, err, sizeof err);
+        CHECK(c2.hits == d.hits, "gclock k=1 == clock at %llu", (unsigned long long)size);
+        hc_simulate(&t, "nbq-clock", size, &cn, &d, err, sizeof err);
+        CHECK(c2.hits == d.hits, "nbq-clock max=1 == clock (footnote 2) at %llu", (unsigned long long)size);
+    }
+    free(k);
+}
+
+static void test_clock_second_chance(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("clock", 3, &cfg);
+    get(c, 1); get(c, 2); get(c, 3);   /* hand at 1; all bits clear */
+    CHECK(get(c, 1) == 1, "hit sets 1's bit");
+    get(c, 4);                         /* 1 has its bit: cleared, passed; 2 evicted */
+    CHECK(hc_cache_resident(c, 1) && !hc_cache_resident(c, 2), "second chance spares 1, evicts 2");
+    get(c, 5);                         /* queue 3,1(0),4: evict 3 */
+    CHECK(!hc_cache_resident(c, 3) && hc_cache_resident(c, 1), "then 3 goes");
+    get(c, 6);                         /* queue 1(0),4,5: evict 1 */
+    CHECK(!hc_cache_resident(c, 1), "1 lost its bit and goes next");
+    hc_cache_free(c);
+
+    /* FIFO ignores hits */
+    c = hc_cache_new("fifo", 3, &cfg);
+    get(c, 1); get(c, 2); get(c, 3); get(c, 1); get(c, 4);
+    CHECK(!hc_cache_resident(c, 1) && hc_cache_resident(c, 2), "FIFO evicts 1 despite its hit");
+    hc_cache_free(c);
+}
+
+static void test_nbq_reenqueue(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("nbq-clock", 3, &cfg);
+    get(c, 1); get(c, 2); get(c, 3);        /* queue head->tail: 1 2 3, counters 0 */
+    get(c, 1); get(c, 1);                   /* 1.ref = 2 */
+    CHECK(hc_cache_obj(c, 1)->freq == 2, "two hits -> counter 2");
+    get(c, 4);                              /* pop 1 (2->1, re-enqueue), pop 2 (0) evict */
+    CHECK(!hc_cache_resident(c, 2) && hc_cache_resident(c, 1), "1 re-enqueued, 2 evicted");
+    CHECK(hc_cache_obj(c, 1)->freq == 1, "re-enqueue decrements 2 -> 1");
+    get(c, 5);                              /* queue 3 1(1) 4: pop 3 (0) evict */
+    CHECK(!hc_cache_resident(c, 3), "3 evicted next");
+    get(c, 6);                              /* queue 1(1) 4 5: 1 -> 0 re-enqueued; 4 evicted */
+    CHECK(!hc_cache_resident(c, 4) && hc_cache_resident(c, 1) && hc_cache_obj(c, 1)->freq == 0,
+          "second pass: 1 decremented to 0 and re-enqueued, 4 evicted");
+    /* lazy delete: the bytes stay until the sweep reaches the node */
+    uint64_t used = c->used, ev = c->evictions;
+    hc_cache_access(c, 5, 0, 1, HC_DELETE);  /* queue 5(del) 1(0) 6 */
+    CHECK(!hc_cache_resident(c, 5) && c->used == used, "delete marks only; capacity still held");
+    get(c, 7);                              /* pop 5: deleted -> freed, no eviction */
+    CHECK(hc_cache_resident(c, 1) && hc_cache_resident(c, 6) && c->evictions == ev,
+          "the sweep frees the deleted node instead of evicting a live one");
+    for (int i = 0; i < 300; i++)
+        get(c, 6);
+    CHECK(hc_cache_obj(c, 6)->freq == 255, "8-bit counter saturates at 255 (no wrap to 0)");
+    hc_cache_free(c);
+}
+
+/* ---------------------------------------------------------------- GD-Wheel */
+
+/* brute-force GreedyDual: linear scan for min (H, enqueue order) */
+typedef struct { uint64_t key, H, seq; int used; } bf_ent;
+
+static void test_gdwheel_vs_bruteforce(void)
+{
+    /* small wheels (N=4, 3 levels: costs up to 48) force many migrations at every level */
+    hc_config cfg = items_cfg("gdwheel.n=4,gdwheel.levels=3");
+    const int cap = 20, nkeys = 60;
+    hc_cache *c = hc_cache_new("gdwheel", cap, &cfg);
+    bf_ent e[64];
+    memset(e, 0, sizeof e);
+    double kcost[64];
+    hc_rng r;
+    hc_rng_seed(&r, 99);
+    for (int i = 0; i < nkeys; i++)
+        kcost[i] = 1 + (double)(hc_rng_next(&r) % 48);
+    uint64_t L = 0, seq = 0;
+    int nres = 0, mismatch = 0, lmismatch = 0;
+    hc_zipf z;
+    hc_zipf_init(&z, nkeys, 0.7);
+    for (int step = 0; step < 200000; step++) {
+        int k = (int)hc_zipf_draw(&z, &r);
+        int hit_bf = e[k].used;
+        if (hit_bf) {
+            e[k].H = L + (uint64_t)kcost[k];
+            e[k].seq = ++seq;
+        } else {
+            if (nres == cap) {
+                int v = -1;
+                for (int j = 0; j < nkeys; j++)
+                    if (e[j].used && (v < 0 || e[j].H < e[v].H || (e[j].H == e[v].H && e[j].seq < e[v].seq)))
+                        v = j;
+                L = e[v].H;
+                e[v].used = 0;
+                nres--;
+            }
+            e[k].used = 1;
+            e[k].H = L + (uint64_t)kcost[k];
+            e[k].seq = ++seq;
+            nres++;
+        }
+        int hit = getc_(c, (uint64_t)k + 1, kcost[k]);
+        if (hit != hit_bf)
+            mismatch++;
+        if (hc_gdwheel_L(c) != L)
+            lmismatch++;
+    }
+    CHECK(mismatch == 0 && lmismatch == 0, "GD-Wheel == brute-force GreedyDual (%d hit, %d L mismatches)",
+          mismatch, lmismatch);
+    CHECK(L > 1000 && hc_gdwheel_migrations(c) > 1000, "L wrapped many wheel windows (L=%llu, %llu migrations)",
+          (unsigned long long)L, (unsigned long long)hc_gdwheel_migrations(c));
+    hc_zipf_free(&z);
+    hc_cache_free(c);
+}
+
+static void test_gdwheel_migration_levels(void)
+{
+    /* N=4, 3 levels. From L=0: H=2 -> level 0 slot 2; H=5 -> level 1 slot 1 (5/4=1);
+     * H=17 -> level 2 slot 1 (17/16=1). Evictions must come out 2, 5, 17 with L following. */
+    hc_config cfg = items_cfg("gdwheel.n=4,gdwheel.levels=3");
+    hc_cache *c = hc_cache_new("gdwheel", 3, &cfg);
+    getc_(c, 1, 2); getc_(c, 2, 5); getc_(c, 3, 17);
+    CHECK(hc_cache_obj(c, 1)->aux == 0 * 4 + 2, "H=2 in level 0 slot 2");
+    CHECK(hc_cache_obj(c, 2)->aux == 1 * 4 + 1, "H=5 in level 1 slot 1");
+    CHECK(hc_cache_obj(c, 3)->aux == 2 * 4 + 1, "H=17 in level 2 slot 1");
+    getc_(c, 4, 40);   /* evicts H=2 (L=2); new H=42 -> level 2 slot 2 */
+    CHECK(!hc_cache_resident(c, 1) && hc_gdwheel_L(c) == 2, "min H=2 evicted, L=2");
+    getc_(c, 5, 40);   /* level 0 empty -> level 1 slot 1 migrates H=5 down; evict it, L=5 */
+    CHECK(!hc_cache_resident(c, 2) && hc_gdwheel_L(c) == 5 && hc_gdwheel_migrations(c) == 1,
+          "level-1 -> level-0 migration, L=5");
+    getc_(c, 6, 40);   /* level 2 slot 1 -> level 0 slot 1 (17 = 16+1): evict, L=17 */
+    CHECK(!hc_cache_resident(c, 3) && hc_gdwheel_L(c) == 17 && hc_gdwheel_migrations(c) == 2,
+          "level-2 -> level-0 migration, L=17");
+    /* a hit re-prices relative to the current L: H(4) = 17 + 40 = 57 */
+    getc_(c, 4, 40);
+    CHECK(hc_cache_obj(c, 4)->prio == 57, "hit sets H = L + c (got %llu)",
+          (unsigned long long)hc_cache_obj(c, 4)->prio);
+    hc_cache_free(c);
+}
+
+static void test_gdwheel_cost_tradeoff(void)
+{
+    /* equal costs: GreedyDual is LRU */
+    size_t n = 200000;
+    uint64_t *k = hc_wl_zipf(n, 20000, 0.9, 5);
+    hc_trace t = {.n = n, .keys = k};
+    hc_config cfg = items_cfg(NULL);
+    hc_result a, b;
+    char err[128];
+    hc_simulate(&t, "lru", 2000, &cfg, &a, err, sizeof err);
+    hc_simulate(&t, "gdwheel", 2000, &cfg, &b, err, sizeof err);
+    CHECK(a.hits == b.hits, "GD-Wheel with equal costs == LRU");
+    free(k);
+    /* GD-Wheel workload 1, built like the paper's YCSB run (all keys SET in a warm-up, then
+     * zipf GETs), at a size where LRU hits ~95 %: much lower recompute cost, ~same hit rate */
+    uint64_t *keys;
+    double *costs;
+    uint8_t *ops;
+    size_t N;
+    hc_wl_gdwheel1_ycsb(n * 2, 20000, 0.99, 6, &keys, &costs, &ops, &N);
+    hc_trace t2 = {.n = N, .keys = keys, .costs = costs, .ops = ops};
+    hc_simulate(&t2, "lru", 15000, &cfg, &a, err, sizeof err);
+    hc_simulate(&t2, "gdwheel", 15000, &cfg, &b, err, sizeof err);
+    CHECK(a.hit_ratio > 0.94 && b.miss_cost_total < 0.5 * a.miss_cost_total &&
+              fabs(a.hit_ratio - b.hit_ratio) < 0.01,
+          "GD-Wheel cost %.0f vs LRU %.0f, hit %.4f vs %.4f", b.miss_cost_total, a.miss_cost_total,
+          b.hit_ratio, a.hit_ratio);
+    CHECK(b.miss_cost_p99_misses < 0.2 * a.miss_cost_p99_misses, "p99 miss cost %.0f vs LRU %.0f",
+          b.miss_cost_p99_misses, a.miss_cost_p99_misses);
+    free(keys);
+    free(costs);
+    free(ops);
+}
+
+/* ---------------------------------------------------------------- Bag-LRU */
+
+static void test_baglru_rotation(void)
+{
+    hc_config cfg = items_cfg("baglru.items=2,baglru.interval=1,baglru.clean_every=1,baglru.merge=0");
+    hc_cache *c = hc_cache_new("baglru", 6, &cfg);
+    uint32_t nb;
+    uint64_t rot, moves, merges;
+    get(c, 1); get(c, 2);       /* bag0 = {1,2} full -> cleaner opens bag1 */
+    hc_baglru_debug(c, &nb, &rot, &moves, &merges);
+    CHECK(nb == 2, "full newest bag rotates: %u bags", nb);
+    get(c, 3); get(c, 4);       /* bag1 = {3,4} -> bag2 opens */
+    get(c, 5);                  /* bag2 = {5} */
+    CHECK(hc_baglru_bag_of_key(c, 1) == 0 && hc_baglru_bag_of_key(c, 5) == 2, "items filed by time");
+    get(c, 1);                  /* hit: 1 marked with bag2 (newest); cleaner moves it to newest_alt */
+    hc_baglru_debug(c, &nb, &rot, &moves, &merges);
+    CHECK(hc_baglru_bag_of_key(c, 1) == 1 && moves == 1,
+          "touched item moves to newest_alt, not newest (bag %d, moves %llu)",
+          hc_baglru_bag_of_key(c, 1), (unsigned long long)moves);
+    get(c, 6);                  /* bag2 = {5,6} full -> bag3 */
+    get(c, 7);                  /* full: evict oldest of the oldest bag before newest_alt: 2 */
+    CHECK(!hc_cache_resident(c, 2) && hc_cache_resident(c, 1), "evicts 2 (bag0), keeps touched 1");
+    hc_baglru_debug(c, &nb, &rot, &moves, &merges);
+    CHECK(merges >= 1, "emptied bag0 is reclaimed (merged into its newer neighbour)");
+    hc_cache_free(c);
+
+    /* Intel's criterion is not recency: a touched item not yet moved can be evicted.
+     * Bags rotate (interval 1) but the cleaner never cleans (clean_every 1000). */
+    cfg = items_cfg("baglru.items=2,baglru.interval=1,baglru.clean_every=1000");
+    c = hc_cache_new("baglru", 2, &cfg);
+    get(c, 1); get(c, 2);               /* bag0 = {1,2}, bag1 opens */
+    get(c, 1);                          /* 1 marked with bag1, still filed in bag0 */
+    get(c, 3);                          /* no bag before newest_alt: add two; evict bag0's oldest */
+    hc_baglru_debug(c, &nb, &rot, &moves, &merges);
+    CHECK(!hc_cache_resident(c, 1) && hc_cache_resident(c, 2) && rot == 4,
+          "no eligible bag: two bags added (rot=%llu), the oldest item (touched 1) evicted",
+          (unsigned long long)rot);
+    hc_cache_free(c);
+
+    /* with lazy re-filing (variant) the touched item is moved instead and 2 goes */
+    cfg = items_cfg("baglru.items=2,baglru.interval=1,baglru.clean_every=1000,baglru.lazy=1");
+    c = hc_cache_new("baglru", 2, &cfg);
+    get(c, 1); get(c, 2); get(c, 1); get(c, 3);
+    CHECK(hc_cache_resident(c, 1) && !hc_cache_resident(c, 2), "lazy variant evicts 2, keeps 1");
+    hc_cache_free(c);
+}
+
+static void test_baglru_approaches_lru(void)
+{
+    size_t n = 300000;
+    uint64_t *k = hc_wl_zipf(n, 50000, 0.8, 21);
+    hc_trace t = {.n = n, .keys = k};
+    hc_config cl = items_cfg(NULL), cb = items_cfg("baglru.items=16,baglru.interval=1,baglru.clean_every=1,baglru.merge=4");
+    hc_result a, b;
+    char err[128];
+    hc_simulate(&t, "lru", 5000, &cl, &a, err, sizeof err);
+    hc_simulate(&t, "baglru", 5000, &cb, &b, err, sizeof err);
+    CHECK(fabs(a.hit_ratio - b.hit_ratio) < 0.005, "small bags + eager cleaner ~ LRU: %.4f vs %.4f",
+          b.hit_ratio, a.hit_ratio);
+    free(k);
+}
+
+/* ---------------------------------------------------------------- CLOCK-Pro */
+
+static void test_clockpro_periods(void)
+{
+    hc_config cfg = items_cfg("clockpro.cold=0.5,clockpro.min=0.1");
+    hc_cache *c = hc_cache_new("clockpro", 10, &cfg);   /* m = 10, m_c = 5, bounds [1, 9] */
+    double mc;
+    uint64_t hot, cold, nonres;
+    for (int k = 1; k <= 10; k++)
+        get(c, (uint64_t)k);                            /* 10 resident cold pages in test */
+    hc_clockpro_debug(c, &mc, &hot, &cold, &nonres);
+    CHECK(hot == 0 && cold == 10 && nonres == 0 && mc == 5, "new pages are cold, in test");
+    CHECK(hc_cache_obj(c, 1)->flags & 0x04, "test bit set on a new page");
+    get(c, 11);   /* HAND_cold at 1: ref 0, in test -> non-resident test page */
+    hc_obj *o = hc_cache_obj(c, 1);
+    CHECK(o && (o->flags & HC_F_GHOST) && !hc_cache_resident(c, 1), "evicted in-test page stays as non-resident");
+    /* a miss on it during its test period: m_c += 1, it comes back hot */
+    CHECK(get(c, 1) == 0, "non-resident re-access is a miss");
+    hc_clockpro_debug(c, &mc, &hot, &cold, &nonres);
+    CHECK(hc_cache_resident(c, 1) && (hc_cache_obj(c, 1)->flags & 0x01) && hot == 1 && mc == 6,
+          "re-used within its test period -> hot, m_c 5 -> 6 (hot=%llu mc=%g)", (unsigned long long)hot, mc);
+    /* page 3 is resident cold in test; a hit sets ref; when HAND_cold reaches it, it turns hot */
+    CHECK(get(c, 3) == 1, "resident hit");
+    get(c, 12);   /* HAND_cold: 2 (ref 0, test) evicted to non-resident */
+    get(c, 13);   /* HAND_cold: 3 (ref 1, test) -> hot, m_c 7; then 4 evicted */
+    hc_clockpro_debug(c, &mc, &hot, &cold, &nonres);
+    CHECK((hc_cache_obj(c, 3)->flags & 0x01) && mc == 7 && hot == 2,
+          "resident cold page hit in its test period -> hot when HAND_cold passes (mc=%g hot=%llu)", mc,
+          (unsigned long long)hot);
+    /* a long scan of new keys: test periods end without re-use, m_c falls to its floor,
+     * and the non-resident pages never exceed m */
+    uint64_t maxnr = 0;
+    for (int k = 100; k < 400; k++) {
+        get(c, (uint64_t)k);
+        hc_clockpro_debug(c, &mc, &hot, &cold, &nonres);
+        if (nonres > maxnr)
+            maxnr = nonres;
+    }
+    CHECK(maxnr <= 10, "non-resident test pages bounded by m (max %llu)", (unsigned long long)maxnr);
+    CHECK(mc == 1, "test periods ending unused shrink m_c to its floor (mc=%g)", mc);
+    CHECK(hc_cache_resident(c, 1) && hc_cache_resident(c, 3), "hot pages survive the scan");
+    CHECK(c->used <= 10, "capacity respected");
+    hc_cache_free(c);
+}
+
+static void test_clockpro_loop(void)
+{
+    /* a loop slightly larger than the cache: LRU/CLOCK hit nothing, CLOCK-Pro keeps a hot set */
+    size_t n = 60000, L = 120;
+    uint64_t *k = malloc(n * sizeof *k);
+    for (size_t i = 0; i < n; i++)
+        k[i] = i % L + 1;
+    hc_trace t = {.n = n, .keys = k};
+    hc_config cfg = items_cfg(NULL);
+    hc_result a, b;
+    char err[128];
+    hc_simulate(&t, "lru", 100, &cfg, &a, err, sizeof err);
+    hc_simulate(&t, "clockpro", 100, &cfg, &b, err, sizeof err);
+    CHECK(a.hit_ratio == 0 && b.hit_ratio > 0.6, "loop 120 in 100: LRU %.3f, CLOCK-Pro %.3f", a.hit_ratio,
+          b.hit_ratio);
+    free(k);
+}
+
+/* ---------------------------------------------------------------- ARC, S3-FIFO */
+
+static void test_arc(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("arc", 4, &cfg);
+    get(c, 1); get(c, 2);
+    get(c, 1);                                 /* 1 -> T2 */
+    CHECK(hc_cache_obj(c, 1)->qid == 2 && hc_cache_obj(c, 2)->qid == 1, "second access moves to T2");
+    get(c, 3); get(c, 4); get(c, 5);           /* full: REPLACE takes T1's LRU (2) into B1 */
+    hc_obj *o = hc_cache_obj(c, 2);
+    CHECK(o && (o->flags & HC_F_GHOST) && o->qid == 3, "T1 victim kept as B1 ghost");
+    get(c, 2);                                 /* B1 hit: p grows, 2 fetched into T2 */
+    CHECK(hc_cache_resident(c, 2) && hc_cache_obj(c, 2)->qid == 2, "B1 ghost hit -> T2");
+    hc_cache_free(c);
+    /* scan resistance: a hot set survives a one-time scan */
+    size_t n = 0;
+    uint64_t *k = malloc(40000 * sizeof *k);
+    for (int rep = 0; rep < 50; rep++)
+        for (int i = 0; i < 50; i++)
+            k[n++] = (uint64_t)i + 1;
+    for (int i = 0; i < 2000; i++)
+        k[n++] = 100000 + (uint64_t)i;
+    for (int rep = 0; rep < 10; rep++)
+        for (int i = 0; i < 50; i++)
+            k[n++] = (uint64_t)i + 1;
+    hc_trace t = {.n = n, .keys = k};
+    hc_result a, b;
+    char err[128];
+    hc_simulate(&t, "lru", 100, &cfg, &a, err, sizeof err);
+    hc_simulate(&t, "arc", 100, &cfg, &b, err, sizeof err);
+    CHECK(b.hits >= a.hits + 40, "ARC keeps the hot set through a scan (%llu vs LRU %llu hits)",
+          (unsigned long long)b.hits, (unsigned long long)a.hits);
+    free(k);
+}
+
+static void test_s3fifo(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("s3fifo", 10, &cfg);   /* S target 1, ghost 9 */
+    for (int k = 1; k <= 10; k++)
+        get(c, (uint64_t)k);
+    get(c, 11);   /* S over target: its oldest (1, freq 0) goes to the ghost queue */
+    hc_obj *o = hc_cache_obj(c, 1);
+    CHECK(o && (o->flags & HC_F_GHOST), "one-hit object leaves S for G");
+    get(c, 1);    /* ghost hit: inserted straight into M */
+    CHECK(hc_cache_resident(c, 1) && hc_cache_obj(c, 1)->qid == 2, "ghost hit goes to M");
+    get(c, 3); get(c, 3);   /* 3 read twice while in S */
+    for (int k = 20; k < 40; k++)
+        get(c, (uint64_t)k);
+    CHECK(hc_cache_resident(c, 3) && hc_cache_obj(c, 3)->qid == 2, "S object read twice promoted to M");
+    hc_cache_free(c);
+}
+
+/* ---------------------------------------------------------------- memcached SLRU */
+
+static void test_mcslru_activation(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("mcslru", 100, &cfg);
+    for (int k = 1; k <= 100; k++)
+        get(c, (uint64_t)k);
+    uint64_t q[3];
+    hc_mcslru_counts(c, 0, q);
+    CHECK(q[0] <= 20 && q[0] + q[1] + q[2] == 100, "HOT capped at 20%% (HOT %llu)", (unsigned long long)q[0]);
+    get(c, 50);    /* first hit: FETCHED only */
+    get(c, 60); get(c, 60);   /* second hit: ACTIVE -> moves to WARM (it is in COLD now) */
+    CHECK(hc_cache_obj(c, 60)->qid == 1, "second hit activates: COLD -> WARM");
+    CHECK(hc_cache_obj(c, 50)->qid == 2, "a single hit does not move the item");
+    for (int k = 1000; k < 1200; k++)
+        get(c, (uint64_t)k);   /* flood of new keys */
+    CHECK(!hc_cache_resident(c, 50), "hit once, then evicted FIFO through COLD");
+    CHECK(hc_cache_resident(c, 60), "activated item survives in WARM");
+    hc_mcslru_counts(c, 0, q);
+    CHECK(q[1] <= 40, "WARM capped at 40%% (WARM %llu)", (unsigned long long)q[1]);
+    hc_cache_free(c);
+}
+
+static void test_mcslru_pages(void)
+{
+    hc_config cfg;
+    hc_config_default(&cfg);
+    cfg.unit_bytes = 1;
+    hc_cache *c = hc_cache_new("mcslru", 1u << 20, &cfg);   /* one 1 MiB page */
+    int small = hc_slab_class_of(48 + 100), big = hc_slab_class_of(48 + 5000);
+    uint32_t per_small = (1u << 20) / hc_slab_chunk(small), per_big = (1u << 20) / hc_slab_chunk(big);
+    for (uint32_t k = 0; k < per_small; k++)
+        hc_cache_access(c, k + 1, 100, 1, HC_GET);
+    CHECK(c->evictions == 0, "the first page holds %u chunks of %u B", per_small, hc_slab_chunk(small));
+    hc_cache_access(c, 999999, 100, 1, HC_GET);
+    CHECK(c->evictions == 1, "a full class evicts within itself");
+    /* memcached gives a class with no page its first page even beyond the limit */
+    hc_cache_access(c, 5000000, 5000, 1, HC_GET);
+    CHECK(c->evictions == 1 && hc_cache_resident(c, 5000000), "first page of a new class granted");
+    for (uint32_t k = 1; k <= per_big; k++)
+        hc_cache_access(c, 5000000 + k, 5000, 1, HC_GET);
+    uint64_t q[3], qs[3];
+    hc_mcslru_counts(c, big, q);
+    hc_mcslru_counts(c, small, qs);
+    CHECK(q[0] + q[1] + q[2] == per_big && qs[0] + qs[1] + qs[2] == per_small,
+          "big class evicts its own items only (%llu big, %llu small)",
+          (unsigned long long)(q[0] + q[1] + q[2]), (unsigned long long)(qs[0] + qs[1] + qs[2]));
+    hc_cache_free(c);
+}
+
+/* ---------------------------------------------------------------- metrics and ops */
+
+static void test_metrics_and_ops(void)
+{
+    /* byte hit ratio: sizes 100 and 900, LRU big enough for both */
+    uint64_t keys[] = {1, 2, 1, 2, 1};
+    uint32_t sizes[] = {100, 900, 100, 900, 100};
+    double costs[] = {5, 50, 5, 50, 5};
+    hc_trace t = {.n = 5, .keys = keys, .sizes = sizes, .costs = costs};
+    hc_config cfg;
+    hc_config_default(&cfg);
+    cfg.unit_bytes = 1;
+    hc_result r;
+    char err[128];
+    hc_simulate(&t, "lru", 10000, &cfg, &r, err, sizeof err);
+    CHECK(r.hits == 3 && fabs(r.byte_hit_ratio - 1100.0 / 2100.0) < 1e-12, "byte hit ratio %.4f",
+          r.byte_hit_ratio);
+    CHECK(r.miss_cost_total == 55 && r.miss_cost_p99_misses == 50 && r.miss_cost_p99 == 50,
+          "cost total %.0f p99 %.0f", r.miss_cost_total, r.miss_cost_p99);
+    /* p99 over requests: 1000 GETs, 5 misses -> p99 is 0 (hits dominate) */
+    uint64_t *k = malloc(1000 * sizeof *k);
+    for (int i = 0; i < 1000; i++)
+        k[i] = (uint64_t)(i % 5);
+    hc_trace t2 = {.n = 1000, .keys = k};
+    hc_config ci = items_cfg(NULL);
+    hc_simulate(&t2, "lru", 10, &ci, &r, err, sizeof err);
+    CHECK(r.hits == 995 && r.miss_cost_p99 == 0 && r.miss_cost_p99_misses == 1, "p99 over all GETs");
+    free(k);
+
+    /* SET replaces, DELETE removes, ADD keeps, --no-fill */
+    hc_cache *c = hc_cache_new("lru", 3, &ci);
+    hc_cache_access(c, 1, 0, 1, HC_SET);
+    CHECK(get(c, 1) == 1, "SET stores");
+    hc_cache_access(c, 1, 0, 1, HC_DELETE);
+    CHECK(get(c, 1) == 0, "DELETE removes (then the GET refills)");
+    hc_cache_access(c, 2, 0, 1, HC_ADD);
+    hc_cache_access(c, 3, 0, 1, HC_ADD);
+    hc_cache_access(c, 1, 0, 1, HC_ADD);   /* present: no-op, no reorder */
+    get(c, 4);                             /* LRU order 1(oldest) 2 3: evicts 1 */
+    CHECK(!hc_cache_resident(c, 1), "ADD on a present key does not touch it");
+    hc_cache_free(c);
+    ci.fill_on_miss = 0;
+    c = hc_cache_new("lru", 3, &ci);
+    CHECK(get(c, 9) == 0 && !hc_cache_resident(c, 9), "no-fill GET miss does not insert");
+    hc_cache_free(c);
+}
+
+static void test_every_policy_sane(void)
+{
+    /* every policy: capacity respected in bytes+slab mode, deterministic, hit ratio in (0,1) */
+    size_t n = 100000;
+    uint64_t *k = hc_wl_zipf(n, 20000, 0.9, 8);
+    uint32_t *sz = malloc(n * sizeof *sz);
+    for (size_t i = 0; i < n; i++)
+        sz[i] = (uint32_t)(50 + k[i] % 3000);
+    hc_trace t = {.n = n, .keys = k, .sizes = sz};
+    hc_config cfg;
+    hc_config_default(&cfg);
+    cfg.unit_bytes = 1;
+    cfg.slab = 1;
+    for (const char *const *p = hc_policy_names(); *p; p++) {
+        hc_cache *c = hc_cache_new(*p, 4u << 20, &cfg);
+        int over = 0;
+        for (size_t i = 0; i < n; i++) {
+            hc_cache_access(c, k[i], sz[i], 1, HC_GET);
+            if (strcmp(*p, "mcslru") != 0 && c->used > c->capacity)
+                over = 1;
+        }
+        CHECK(!over, "%s never exceeds its byte capacity", *p);
+        hc_cache_free(c);
+        hc_result a, b;
+        char err[128];
+        hc_simulate(&t, *p, 4u << 20, &cfg, &a, err, sizeof err);
+        hc_simulate(&t, *p, 4u << 20, &cfg, &b, err, sizeof err);
+        CHECK(a.hits == b.hits && a.hit_ratio > 0.1 && a.hit_ratio < 1, "%s deterministic, hr %.3f", *p,
+              a.hit_ratio);
+    }
+    free(k);
+    free(sz);
+}
+
+/* Randomised stress: every policy, tiny to large caches, mixed ops and sizes, with the
+ * structural invariants (hc_cache_verify) checked as it runs. */
+static void test_stress_invariants(void)
+{
+    struct { int bytes, slab; uint64_t cap; const char *params; } cfgs[] = {
+        {0, 0, 1, NULL}, {0, 0, 7, NULL}, {0, 0, 100, NULL}, {0, 0, 2000, NULL},
+        {0, 0, 300, "baglru.items=4,baglru.interval=1,baglru.clean_every=2,baglru.merge=2,"
+                    "gdwheel.n=4,gdwheel.levels=3,gclock.k=3,clockpro.cold=0.3"},
+        {1, 1, 256 * 1024, NULL}, {1, 1, 4u << 20, "baglru.lazy=1"}, {1, 0, 200000, NULL},
+    };
+    hc_zipf z;
+    hc_zipf_init(&z, 5000, 0.8);
+    for (const char *const *p = hc_policy_names(); *p; p++) {
+        int bad = 0;
+        char why[256] = "";
+        for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0] && !bad; ci++) {
+            hc_config cfg;
+            hc_config_default(&cfg);
+            cfg.unit_bytes = cfgs[ci].bytes;
+            cfg.slab = cfgs[ci].slab;
+            cfg.policy_metadata = cfgs[ci].slab;
+            cfg.params = cfgs[ci].params;
+            hc_cache *c = hc_cache_new(*p, cfgs[ci].cap, &cfg);
+            hc_rng r;
+            hc_rng_seed(&r, 1000 + ci);
+            for (int step = 0; step < 30000 && !bad; step++) {
+                uint64_t key = hc_zipf_draw(&z, &r) + 1;
+                double u = hc_rng_unit(&r);
+                int op = u < 0.8 ? HC_GET : u < 0.88 ? HC_SET : u < 0.95 ? HC_DELETE : HC_ADD;
+                uint32_t size = (uint32_t)(20 + (key * 2654435761u) % 5000) + (hc_rng_next(&r) % 8 == 0 ? 300 : 0);
+                double cost = 1 + (double)(key % 400);
+                hc_cache_access(c, key, size, cost, op);
+                if (step % 250 == 0 || step == 29999)
+                    bad = hc_cache_verify(c, why, sizeof why) != 0;
+            }
+            if (bad)
+                printf("  %s config %zu: %s\n", *p, ci, why);
+            hc_cache_free(c);
+        }
+        CHECK(!bad, "%s keeps its invariants under random GET/SET/DELETE/ADD", *p);
+    }
+    hc_zipf_free(&z);
+}
+
+/* the grid runner remaps keys to dense ids: results must equal the hashed single runs */
+static void test_dense_ids_equal_hashing(void)
+{
+    size_t n = 60000;
+    uint64_t *k = hc_wl_zipf(n, 8000, 0.9, 77);
+    uint32_t *sz = malloc(n * sizeof *sz);
+    uint8_t *ops = malloc(n);
+    hc_rng r;
+    hc_rng_seed(&r, 5);
+    for (size_t i = 0; i < n; i++) {
+        sz[i] = (uint32_t)(100 + k[i] % 2000);
+        double u = hc_rng_unit(&r);
+        ops[i] = u < 0.9 ? HC_GET : u < 0.95 ? HC_SET : HC_DELETE;
+    }
+    hc_trace t = {.n = n, .keys = k, .sizes = sz, .ops = ops};
+    hc_config cfg;
+    hc_config_default(&cfg);
+    cfg.unit_bytes = 1;
+    cfg.slab = 1;
+    const char *const *names = hc_policy_names();
+    int np = 0;
+    while (names[np])
+        np++;
+    uint64_t sizes[2] = {1u << 20, 3u << 20};
+    hc_result *grid = calloc((size_t)np * 2, sizeof *grid);
+    char err[256];
+    hc_simulate_many(&t, names, np, sizes, 2, &cfg, 2, grid, err, sizeof err);
+    int same = 1;
+    for (int p = 0; p < np; p++)
+        for (int s = 0; s < 2; s++) {
+            hc_result one;
+            hc_simulate(&t, names[p], sizes[s], &cfg, &one, err, sizeof err);
+            if (one.hits != grid[p * 2 + s].hits || one.evictions != grid[p * 2 + s].evictions) {
+                same = 0;
+                printf("  %s@%llu: %llu vs %llu\n", names[p], (unsigned long long)sizes[s],
+                       (unsigned long long)one.hits, (unsigned long long)grid[p * 2 + s].hits);
+            }
+        }
+    CHECK(same, "grid (dense ids, 2 threads) == single hashed runs for every policy");
+    free(grid);
+    free(k);
+    free(sz);
+    free(ops);
+}
+
+/* the SHARDS_adj correction: over independent samples it is closer to the full result */
+static void test_sample_adjust(void)
+{
+    size_t n = 300000;
+    uint64_t *k = hc_wl_zipf(n, 30000, 1.0, 31);
+    hc_trace t = {.n = n, .keys = k};
+    hc_config cfg = items_cfg(NULL);
+    hc_result full, mini;
+    char err[128];
+    hc_simulate(&t, "lru", 3000, &cfg, &full, err, sizeof err);
+    double e_adj = 0, e_raw = 0;
+    cfg.sample_rate = 0.05;
+    for (int s = 0; s < 10; s++) {
+        cfg.sample_salt = 1000 + (uint64_t)s;
+        hc_simulate(&t, "lru", 3000, &cfg, &mini, err, sizeof err);
+        e_adj += fabs(mini.hit_ratio - full.hit_ratio) / 10;
+        e_raw += fabs(mini.hit_ratio_raw - full.hit_ratio) / 10;
+        CHECK(fabs(mini.expected_requests - 0.05 * n) < 1e-6, "expected requests = R x GETs");
+    }
+    CHECK(e_adj < e_raw && e_adj < 0.02, "adjusted mean error %.4f < raw %.4f", e_adj, e_raw);
+    cfg.sample_adjust = 0;
+    hc_simulate(&t, "lru", 3000, &cfg, &mini, err, sizeof err);
+    CHECK(mini.hit_ratio == mini.hit_ratio_raw, "sample_adjust=0 reports the raw ratio");
+    free(k);
+}
+
+int main(void)
+{
+    test_sample_adjust();
+    test_dense_ids_equal_hashing();
+    test_stress_invariants();
+    test_slab_classes();
+    test_table();
+    test_sampling();
+    test_lru_exact();
+    test_gclock_degenerate();
+    test_clock_second_chance();
+    test_nbq_reenqueue();
+    test_gdwheel_vs_bruteforce();
+    test_gdwheel_migration_levels();
+    test_gdwheel_cost_tradeoff();
+    test_baglru_rotation();
+    test_baglru_approaches_lru();
+    test_clockpro_periods();
+    test_clockpro_loop();
+    test_arc();
+    test_s3fifo();
+    test_mcslru_activation();
+    test_mcslru_pages();
+    test_metrics_and_ops();
+    test_every_policy_sane();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
