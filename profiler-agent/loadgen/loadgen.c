@@ -50,6 +50,7 @@ typedef struct opts {
     uint32_t recompute_us[16];
     int n_recompute;
     int quiet;
+    int print_keys;          /* no server: print the key ids connection 0 would read */
 } opts;
 
 typedef struct stats {
@@ -373,6 +374,7 @@ static void usage(void)
            "  --scan-len N           scan: keys per scan pass, disjoint from --keys (keys)\n"
            "  --update-frac F        share of requests that are blind sets (default 0)\n"
            "  --recompute-us A,B,..  recompute delay per key class (class = hash(key) mod n)\n"
+           "  --print-keys           no server: print the key ids connection 0 would read\n"
            "  --quiet\n");
 }
 
@@ -401,6 +403,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--quiet")) {
             o.quiet = 1;
+        } else if (!strcmp(a, "--print-keys")) {
+            o.print_keys = 1;
         } else if (ARG("--server")) {
             const char *c = strrchr(v, ':');
             if (!c || (size_t)(c - v) >= sizeof o.host) {
@@ -459,6 +463,20 @@ int main(int argc, char **argv)
     if (o.dist != D_UNIFORM && lg_zipf_init(&z, o.keys, o.alpha) < 0) {
         fprintf(stderr, "hc-loadgen: out of memory\n");
         return 1;
+    }
+    if (o.print_keys) {
+        /* The read sequence does not depend on hits or misses, so it can be replayed offline
+         * (e.g. through an exact LRU) without a server. Blind updates print as "u <id>". */
+        lg_rng r;
+        lg_rng_seed(&r, o.seed);
+        uint64_t scan_pos = 0;
+        for (uint64_t i = 0; i < o.requests; i++) {
+            uint64_t id = next_id(&o, &z, &r, &scan_pos);
+            int upd = o.update_frac > 0 && lg_rng_unit(&r) < o.update_frac;
+            printf(upd ? "u %llu\n" : "%llu\n", (unsigned long long)id);
+        }
+        lg_zipf_free(&z);
+        return 0;
     }
     worker *w = calloc((size_t)o.conns, sizeof *w);
     double t0 = now_s();

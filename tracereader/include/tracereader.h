@@ -4,7 +4,7 @@
  * Formats: "arc" (ARC .lis: start n ignore reqno -> n accesses), "lirs" (one integer key per
  * line, "*" markers skipped), "cache2k" (big-endian int32 keys back to back), "csv"
  * (key,size[,op]) and "watchlog" (a saved memcached 1.6 `watch fetchers mutations evictions`
- * stream, normalised as described in profiler-agent/README.md).
+ * stream, normalised as described in watchline.h and tracereader/README.md).
  * Input may be plain, gzip, xz or zstd (detected by magic bytes, not by file name); "-" is stdin.
  *
  * Keys are reduced to 64-bit hashes (XXH3 of the key bytes; integer keys are hashed from their

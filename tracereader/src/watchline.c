@@ -20,6 +20,14 @@ static int hexval(unsigned char c)
 
 int wl_uridecode(const char *s, size_t len, unsigned char *out, size_t cap)
 {
+    /* Fast path: most keys need no decoding (only [A-Za-z0-9-._~] and no '%'). */
+    if (len <= cap && !memchr(s, '%', len)) {
+        for (size_t i = 0; i < len; i++)
+            if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+                return -1;
+        memcpy(out, s, len);
+        return (int)len;
+    }
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)s[i];

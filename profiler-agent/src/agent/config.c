@@ -60,6 +60,8 @@ void ag_config_usage(void)
         "  --stats-interval SECONDS stats polling period (default 5)\n"
         "  --loss-threshold R       flag windows whose event loss ratio exceeds R (default 0.05)\n"
         "  --ghost-factor K         curves span (0, K x current size] (default 2, max 16)\n"
+        "  --ghost-filters F        counting filters in each ghost (default 0: 1 + 2(K-1), so\n"
+        "                           each filter spans N/2 items; MIMIR uses 3)\n"
         "  --buckets B              ROUNDER buckets (default 128)\n"
         "  --profile-max-keys N     keys tracked by the profiler, 0 = all (default 1048576)\n"
         "  --trace-rate R           key-hash sampling rate of the uploaded trace, 0 = off (0.01)\n"
@@ -106,6 +108,7 @@ static const opt_def opts[] = {
     ODBL("stats-interval", stats_interval_s, 0.1, 3600),
     ODBL("loss-threshold", loss_threshold, 0, 1),
     ODBL("ghost-factor", ghost_factor, 1, 16),
+    OU32("ghost-filters", ghost_filters, 0, 64),
     OU32("buckets", buckets, 1, 65536),
     OU64("profile-max-keys", profile_max_keys, 0, 1e12),
     ODBL("trace-rate", trace_rate, 0, 1),

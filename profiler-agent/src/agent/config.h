@@ -21,6 +21,7 @@ typedef struct ag_config {
     double stats_interval_s;
     double loss_threshold;
     double ghost_factor;
+    uint32_t ghost_filters;    /* 0 = auto: each counting filter spans at most N/2 items */
     uint32_t buckets;
     uint64_t profile_max_keys; /* 0 = track every key */
     double trace_rate;         /* spatial sampling rate of the trace; 0 = no trace */

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -352,6 +353,12 @@ static int setup(agent *a)
     hc_profile_config_default(&a->fcfg.prof);
     a->fcfg.prof.buckets = c->buckets;
     a->fcfg.prof.ghost_factor = c->ghost_factor;
+    /* The ghost resolves distances beyond N only to one filter's span; N/2 per filter keeps a
+     * reuse cliff near the edge of the curve from smearing over a whole N. */
+    a->fcfg.prof.ghost_filters =
+        c->ghost_filters ? c->ghost_filters : (uint32_t)(1 + ceil(2 * (c->ghost_factor - 1)));
+    if (a->fcfg.prof.ghost_filters < 2)
+        a->fcfg.prof.ghost_filters = 2;
     if (c->profile_max_keys > 0) {
         a->fcfg.prof.sampling = HC_SAMPLE_FIXED_SIZE;
         a->fcfg.prof.sample_max_keys = c->profile_max_keys;
@@ -442,7 +449,7 @@ int cmd_run(int argc, char **argv)
     enum { BATCH = 4096 };
     ag_item *batch = malloc(BATCH * sizeof *batch);
     int rc = 0;
-    long idle_ns = 500000;
+    long idle_ns = 2000000;
     while (!got_signal && batch) {
         int64_t now = ag_mono_us();
         if (a->cfg.duration_s > 0 && now - t_start >= (int64_t)(a->cfg.duration_s * 1e6))
@@ -467,7 +474,7 @@ int cmd_run(int argc, char **argv)
             nanosleep(&ts, NULL);
             idle_ns = idle_ns * 2 > 10000000 ? 10000000 : idle_ns * 2;
         } else {
-            idle_ns = 500000;
+            idle_ns = 2000000;
         }
     }
     ag_log(AG_LOG_INFO, "agent_stopping", "signal=%d", (int)got_signal);

@@ -196,8 +196,8 @@ static void *upload_main(void *arg)
             if (wait > left)
                 wait = left;
         }
-        if (wait > 0)
-            ag_sleep_us(wait, &u->stop);
+        if (wait > 0) /* a long backoff is cut short by SIGTERM's drain (then bounded by it) */
+            ag_sleep_us(wait, u->draining ? &u->stop : &u->wake);
         backoff = backoff * 2 > u->backoff_max_s ? u->backoff_max_s : backoff * 2;
     }
     return NULL;
@@ -220,6 +220,7 @@ uint64_t ag_uploader_drain_and_stop(ag_uploader *u, double timeout_s)
 {
     u->drain_deadline_us = ag_mono_us() + (int64_t)(timeout_s * 1e6);
     u->draining = 1;
+    u->wake = 1;
     pthread_mutex_lock(&u->spool->mu);
     pthread_cond_broadcast(&u->spool->cv);
     pthread_mutex_unlock(&u->spool->mu);

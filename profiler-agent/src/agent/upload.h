@@ -16,6 +16,7 @@ typedef struct ag_uploader {
     double timeout_s, backoff_max_s;
     volatile int stop;            /* leave now */
     volatile int draining;        /* send what is queued, then leave */
+    volatile int wake;            /* cuts a backoff sleep short when draining starts */
     int64_t drain_deadline_us;    /* monotonic */
     uint64_t attempts, failures;
     int last_status;

