@@ -25,6 +25,11 @@ echo "== speed (median of 3 runs is yours to take: the machine is shared)"
 for i in 1 2 3; do "$B/speed" --requests 3000000 | sed -n '3,4p'; done
 "$B/speed" --requests 3000000
 echo
+echo "== hot path, defaults (best/median of 5 on thread CPU time; instructions/event is the stable figure)"
+"$B/hotpath" --repeat 5
+"$B/hotpath" --repeat 5 --ghost-factor 1
+if command -v valgrind >/dev/null; then bash bench/icount.sh; bash bench/icount.sh --ghost-factor 1; fi
+echo
 echo "== end-to-end replay of arc-OLTP (read zstd, parse, hash, profile, JSON)"
 for n in 1000 5000 15000; do
   /usr/bin/time -f "N=$n wall %e s, max RSS %M KiB" "$BIN" replay --format arc --cache-size "$n" "$TR/arc-OLTP.lis.zst" \

@@ -1,81 +1,73 @@
 #include "cbf.h"
-#include "hashmix.h"
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
 
-int cbf_init(cbf *f, uint64_t capacity, double bits_per_key, uint32_t probes)
+void cbf_geometry(uint64_t capacity, double bits_per_key, uint32_t probes, uint64_t *nblocks, uint32_t *probes_out)
 {
     if (capacity < 1) capacity = 1;
     if (probes < 1) probes = 1;
-    if (probes > 9) probes = 9;          /* 9 probes x 7 bits fit in one 64-bit mix */
+    if (probes > CBF_MAX_PROBES) probes = CBF_MAX_PROBES;
     double cells = ceil((double)capacity * bits_per_key);
     uint64_t nb = (uint64_t)ceil(cells / CBF_BLOCK_CELLS);
-    if (nb < 1) nb = 1;
-    f->cells = aligned_alloc(CBF_BLOCK_BYTES, nb * CBF_BLOCK_BYTES);
-    if (!f->cells) return -1;
-    memset(f->cells, 0, nb * CBF_BLOCK_BYTES);
-    f->nblocks = nb;
+    *nblocks = nb < 1 ? 1 : nb;
+    *probes_out = probes;
+}
+
+void cbf_view(cbf *f, uint8_t *cells, uint64_t nblocks, uint32_t probes, uint32_t stride)
+{
+    f->cells = cells;
+    f->nblocks = nblocks;
     f->probes = probes;
+    f->stride = stride;
+    f->owned = 0;
+}
+
+int cbf_init(cbf *f, uint64_t capacity, double bits_per_key, uint32_t probes)
+{
+    uint64_t nb;
+    uint32_t l;
+    cbf_geometry(capacity, bits_per_key, probes, &nb, &l);
+    uint8_t *cells = aligned_alloc(CBF_BLOCK_BYTES, nb * CBF_BLOCK_BYTES);
+    if (!cells) return -1;
+    memset(cells, 0, nb * CBF_BLOCK_BYTES);
+    cbf_view(f, cells, nb, l, CBF_BLOCK_BYTES);
+    f->owned = 1;
     return 0;
 }
 
 void cbf_free(cbf *f)
 {
-    free(f->cells);
+    if (f->owned) free(f->cells);
     f->cells = NULL;
+    f->owned = 0;
 }
 
 void cbf_flush(cbf *f)
 {
-    memset(f->cells, 0, f->nblocks * CBF_BLOCK_BYTES);
-}
-
-/* Block from one mix of the key, counter positions from another (independent bits). */
-static inline uint8_t *block_of(const cbf *f, uint64_t h, uint64_t *bits)
-{
-    cbf_pos p = cbf_position(f, h);
-    *bits = p.bits;
-    return f->cells + p.block * CBF_BLOCK_BYTES;
-}
-
-static inline unsigned get_c(const uint8_t *blk, unsigned pos)
-{
-    return (blk[pos >> 1] >> ((pos & 1) * 4)) & 0xF;
-}
-static inline void put_c(uint8_t *blk, unsigned pos, unsigned v)
-{
-    unsigned sh = (pos & 1) * 4;
-    blk[pos >> 1] = (uint8_t)((blk[pos >> 1] & ~(0xF << sh)) | (v << sh));
+    if (f->stride == CBF_BLOCK_BYTES) { memset(f->cells, 0, f->nblocks * CBF_BLOCK_BYTES); return; }
+    for (uint64_t b = 0; b < f->nblocks; b++) memset(f->cells + b * f->stride, 0, CBF_BLOCK_BYTES);
 }
 
 int cbf_contains(const cbf *f, uint64_t h)
 {
-    uint64_t bits;
-    const uint8_t *blk = block_of(f, h, &bits);
-    for (uint32_t i = 0; i < f->probes; i++, bits >>= 7)
-        if (get_c(blk, bits & 127) == 0) return 0;
-    return 1;
+    cbf_pos p;
+    cbf_position(f, h, &p);
+    return cbf_contains_at(f, &p);
 }
 
 void cbf_insert(cbf *f, uint64_t h)
 {
-    uint64_t bits;
-    uint8_t *blk = block_of(f, h, &bits);
-    for (uint32_t i = 0; i < f->probes; i++, bits >>= 7) {
-        unsigned p = bits & 127, v = get_c(blk, p);
-        if (v < 15) put_c(blk, p, v + 1);
-    }
+    cbf_pos p;
+    cbf_position(f, h, &p);
+    cbf_insert_at(f, &p);
 }
 
 void cbf_remove(cbf *f, uint64_t h)
 {
-    uint64_t bits;
-    uint8_t *blk = block_of(f, h, &bits);
-    for (uint32_t i = 0; i < f->probes; i++, bits >>= 7) {
-        unsigned p = bits & 127, v = get_c(blk, p);
-        if (v > 0 && v < 15) put_c(blk, p, v - 1);
-    }
+    cbf_pos p;
+    cbf_position(f, h, &p);
+    cbf_remove_at(f, &p);
 }
 
 size_t cbf_bytes(const cbf *f)
@@ -90,15 +82,29 @@ double cbf_fpp(const cbf *f, double n)
     return pow(1.0 - exp(-(double)f->probes * n / m), f->probes);
 }
 
+/* Sixteen 4-bit saturating additions at once: even and odd nibbles are spread into bytes
+ * (sums <= 30 cannot carry into the next byte), a sum >= 16 (bit 4 of its byte) becomes 15. */
+static inline uint64_t add_nibbles_sat(uint64_t a, uint64_t b)
+{
+    const uint64_t M = 0x0F0F0F0F0F0F0F0FULL, S = 0x1010101010101010ULL;
+    uint64_t lo = (a & M) + (b & M);
+    uint64_t hi = ((a >> 4) & M) + ((b >> 4) & M);
+    lo = (lo | ((lo & S) >> 4) * 0x0F) & M;
+    hi = (hi | ((hi & S) >> 4) * 0x0F) & M;
+    return lo | (hi << 4);
+}
+
 void cbf_merge(cbf *dst, const cbf *src)
 {
-    uint64_t n = dst->nblocks * CBF_BLOCK_BYTES;
-    for (uint64_t i = 0; i < n; i++) {
-        unsigned a = dst->cells[i], b = src->cells[i];
-        if (!b) continue;
-        unsigned lo = (a & 0xF) + (b & 0xF), hi = (a >> 4) + (b >> 4);
-        if (lo > 15) lo = 15;
-        if (hi > 15) hi = 15;
-        dst->cells[i] = (uint8_t)(lo | (hi << 4));
+    for (uint64_t b = 0; b < dst->nblocks; b++) {
+        uint8_t *d = dst->cells + b * dst->stride;
+        const uint8_t *s = src->cells + b * src->stride;
+        for (int w = 0; w < CBF_BLOCK_BYTES; w += 8) {
+            uint64_t x, y;
+            memcpy(&x, d + w, 8);
+            memcpy(&y, s + w, 8);
+            x = add_nibbles_sat(x, y);
+            memcpy(d + w, &x, 8);
+        }
     }
 }

@@ -31,10 +31,12 @@ void curveacc_clear(curveacc *a)
 /* Grid index of the first grid point >= s (G+1 when beyond the grid). */
 static inline uint32_t first_at_or_after(const curveacc *a, double s)
 {
-    double c = ceil(s * a->inv_w - 1e-9);   /* tolerate rounding when s sits on a point */
-    if (c < 0) c = 0;
-    if (c > a->G) return a->G + 1;
-    return (uint32_t)c;
+    double x = s * a->inv_w - 1e-9;          /* tolerate rounding when s sits on a point */
+    if (!(x > 0)) return 0;
+    if (x > a->G) return a->G + 1;
+    /* ceil without the libm call (x is in (0, G] here, so the cast cannot overflow) */
+    uint32_t c = (uint32_t)x;
+    return c + ((double)c < x);
 }
 
 static inline void add_ramp(curveacc *a, double s, double v)
@@ -43,7 +45,8 @@ static inline void add_ramp(curveacc *a, double s, double v)
     if (c > a->G) return;
     a->A[c] += v;
     double off = c * a->w - s;
-    if (off > 0) a->F[c] += v * off;
+    off = off > 0 ? off : 0;            /* branch-free (maxsd): adding v*0 changes nothing */
+    a->F[c] += v * off;
 }
 
 void curveacc_add_uniform(curveacc *a, double s, double e, double weight)

@@ -1,6 +1,7 @@
 #include "ghost.h"
 #include <stdlib.h>
 #include <math.h>
+#include <string.h>
 
 int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_coverage)
 {
@@ -16,6 +17,7 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
     g->capacity = capacity;
     g->cap_f = capacity / (F - 1);
     if (g->cap_f < 1) g->cap_f = 1;
+    g->cells = NULL;
     g->count = calloc(F, sizeof(double));
     g->filters = calloc(F, sizeof(cbf));
     if (!g->count || !g->filters) { ghost_free(g); return -1; }
@@ -28,19 +30,23 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
     double bpk = -log(pf) / (M_LN2 * M_LN2) * 1.2;
     uint32_t probes = (uint32_t)lround(-log(pf) / M_LN2);
     g->slack = keep_coverage ? 2.0 : 1.0;
+    uint64_t nb;
+    uint32_t l;
+    cbf_geometry((uint64_t)ceil(g->cap_f * g->slack), bpk, probes, &nb, &l);
+    size_t bytes = (size_t)nb * F * CBF_BLOCK_BYTES;
+    g->cells = aligned_alloc(CBF_BLOCK_BYTES, bytes);
+    if (!g->cells) { ghost_free(g); return -1; }
+    memset(g->cells, 0, bytes);
     for (uint32_t i = 0; i < F; i++)
-        if (cbf_init(&g->filters[i], (uint64_t)ceil(g->cap_f * g->slack), bpk, probes) != 0) {
-            ghost_free(g);
-            return -1;
-        }
+        cbf_view(&g->filters[i], g->cells + (size_t)i * CBF_BLOCK_BYTES, nb, l, F * CBF_BLOCK_BYTES);
     return 0;
 }
 
 void ghost_free(ghost *g)
 {
-    if (g->filters)
-        for (uint32_t i = 0; i < g->F; i++) cbf_free(&g->filters[i]);
+    free(g->cells);
     free(g->filters);
+    g->cells = NULL;
     free(g->count);
     free(g->order);
     g->order = NULL;
@@ -99,20 +105,25 @@ void ghost_evict(ghost *g, uint64_t h)
 {
     if (g->count[g->order[0]] >= g->cap_f) rotate(g);
     g->count[g->order[0]] += 1;
-    cbf_insert(&g->filters[g->order[0]], h);
+    cbf_pos pos;
+    cbf_position(&g->filters[0], h, &pos);
+    cbf_insert_at(&g->filters[g->order[0]], &pos);
 }
 
 int ghost_lookup(ghost *g, uint64_t h)
 {
-    cbf_pos pos = cbf_position(&g->filters[0], h);   /* all filters share one geometry */
-    /* one cache line per filter: ask for all of them before testing any, so the F memory
-     * fetches overlap instead of queueing one after another */
-    for (uint32_t r = 0; r < g->F; r++)
-        __builtin_prefetch(g->filters[r].cells + pos.block * CBF_BLOCK_BYTES);
+    cbf_pos pos;
+    cbf_position(&g->filters[0], h, &pos);     /* all filters share one geometry */
+    /* the key's F blocks are adjacent (interleaved layout): ask for all the lines before
+     * testing any, so the memory fetches overlap instead of queueing one after another */
+    const uint8_t *row = g->cells + pos.off;
+    uint32_t l = g->filters[0].probes;
+    for (uint32_t r = 0; r < g->F; r++) __builtin_prefetch(row + (size_t)r * CBF_BLOCK_BYTES);
     for (uint32_t r = 0; r < g->F; r++) {
         uint32_t p = ghost_phys(g, r);
-        if (g->count[p] > 0 && cbf_contains_at(&g->filters[p], pos)) {
-            cbf_remove(&g->filters[p], h);
+        /* membership first: it rejects almost every filter, the count check is then rare */
+        if (cbf_block_contains(row + (size_t)p * CBF_BLOCK_BYTES, &pos, l) && g->count[p] > 0) {
+            cbf_remove_at(&g->filters[p], &pos);
             g->count[p] = g->count[p] >= 1 ? g->count[p] - 1 : 0;
             return (int)r;
         }

@@ -19,7 +19,9 @@ typedef struct ghost {
     uint32_t *order;      /* order[rank] = physical filter, rank 0 newest */
     double cap_f;         /* entries per filter before rotating */
     double *count;        /* entries per filter (physical index); double: rescaled on rate change */
-    cbf *filters;
+    cbf *filters;         /* views into `cells`: filter f's block b at cells + (b*F + f)*64 */
+    uint8_t *cells;       /* one allocation, the F filters interleaved block by block, so a
+                             lookup's F lines are adjacent (one page; prefetched together) */
     double capacity;      /* (k-1)*N: ghost positions the filters must cover */
     int keep_coverage;    /* rotate by merging the two oldest while the newer filters cover
                              fewer than `capacity` live entries (see ghost_evict) */

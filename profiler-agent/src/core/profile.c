@@ -34,7 +34,9 @@ typedef struct hc_class {
     double reads;             /* all reads (estimated for deferred misses of sampled keys) */
     uint64_t hits_obs;
     double sampled_w;         /* sum of 1/R over sampled reads */
-    double fp_pending[64];    /* ghost lookups per rank not yet charged for false positives */
+    double fp_reach[64];      /* weight of ghost lookups not yet charged for false positives,
+                                 by the last rank they probed (a lookup that stopped at rank t
+                                 probed ranks 0..t: one add per lookup, suffix sums at flush) */
     uint32_t fp_n;
     int has_emu;
     lruemu emu;
@@ -46,6 +48,7 @@ struct hc_profile {
     keytable kt;
     uint64_t kt_limit;        /* fixed-size mode: most keys the table may hold */
     double rate;
+    double inv_rate;          /* 1 / rate: every sampled read weighs this (no division per event) */
     uint64_t thresh;          /* sampled iff mix(h^seed) < thresh (rate < 1) */
     uint64_t *pending;
     uint64_t npending;        /* occupied pending slots: SETs skip the probe when none */
@@ -77,7 +80,8 @@ static inline int cls_index(int clsid)
 static void set_rate(hc_profile *p, double rate)
 {
     p->rate = rate;
-    if (rate >= 1.0) { p->rate = 1.0; p->thresh = UINT64_MAX; return; }
+    p->inv_rate = 1.0 / rate;
+    if (rate >= 1.0) { p->rate = 1.0; p->inv_rate = 1.0; p->thresh = UINT64_MAX; return; }
     p->thresh = (uint64_t)ldexp(rate, 64);
 }
 
@@ -148,7 +152,7 @@ void hc_profile_free(hc_profile *p)
 /* ---- event plumbing (sampled keys only) ---- */
 
 /* Expected false positives are subtracted in batches: every lookup adds its weight to
- * fp_pending[rank] for each filter it probed, and every FP_FLUSH misses (and before the rate
+ * fp_reach[last rank it probed] (it probed every rank up to that one), and every FP_FLUSH misses (and before the rate
  * changes) the batch is removed from each rank's current region at that rank's current
  * false-positive rate. Ranks shift by at most one filter within a batch. */
 #define FP_FLUSH 64
@@ -157,13 +161,20 @@ static void flush_fp(hc_profile *p, hc_class *k)
 {
     if (!k->has_ghost || k->fp_n == 0) return;
     ghost *g = &k->g;
-    double inv = 1.0 / p->rate, off = k->ns, s = 0;
+    double inv = p->inv_rate, off = k->ns, s = 0;
+    double pending[64], acc = 0;          /* pending[r]: lookups that probed rank r */
+    for (uint32_t r = g->F; r-- > 0; ) {
+        acc += k->fp_reach[r];
+        pending[r] = acc;
+        k->fp_reach[r] = 0;
+    }
     for (uint32_t r = 0; r < g->F; r++) {
         double c = g->count[ghost_phys(g, r)];
-        double fpp = ghost_rank_fpp(g, r);
-        if (k->fp_pending[r] > 0 && fpp > 0 && c > 0)
-            curveacc_add_uniform(&k->acc, (off + s) * inv, (off + s + c) * inv, -k->fp_pending[r] * fpp);
-        k->fp_pending[r] = 0;
+        if (pending[r] > 0 && c > 0) {
+            double fpp = ghost_rank_fpp(g, r);
+            if (fpp > 0)
+                curveacc_add_uniform(&k->acc, (off + s) * inv, (off + s + c) * inv, -pending[r] * fpp);
+        }
         s += c;
     }
     k->fp_n = 0;
@@ -173,7 +184,7 @@ static void add_ghost_hit_or_miss(hc_profile *p, hc_class *k, uint64_t h)
 {
     if (!k->has_ghost) return;
     ghost *g = &k->g;
-    double w = 1.0 / p->rate;
+    double w = p->inv_rate;
     int found = ghost_lookup(g, h);   /* counts as they were: the found key is removed after */
     uint32_t reached = found < 0 ? g->F : (uint32_t)found + 1;
     if (found >= 0) {
@@ -184,7 +195,7 @@ static void add_ghost_hit_or_miss(hc_profile *p, hc_class *k, uint64_t h)
         curveacc_add_uniform(&k->acc, (k->ns + s) * w, (k->ns + e) * w, w * scale);
     }
     if (GHOST_FP_SUBTRACT) {
-        for (uint32_t r = 0; r < reached; r++) k->fp_pending[r] += w;
+        k->fp_reach[reached - 1] += w;
         if (++k->fp_n >= FP_FLUSH) flush_fp(p, k);
     }
 }
@@ -212,7 +223,7 @@ static int track_new(hc_profile *p, hc_class *k, int ci, uint64_t h)
 
 static void ev_hit(hc_profile *p, hc_class *k, int ci, uint64_t h)
 {
-    double s, e, inv = 1.0 / p->rate;
+    double s, e, inv = p->inv_rate;
     uint64_t slot = kt_find(&p->kt, h);
     if (slot != KT_NONE && kt_class(&p->kt, slot) == ci) {
         rounder_hit(&k->r, &p->kt.act[slot], 1, &s, &e);
@@ -246,7 +257,7 @@ static void ev_set(hc_profile *p, hc_class *k, int ci, uint64_t h)
         if (*pe == h) {                    /* refill after a miss without class */
             *pe = 0;
             p->npending--;
-            double inv = 1.0 / p->rate;
+            double inv = p->inv_rate;
             k->reads += inv;
             k->sampled_w += inv;
             add_ghost_hit_or_miss(p, k, h);
@@ -270,7 +281,7 @@ static void ev_remove(hc_profile *p, hc_class *k, int ci, uint64_t h, int evicte
 }
 
 /* Offline: the emulated LRU decides. */
-static int ev_get(hc_profile *p, hc_class *k, int ci, uint64_t h)
+static __attribute__((noinline)) int ev_get(hc_profile *p, hc_class *k, int ci, uint64_t h)
 {
     if (!k->has_emu) return 0;
     if (lruemu_access(&k->emu, h)) {
@@ -287,32 +298,35 @@ static int ev_get(hc_profile *p, hc_class *k, int ci, uint64_t h)
     return 0;
 }
 
+/* Event of a class without capacity (cold: kept out of line so the hot dispatch stays small). */
+static __attribute__((noinline)) int ev_no_class(hc_profile *p, int op, uint64_t h)
+{
+    if (op == HC_EV_MISS) {
+        if (sampled(p, h)) {
+            uint64_t *pe = &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)];
+            if (*pe && *pe != h) p->st.pending_dropped++;
+            if (!*pe) p->npending++;
+            *pe = h;
+        } else {
+            p->st.unattributed_misses++;
+        }
+        return 0;
+    }
+    p->st.events_no_capacity++;
+    return op == HC_EV_GET ? -1 : 0;
+}
+
 int hc_profile_event(hc_profile *p, int op, int clsid, uint64_t h, uint32_t size)
 {
     (void)size;
     p->st.events++;
     int ci = cls_index(clsid);
     hc_class *k = p->cls[ci];
-    int is_read = (op == HC_EV_GET || op == HC_EV_HIT || op == HC_EV_MISS);
-    if (!k || !k->active) {
-        if (op == HC_EV_MISS) {
-            if (sampled(p, h)) {
-                uint64_t *pe = &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)];
-                if (*pe && *pe != h) p->st.pending_dropped++;
-                if (!*pe) p->npending++;
-                *pe = h;
-            } else {
-                p->st.unattributed_misses++;
-            }
-            return 0;
-        }
-        p->st.events_no_capacity++;
-        return op == HC_EV_GET ? -1 : 0;
-    }
+    if (__builtin_expect(!k || !k->active, 0)) return ev_no_class(p, op, h);
     int smp = sampled(p, h);
-    if (is_read) {
+    if ((unsigned)op <= HC_EV_MISS) {    /* GET, HIT, MISS: a read */
         k->reads += 1;
-        if (smp) k->sampled_w += 1.0 / p->rate;
+        if (smp) k->sampled_w += p->inv_rate;
         if (op == HC_EV_HIT) k->hits_obs++;
     }
     if (!smp) return op == HC_EV_GET ? -1 : 0;
@@ -416,7 +430,7 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
         if (ghost_init(&k->g, p->cfg.ghost_filters, (kf - 1) * k->ns, p->cfg.ghost_fpp, p->cfg.ghost_keep_coverage) != 0) return -1;
         k->has_ghost = 1;
     }
-    memset(k->fp_pending, 0, sizeof(k->fp_pending));
+    memset(k->fp_reach, 0, sizeof(k->fp_reach));
     k->fp_n = 0;
     curveacc_free(&k->acc);
     if (curveacc_init(&k->acc, p->cfg.resolution, kf * (double)items) != 0) return -1;
@@ -503,7 +517,7 @@ void hc_profile_reset(hc_profile *p, int clsid)
         hc_class *k = p->cls[i];
         if (!k || !k->active) continue;
         curveacc_clear(&k->acc);
-        memset(k->fp_pending, 0, sizeof(k->fp_pending));
+        memset(k->fp_reach, 0, sizeof(k->fp_reach));
         k->fp_n = 0;
         k->reads = 0; k->hits_obs = 0; k->sampled_w = 0;
     }

@@ -34,8 +34,14 @@ typedef struct rounder {
     double limit;          /* bucket capacity N/B (in sampled items) */
     int64_t total;         /* items in all buckets */
     int64_t *buckets;
+    int64_t *gsum;         /* balanced: gsum[g] = sum of buckets[16g .. 16g+15], so a distance
+                              sums at most B/32 + 15 counters instead of up to B/2 */
+    int64_t ilimit;        /* ceil(limit): a head bucket holding >= ilimit items ages */
+    uint32_t bmask;        /* B - 1 when B is a power of two (MIMIR slots without division) */
     uint64_t agings;
 } rounder;
+
+#define ROUNDER_GROUP_SHIFT 4
 
 int rounder_init(rounder *r, uint32_t B, double n_items, int balanced);
 void rounder_free(rounder *r);
