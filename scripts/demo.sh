@@ -42,7 +42,10 @@ curl -fsS "http://127.0.0.1:$api_port/api/v1/health" >/dev/null || die "the back
 
 # Demo tenant, memcached, traffic and agent (each part joins when it is built).
 mc_port=$(port_file memcached)
-launch memcached memcached -l 127.0.0.1 -p "$mc_port" -U 0 -m 64 -t 2
+mc_user=(); [ "$(id -u)" -eq 0 ] && mc_user=(-u root)   # memcached refuses root without -u
+launch memcached memcached -l 127.0.0.1 -p "$mc_port" -U 0 -m 64 -t 2 "${mc_user[@]}"
+for _ in $(seq 50); do port_open "$mc_port" && break; sleep 0.1; done
+port_open "$mc_port" || die "the demo memcached did not start, see $logs/memcached.log"
 api="http://127.0.0.1:$api_port"
 "$VENV/bin/python" scripts/demo_setup.py account "$api" "$RUN_DIR/$inst" || die "demo account setup failed"
 # Traffic: Zipf 0.9 over 400k keys of ~200 B against a 64 MiB memcached, so it evicts and the

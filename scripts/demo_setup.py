@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-EMAIL = "demo@hitcurve.local"
+EMAIL = "demo@hitcurve.dev"
 PASSWORD = "hitcurve-demo-password"
 CLUSTER = "demo-cluster"
 
