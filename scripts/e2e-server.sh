@@ -8,15 +8,16 @@ port="${1:?usage: e2e-server.sh PORT}"
 bash scripts/services.sh start test
 set -a; source "$RUN_DIR/test/env"; set +a
 base="${HITCURVE_DATABASE_URL%/*}"
-"$VENV/bin/python" - "$base" <<'PY'
+db="hitcurve_e2e_$port"   # one database per server port: parallel runs never share one
+"$VENV/bin/python" - "$base" "$db" <<'PY'
 import sys
 from sqlalchemy import create_engine, text
 engine = create_engine(sys.argv[1] + "/postgres", isolation_level="AUTOCOMMIT")
 with engine.connect() as conn:
-    conn.execute(text('DROP DATABASE IF EXISTS "hitcurve_e2e" WITH (FORCE)'))
-    conn.execute(text('CREATE DATABASE "hitcurve_e2e"'))
+    conn.execute(text(f'DROP DATABASE IF EXISTS "{sys.argv[2]}" WITH (FORCE)'))
+    conn.execute(text(f'CREATE DATABASE "{sys.argv[2]}"'))
 PY
-export HITCURVE_DATABASE_URL="$base/hitcurve_e2e"
+export HITCURVE_DATABASE_URL="$base/$db"
 "$VENV/bin/alembic" upgrade head >/dev/null
 if [ -f e2e/seed.py ]; then "$VENV/bin/python" e2e/seed.py; fi
 exec "$VENV/bin/uvicorn" hitcurve.main:app --host 127.0.0.1 --port "$port" --log-level warning

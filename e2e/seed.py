@@ -1,0 +1,568 @@
+"""Seed data for the Playwright checks (run by scripts/e2e-server.sh after `alembic upgrade head`).
+
+Creates, once (a second run changes nothing):
+- organization "Demo Org", owner demo@hitcurve.test / password "demo-password-123"
+- cluster "web-cache" (target 92 %, $3.50 per GB-month, 1 GiB nodes) with server 10.0.0.7:11211
+- 48 snapshots over the last 4 hours, stored through the same code path as agent uploads, each
+  marked processed with a server curve (proportional, optimal, calibrated, band) and an accuracy
+  record; a cluster curve; an open alert; a finished simulation run (lru, gdwheel, nbq-clock).
+
+The dashboard engineer may extend this file; keep it idempotent.
+
+Dashboard checks (frontend issue 8, `seed_dashboard` below) add, also once:
+- e2e@example.com / "correct horse battery staple", owner of "Hitcurve Demo" and an empty "Staging"
+- clusters web-cache (85 %, $4.50/GiB-month), sessions (80 %), "analytics (new)" (no servers)
+- servers 10.0.0.7 (40 slab classes, 24 snapshots over 6 days), .8 (12 classes), .9 (6 classes),
+  .10 (silent for 2 hours, no curve); alerts (open and resolved); a finished and a running
+  simulation; keys, a token and a report subscription made through the API itself.
+"""
+
+import bisect
+import json
+import math
+import random
+import sys
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
+
+from hitcurve.api.deps import Principal  # noqa: E402
+from hitcurve.api.routes.agent import store_snapshot  # noqa: E402
+from hitcurve.core.db import get_sessionmaker  # noqa: E402
+from hitcurve.core.security import AGENT_KEY_PREFIX, hash_password, new_secret, sha256_hex  # noqa: E402
+from hitcurve.models import (  # noqa: E402
+    AccuracyRecord,
+    AgentKey,
+    Alert,
+    Cluster,
+    ClusterCurve,
+    Membership,
+    Organization,
+    Server,
+    ServerCurve,
+    SimulationResult,
+    SimulationRun,
+    Snapshot,
+    User,
+)
+from hitcurve.sample import make_snapshot, proportional_curve  # noqa: E402
+from hitcurve.schemas import agent as proto  # noqa: E402
+from sqlalchemy import select  # noqa: E402
+
+EMAIL = "demo@hitcurve.test"
+PASSWORD = "demo-password-123"
+ADDRESS = "10.0.0.7:11211"
+SNAPSHOTS = 48
+
+
+def main() -> None:
+    Session = get_sessionmaker()
+    with Session() as db:
+        if db.execute(select(User.id).where(User.email == EMAIL)).first():
+            print(f"seed: {EMAIL} exists, nothing to do")
+            return
+        user = User(email=EMAIL, display_name="Demo User", password_hash=hash_password(PASSWORD))
+        org = Organization(name="Demo Org")
+        db.add_all([user, org])
+        db.flush()
+        db.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
+        cluster = Cluster(
+            org_id=org.id,
+            name="web-cache",
+            price_per_gb_month=3.5,
+            target_hit_ratio=0.92,
+            node_size_bytes=2**30,
+        )
+        key = AgentKey(
+            org_id=org.id,
+            name="demo agent",
+            prefix="hca_demo00",
+            key_hash=sha256_hex(new_secret(AGENT_KEY_PREFIX)),
+            created_by=user.id,
+        )
+        db.add_all([cluster, key])
+        db.commit()
+        org_id, cluster_id, key_id, user_id = org.id, cluster.id, key.id, user.id
+
+    agent = Principal(kind="agent_key", org_id=org_id, key_id=key_id)
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    snaps = []
+    for i in range(SNAPSHOTS):
+        end = now - timedelta(minutes=5 * (SNAPSHOTS - 1 - i)) - timedelta(seconds=30)
+        hr = 0.78 + 0.04 * ((i % 12) / 12)  # a gentle daily-looking wave
+        snap = make_snapshot(ADDRESS, end=end, seed=7, hit_ratio=hr)
+        raw = json.dumps(snap)
+        store_snapshot(agent, proto.Snapshot.model_validate_json(raw), raw)
+        snaps.append(snap)
+
+    with Session() as db:
+        server = db.execute(
+            select(Server).where(Server.org_id == org_id, Server.address == ADDRESS)
+        ).scalar_one()
+        server.cluster_id = cluster_id
+        prev_curve: tuple[list[float], list[float]] | None = None
+        for snap in snaps:
+            sid = uuid.UUID(snap["snapshot_id"])
+            xs, ys, current = proportional_curve(snap)
+            measured = snap["measured"]["hit_ratio"]
+            at_current = ys[49]  # x = 1.0 x today's memory
+            scale = measured / at_current if at_current else 1.0
+            cal = [min(1.0, y * scale) for y in ys]
+            opt = [min(1.0, y * 1.03) for y in ys]
+            window_end = datetime.fromisoformat(snap["window"]["end"])
+            db.add(
+                ServerCurve(
+                    org_id=org_id,
+                    server_id=server.id,
+                    snapshot_id=sid,
+                    window_end=window_end,
+                    sizes_bytes=xs,
+                    hit_ratio_proportional=ys,
+                    hit_ratio_optimal=opt,
+                    hit_ratio_calibrated=cal,
+                    band_low=[max(0.0, y - 0.03) for y in cal],
+                    band_high=[min(1.0, y + 0.03) for y in cal],
+                    current_bytes=current,
+                    measured_hit_ratio=measured,
+                    predicted_hit_ratio=cal[49],
+                    calibration={"method": "scale", "factor": scale},
+                    advice={"moves": [{"from_class": 1, "to_class": 5, "pages": 2}]},
+                )
+            )
+            if prev_curve is not None:
+                predicted = prev_curve[1][49]
+                db.add(
+                    AccuracyRecord(
+                        org_id=org_id,
+                        server_id=server.id,
+                        snapshot_id=sid,
+                        window_start=datetime.fromisoformat(snap["window"]["start"]),
+                        window_end=window_end,
+                        memory_bytes=current,
+                        predicted_hit_ratio=predicted,
+                        measured_hit_ratio=measured,
+                        error_pp=(predicted - measured) * 100,
+                    )
+                )
+            prev_curve = (xs, cal)
+            row = db.get(Snapshot, sid)
+            assert row is not None
+            row.status, row.processed_at, row.attempts = "processed", window_end + timedelta(seconds=5), 1
+        assert prev_curve is not None
+        xs, cal = prev_curve
+        db.add(
+            ClusterCurve(
+                org_id=org_id,
+                cluster_id=cluster_id,
+                window_end=now,
+                basis="calibrated",
+                sizes_bytes=xs,
+                hit_ratios=cal,
+                band_low=[max(0.0, y - 0.03) for y in cal],
+                band_high=[min(1.0, y + 0.03) for y in cal],
+                current_bytes=int(xs[49]),
+                measured_hit_ratio=snaps[-1]["measured"]["hit_ratio"],
+                node_size_bytes=2**30,
+                server_count=1,
+                inputs={str(server.id): snaps[-1]["snapshot_id"]},
+            )
+        )
+        db.add(
+            Alert(
+                org_id=org_id,
+                cluster_id=cluster_id,
+                kind="below_target",
+                severity="warning",
+                message="web-cache measures 80.1 % against a 92 % target",
+                details={"measured": 0.801, "target": 0.92},
+            )
+        )
+        run = SimulationRun(
+            org_id=org_id,
+            server_id=server.id,
+            policies=["lru", "gdwheel", "nbq-clock"],
+            sizes_bytes=[int(xs[24]), int(xs[49]), int(xs[74])],
+            window_start=now - timedelta(hours=4),
+            window_end=now,
+            status="done",
+            progress=1.0,
+            requested_by=user_id,
+            started_at=now,
+            finished_at=now,
+        )
+        db.add(run)
+        db.flush()
+        for policy, lift in (("lru", 0.0), ("gdwheel", -0.001), ("nbq-clock", 0.014)):
+            for size in run.sizes_bytes:
+                base = cal[min(99, max(0, round(size / xs[-1] * 100) - 1))]
+                db.add(
+                    SimulationResult(
+                        org_id=org_id,
+                        run_id=run.id,
+                        policy=policy,
+                        size_bytes=size,
+                        hit_ratio=min(1.0, base + lift),
+                        byte_hit_ratio=min(1.0, base + lift - 0.02),
+                        recompute_cost_total_us=(1 - base) * 1e9 * (0.2 if policy == "gdwheel" else 1.0),
+                        recompute_cost_p99_us=9000.0,
+                        requests=1_000_000,
+                    )
+                )
+        db.commit()
+    print(
+        f"seed: {EMAIL} / {PASSWORD}, org Demo Org, cluster web-cache, server {ADDRESS}, {SNAPSHOTS} snapshots"
+    )
+
+
+# --- dashboard data (frontend issue 8) --------------------------------------------------------
+# User actions go through the API in-process (TestClient), uploads through store_snapshot (the
+# agent upload path); what the worker would compute is written directly from the uploaded class
+# curves by a proportional join, so the dashboard shows curves consistent with the uploads.
+E2E_EMAIL = "e2e@example.com"
+E2E_PASSWORD = "correct horse battery staple"  # noqa: S105 (a seeded test account)
+GiB = 2**30
+MiB = 2**20
+
+
+def _interp(xs: list[float], ys: list[float], x: float) -> float:
+    """Linear interpolation from (0, 0), flat past the last point."""
+    if x <= 0:
+        return 0.0
+    i = bisect.bisect_left(xs, x)
+    if i == len(xs):
+        return ys[-1]
+    px, py = (0.0, 0.0) if i == 0 else (xs[i - 1], ys[i - 1])
+    return py + (x - px) / (xs[i] - px) * (ys[i] - py)
+
+
+def _join(snap: dict[str, Any]) -> tuple[list[float], list[float], float, float]:
+    """(sizes, hit ratios, bytes today, model hit ratio today): every class at the same fraction f
+    of its size today, weighted by its requests; f up to 2 (the agent's ghost factor)."""
+    classes = snap["classes"]
+    current = sum(c["curve"]["current_items"] * c["chunk_size"] for c in classes)
+    total = sum(c["requests"] for c in classes)
+    cols = [
+        (
+            [p[0] for p in c["curve"]["points"]],
+            [p[1] for p in c["curve"]["points"]],
+            c["requests"],
+            c["curve"]["current_items"],
+        )
+        for c in classes
+    ]
+
+    def at(f: float) -> float:
+        return sum(r * _interp(xs, ys, f * n) for xs, ys, r, n in cols) / total
+
+    fs = [2.0 * (k + 1) / 100 for k in range(100)]
+    return [f * current for f in fs], [at(f) for f in fs], float(current), at(1.0)
+
+
+def _running_max(ys: list[float]) -> list[float]:
+    out, top = [], 0.0
+    for y in ys:
+        top = max(top, min(1.0, max(0.0, y)))
+        out.append(top)
+    return out
+
+
+def _calibrated(xs: list[float], ys: list[float], model_now: float, measured: float, current: float):
+    k = measured / model_now if model_now > 0 else 1.0
+    cal = _running_max([y * k for y in ys])
+    width = [0.008 + 0.03 * abs(x - current) / current for x in xs]
+    low = _running_max([y - w for y, w in zip(cal, width, strict=True)])
+    high = _running_max([y + w for y, w in zip(cal, width, strict=True)])
+    return cal, low, high
+
+
+class _Api:
+    def __init__(self) -> None:
+        from fastapi.testclient import TestClient
+        from hitcurve.main import create_app
+
+        self.c = TestClient(create_app())
+
+    def _h(self) -> dict[str, str]:
+        return {"X-CSRF-Token": self.c.cookies.get("hitcurve_csrf") or ""}
+
+    def post(self, url: str, body: Any, expect: int = 201) -> Any:
+        r = self.c.post("/api/v1" + url, json=body, headers=self._h())
+        assert r.status_code == expect, f"POST {url}: {r.status_code} {r.text}"
+        return r.json() if r.content else None
+
+    def patch(self, url: str, body: Any) -> Any:
+        r = self.c.patch("/api/v1" + url, json=body, headers=self._h())
+        assert r.status_code == 200, f"PATCH {url}: {r.status_code} {r.text}"
+        return r.json()
+
+    def get(self, url: str) -> Any:
+        r = self.c.get("/api/v1" + url)
+        assert r.status_code == 200, f"GET {url}: {r.status_code} {r.text}"
+        return r.json()
+
+
+def seed_dashboard() -> None:
+    Session = get_sessionmaker()
+    with Session() as db:
+        if db.execute(select(User.id).where(User.email == E2E_EMAIL)).first():
+            print(f"seed: {E2E_EMAIL} exists, nothing to do")
+            return
+    rnd = random.Random(7)
+    now = datetime.now(UTC).replace(microsecond=0)
+    api = _Api()
+    me = api.post(
+        "/auth/signup",
+        {"email": E2E_EMAIL, "password": E2E_PASSWORD, "display_name": "E2E", "org_name": "Hitcurve Demo"},
+    )
+    org_id = uuid.UUID(me["org_id"])
+    api.post("/orgs", {"name": "Staging"})
+    web = api.post(
+        "/clusters",
+        {"name": "web-cache", "price_per_gb_month": 4.5, "target_hit_ratio": 0.85, "node_size_bytes": GiB},
+    )
+    sessions = api.post("/clusters", {"name": "sessions", "price_per_gb_month": 3.0, "target_hit_ratio": 0.8})
+    api.post("/clusters", {"name": "analytics (new)", "price_per_gb_month": 2.0, "target_hit_ratio": 0.8})
+    key = api.post("/agent-keys", {"name": "cache fleet"})
+    api.post("/api-tokens", {"name": "autoscaler", "scope": "read"})
+    api.post(
+        "/report-subscriptions", {"email": E2E_EMAIL, "cluster_id": web["id"], "weekday": 0, "hour_utc": 8}
+    )
+    agent = Principal(kind="agent_key", org_id=org_id, key_id=uuid.UUID(key["id"]))
+
+    def upload(address: str, **kw: Any) -> dict[str, Any]:
+        raw = json.dumps(make_snapshot(address, **kw))
+        store_snapshot(agent, proto.Snapshot.model_validate_json(raw), raw)
+        return json.loads(raw)
+
+    # (address, classes, cluster, snapshots 6 h apart, random seed)
+    fleet = [
+        ("10.0.0.7:11211", 40, web["id"], 24, 11),  # the 40-class server of the render benchmark
+        ("10.0.0.8:11211", 12, web["id"], 8, 12),
+        ("10.0.0.9:11211", 6, sessions["id"], 8, 13),
+    ]
+    servers: dict[str, dict[str, Any]] = {}
+    for address, n_classes, cluster_id, n_snaps, seed in fleet:
+        snaps, joins = [], {}
+        for i in range(n_snaps):
+            end = now - timedelta(hours=6 * (n_snaps - 1 - i), seconds=30)
+            probe = make_snapshot(address, n_classes=n_classes, seed=seed, end=end)
+            join = _join(probe)  # the same classes as the upload below (same seed)
+            # memcached's segmented LRU does a little better than the LRU model, with noise.
+            measured = min(0.999, join[3] * (1.02 + 0.012 * math.sin(i / 3)) + rnd.uniform(-0.004, 0.004))
+            pages = sum(c["pages"] for c in probe["classes"])
+            snap = upload(
+                address,
+                n_classes=n_classes,
+                seed=seed,
+                end=end,
+                hit_ratio=measured,
+                limit_maxbytes=math.ceil(pages / 64) * 64 * MiB,
+            )
+            snaps.append(snap)
+            joins[snap["snapshot_id"]] = join
+        sid = next(s["id"] for s in api.get("/servers") if s["address"] == address)
+        api.patch(f"/servers/{sid}", {"cluster_id": cluster_id})
+        prev = None
+        with Session() as db:
+            for snap in snaps:
+                xs, ys, current, model_now = joins[snap["snapshot_id"]]
+                measured = snap["measured"]["hit_ratio"]
+                cal, low, high = _calibrated(xs, ys, model_now, measured, current)
+                by_req = sorted(snap["classes"], key=lambda c: c["requests"])
+                moves = [
+                    {"from_class": by_req[0]["id"], "to_class": by_req[-1]["id"], "pages": 3},
+                    {"from_class": by_req[1]["id"], "to_class": by_req[-2]["id"], "pages": 2},
+                ]
+                window_end = datetime.fromisoformat(snap["window"]["end"].replace("Z", "+00:00"))
+                db.add(
+                    ServerCurve(
+                        org_id=org_id,
+                        server_id=uuid.UUID(sid),
+                        snapshot_id=uuid.UUID(snap["snapshot_id"]),
+                        window_end=window_end,
+                        sizes_bytes=xs,
+                        hit_ratio_proportional=_running_max(ys),
+                        hit_ratio_optimal=None,
+                        hit_ratio_calibrated=cal,
+                        band_low=low,
+                        band_high=high,
+                        current_bytes=int(current),
+                        measured_hit_ratio=measured,
+                        predicted_hit_ratio=_interp(xs, cal, current),
+                        calibration={"method": "scale", "factor": measured / model_now},
+                        advice={"moves": moves, "gain_pp": 0.4},
+                    )
+                )
+                if prev is not None:
+                    predicted = _interp(prev[0], prev[1], current)
+                    db.add(
+                        AccuracyRecord(
+                            org_id=org_id,
+                            server_id=uuid.UUID(sid),
+                            snapshot_id=uuid.UUID(snap["snapshot_id"]),
+                            window_start=window_end - timedelta(seconds=60),
+                            window_end=window_end,
+                            memory_bytes=int(current),
+                            predicted_hit_ratio=predicted,
+                            measured_hit_ratio=measured,
+                            error_pp=(predicted - measured) * 100,
+                            basis="calibrated",
+                        )
+                    )
+                prev = (xs, cal)
+                row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+                assert row is not None
+                row.status, row.processed_at, row.attempts = "processed", window_end + timedelta(seconds=5), 1
+            db.commit()
+        last = snaps[-1]
+        xs, ys, current, model_now = joins[last["snapshot_id"]]
+        cal, low, high = _calibrated(xs, ys, model_now, last["measured"]["hit_ratio"], current)
+        servers[address] = {
+            "id": sid,
+            "cluster": cluster_id,
+            "xs": xs,
+            "cal": cal,
+            "low": low,
+            "high": high,
+            "current": current,
+            "measured": last["measured"]["hit_ratio"],
+            "weight": sum(c["requests"] for c in last["classes"]),
+        }
+
+    # A server whose agent went quiet two hours ago, with no curve yet.
+    quiet_at = now - timedelta(hours=2)
+    upload("10.0.0.10:11211", n_classes=4, seed=14, end=quiet_at)
+    with Session() as db:
+        quiet = db.execute(
+            select(Server).where(Server.org_id == org_id, Server.address == "10.0.0.10:11211")
+        ).scalar_one()
+        quiet.last_seen_at = quiet.last_snapshot_at = quiet_at
+        quiet_id = quiet.id
+
+        # Cluster curves: servers share the keyspace; memory adds up, hit ratios weigh by requests.
+        for cid in (web["id"], sessions["id"]):
+            members = [s for s in servers.values() if s["cluster"] == cid]
+            w = sum(m["weight"] for m in members)
+
+            def comb(key: str, members: list[dict[str, Any]] = members, w: float = w) -> list[float]:
+                return _running_max([sum(m[key][k] * m["weight"] for m in members) / w for k in range(100)])
+
+            db.add(
+                ClusterCurve(
+                    org_id=org_id,
+                    cluster_id=uuid.UUID(cid),
+                    window_end=now - timedelta(seconds=30),
+                    basis="calibrated",
+                    sizes_bytes=[sum(m["xs"][k] for m in members) for k in range(100)],
+                    hit_ratios=comb("cal"),
+                    band_low=comb("low"),
+                    band_high=comb("high"),
+                    current_bytes=int(sum(m["current"] for m in members)),
+                    measured_hit_ratio=sum(m["measured"] * m["weight"] for m in members) / w,
+                    server_count=len(members),
+                    inputs={},
+                )
+            )
+
+        big = servers["10.0.0.7:11211"]
+        db.add_all(
+            [
+                Alert(
+                    org_id=org_id,
+                    cluster_id=uuid.UUID(web["id"]),
+                    kind="below_target",
+                    severity="warning",
+                    message="web-cache hit rate 75.6 % is below its 85 % target",
+                    details={},
+                    first_seen_at=now - timedelta(hours=20),
+                    last_seen_at=now - timedelta(minutes=3),
+                ),
+                Alert(
+                    org_id=org_id,
+                    server_id=quiet_id,
+                    kind="stale_agent",
+                    severity="critical",
+                    message="no snapshot from 10.0.0.10:11211 for 2 hours",
+                    details={},
+                    first_seen_at=now - timedelta(hours=1, minutes=50),
+                    last_seen_at=now - timedelta(minutes=1),
+                ),
+                Alert(
+                    org_id=org_id,
+                    server_id=uuid.UUID(big["id"]),
+                    kind="stream_loss",
+                    severity="info",
+                    message="watch stream lost 0.8 % of events on 10.0.0.7:11211 (below the 5 % threshold)",
+                    details={},
+                    state="resolved",
+                    first_seen_at=now - timedelta(days=2),
+                    last_seen_at=now - timedelta(days=2),
+                    resolved_at=now - timedelta(days=1, hours=20),
+                ),
+            ]
+        )
+
+        # A finished policy simulation on the big server, and one still running on its neighbour.
+        sizes = [int(big["current"] * f) // MiB * MiB for f in (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0)]
+        run = SimulationRun(
+            org_id=org_id,
+            server_id=uuid.UUID(big["id"]),
+            policies=["lru", "gdwheel", "nbq-clock"],
+            sizes_bytes=sizes,
+            window_start=now - timedelta(days=1),
+            window_end=now,
+            status="done",
+            progress=1.0,
+            created_at=now - timedelta(minutes=30),
+            started_at=now - timedelta(minutes=29),
+            finished_at=now - timedelta(minutes=20),
+        )
+        db.add(run)
+        db.flush()
+        requests = 2_400_000
+        for size in sizes:
+            lru = _interp(big["xs"], big["cal"], size) * 0.97
+            for policy, hit, cost in (
+                ("lru", lru, 1.0),
+                ("gdwheel", lru - 0.0007, 0.22),
+                ("nbq-clock", min(0.999, lru + 0.014), 0.93),
+            ):
+                db.add(
+                    SimulationResult(
+                        org_id=org_id,
+                        run_id=run.id,
+                        policy=policy,
+                        size_bytes=size,
+                        hit_ratio=hit,
+                        byte_hit_ratio=None,
+                        recompute_cost_total_us=requests * (1 - hit) * 2100.5 * cost,
+                        recompute_cost_p99_us=9000.0 * cost,
+                        requests=requests,
+                        details={},
+                    )
+                )
+        neighbour = servers["10.0.0.8:11211"]
+        db.add(
+            SimulationRun(
+                org_id=org_id,
+                server_id=uuid.UUID(neighbour["id"]),
+                policies=["lru", "clockpro"],
+                sizes_bytes=[int(neighbour["current"])],
+                window_start=now - timedelta(days=1),
+                window_end=now,
+                status="running",
+                progress=0.42,
+                created_at=now - timedelta(minutes=2),
+                started_at=now - timedelta(minutes=1),
+            )
+        )
+        db.commit()
+    print(f"seed: {E2E_EMAIL} / {E2E_PASSWORD}, orgs Hitcurve Demo + Staging, 4 servers, 3 clusters")
+
+
+if __name__ == "__main__":
+    main()
+    seed_dashboard()

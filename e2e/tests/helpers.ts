@@ -1,0 +1,48 @@
+import { expect as baseExpect, type Page } from "@playwright/test";
+
+// The machine is shared with other engineers' builds and benchmarks: give the real backend
+// (argon2id log-ins, real PostgreSQL) time, rather than fail on load.
+export const expect = baseExpect.configure({ timeout: 20_000 });
+
+// The account e2e/seed.py creates.
+export const EMAIL = "e2e@example.com";
+export const PASSWORD = "correct horse battery staple";
+export const GiB = 2 ** 30;
+
+export async function logIn(page: Page) {
+  await page.goto("/login");
+  await page.getByLabel("E-mail").fill(EMAIL);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page.getByRole("heading", { name: "Clusters" })).toBeVisible();
+}
+
+/** The API through the page's own cookies (same session as the browser). */
+export async function api<T = unknown>(page: Page, path: string): Promise<T> {
+  const r = await page.request.get(`/api/v1${path}`);
+  expect(r.status(), `GET ${path}`).toBe(200);
+  return (await r.json()) as T;
+}
+
+export async function serverId(page: Page, address: string): Promise<string> {
+  const servers = await api<Array<{ id: string; address: string }>>(page, "/servers");
+  return servers.find((s) => s.address === address)!.id;
+}
+
+/**
+ * Memory in binary units, written here independently of the app's formatter: one decimal below
+ * 100 of a unit, whole numbers from 100 up.
+ */
+export function expectedBytesText(bytes: number): string {
+  const units: Array<[string, number]> = [["TiB", 2 ** 40], ["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]];
+  for (const [name, size] of units) {
+    if (bytes >= size) {
+      const v = bytes / size;
+      return `${v >= 100 ? Math.round(v) : (Math.round(v * 10) / 10).toFixed(1)} ${name}`;
+    }
+  }
+  return `${Math.round(bytes)} B`;
+}
+
+/** Text as a reader would compare it: ordinary spaces and hyphen-minus. */
+export const plain = (s: string | null) => (s ?? "").replace(/\u00a0/g, " ").replace(/\u2212/g, "-").trim();

@@ -1,0 +1,107 @@
+import { test } from "@playwright/test";
+import { api, expect, logIn, plain, serverId } from "./helpers";
+
+test.beforeEach(async ({ page }) => logIn(page));
+
+test("clusters overview: hit rate, memory, needed memory, cost, status per cluster", async ({ page }) => {
+  const clusters = await api<Array<{ id: string; name: string }>>(page, "/clusters");
+  const web = clusters.find((c) => c.name === "web-cache")!;
+  const curve = await api<{ measured_hit_ratio: number }>(page, `/clusters/${web.id}/curve`);
+  const card = page.locator(`[data-cluster="${web.id}"]`);
+  await expect(card).toContainText("Needed for target");
+  await expect(card).toContainText(`${(curve.measured_hit_ratio * 100).toFixed(1).replace(/\.0$/, "")} %`);
+  await expect(card).toContainText("1 open alert");
+  // The cluster without servers says so instead of showing numbers.
+  await expect(page.locator(".cluster-card", { hasText: "analytics (new)" })).toContainText("not enough data");
+  await page.screenshot({ path: "artifacts/clusters.png", fullPage: true });
+});
+
+test("servers list shows agent health: last seen, event loss, curve error", async ({ page }) => {
+  await page.goto("/servers");
+  const table = page.getByTestId("servers");
+  await expect(table.locator("tbody tr")).toHaveCount(4);
+  const quiet = table.locator("tr", { hasText: "10.0.0.10:11211" });
+  await expect(quiet).toContainText("2 h ago");
+  await expect(quiet).toContainText("Critical");
+  const big = table.locator("tr", { hasText: "10.0.0.7:11211" });
+  await expect(big).toContainText(/±\d+\.\d\s?pp/);
+  await page.screenshot({ path: "artifacts/servers.png", fullPage: true });
+});
+
+test("history shows measured versus predicted and the error", async ({ page }) => {
+  const id = await serverId(page, "10.0.0.7:11211");
+  await page.goto(`/servers/${id}/history`);
+  await expect(page.getByTestId("accuracy-chart")).toBeVisible();
+  const acc = await api<{ mean_abs_error_pp: number }>(page, `/servers/${id}/accuracy?start=${encodeURIComponent(new Date(Date.now() - 7 * 86400e3).toISOString())}&max_points=336`);
+  await expect(page.getByTestId("accuracy-summary")).toContainText(`${acc.mean_abs_error_pp.toFixed(2)}`);
+  await page.screenshot({ path: "artifacts/history.png", fullPage: true });
+});
+
+test("policy comparison: curves and table of a finished run, progress of a running one", async ({ page }) => {
+  const id = await serverId(page, "10.0.0.7:11211");
+  await page.goto(`/servers/${id}/policies`);
+  await expect(page.getByTestId("policy-chart").locator("path.series")).toHaveCount(3);
+  const rows = page.getByTestId("policy-table").locator("tbody tr");
+  await expect(rows).toHaveCount(3);
+  await expect(rows.filter({ hasText: "GD-Wheel" })).toContainText(/−78\s%/);
+  await page.screenshot({ path: "artifacts/policies.png", fullPage: true });
+  const neighbour = await serverId(page, "10.0.0.8:11211");
+  await page.goto(`/servers/${neighbour}/policies`);
+  await expect(page.getByTestId("run-progress")).toContainText("42 %");
+});
+
+test("agents page: a new agent key is shown once, with copyable snippets, and can be revoked", async ({ page }) => {
+  await page.goto("/agents");
+  // A name of its own: the database may hold keys from earlier runs against the same server.
+  const name = `e2e-agent-${Date.now()}`;
+  await page.getByPlaceholder("cache-07").fill(name);
+  await page.getByTestId("create-agent").click();
+  const secret = plain(await page.getByTestId("new-secret").textContent());
+  expect(secret).toMatch(/^hca_/);
+  await expect(page.locator("pre", { hasText: secret })).toHaveCount(2); // the secret and the install snippet
+  const row = page.getByTestId("agent-keys-table").locator("tr", { hasText: name });
+  await expect(row).toContainText(secret.slice(0, 10));
+  await page.screenshot({ path: "artifacts/agents.png", fullPage: true });
+  await page.getByRole("button", { name: "I have stored it" }).click();
+  await expect(page.locator("pre", { hasText: secret })).toHaveCount(0);
+  page.once("dialog", (d) => d.accept());
+  await row.getByRole("button", { name: "Revoke" }).click();
+  await expect(row).toContainText("revoked");
+});
+
+test("alerts and report subscriptions", async ({ page }) => {
+  await page.goto("/alerts");
+  await expect(page.getByTestId("alerts").locator("li")).toHaveCount(2);
+  await page.getByLabel("Show resolved").check();
+  await expect(page.getByTestId("alerts").locator("li")).toHaveCount(3);
+  await page.screenshot({ path: "artifacts/alerts.png", fullPage: true });
+  await page.goto("/reports");
+  await expect(page.getByTestId("subscriptions").locator("tbody tr")).toHaveCount(1);
+  await page.screenshot({ path: "artifacts/reports.png", fullPage: true });
+});
+
+test("organization switch shows the other organization's (empty) fleet", async ({ page }) => {
+  await page.getByTestId("org-switch").selectOption({ label: "Staging" });
+  await expect(page.getByText("No agent has reported yet")).toBeVisible();
+  await page.screenshot({ path: "artifacts/empty-org.png", fullPage: true });
+  await page.getByTestId("org-switch").selectOption({ label: "Hitcurve Demo" });
+  await expect(page.locator(".cluster-card")).toHaveCount(3);
+});
+
+test.describe("phone and dark mode", () => {
+  test.use({ viewport: { width: 390, height: 844 }, colorScheme: "dark" });
+  test("the curve view works on a phone in dark mode", async ({ page }) => {
+    const id = await serverId(page, "10.0.0.7:11211");
+    await page.goto(`/servers/${id}`);
+    await expect(page.getByTestId("target-answer")).toBeVisible();
+    // Nothing wider than the screen: no horizontal scrolling of the page.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: "artifacts/phone-dark-curve.png", fullPage: true });
+    await page.goto("/");
+    await expect(page.locator(".cluster-card")).toHaveCount(3);
+    await page.getByRole("button", { name: "Menu" }).click();
+    await expect(page.getByRole("navigation", { name: "Main" })).toBeVisible();
+    await page.screenshot({ path: "artifacts/phone-dark-clusters.png", fullPage: true });
+  });
+});

@@ -1,0 +1,432 @@
+// Typed calls to /api/v1, each mapping the backend's JSON onto the view models in ./types.
+import type { CurvePoint } from "../lib/curve";
+import { monthlyCost } from "../lib/curve";
+import { ApiError, del, get, post, qs, patch } from "./client";
+import type {
+  Alert, ClusterSummary, CurveView, History, HistoryCurve, KeyInfo, KeyKind, NewKey, PageMove, ReportSubscription,
+  ServerSummary, Session, SimulationRun, Sizing, Status,
+} from "./types";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type J = any;
+
+const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : v == null ? null : Number.isFinite(Number(v)) ? Number(v) : null);
+const str = (v: unknown): string | null => (v == null ? null : String(v));
+
+// --- session -------------------------------------------------------------------------------
+
+function session(j: J): Session {
+  return {
+    user: { id: String(j.user.id), email: j.user.email, name: j.user.display_name || null },
+    orgs: (j.memberships ?? []).map((m: J) => ({ id: String(m.org_id), name: m.org_name, role: m.role })),
+    currentOrgId: str(j.org_id),
+  };
+}
+
+export const fetchSession = async (): Promise<Session> => session(await get<J>("/auth/me"));
+export const logIn = async (email: string, password: string): Promise<Session> =>
+  session(await post<J>("/auth/login", { email, password }));
+export const signUp = async (email: string, password: string, orgName: string): Promise<Session> =>
+  session(await post<J>("/auth/signup", { email, password, org_name: orgName }));
+export const logOut = () => post<void>("/auth/logout");
+export const switchOrg = async (orgId: string): Promise<Session> => session(await post<J>("/auth/switch-org", { org_id: orgId }));
+
+// --- inventory -----------------------------------------------------------------------------
+
+const HOUR = 3600_000;
+/** How long without an upload before a server counts as silent (agents upload every 60 s). */
+export const SILENT_AFTER_MS = 10 * 60_000;
+/** Event loss above which a server is flagged (the agent's default --loss-threshold). */
+export const LOSS_WARN_RATIO = 0.05;
+/** Mean |predicted − measured| above which a curve counts as drifting, in percentage points. */
+export const ERROR_WARN_PP = 5;
+
+async function settle<T>(p: Promise<T>): Promise<T | null> {
+  try {
+    return await p;
+  } catch {
+    return null;
+  }
+}
+
+/** Run `fn` over `items`, at most `limit` at a time (keeps fan-outs polite). */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** Plain cluster rows (name, price, target): for pickers. */
+export const listClusterRows = async (signal?: AbortSignal) =>
+  ((await get<J>("/clusters", signal)) as J[]).map((c) => ({
+    id: String(c.id),
+    name: String(c.name),
+    targetHitRatio: num(c.target_hit_ratio),
+    pricePerGbMonth: num(c.price_per_gb_month),
+    serverCount: num(c.server_count) ?? 0,
+  }));
+
+/**
+ * The overview's row per cluster. The API has no summary endpoint yet, so this combines the
+ * cluster, its latest curve, the sizing answer for its target and its open alerts.
+ */
+export async function listClusters(signal?: AbortSignal): Promise<ClusterSummary[]> {
+  const [rows, alerts] = await Promise.all([listClusterRows(signal), listAlerts("open", signal).catch(() => [] as Alert[])]);
+  return mapLimit(rows, 4, async (c) => {
+    const curve = await settle(get<J>(`/clusters/${c.id}/curve`, signal));
+    const sizing = curve?.sizes_bytes ? await settle(get<J>(`/sizing/clusters/${c.id}/memory`, signal)) : null;
+    const allocated = num(curve?.current_bytes);
+    const measured = num(curve?.measured_hit_ratio);
+    const needed = sizing?.status === "ok" ? num(sizing.memory_bytes) : null;
+    const price = c.pricePerGbMonth;
+    const open = alerts.filter((a) => a.clusterId === c.id);
+    const status: Status = !curve?.sizes_bytes
+      ? "no_data"
+      : open.some((a) => a.severity === "critical")
+        ? "critical"
+        : open.length || (measured !== null && c.targetHitRatio !== null && measured < c.targetHitRatio)
+          ? "warning"
+          : "ok";
+    return {
+      ...c,
+      currency: "USD",
+      allocatedBytes: allocated,
+      measuredHitRatio: measured,
+      neededBytes: needed,
+      neededUnreachable: sizing?.status === "unreachable",
+      monthlyCostNow: allocated !== null && price !== null ? monthlyCost(allocated, price) : null,
+      monthlyCostAtTarget: needed !== null && price !== null ? monthlyCost(needed, price) : null,
+      status,
+      openAlerts: open.length,
+    };
+  });
+}
+
+export const createCluster = (body: { name: string; target_hit_ratio: number; price_per_gb_month: number }) =>
+  post<J>("/clusters", body);
+
+function serverBase(s: J, clusters: Map<string, string>): ServerSummary {
+  const lastSeen: string | null = s.last_snapshot_at ?? s.last_seen_at ?? null;
+  return {
+    id: String(s.id),
+    address: s.address,
+    hostname: s.hostname ?? null,
+    clusterId: str(s.cluster_id),
+    clusterName: s.cluster_id ? (clusters.get(String(s.cluster_id)) ?? null) : null,
+    version: s.version ?? null,
+    agentVersion: s.agent_version ?? null,
+    limitBytes: num(s.limit_maxbytes),
+    lastSeen,
+    lossRatio: null,
+    curveError: null,
+    measuredHitRatio: null,
+    status: "no_data",
+    statusNote: null,
+  };
+}
+
+/**
+ * Servers with their agent's health. Last hour's measured hit rate and event loss come from
+ * the history endpoint, the curve error (mean |predicted − measured| over a day) from the
+ * accuracy record: one light request each per server until the API offers a summary.
+ */
+export async function listServers(clusterId?: string, signal?: AbortSignal): Promise<ServerSummary[]> {
+  const [rows, clusters] = await Promise.all([
+    get<J>(`/servers${qs({ cluster_id: clusterId, limit: 500 })}`, signal) as Promise<J[]>,
+    listClusterRows(signal).catch(() => []),
+  ]);
+  const names = new Map(clusters.map((c) => [c.id, c.name]));
+  const now = Date.now();
+  return mapLimit(rows, 6, async (row) => {
+    const s = serverBase(row, names);
+    const hourAgo = new Date(now - HOUR).toISOString();
+    const [hist, acc] = await Promise.all([
+      settle(get<J>(`/servers/${s.id}/history${qs({ start: hourAgo, max_points: 1 })}`, signal)),
+      settle(get<J>(`/servers/${s.id}/accuracy${qs({ max_points: 1 })}`, signal)),
+    ]);
+    const h = hist?.points?.[0];
+    s.measuredHitRatio = num(h?.measured_hit_ratio);
+    s.lossRatio = num(h?.loss_ratio);
+    s.curveError = num(acc?.mean_abs_error_pp);
+    const silent = !s.lastSeen || now - Date.parse(s.lastSeen) > SILENT_AFTER_MS;
+    const lossy = (s.lossRatio ?? 0) > LOSS_WARN_RATIO;
+    const drifting = (s.curveError ?? 0) > ERROR_WARN_PP;
+    s.status = !row.last_snapshot_at ? "no_data" : silent ? "critical" : lossy || drifting ? "warning" : "ok";
+    s.statusNote = !row.last_snapshot_at
+      ? "no snapshot yet"
+      : silent
+        ? "agent silent"
+        : lossy
+          ? "events lost"
+          : drifting
+            ? "curve drifting"
+            : null;
+    return s;
+  });
+}
+
+export const assignServer = (serverId: string, clusterId: string | null) => patch<J>(`/servers/${serverId}`, { cluster_id: clusterId });
+
+// --- curves and sizing -----------------------------------------------------------------------
+
+/** Zip the API's parallel arrays into points; band arrays optional. */
+export function zipCurve(xs: number[] | null | undefined, ys: number[] | null | undefined, lo?: number[] | null, hi?: number[] | null): CurvePoint[] {
+  if (!xs || !ys) return [];
+  const n = Math.min(xs.length, ys.length);
+  const out: CurvePoint[] = [];
+  for (let i = 0; i < n; i++) {
+    const p: CurvePoint = { bytes: xs[i], hit: ys[i] };
+    if (lo && hi && lo.length === n && hi.length === n) {
+      p.lo = lo[i];
+      p.hi = hi[i];
+    }
+    out.push(p);
+  }
+  return out;
+}
+
+function advice(a: J): { moves: PageMove[]; gain: number | null } {
+  const moves = Array.isArray(a?.moves) ? a.moves : [];
+  return {
+    moves: moves.map((m: J) => ({ fromClass: m.from_class, toClass: m.to_class, pages: m.pages, hitGain: num(m.hit_gain) })),
+    // The worker writes the gain in percentage points (gain_pp); older rows carry a ratio.
+    gain: a?.gain_pp != null ? (num(a.gain_pp) ?? 0) / 100 : num(a?.rebalance_gain ?? a?.gain ?? a?.hit_gain),
+  };
+}
+
+export async function getServerCurve(id: string, signal?: AbortSignal): Promise<CurveView> {
+  const j = await get<J>(`/servers/${id}/curve`, signal);
+  const m = j.merged;
+  const server = j.server;
+  const cluster = server.cluster_id ? await settle(get<J>(`/clusters/${server.cluster_id}`, signal)) : null;
+  const calibrated = m?.hit_ratio_calibrated ?? null;
+  const adv = advice(m?.advice);
+  return {
+    kind: "server",
+    id,
+    name: server.hostname ? `${server.address} (${server.hostname})` : server.address,
+    basis: calibrated ? "calibrated" : "estimate",
+    computedAt: m?.computed_at ?? null,
+    currentBytes: num(m?.current_bytes) ?? num(server.limit_maxbytes) ?? 0,
+    measuredHitRatio: num(m?.measured_hit_ratio ?? j.latest_snapshot?.measured_hit_ratio),
+    targetHitRatio: num(cluster?.target_hit_ratio),
+    pricePerGbMonth: num(cluster?.price_per_gb_month),
+    currency: "USD",
+    clusterId: str(server.cluster_id),
+    clusterName: cluster?.name ?? null,
+    points: m ? zipCurve(m.sizes_bytes, calibrated ?? m.hit_ratio_proportional, m.band_low, m.band_high) : [],
+    estimate: m && calibrated ? zipCurve(m.sizes_bytes, m.hit_ratio_proportional) : null,
+    classes: (j.classes ?? []).map((c: J) => ({
+      id: c.class_id,
+      chunkSize: c.chunk_size,
+      pages: c.pages,
+      requests: c.requests ?? 0,
+      currentBytes: (c.current_items ?? 0) * c.chunk_size,
+      points: zipCurve(c.sizes_bytes, c.hit_ratios),
+    })),
+    advice: adv.moves,
+    adviceHitGain: adv.gain,
+    lossRatio: num(j.latest_snapshot?.loss_ratio),
+  };
+}
+
+export async function getClusterCurve(id: string, signal?: AbortSignal): Promise<CurveView> {
+  const j = await get<J>(`/clusters/${id}/curve`, signal);
+  const c = j.cluster;
+  return {
+    kind: "cluster",
+    id,
+    name: c.name,
+    basis: j.basis === "calibrated" ? "calibrated" : "estimate",
+    computedAt: j.computed_at ?? null,
+    currentBytes: num(j.current_bytes) ?? 0,
+    measuredHitRatio: num(j.measured_hit_ratio),
+    targetHitRatio: num(c.target_hit_ratio),
+    pricePerGbMonth: num(c.price_per_gb_month),
+    currency: "USD",
+    clusterId: String(c.id),
+    clusterName: c.name,
+    points: zipCurve(j.sizes_bytes, j.hit_ratios, j.band_low, j.band_high),
+    estimate: null,
+    classes: [],
+    advice: [],
+    adviceHitGain: null,
+    lossRatio: null,
+  };
+}
+
+/**
+ * The sizing API's answer to "how much memory for `target`?" — the number the page states.
+ * Cost is memory × the cluster's price per GiB-month (the API prices nothing itself).
+ */
+export async function getSizing(
+  kind: "server" | "cluster",
+  id: string,
+  target: number,
+  pricePerGbMonth: number | null,
+  signal?: AbortSignal,
+): Promise<Sizing> {
+  const j = await get<J>(`/sizing/${kind}s/${id}/memory${qs({ target_hit_ratio: target })}`, signal);
+  return sizing(j, target, pricePerGbMonth);
+}
+
+export function sizing(j: J, target: number, price: number | null): Sizing {
+  const bytes = j.status === "ok" ? num(j.memory_bytes) : null;
+  const current = num(j.curve?.current_bytes) ?? 0;
+  const costNow = price !== null ? monthlyCost(current, price) : null;
+  const costAt = price !== null && bytes !== null ? monthlyCost(bytes, price) : null;
+  return {
+    target: num(j.target_hit_ratio) ?? target,
+    bytes,
+    currentBytes: current,
+    deltaBytes: bytes !== null ? bytes - current : null,
+    monthlyCostNow: costNow,
+    monthlyCostAtTarget: costAt,
+    deltaCost: costNow !== null && costAt !== null ? costAt - costNow : null,
+    currency: "USD",
+    // band.low is the pessimistic end (more memory), band.high the optimistic one.
+    band: j.band ? { loBytes: num(j.band.high), hiBytes: num(j.band.low) } : null,
+    basis: j.policy ? `simulated ${j.policy}` : j.basis,
+    curveAgeSeconds: num(j.curve?.age_seconds),
+    reachable: j.status === "ok",
+    message: j.message ?? null,
+    maxBytes: num(j.curve?.max_bytes),
+    maxHitRatio: num(j.curve?.max_hit_ratio),
+  };
+}
+
+export async function getHistory(kind: "server" | "cluster", id: string, days: number, signal?: AbortSignal): Promise<History> {
+  const start = new Date(Date.now() - days * 86400_000).toISOString();
+  const maxPoints = Math.min(2000, days * 48);
+  const [hist, acc, curves] = await Promise.all([
+    get<J>(`/${kind}s/${id}/history${qs({ start, max_points: maxPoints })}`, signal),
+    get<J>(`/${kind}s/${id}/accuracy${qs({ start, max_points: maxPoints })}`, signal),
+    getCurveHistory(kind, id, start, signal),
+  ]);
+  const mid = (p: J) => new Date((Date.parse(p.start) + Date.parse(p.end)) / 2).toISOString();
+  return {
+    measured: (hist.points ?? []).map((p: J) => ({
+      time: mid(p),
+      measured: num(p.measured_hit_ratio),
+      predicted: num(p.predicted_hit_ratio),
+      lossRatio: num(p.loss_ratio),
+      bytesUsed: num(p.bytes_used),
+    })),
+    accuracy: (acc.points ?? []).map((p: J) => ({ time: mid(p), measured: num(p.measured_hit_ratio), predicted: num(p.predicted_hit_ratio) })),
+    meanAbsErrorPp: num(acc.mean_abs_error_pp),
+    maxAbsErrorPp: num(acc.max_abs_error_pp),
+    curves,
+  };
+}
+
+/**
+ * Past curves (one per day or so). Needs an endpoint the API does not have yet:
+ * GET /{servers|clusters}/{id}/curves?start=…&max_curves=… → [{window_end, sizes_bytes,
+ * hit_ratios}]. Until it exists this answers null and the page says so.
+ */
+export async function getCurveHistory(kind: "server" | "cluster", id: string, start: string, signal?: AbortSignal): Promise<HistoryCurve[] | null> {
+  try {
+    const j = await get<J>(`/${kind}s/${id}/curves${qs({ start, max_curves: 14 })}`, signal);
+    return (Array.isArray(j) ? j : (j.curves ?? [])).map((c: J) => ({
+      time: c.window_end ?? c.computed_at,
+      points: zipCurve(c.sizes_bytes, c.hit_ratio_calibrated ?? c.hit_ratios ?? c.hit_ratio_proportional),
+    }));
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 404 || e.status === 405)) return null;
+    throw e;
+  }
+}
+
+// --- simulations -----------------------------------------------------------------------------
+
+function run(r: J): SimulationRun {
+  // Results arrive as one row per (policy, size); group them into one curve per policy.
+  const byPolicy = new Map<string, { bytes: number; hit: number; cost: number | null }[]>();
+  for (const x of r.results ?? []) {
+    const rows = byPolicy.get(x.policy) ?? [];
+    rows.push({ bytes: x.size_bytes, hit: x.hit_ratio, cost: num(x.recompute_cost_total_us) });
+    byPolicy.set(x.policy, rows);
+  }
+  return {
+    id: String(r.id),
+    status: r.status,
+    progress: num(r.progress),
+    createdAt: r.created_at ?? null,
+    error: r.error ?? null,
+    policies: r.policies ?? [],
+    sizesBytes: r.sizes_bytes ?? [],
+    results: [...byPolicy].map(([policy, rows]) => {
+      rows.sort((a, b) => a.bytes - b.bytes);
+      return { policy, points: rows.map((q) => ({ bytes: q.bytes, hit: q.hit })), recomputeCostUs: rows.map((q) => q.cost) };
+    }),
+  };
+}
+
+export const listSimulations = async (kind: "server" | "cluster", id: string, signal?: AbortSignal) =>
+  ((await get<J>(`/simulations${qs({ [`${kind}_id`]: id })}`, signal)) as J[]).map(run);
+export const getSimulation = async (id: string, signal?: AbortSignal) => run(await get<J>(`/simulations/${id}`, signal));
+export const startSimulation = async (kind: "server" | "cluster", id: string, policies: string[], sizesBytes: number[]) =>
+  run(await post<J>("/simulations", { [`${kind}_id`]: id, policies, sizes_bytes: sizesBytes }));
+
+// --- alerts, keys, reports ---------------------------------------------------------------------
+
+export const listAlerts = async (state: "open" | "resolved" | "all" = "open", signal?: AbortSignal): Promise<Alert[]> =>
+  ((await get<J>(`/alerts${qs({ state, limit: 500 })}`, signal)) as J[]).map((a) => ({
+    id: String(a.id),
+    kind: a.kind,
+    severity: a.severity ?? "warning",
+    state: a.state ?? "open",
+    message: a.message,
+    clusterId: str(a.cluster_id),
+    serverId: str(a.server_id),
+    firstSeenAt: a.first_seen_at ?? null,
+    lastSeenAt: a.last_seen_at ?? null,
+    resolvedAt: a.resolved_at ?? null,
+    acknowledgedAt: a.acknowledged_at ?? null,
+  }));
+export const acknowledgeAlert = (id: string) => post<void>(`/alerts/${id}/ack`);
+
+function key(kind: KeyKind, k: J): KeyInfo {
+  return {
+    id: String(k.id),
+    kind,
+    name: k.name,
+    prefix: k.prefix ?? null,
+    scope: k.scope ?? (kind === "agent" ? "upload" : "read"),
+    createdAt: k.created_at ?? null,
+    lastUsedAt: k.last_used_at ?? null,
+    revokedAt: k.revoked_at ?? null,
+  };
+}
+const keyPath = (kind: KeyKind) => (kind === "agent" ? "/agent-keys" : "/api-tokens");
+export const listKeys = async (kind: KeyKind, signal?: AbortSignal) =>
+  ((await get<J>(keyPath(kind), signal)) as J[]).map((k) => key(kind, k));
+export async function createKey(kind: KeyKind, name: string, scope: string): Promise<NewKey> {
+  const j = await post<J>(keyPath(kind), kind === "agent" ? { name } : { name, scope });
+  return { ...key(kind, j), secret: kind === "agent" ? j.key : j.token };
+}
+export const revokeKey = (kind: KeyKind, id: string) => del<void>(`${keyPath(kind)}/${id}`);
+
+function subscription(s: J): ReportSubscription {
+  return {
+    id: String(s.id),
+    email: s.email,
+    clusterId: str(s.cluster_id),
+    weekday: s.weekday ?? 0,
+    hourUtc: s.hour_utc ?? 8,
+    enabled: s.enabled ?? true,
+    lastSentAt: s.last_sent_at ?? null,
+  };
+}
+export const listSubscriptions = async (signal?: AbortSignal) =>
+  ((await get<J>("/report-subscriptions", signal)) as J[]).map(subscription);
+export const createSubscription = async (body: { email: string; cluster_id: string | null; weekday: number; hour_utc: number }) =>
+  subscription(await post<J>("/report-subscriptions", body));
+export const deleteSubscription = (id: string) => del<void>(`/report-subscriptions/${id}`);

@@ -1,0 +1,169 @@
+// View models the pages use. api/endpoints.ts maps the backend's JSON onto these, so a change
+// in the API touches one adapter, not every page.
+import type { CurvePoint } from "../lib/curve";
+
+export type Role = "owner" | "member" | "viewer";
+export type Org = { id: string; name: string; role: Role };
+export type User = { id: string; email: string; name: string | null };
+export type Session = { user: User; orgs: Org[]; currentOrgId: string | null };
+
+export type Status = "ok" | "warning" | "critical" | "no_data";
+
+export type ClusterSummary = {
+  id: string;
+  name: string;
+  targetHitRatio: number | null;
+  pricePerGbMonth: number | null;
+  currency: string;
+  serverCount: number;
+  allocatedBytes: number | null;
+  measuredHitRatio: number | null;
+  neededBytes: number | null;
+  monthlyCostNow: number | null;
+  monthlyCostAtTarget: number | null;
+  /** The target is above what the curve reaches. */
+  neededUnreachable: boolean;
+  status: Status;
+  openAlerts: number;
+};
+
+export type ServerSummary = {
+  id: string;
+  address: string;
+  hostname: string | null;
+  clusterId: string | null;
+  clusterName: string | null;
+  version: string | null;
+  agentVersion: string | null;
+  limitBytes: number | null;
+  lastSeen: string | null;
+  lossRatio: number | null;
+  curveError: number | null;
+  measuredHitRatio: number | null;
+  status: Status;
+  /** Why the status is not OK, in a few words. */
+  statusNote: string | null;
+};
+
+export type SlabClass = {
+  id: number;
+  chunkSize: number;
+  pages: number;
+  requests: number;
+  currentBytes: number;
+  points: CurvePoint[];
+};
+
+export type PageMove = { fromClass: number; toClass: number; pages: number; hitGain: number | null };
+
+export type CurveBasis = "estimate" | "calibrated" | "simulated";
+
+export type CurveView = {
+  kind: "server" | "cluster";
+  id: string;
+  name: string;
+  basis: CurveBasis;
+  computedAt: string | null;
+  currentBytes: number;
+  measuredHitRatio: number | null;
+  targetHitRatio: number | null;
+  pricePerGbMonth: number | null;
+  currency: string;
+  /** Calibrated curve with band edges. */
+  points: CurvePoint[];
+  /** The uncalibrated estimate, when different. */
+  estimate: CurvePoint[] | null;
+  clusterId: string | null;
+  clusterName: string | null;
+  classes: SlabClass[];
+  advice: PageMove[];
+  adviceHitGain: number | null;
+  lossRatio: number | null;
+};
+
+export type Sizing = {
+  target: number;
+  bytes: number | null;
+  currentBytes: number;
+  deltaBytes: number | null;
+  monthlyCostNow: number | null;
+  monthlyCostAtTarget: number | null;
+  deltaCost: number | null;
+  currency: string;
+  band: { loBytes: number | null; hiBytes: number | null } | null;
+  basis: string;
+  curveAgeSeconds: number | null;
+  reachable: boolean;
+  message: string | null;
+  maxBytes: number | null;
+  maxHitRatio: number | null;
+};
+
+export type AccuracyPoint = { time: string; measured: number | null; predicted: number | null };
+export type HistoryCurve = { time: string; points: CurvePoint[] };
+export type MeasuredPoint = AccuracyPoint & { lossRatio: number | null; bytesUsed: number | null };
+export type History = {
+  measured: MeasuredPoint[];
+  accuracy: AccuracyPoint[];
+  meanAbsErrorPp: number | null;
+  maxAbsErrorPp: number | null;
+  /** null: the API has no curve history endpoint yet. */
+  curves: HistoryCurve[] | null;
+};
+
+export type PolicyResult = {
+  policy: string;
+  /** Hit ratio at each simulated size. */
+  points: CurvePoint[];
+  /** Total recompute cost (µs) of the misses at each size, same order as points. */
+  recomputeCostUs: (number | null)[];
+};
+export type SimulationRun = {
+  id: string;
+  status: "pending" | "running" | "done" | "failed";
+  progress: number | null;
+  createdAt: string | null;
+  error: string | null;
+  policies: string[];
+  sizesBytes: number[];
+  results: PolicyResult[];
+};
+
+export type Alert = {
+  id: string;
+  kind: string;
+  severity: "info" | "warning" | "critical";
+  state: "open" | "resolved";
+  message: string;
+  clusterId: string | null;
+  serverId: string | null;
+  firstSeenAt: string | null;
+  lastSeenAt: string | null;
+  resolvedAt: string | null;
+  acknowledgedAt: string | null;
+};
+
+export type KeyKind = "agent" | "api";
+export type KeyInfo = {
+  id: string;
+  kind: KeyKind;
+  name: string;
+  prefix: string | null;
+  /** API tokens: "read" or "read_write"; agent keys: "upload". */
+  scope: string;
+  createdAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+};
+export type NewKey = KeyInfo & { secret: string };
+
+export type ReportSubscription = {
+  id: string;
+  email: string;
+  clusterId: string | null;
+  /** 0 = Monday. */
+  weekday: number;
+  hourUtc: number;
+  enabled: boolean;
+  lastSentAt: string | null;
+};

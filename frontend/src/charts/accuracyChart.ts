@@ -1,0 +1,101 @@
+// Measured versus predicted hit rate over time (top), and the prediction error in percentage
+// points (bottom bars): how right the curve has been on this server.
+import * as d3 from "d3";
+import { formatPercent, formatPp } from "../lib/format";
+import type { Margin } from "./curveChart";
+
+export type AccuracyDatum = { time: Date; measured: number | null; predicted: number | null };
+export type AccuracyOptions = { width: number; height: number; margin: Margin };
+
+export function drawAccuracyChart(svgEl: SVGSVGElement, data: AccuracyDatum[], opts: AccuracyOptions): void {
+  const { width, height, margin: m } = opts;
+  const errH = Math.round((height - m.top - m.bottom) * 0.32);
+  const gap = 26;
+  const topBottom = height - m.bottom - errH - gap;
+  const ext = d3.extent(data, (d) => d.time) as [Date, Date] | [undefined, undefined];
+  const x = d3
+    .scaleTime()
+    .domain(ext[0] ? [ext[0], ext[1]!] : [new Date(0), new Date(1)])
+    .range([m.left, width - m.right]);
+  const values = data.flatMap((d) => [d.measured, d.predicted]).filter((v): v is number => v !== null);
+  const lo = values.length ? Math.max(0, Math.floor((d3.min(values)! - 0.02) * 20) / 20) : 0;
+  const hi = values.length ? Math.min(1, Math.ceil((d3.max(values)! + 0.02) * 20) / 20) : 1;
+  const y = d3.scaleLinear().domain([lo, hi]).range([topBottom, m.top]);
+  const errors = data.map((d) => (d.measured !== null && d.predicted !== null ? d.predicted - d.measured : null));
+  const maxErr = Math.max(0.01, d3.max(errors, (e) => (e === null ? 0 : Math.abs(e))) ?? 0.01);
+  const ye = d3
+    .scaleLinear()
+    .domain([-maxErr, maxErr])
+    .range([height - m.bottom, height - m.bottom - errH]);
+
+  const svg = d3.select(svgEl).attr("width", width).attr("height", height).attr("viewBox", `0 0 ${width} ${height}`);
+  const layer = (name: string) =>
+    svg
+      .selectAll<SVGGElement, string>(`g.layer-${name}`)
+      .data([name])
+      .join("g")
+      .attr("class", `layer-${name}`);
+  layer("x-axis")
+    .attr("transform", `translate(0,${height - m.bottom})`)
+    .call(d3.axisBottom(x).ticks(Math.max(2, Math.round((width - m.left - m.right) / 100))));
+  layer("y-axis")
+    .attr("transform", `translate(${m.left},0)`)
+    .call(
+      d3
+        .axisLeft(y)
+        .ticks(4)
+        .tickFormat((d) => formatPercent(+d, 0)),
+    );
+  layer("e-axis")
+    .attr("transform", `translate(${m.left},0)`)
+    .call(
+      d3
+        .axisLeft(ye)
+        .ticks(3)
+        .tickFormat((d) => formatPp(+d, 1)),
+    );
+  layer("labels")
+    .selectAll("text")
+    .data([
+      { t: "hit rate: measured (dots) and predicted (line)", y: m.top - 8 },
+      { t: "error: predicted − measured", y: height - m.bottom - errH - 8 },
+    ])
+    .join("text")
+    .attr("class", "axis-label")
+    .attr("x", m.left)
+    .attr("y", (d) => d.y)
+    .text((d) => d.t);
+  const predicted = d3
+    .line<AccuracyDatum>()
+    .defined((d) => d.predicted !== null)
+    .x((d) => x(d.time))
+    .y((d) => y(d.predicted!));
+  layer("predicted").selectAll("path").data([data]).join("path").attr("class", "predicted").attr("d", predicted);
+  layer("measured")
+    .selectAll("circle")
+    .data(data.filter((d) => d.measured !== null))
+    .join("circle")
+    .attr("class", "measured-dot")
+    .attr("r", 2.5)
+    .attr("cx", (d) => x(d.time))
+    .attr("cy", (d) => y(d.measured!));
+  const bw = Math.max(1, ((width - m.left - m.right) / Math.max(1, data.length)) * 0.7);
+  layer("errors")
+    .selectAll("rect")
+    .data(data.map((d, i) => ({ time: d.time, e: errors[i] })).filter((d) => d.e !== null))
+    .join("rect")
+    .attr("class", (d) => (d.e! > 0 ? "err over" : "err under"))
+    .attr("x", (d) => x(d.time) - bw / 2)
+    .attr("width", bw)
+    .attr("y", (d) => Math.min(ye(0), ye(d.e!)))
+    .attr("height", (d) => Math.abs(ye(d.e!) - ye(0)));
+  layer("zero")
+    .selectAll("line")
+    .data([0])
+    .join("line")
+    .attr("class", "zero")
+    .attr("x1", m.left)
+    .attr("x2", width - m.right)
+    .attr("y1", ye(0))
+    .attr("y2", ye(0));
+}

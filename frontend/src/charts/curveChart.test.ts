@@ -1,0 +1,81 @@
+import { expect, test, vi } from "vitest";
+import { bytesForHit } from "../lib/curve";
+import { drawCurveChart, fullXDomain, yDomainFor, type CurveChartData } from "./curveChart";
+
+const GiB = 1024 ** 3;
+const points = [1, 2, 3, 4, 5, 6, 7, 8].map((g) => ({ bytes: g * GiB, hit: g / 10, lo: g / 10 - 0.03, hi: g / 10 + 0.03 }));
+const margin = { top: 20, right: 50, bottom: 30, left: 50 };
+const width = 650; // plot 550 px wide
+const height = 330; // plot 280 px tall
+
+function draw(data: Partial<CurveChartData> = {}, xDomain: [number, number] | null = null, handlers = {}) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  document.body.appendChild(svg);
+  const full: CurveChartData = {
+    points, estimate: null, currentBytes: 4 * GiB, measuredHit: 0.41, target: 0.55, targetBytes: bytesForHit(points, 0.55),
+    hoverBytes: null, ...data,
+  };
+  drawCurveChart(svg, full, { width, height, margin, id: "t", xDomain, ...handlers });
+  return svg;
+}
+
+test("marks where the target meets the curve on the same scales as the axes", () => {
+  const svg = draw();
+  // x: 0..8 GiB over 50..600 px; y: 0..1 over 300..20 px. 55 % meets the line at 5.5 GiB.
+  const dot = svg.querySelector("circle.target-point")!;
+  expect(Number(dot.getAttribute("cx"))).toBeCloseTo(50 + (5.5 / 8) * 550, 6);
+  expect(Number(dot.getAttribute("cy"))).toBeCloseTo(300 - 0.55 * 280, 6);
+  const measured = svg.querySelector("circle.measured")!;
+  expect(Number(measured.getAttribute("cx"))).toBeCloseTo(50 + (4 / 8) * 550, 6);
+  expect(Number(measured.getAttribute("cy"))).toBeCloseTo(300 - 0.41 * 280, 6);
+});
+
+test("redrawing updates the same elements instead of adding more", () => {
+  const svg = draw();
+  const first = svg.querySelector("path.curve");
+  drawCurveChart(svg, { points, estimate: null, currentBytes: 4 * GiB, measuredHit: 0.41, target: 0.3, targetBytes: 3 * GiB, hoverBytes: 2 * GiB }, { width, height, margin, id: "t", xDomain: null });
+  expect(svg.querySelectorAll("path.curve").length).toBe(1);
+  expect(svg.querySelector("path.curve")).toBe(first);
+  expect(svg.querySelectorAll("circle.target-point").length).toBe(1);
+  expect(svg.querySelector("g.hover-box text")!.textContent!.replace(/\u00a0/g, " ")).toBe("2.0 GiB → 20 %");
+});
+
+test("a redraw (a hover) keeps the brush and its state, so a brush in progress survives", () => {
+  const svg = draw();
+  const g = svg.querySelector("g.layer-brush") as SVGGElement & { __brush?: unknown };
+  const state = g.__brush;
+  expect(state).toBeDefined();
+  drawCurveChart(svg, { points, estimate: null, currentBytes: 4 * GiB, measuredHit: 0.41, target: 0.55, targetBytes: 5.5 * GiB, hoverBytes: 3 * GiB }, { width, height, margin, id: "t", xDomain: null });
+  expect(g.__brush).toBe(state);
+  expect(svg.querySelectorAll("rect.overlay").length).toBe(1);
+  // The overlay keeps the brush's datum (a redraw must not overwrite it, or brushing breaks).
+  const overlay = svg.querySelector("rect.overlay") as SVGRectElement & { __data__?: { type?: string } };
+  expect(overlay.__data__?.type).toBe("overlay");
+});
+
+test("an unreachable target draws no meeting point", () => {
+  const svg = draw({ target: 0.95, targetBytes: null });
+  expect(svg.querySelector("circle.target-point")).toBeNull();
+  expect(svg.querySelector("path.target-line")!.getAttribute("class")).toContain("unreachable");
+});
+
+test("zooming narrows x and fits y to what is visible", () => {
+  const data = { points, estimate: null, currentBytes: 4 * GiB, measuredHit: 0.41, target: 0.55, targetBytes: 5.5 * GiB, hoverBytes: null };
+  expect(fullXDomain(data)).toEqual([0, 8 * GiB]);
+  expect(yDomainFor(data, null)).toEqual([0, 1]);
+  const [lo, hi] = yDomainFor(data, [4 * GiB, 6 * GiB]);
+  expect(lo).toBeLessThanOrEqual(0.37); // band low edge at 4 GiB
+  expect(hi).toBeGreaterThanOrEqual(0.63); // band high edge at 6 GiB
+  expect(hi - lo).toBeLessThan(0.5);
+});
+
+test("the target handle moves with the arrow keys", () => {
+  const onTarget = vi.fn();
+  const svg = draw({}, null, { onTarget });
+  const handle = svg.querySelector("g.target-handle")!;
+  expect(handle.getAttribute("aria-valuenow")).toBe("55");
+  handle.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowUp", bubbles: true }));
+  expect(onTarget).toHaveBeenLastCalledWith(0.551);
+  handle.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowDown", shiftKey: true, bubbles: true }));
+  expect(onTarget).toHaveBeenLastCalledWith(0.54);
+});

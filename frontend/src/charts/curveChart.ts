@@ -1,0 +1,334 @@
+// The hit-rate curve chart: hit ratio (y) versus memory (x). A function of its data and options:
+// call it again with new data and it updates the same SVG (D3 joins keyed by role); it keeps
+// no state of its own. Zoom, hover and the target live with the caller, who passes them back in.
+import * as d3 from "d3";
+import type { Curve } from "../lib/curve";
+import { bandAt, curveSamples, hitAtClamped } from "../lib/curve";
+import { byteTickFormat, byteTicks, formatBytes, formatPercent } from "../lib/format";
+
+export type Margin = { top: number; right: number; bottom: number; left: number };
+
+export type CurveChartData = {
+  /** Calibrated curve; band edges in lo/hi. */
+  points: Curve;
+  /** The uncalibrated estimate, drawn dashed when present. */
+  estimate?: Curve | null;
+  currentBytes: number;
+  measuredHit: number | null;
+  /** Target hit ratio and where it meets the curve (null: the curve does not reach it). */
+  target: number | null;
+  targetBytes: number | null;
+  /** Memory under the pointer, for the readout. */
+  hoverBytes: number | null;
+};
+
+export type CurveChartOptions = {
+  width: number;
+  height: number;
+  margin: Margin;
+  /** Unique id, for the clip path. */
+  id: string;
+  /** Zoomed memory range; null shows the whole curve. */
+  xDomain: [number, number] | null;
+  onTarget?: (hit: number) => void;
+  onZoom?: (domain: [number, number] | null) => void;
+  onHover?: (bytes: number | null) => void;
+};
+
+const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
+
+/** The memory range the chart shows when not zoomed: the curve, the allocation and the answer. */
+export function fullXDomain(data: Pick<CurveChartData, "points" | "currentBytes" | "targetBytes">): [number, number] {
+  const last = data.points.length ? data.points[data.points.length - 1].bytes : 1;
+  return [0, Math.max(last, data.currentBytes, data.targetBytes ?? 0, 1)];
+}
+
+/** y range: the whole [0, 1] unless zoomed, then fitted to what is visible (5-point steps). */
+export function yDomainFor(data: CurveChartData, xDomain: [number, number] | null): [number, number] {
+  if (!xDomain) return [0, 1];
+  const vis = data.points.filter((p) => p.bytes >= xDomain[0] && p.bytes <= xDomain[1]);
+  const values = [
+    hitAtClamped(data.points, xDomain[0]),
+    hitAtClamped(data.points, xDomain[1]),
+    ...vis.map((p) => p.lo ?? p.hit),
+    ...vis.map((p) => p.hi ?? p.hit),
+  ];
+  if (data.target !== null) values.push(data.target);
+  if (data.measuredHit !== null && data.currentBytes >= xDomain[0] && data.currentBytes <= xDomain[1]) {
+    values.push(data.measuredHit);
+  }
+  const lo = Math.floor((Math.min(...values) - 0.02) * 20) / 20;
+  const hi = Math.ceil((Math.max(...values) + 0.02) * 20) / 20;
+  return [clamp(lo, 0, 0.95), clamp(Math.max(hi, lo + 0.05), 0.05, 1)];
+}
+
+export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts: CurveChartOptions): void {
+  const { width, height, margin: m } = opts;
+  const xDom = opts.xDomain ?? fullXDomain(data);
+  const yDom = yDomainFor(data, opts.xDomain);
+  const x = d3.scaleLinear().domain(xDom).range([m.left, width - m.right]);
+  const y = d3.scaleLinear().domain(yDom).range([height - m.bottom, m.top]);
+  const plotW = width - m.left - m.right;
+  const plotH = height - m.top - m.bottom;
+
+  const svg = d3.select(svgEl).attr("width", width).attr("height", height).attr("viewBox", `0 0 ${width} ${height}`);
+  // One group per layer, created once, in drawing order.
+  const layer = (name: string) =>
+    svg
+      .selectAll<SVGGElement, string>(`g.layer-${name}`)
+      .data([name])
+      .join("g")
+      .attr("class", `layer-${name}`);
+
+  const clipId = `clip-${opts.id}`;
+  svg
+    .selectAll("defs")
+    .data([null])
+    .join("defs")
+    .selectAll("clipPath")
+    .data([null])
+    .join("clipPath")
+    .attr("id", clipId)
+    .selectAll("rect")
+    .data([null])
+    .join("rect")
+    .attr("x", m.left)
+    .attr("y", m.top - 2)
+    .attr("width", Math.max(0, plotW))
+    .attr("height", Math.max(0, plotH + 4));
+
+  // Axes and grid.
+  const xTicks = byteTicks(xDom[0], xDom[1], Math.max(2, Math.round(plotW / 90)));
+  const grid = layer("grid");
+  grid
+    .selectAll("line.gy")
+    .data(y.ticks(5))
+    .join("line")
+    .attr("class", "gy grid")
+    .attr("x1", m.left)
+    .attr("x2", width - m.right)
+    .attr("y1", (d) => y(d))
+    .attr("y2", (d) => y(d));
+  layer("x-axis")
+    .attr("transform", `translate(0,${height - m.bottom})`)
+    .call(
+      d3
+        .axisBottom(x)
+        .tickValues(xTicks)
+        .tickFormat((d) => byteTickFormat(xDom[0], xDom[1])(+d)),
+    );
+  layer("y-axis")
+    .attr("transform", `translate(${m.left},0)`)
+    .call(
+      d3
+        .axisLeft(y)
+        .ticks(5)
+        .tickFormat((d) => formatPercent(+d, 0)),
+    );
+  layer("labels")
+    .selectAll("text.axis-label")
+    .data([
+      { k: "x", t: "memory", x: width - m.right, y: height - 6, a: "end" },
+      { k: "y", t: "hit rate", x: m.left, y: m.top - 8, a: "start" },
+    ])
+    .join("text")
+    .attr("class", "axis-label")
+    .attr("x", (d) => d.x)
+    .attr("y", (d) => d.y)
+    .attr("text-anchor", (d) => d.a)
+    .text((d) => d.t);
+
+  // Band, estimate and calibrated curve, clipped to the plot.
+  const plot = layer("plot").attr("clip-path", `url(#${clipId})`);
+  // Lines follow the same monotone interpolation the sizing API answers from (lib/pchip.ts).
+  // About one sample per 2 px of the visible range (knots always kept).
+  const zoomFactor = (fullXDomain(data)[1] - 0) / Math.max(1, xDom[1] - xDom[0]);
+  const perSegment = Math.round(clamp((plotW * zoomFactor) / (2 * Math.max(1, data.points.length)), 1, 12));
+  const pts = curveSamples(data.points, perSegment);
+  const hasBand = data.points.some((p) => p.lo !== undefined || p.hi !== undefined);
+  const bandPts = hasBand ? pts.map((p) => ({ bytes: p.bytes, ...(bandAt(data.points, p.bytes) ?? { lo: p.hit, hi: p.hit }) })) : [];
+  const area = d3
+    .area<(typeof bandPts)[number]>()
+    .digits(1)
+    .x((d) => x(d.bytes))
+    .y0((d) => y(d.lo))
+    .y1((d) => y(d.hi));
+  const line = d3
+    .line<{ bytes: number; hit: number }>()
+    .digits(1)
+    .x((d) => x(d.bytes))
+    .y((d) => y(d.hit));
+  plot
+    .selectAll("path.band")
+    .data(hasBand ? [bandPts] : [])
+    .join("path")
+    .attr("class", "band")
+    .attr("d", area);
+  plot
+    .selectAll("path.estimate")
+    .data(data.estimate && data.estimate.length ? [curveSamples(data.estimate, perSegment)] : [])
+    .join("path")
+    .attr("class", "estimate")
+    .attr("d", line);
+  plot.selectAll("path.curve").data([pts]).join("path").attr("class", "curve").attr("d", line);
+
+  // Current allocation and the measured hit rate.
+  const marks = layer("marks").attr("clip-path", `url(#${clipId})`);
+  marks
+    .selectAll("line.current")
+    .data([data.currentBytes])
+    .join("line")
+    .attr("class", "current")
+    .attr("x1", (d) => x(d))
+    .attr("x2", (d) => x(d))
+    .attr("y1", m.top)
+    .attr("y2", height - m.bottom);
+  marks
+    .selectAll("text.current-label")
+    .data([data.currentBytes])
+    .join("text")
+    .attr("class", "current-label")
+    .attr("x", (d) => x(d) + 4)
+    .attr("y", m.top + 10)
+    .text((d) => `now ${formatBytes(d)}`);
+  marks
+    .selectAll("circle.measured")
+    .data(data.measuredHit === null ? [] : [data.measuredHit])
+    .join("circle")
+    .attr("class", "measured")
+    .attr("r", 5)
+    .attr("cx", x(data.currentBytes))
+    .attr("cy", (d) => y(d))
+    .append("title")
+    .text((d) => `measured ${formatPercent(d)} at ${formatBytes(data.currentBytes)}`);
+
+  // The target: a horizontal line to where it meets the curve, then down to the memory axis.
+  const t = data.target;
+  const meets = t !== null && data.targetBytes !== null;
+  const tx = meets ? x(data.targetBytes!) : width - m.right;
+  const answer = layer("answer").attr("clip-path", `url(#${clipId})`);
+  answer
+    .selectAll("path.target-line")
+    .data(t === null ? [] : [t])
+    .join("path")
+    .attr("class", meets ? "target-line" : "target-line unreachable")
+    .attr("d", (d) => `M${m.left},${y(d)}H${tx}` + (meets ? `V${height - m.bottom}` : ""));
+  answer
+    .selectAll("circle.target-point")
+    .data(meets ? [t!] : [])
+    .join("circle")
+    .attr("class", "target-point")
+    .attr("r", 5)
+    .attr("cx", tx)
+    .attr("cy", (d) => y(d));
+
+  // Zoom: brush a memory range; double-click resets. The brush behaviour is made once per extent
+  // and kept on its element, like d3 keeps a gesture's state there: re-applying it on every draw
+  // (a hover redraws) would reset a brush in progress. Its listener is renewed each draw.
+  const brushG = layer("brush");
+  const extent: [[number, number], [number, number]] = [
+    [m.left, m.top],
+    [width - m.right, height - m.bottom],
+  ];
+  const node = brushG.node() as SVGGElement & { __hcBrush?: { key: string; brush: d3.BrushBehavior<string> } };
+  const key = extent.flat().join(",");
+  if (node.__hcBrush?.key !== key) {
+    node.__hcBrush = { key, brush: d3.brushX<string>().extent(extent) };
+    brushG.call(node.__hcBrush.brush);
+  }
+  const brush = node.__hcBrush.brush;
+  brush.on("end", (event: d3.D3BrushEvent<string>) => {
+    if (!event.sourceEvent || !event.selection) return;
+    const [a, b] = (event.selection as [number, number]).map((px) => x.invert(px));
+    brushG.call(brush.move, null);
+    if (x(b) - x(a) > 4) opts.onZoom?.([Math.max(0, a), b]);
+  });
+  // selectAll, not select: select would copy the group's datum onto the overlay, where the brush
+  // keeps its own ({type: "overlay"}).
+  brushG.selectAll(".overlay").on("dblclick", () => opts.onZoom?.(null));
+
+  // The target handle: drag it up and down, or focus it and use the arrow keys.
+  const handle = layer("handle");
+  const hg = handle
+    .selectAll<SVGGElement, number>("g.target-handle")
+    .data(t === null ? [] : [t])
+    .join((enter) => {
+      const g = enter.append("g").attr("class", "target-handle").attr("tabindex", 0).attr("role", "slider");
+      g.append("line").attr("class", "grab");
+      g.append("rect").attr("class", "knob").attr("width", 44).attr("height", 20).attr("rx", 4);
+      g.append("text").attr("class", "knob-label");
+      return g;
+    })
+    .attr("transform", (d) => `translate(0,${y(d)})`)
+    .attr("aria-label", "target hit rate")
+    .attr("aria-valuemin", 0)
+    .attr("aria-valuemax", 100)
+    .attr("aria-valuenow", (d) => +(d * 100).toFixed(1))
+    .attr("aria-valuetext", (d) => formatPercent(d));
+  hg.select("line.grab").attr("x1", m.left).attr("x2", width - m.right);
+  hg.select("rect.knob").attr("x", width - m.right + 2).attr("y", -10);
+  hg.select("text.knob-label")
+    .attr("x", width - m.right + 24)
+    .attr("y", 4)
+    .attr("text-anchor", "middle")
+    .text((d) => formatPercent(d, 1));
+  hg.call(
+    d3.drag<SVGGElement, number>().on("drag", (event) => {
+      opts.onTarget?.(clamp(y.invert(event.y), yDom[0], Math.min(yDom[1], 0.999)));
+    }),
+  );
+  hg.on("keydown", (event: KeyboardEvent, d) => {
+    const step = event.shiftKey ? 0.01 : 0.001;
+    const delta = event.key === "ArrowUp" || event.key === "ArrowRight" ? step : event.key === "ArrowDown" || event.key === "ArrowLeft" ? -step : 0;
+    if (delta) {
+      event.preventDefault();
+      opts.onTarget?.(clamp(Math.round((d + delta) * 1000) / 1000, 0, 0.999));
+    }
+  });
+
+  // Hover readout: a rule at the pointer's memory and the curve's value there.
+  svg.on("pointermove", (event: PointerEvent) => {
+    const [px] = d3.pointer(event, svgEl);
+    opts.onHover?.(px < m.left || px > width - m.right ? null : x.invert(px));
+  });
+  svg.on("pointerleave", () => opts.onHover?.(null));
+  const hb = data.hoverBytes;
+  const readout = layer("readout").attr("pointer-events", "none");
+  const hv = hb === null ? [] : [{ bytes: hb, hit: hitAtClamped(data.points, hb) }];
+  readout
+    .selectAll("line.hover-rule")
+    .data(hv)
+    .join("line")
+    .attr("class", "hover-rule")
+    .attr("x1", (d) => x(d.bytes))
+    .attr("x2", (d) => x(d.bytes))
+    .attr("y1", m.top)
+    .attr("y2", height - m.bottom);
+  readout
+    .selectAll("circle.hover-dot")
+    .data(hv)
+    .join("circle")
+    .attr("class", "hover-dot")
+    .attr("r", 4)
+    .attr("cx", (d) => x(d.bytes))
+    .attr("cy", (d) => y(d.hit));
+  const box = readout
+    .selectAll<SVGGElement, (typeof hv)[number]>("g.hover-box")
+    .data(hv)
+    .join((enter) => {
+      const g = enter.append("g").attr("class", "hover-box");
+      g.append("rect").attr("rx", 4);
+      g.append("text");
+      return g;
+    });
+  box.each(function (d) {
+    const g = d3.select(this);
+    const text = `${formatBytes(d.bytes)} → ${formatPercent(d.hit)}`;
+    const w = text.length * 6.6 + 12;
+    const left = x(d.bytes) + 8 + w > width - m.right ? x(d.bytes) - 8 - w : x(d.bytes) + 8;
+    const top = clamp(y(d.hit) - 30, m.top, height - m.bottom - 22);
+    g.attr("transform", `translate(${left},${top})`);
+    g.select("rect").attr("width", w).attr("height", 22);
+    g.select("text").attr("x", 6).attr("y", 15).text(text);
+  });
+}

@@ -1,0 +1,81 @@
+// Several curves on one memory axis: policies side by side, or one curve per day of history.
+// Each series carries its own colour; a legend is the caller's (an HTML list reads better).
+import * as d3 from "d3";
+import { curveSamples, type Curve } from "../lib/curve";
+import { byteTickFormat, byteTicks, formatPercent } from "../lib/format";
+import type { Margin } from "./curveChart";
+
+export type Series = { key: string; label: string; color: string; points: Curve; dashed?: boolean; opacity?: number };
+export type MultiCurveOptions = { width: number; height: number; margin: Margin; currentBytes: number | null };
+
+export function drawMultiCurveChart(svgEl: SVGSVGElement, series: Series[], opts: MultiCurveOptions): void {
+  const { width, height, margin: m } = opts;
+  const maxBytes = d3.max(series, (s) => d3.max(s.points, (p) => p.bytes)) ?? 1;
+  const x = d3
+    .scaleLinear()
+    .domain([0, Math.max(maxBytes, opts.currentBytes ?? 0, 1)])
+    .range([m.left, width - m.right]);
+  const y = d3
+    .scaleLinear()
+    .domain([0, 1])
+    .range([height - m.bottom, m.top]);
+  const svg = d3.select(svgEl).attr("width", width).attr("height", height).attr("viewBox", `0 0 ${width} ${height}`);
+  const layer = (name: string) =>
+    svg
+      .selectAll<SVGGElement, string>(`g.layer-${name}`)
+      .data([name])
+      .join("g")
+      .attr("class", `layer-${name}`);
+  layer("grid")
+    .selectAll("line")
+    .data(y.ticks(5))
+    .join("line")
+    .attr("class", "grid")
+    .attr("x1", m.left)
+    .attr("x2", width - m.right)
+    .attr("y1", (d) => y(d))
+    .attr("y2", (d) => y(d));
+  layer("x-axis")
+    .attr("transform", `translate(0,${height - m.bottom})`)
+    .call(
+      d3
+        .axisBottom(x)
+        .tickValues(byteTicks(0, x.domain()[1], Math.max(2, Math.round((width - m.left - m.right) / 90))))
+        .tickFormat((d) => byteTickFormat(0, x.domain()[1])(+d)),
+    );
+  layer("y-axis")
+    .attr("transform", `translate(${m.left},0)`)
+    .call(
+      d3
+        .axisLeft(y)
+        .ticks(5)
+        .tickFormat((d) => formatPercent(+d, 0)),
+    );
+  layer("current")
+    .selectAll("line")
+    .data(opts.currentBytes === null ? [] : [opts.currentBytes])
+    .join("line")
+    .attr("class", "current")
+    .attr("x1", (d) => x(d))
+    .attr("x2", (d) => x(d))
+    .attr("y1", m.top)
+    .attr("y2", height - m.bottom);
+  const line = d3
+    .line<{ bytes: number; hit: number }>()
+    .x((d) => x(d.bytes))
+    .y((d) => y(d.hit));
+  layer("series")
+    .selectAll<SVGPathElement, Series>("path")
+    .data(series, (s) => s.key)
+    .join("path")
+    .attr("class", "series")
+    .attr("data-key", (s) => s.key)
+    .attr("stroke", (s) => s.color)
+    .attr("stroke-dasharray", (s) => (s.dashed ? "5 4" : null))
+    .attr("stroke-opacity", (s) => s.opacity ?? 1)
+    .attr("d", (s) => line(curveSamples(s.points)))
+    .selectAll("title")
+    .data((s) => [s.label])
+    .join("title")
+    .text((d) => d);
+}

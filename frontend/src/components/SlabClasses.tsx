@@ -1,0 +1,93 @@
+import { memo, useLayoutEffect, useRef } from "react";
+import type { PageMove, SlabClass } from "../api/types";
+import { drawSmallCurve } from "../charts/smallCurve";
+import { useWidth } from "../hooks";
+import { hitAt } from "../lib/curve";
+import { formatBytes, formatPercent, formatPp } from "../lib/format";
+
+const SmallCurve = memo(function SmallCurve({ cls, width }: { cls: SlabClass; width: number }) {
+  const svg = useRef<SVGSVGElement>(null);
+  useLayoutEffect(() => {
+    drawSmallCurve(svg.current!, { points: cls.points, currentBytes: cls.currentBytes }, {
+      width,
+      height: 84,
+      margin: { top: 4, right: 4, bottom: 14, left: 4 },
+    });
+  }, [cls, width]);
+  const hit = hitAt(cls.points, cls.currentBytes);
+  return (
+    <figure className="small-multiple" data-class={cls.id}>
+      <figcaption>
+        <strong>class {cls.id}</strong> · {formatBytes(cls.chunkSize)} chunks
+        <br />
+        <span className="muted">
+          {cls.pages} pages · {hit === null ? "—" : formatPercent(hit, 0)} hits
+        </span>
+      </figcaption>
+      <svg ref={svg} aria-hidden="true" />
+    </figure>
+  );
+});
+
+/** Per-slab-class curves, busiest first, on a grid whose cell width follows the page width. */
+export function SlabClasses({ classes, advice, adviceHitGain }: { classes: SlabClass[]; advice: PageMove[]; adviceHitGain: number | null }) {
+  const [box, width] = useWidth<HTMLDivElement>();
+  const cols = Math.max(2, Math.floor(width / 190));
+  const cell = Math.floor((width - (cols - 1) * 12) / cols);
+  const sorted = [...classes].sort((a, b) => b.requests - a.requests || a.id - b.id);
+  return (
+    <section aria-labelledby="slab-title">
+      <h2 id="slab-title">Slab classes</h2>
+      <Advice advice={advice} gain={adviceHitGain} />
+      <p className="muted">
+        {classes.length} classes, busiest first. Each: hit rate (0–100 %) versus the class's memory; the line marks its size
+        today.
+      </p>
+      <div ref={box} className="small-multiples" style={{ gridTemplateColumns: `repeat(${cols}, 1fr)` }}>
+        {/* The figure's padding (2 × 6 px) and border (2 × 1 px) come off the drawing's width. */}
+        {width > 0 && sorted.map((c) => <SmallCurve key={c.id} cls={c} width={cell - 14} />)}
+      </div>
+    </section>
+  );
+}
+
+function Advice({ advice, gain }: { advice: PageMove[]; gain: number | null }) {
+  if (!advice.length)
+    return (
+      <p className="advice none" data-testid="advice">
+        Slab rebalancing: the current page allocation is already the best for this traffic.
+      </p>
+    );
+  return (
+    <div className="advice" data-testid="advice">
+      <p>
+        <strong>Slab rebalancing advice:</strong> move {advice.reduce((s, a) => s + a.pages, 0)} pages of 1 MiB
+        {gain !== null && <> for {formatPp(gain)} hit rate at the same memory</>}.
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">From class</th>
+            <th scope="col">To class</th>
+            <th scope="col">Pages</th>
+            <th scope="col">Hit-rate gain</th>
+          </tr>
+        </thead>
+        <tbody>
+          {advice.map((a, i) => (
+            <tr key={i}>
+              <td>{a.fromClass}</td>
+              <td>{a.toClass}</td>
+              <td>{a.pages}</td>
+              <td>{a.hitGain === null ? "—" : formatPp(a.hitGain, 2)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="muted small">
+        memcached's automover (<code>slab_reassign</code>, <code>slab_automove</code>) moves pages itself; to move one by hand:{" "}
+        <code>slabs reassign {advice[0].fromClass} {advice[0].toClass}</code>.
+      </p>
+    </div>
+  );
+}

@@ -1,0 +1,81 @@
+import { describe, expect, test } from "vitest";
+import {
+  byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatMoney, formatMoneyDelta, formatPercent, formatPp,
+} from "./format";
+
+// Compare with ordinary spaces and hyphens; the formatter uses no-break spaces and true minus signs.
+const plain = (s: string) => s.replace(/\u00a0/g, " ").replace(/\u2212/g, "-");
+const GiB = 1024 ** 3;
+
+describe("formatBytes", () => {
+  test("uses binary units and one decimal below 100", () => {
+    expect(plain(formatBytes(11.4 * GiB))).toBe("11.4 GiB");
+    expect(plain(formatBytes(512 * 1024 ** 2))).toBe("512 MiB");
+    expect(plain(formatBytes(1536))).toBe("1.5 KiB");
+    expect(plain(formatBytes(100))).toBe("100 B");
+    expect(plain(formatBytes(2 * GiB))).toBe("2.0 GiB");
+    expect(plain(formatBytes(64 * GiB))).toBe("64 GiB");
+    expect(plain(formatBytes(9.97 * 1024 ** 2))).toBe("10 MiB");
+  });
+  test("moves up a unit instead of printing 1024", () => {
+    expect(plain(formatBytes(GiB - 1))).toBe("1.0 GiB");
+  });
+  test("signs deltas", () => {
+    expect(plain(formatBytesDelta(3.4 * GiB))).toBe("+3.4 GiB");
+    expect(plain(formatBytesDelta(-512 * 1024 ** 2))).toBe("-512 MiB");
+    expect(plain(formatBytesDelta(0))).toBe("±0 B");
+  });
+});
+
+describe("formatPercent and formatPp", () => {
+  test("drops a trailing .0", () => {
+    expect(plain(formatPercent(0.92))).toBe("92 %");
+    expect(plain(formatPercent(0.9234))).toBe("92.3 %");
+    expect(plain(formatPercent(0.9234, 2))).toBe("92.34 %");
+    expect(plain(formatPercent(0.4, 2, false))).toBe("40.00 %");
+  });
+  test("signs percentage points", () => {
+    expect(plain(formatPp(0.014))).toBe("+1.4 pp");
+    expect(plain(formatPp(-0.02))).toBe("-2.0 pp");
+    expect(plain(formatPp(0.00001))).toBe("±0 pp");
+  });
+});
+
+describe("formatMoney", () => {
+  test("whole dollars above 10, cents below, signed deltas", () => {
+    expect(formatMoney(41.2)).toBe("$41");
+    expect(formatMoney(1234.5)).toBe("$1,235");
+    expect(formatMoney(0.42)).toBe("$0.42");
+    expect(plain(formatMoneyDelta(41))).toBe("+$41");
+    expect(plain(formatMoneyDelta(-12))).toBe("-$12");
+  });
+});
+
+describe("formatAge", () => {
+  test("is coarse", () => {
+    const now = Date.parse("2026-01-01T12:00:00Z");
+    expect(formatAge("2026-01-01T11:59:50Z", now)).toBe("just now");
+    expect(plain(formatAge("2026-01-01T11:55:00Z", now))).toBe("5 min ago");
+    expect(plain(formatAge("2026-01-01T09:00:00Z", now))).toBe("3 h ago");
+    expect(plain(formatAge("2025-12-29T12:00:00Z", now))).toBe("3 days ago");
+    expect(formatAge(null, now)).toBe("never");
+  });
+});
+
+describe("byteTicks", () => {
+  test("are round multiples of one binary unit inside the domain", () => {
+    expect(byteTicks(0, 16 * GiB, 4)).toEqual([0, 5, 10, 15].map((g) => g * GiB));
+    expect(byteTicks(0, 10 * GiB, 5)).toEqual([0, 2, 4, 6, 8, 10].map((g) => g * GiB));
+    const t = byteTicks(3 * GiB, 7 * GiB, 4);
+    expect(t[0]).toBeGreaterThanOrEqual(3 * GiB);
+    expect(t[t.length - 1]).toBeLessThanOrEqual(7 * GiB);
+    expect(t.every((v) => Number.isInteger(v / (0.5 * GiB)) || Number.isInteger(v / GiB))).toBe(true);
+  });
+  test("are labelled in one unit", () => {
+    const f = byteTickFormat(0, 2.06 * GiB);
+    expect(byteTicks(0, 2.06 * GiB, 5).map((b) => plain(f(b)))).toEqual(["0", "0.5 GiB", "1 GiB", "1.5 GiB", "2 GiB"]);
+  });
+  test("is empty for an empty domain", () => {
+    expect(byteTicks(5, 5)).toEqual([]);
+  });
+});

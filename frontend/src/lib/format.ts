@@ -1,0 +1,136 @@
+// Number formatting shared by charts, tables and sentences. Memory is shown in binary units
+// (memcached's limit_maxbytes and slab pages are powers of two), hit rates in percent with a
+// no-break space ("92 %"), money in whole currency units unless small.
+
+export const KiB = 1024;
+export const MiB = 1024 ** 2;
+export const GiB = 1024 ** 3;
+export const TiB = 1024 ** 4;
+
+const UNITS: ReadonlyArray<[string, number]> = [
+  ["TiB", TiB],
+  ["GiB", GiB],
+  ["MiB", MiB],
+  ["KiB", KiB],
+  ["B", 1],
+];
+
+const NBSP = "\u00a0";
+export const MINUS = "\u2212";
+
+/** The binary unit in which `bytes` reads as a number in [1, 1024) (bytes below 1 KiB: "B"). */
+export function byteUnit(bytes: number): [string, number] {
+  const abs = Math.abs(bytes);
+  for (const u of UNITS) if (abs >= u[1]) return u;
+  return ["B", 1];
+}
+
+/** Round to one decimal below 100, to integers from 100 up ("11.4 GiB", "512 MiB"). */
+function roundForDisplay(v: number): string {
+  const abs = Math.abs(v);
+  if (abs >= 100) return Math.round(v).toString();
+  const r = Math.round(v * 10) / 10;
+  const s = r.toFixed(1);
+  return s.endsWith(".0") && Math.abs(r) >= 10 ? s.slice(0, -2) : s;
+}
+
+/** "11.4 GiB"; a value that would round to 1024 of a unit moves up to the next unit. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes)) return "—";
+  let [name, size] = byteUnit(bytes);
+  if (name !== "TiB" && Math.abs(bytes) / size >= 1023.5) {
+    const i = UNITS.findIndex((u) => u[0] === name);
+    [name, size] = UNITS[i - 1];
+  }
+  if (name === "B") return `${Math.round(bytes)}${NBSP}B`;
+  return `${roundForDisplay(bytes / size)}${NBSP}${name}`.replace("-", MINUS);
+}
+
+/** Signed memory difference: "+3.4 GiB", "−512 MiB", "±0 B". */
+export function formatBytesDelta(bytes: number): string {
+  if (!Number.isFinite(bytes)) return "—";
+  if (Math.abs(bytes) < 0.5) return `±0${NBSP}B`;
+  const s = formatBytes(Math.abs(bytes));
+  return (bytes > 0 ? "+" : MINUS) + s;
+}
+
+/** A hit ratio in [0, 1] as percent: 0.92 → "92 %", 0.9234 → "92.3 %" (digits = decimals). */
+export function formatPercent(ratio: number, digits = 1, trim = true): string {
+  if (!Number.isFinite(ratio)) return "—";
+  const v = ratio * 100;
+  let s = v.toFixed(digits);
+  if (trim && digits > 0 && /\.0+$/.test(s)) s = s.replace(/\.0+$/, "");
+  return `${s.replace("-", MINUS)}${NBSP}%`;
+}
+
+/** Difference of two hit ratios in percentage points: "+1.4 pp". */
+export function formatPp(delta: number, digits = 1): string {
+  if (!Number.isFinite(delta)) return "—";
+  const v = delta * 100;
+  const s = Math.abs(v).toFixed(digits);
+  if (Number(s) === 0) return `±0${NBSP}pp`;
+  return `${v > 0 ? "+" : MINUS}${s}${NBSP}pp`;
+}
+
+/** "$41", "$1,234", "$0.42" (amounts under 10 keep cents). */
+export function formatMoney(amount: number, currency = "USD"): string {
+  if (!Number.isFinite(amount)) return "—";
+  const small = Math.abs(amount) < 10 && amount !== 0;
+  return new Intl.NumberFormat("en-US", {
+    style: "currency",
+    currency,
+    minimumFractionDigits: small ? 2 : 0,
+    maximumFractionDigits: small ? 2 : 0,
+  })
+    .format(amount)
+    .replace("-", MINUS);
+}
+
+/** Signed money difference: "+$41", "−$12", "±$0". */
+export function formatMoneyDelta(amount: number, currency = "USD"): string {
+  if (!Number.isFinite(amount)) return "—";
+  if (Math.abs(amount) < 0.005) return `±${formatMoney(0, currency)}`;
+  return (amount > 0 ? "+" : MINUS) + formatMoney(Math.abs(amount), currency);
+}
+
+/** How long ago an ISO time was, coarse: "just now", "5 min ago", "3 h ago", "2 days ago". */
+export function formatAge(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return "never";
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return "unknown";
+  const s = Math.max(0, (now - t) / 1000);
+  if (s < 45) return "just now";
+  if (s < 3600) return `${Math.round(s / 60)}${NBSP}min ago`;
+  if (s < 86400 * 2) return `${Math.round(s / 3600)}${NBSP}h ago`;
+  return `${Math.round(s / 86400)}${NBSP}days ago`;
+}
+
+/**
+ * Labels for a byte axis: every tick in the one unit byteTicks chose, as short as exact
+ * ("0.4 GiB", "1 GiB", "1.2 GiB"), so neighbouring labels compare at a glance.
+ */
+export function byteTickFormat(lo: number, hi: number): (bytes: number) => string {
+  const [name, size] = byteUnit(Math.max(Math.abs(lo), Math.abs(hi)));
+  return (bytes: number) => {
+    if (bytes === 0) return "0";
+    const v = Math.round((bytes / size) * 1000) / 1000;
+    return `${v}${NBSP}${name}`;
+  };
+}
+
+/**
+ * Tick values for a byte axis: nice multiples (1, 2, 5 × 10^k) of one binary unit, so labels
+ * read "2 GiB, 4 GiB" rather than "1.86 GiB". Returns byte values within [lo, hi].
+ */
+export function byteTicks(lo: number, hi: number, count = 6): number[] {
+  if (!(hi > lo) || !Number.isFinite(lo) || !Number.isFinite(hi)) return [];
+  const [, unit] = byteUnit(Math.max(Math.abs(lo), Math.abs(hi)));
+  const span = (hi - lo) / unit;
+  const raw = span / Math.max(1, count);
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw * 0.999) ?? 10 * mag;
+  const first = Math.ceil(lo / unit / step - 1e-9) + 0; // + 0 turns -0 into 0
+  const ticks: number[] = [];
+  for (let i = first; i * step <= hi / unit + 1e-9; i++) ticks.push((Math.round(i * step * 1e9) / 1e9) * unit + 0);
+  return ticks;
+}

@@ -1,0 +1,161 @@
+import { useState, type FormEvent } from "react";
+import { createCluster, listClusters, listServers } from "../api/endpoints";
+import type { ClusterSummary } from "../api/types";
+import { StatusBadge } from "../components/Bits";
+import { Link } from "../components/Link";
+import { ErrorState, Loading, NoAgentYet } from "../components/States";
+import { useAsync } from "../hooks";
+import { formatBytes, formatBytesDelta, formatMoney, formatPercent } from "../lib/format";
+import { canWrite, useSession } from "../session";
+
+export function ClustersPage() {
+  const data = useAsync(async (signal) => {
+    const [clusters, servers] = await Promise.all([listClusters(signal), listServers(undefined, signal)]);
+    return { clusters, unassigned: servers.filter((s) => !s.clusterId).length, servers: servers.length };
+  }, []);
+  const { session } = useSession();
+  return (
+    <div className="page">
+      <header className="view-head">
+        <h1>Clusters</h1>
+        <p className="muted">Hit rate today, memory needed for each cluster's target, and what it costs.</p>
+      </header>
+      {data.state === "loading" && <Loading what="clusters" />}
+      {data.state === "error" && <ErrorState error={data.error} retry={data.reload} />}
+      {data.state === "ready" && (
+        <>
+          {data.data.servers === 0 && <NoAgentYet />}
+          {data.data.clusters.length > 0 && <ClusterCards clusters={data.data.clusters} />}
+          {data.data.clusters.length === 0 && data.data.servers > 0 && (
+            <p className="state empty">No clusters yet: create one and assign servers to it to see cluster-wide answers.</p>
+          )}
+          {data.data.unassigned > 0 && (
+            <p className="muted">
+              {data.data.unassigned} server{data.data.unassigned > 1 ? "s are" : " is"} in no cluster:{" "}
+              <Link href="/servers">assign {data.data.unassigned > 1 ? "them" : "it"} on the Servers page</Link>.
+            </p>
+          )}
+          {canWrite(session) && <NewCluster onDone={data.reload} />}
+        </>
+      )}
+    </div>
+  );
+}
+
+function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
+  return (
+    <div className="cluster-grid" data-testid="clusters">
+      {clusters.map((c) => {
+        const delta = c.neededBytes !== null && c.allocatedBytes !== null ? c.neededBytes - c.allocatedBytes : null;
+        return (
+          <article key={c.id} className="card cluster-card" data-cluster={c.id}>
+            <header>
+              <h2>
+                <Link href={`/clusters/${c.id}`}>{c.name}</Link>
+              </h2>
+              <StatusBadge status={c.status} />
+            </header>
+            <dl className="kv">
+              <div>
+                <dt>Hit rate</dt>
+                <dd>
+                  <span className="big">{c.measuredHitRatio === null ? "—" : formatPercent(c.measuredHitRatio)}</span>
+                  {c.targetHitRatio !== null && <span className="muted"> target {formatPercent(c.targetHitRatio)}</span>}
+                </dd>
+              </div>
+              <div>
+                <dt>Memory</dt>
+                <dd>
+                  {c.allocatedBytes === null ? "—" : formatBytes(c.allocatedBytes)}
+                  <span className="muted">
+                    {" "}
+                    · {c.serverCount} server{c.serverCount === 1 ? "" : "s"}
+                  </span>
+                </dd>
+              </div>
+              <div>
+                <dt>Needed for target</dt>
+                <dd>
+                  {c.neededBytes !== null ? formatBytes(c.neededBytes) : c.neededUnreachable ? "beyond the curve" : "not enough data"}
+                  {delta !== null && <span className={delta > 0 ? "delta up" : "delta down"}> {formatBytesDelta(delta)}</span>}
+                </dd>
+              </div>
+              <div>
+                <dt>Cost / month</dt>
+                <dd>
+                  {c.monthlyCostNow === null ? "—" : formatMoney(c.monthlyCostNow, c.currency)}
+                  {c.monthlyCostAtTarget !== null && <> → {formatMoney(c.monthlyCostAtTarget, c.currency)} at target</>}
+                </dd>
+              </div>
+            </dl>
+            <footer>
+              {c.openAlerts > 0 ? (
+                <Link href="/alerts" className="alert-count">
+                  {c.openAlerts} open alert{c.openAlerts > 1 ? "s" : ""}
+                </Link>
+              ) : (
+                <span className="muted">No open alerts</span>
+              )}
+            </footer>
+          </article>
+        );
+      })}
+    </div>
+  );
+}
+
+function NewCluster({ onDone }: { onDone: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState("");
+  const [target, setTarget] = useState("90");
+  const [price, setPrice] = useState("5");
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await createCluster({ name, target_hit_ratio: Number(target) / 100, price_per_gb_month: Number(price) });
+      setOpen(false);
+      setName("");
+      onDone();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  if (!open)
+    return (
+      <button type="button" onClick={() => setOpen(true)}>
+        New cluster
+      </button>
+    );
+  return (
+    <form className="card inline-form" onSubmit={submit}>
+      <h2>New cluster</h2>
+      <label>
+        Name
+        <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} />
+      </label>
+      <label>
+        Target hit rate (%)
+        <input type="number" min={1} max={99.9} step={0.1} value={target} onChange={(e) => setTarget(e.target.value)} required />
+      </label>
+      <label>
+        Price per GiB-month ($)
+        <input type="number" min={0} step={0.01} value={price} onChange={(e) => setPrice(e.target.value)} required />
+      </label>
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="row">
+        <button type="submit" className="primary">
+          Create
+        </button>
+        <button type="button" onClick={() => setOpen(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,75 @@
+import { act, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { afterEach, expect, test, vi } from "vitest";
+import type { Session } from "../api/types";
+import { SessionContext } from "../session";
+import { CLUSTER, fakeApi, GiB, serverCurve, sizingFor } from "../test/fakeApi";
+import { CurvePage } from "./CurvePage";
+
+afterEach(() => vi.unstubAllGlobals());
+
+const session: Session = { user: { id: "u", email: "a@b.c", name: null }, orgs: [{ id: "o1", name: "x", role: "owner" }], currentOrgId: "o1" };
+const plain = (s: string | null) => (s ?? "").replace(/\u00a0/g, " ").replace(/\u2212/g, "-");
+
+function renderPage(classes = 3) {
+  const calls = fakeApi({
+    "GET /api/v1/servers/s1/curve": serverCurve(classes),
+    "GET /api/v1/clusters/c1": CLUSTER,
+    "GET /api/v1/sizing/servers/s1/memory": sizingFor,
+  });
+  render(
+    <SessionContext.Provider value={{ session, setSession: () => undefined }}>
+      <CurvePage kind="server" id="s1" />
+    </SessionContext.Provider>,
+  );
+  return calls;
+}
+
+test("states the sizing API's answer for the cluster's target, with memory and cost deltas", async () => {
+  renderPage();
+  const answer = await screen.findByTestId("target-answer");
+  // Target 65 % (the cluster's) → the API says 6.5 GiB; today 4 GiB; price $10/GiB-month.
+  await waitFor(() => expect(plain(answer.textContent)).toBe("65 % needs 6.5 GiB, +2.5 GiB, +$25/month"));
+  expect(Number(answer.getAttribute("data-bytes"))).toBeCloseTo(6.5 * GiB, 0);
+});
+
+test("typing a target asks the API again and says when the curve cannot reach it", async () => {
+  const calls = renderPage();
+  await screen.findByTestId("target-answer");
+  fireEvent.change(screen.getByTestId("target-input"), { target: { value: "95" } });
+  await waitFor(() => expect(plain(screen.getByTestId("target-answer").textContent)).toContain("95.0% is above what the curve reaches"));
+  const asked = calls.filter((c) => c.url.pathname.endsWith("/memory")).map((c) => c.url.searchParams.get("target_hit_ratio"));
+  expect(asked).toContain("0.95");
+});
+
+test("the table view lists the chart's points, today's size marked", async () => {
+  renderPage();
+  await screen.findByTestId("curve-chart");
+  fireEvent.click(screen.getByTestId("show-table"));
+  const rows = screen.getByTestId("curve-table").querySelectorAll("tbody tr");
+  expect(rows.length).toBe(9);
+  expect(plain(rows[3].textContent)).toContain("4.0 GiB");
+  expect(plain(rows[3].textContent)).toContain("40.00 %");
+  expect(rows[3].className).toBe("is-current");
+});
+
+test("draws the curve, the band, the measured point and one small multiple per class", async () => {
+  renderPage(40);
+  const svg = await screen.findByTestId("curve-chart");
+  expect(svg.querySelector("path.curve")).not.toBeNull();
+  expect(svg.querySelector("path.band")).not.toBeNull();
+  expect(svg.querySelector("circle.measured")).not.toBeNull();
+  expect(svg.querySelector("circle.target-point")).not.toBeNull();
+  expect(document.querySelectorAll("figure.small-multiple").length).toBe(40);
+  expect(plain(screen.getByTestId("advice").textContent)).toContain("move 3 pages");
+});
+
+test("a server without a curve yet shows how to install an agent", async () => {
+  fakeApi({
+    "GET /api/v1/servers/s2/curve": { ...serverCurve(0), merged: null, classes: [] },
+    "GET /api/v1/clusters/c1": CLUSTER,
+  });
+  await act(async () => {
+    render(<CurvePage kind="server" id="s2" />);
+  });
+  expect(await screen.findByText("No agent has reported yet")).toBeTruthy();
+});

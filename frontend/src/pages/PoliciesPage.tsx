@@ -1,0 +1,255 @@
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { getClusterCurve, getServerCurve, getSimulation, listSimulations, startSimulation } from "../api/endpoints";
+import type { PolicyResult, SimulationRun } from "../api/types";
+import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
+import { Breadcrumbs, SubjectTabs } from "../components/Bits";
+import { Empty, Fetched } from "../components/States";
+import { useAsync, useWidth } from "../hooks";
+import { hitAt } from "../lib/curve";
+import { formatBytes, formatPercent, formatPp, MINUS } from "../lib/format";
+
+/** A relative change: "−78 %", "+5 %". */
+const formatChange = (r: number) => `${r < 0 ? MINUS : "+"}${Math.abs(r * 100).toFixed(0)}\u00a0%`;
+import { canWrite, useSession } from "../session";
+import * as d3 from "d3";
+
+/** Policies the simulator knows, by the names the API uses. */
+export const POLICIES: Array<[string, string]> = [
+  ["lru", "LRU"],
+  ["mcslru", "memcached segmented LRU"],
+  ["fifo", "FIFO"],
+  ["clock", "CLOCK"],
+  ["gclock", "GCLOCK"],
+  ["clockpro", "CLOCK-Pro"],
+  ["gdwheel", "GD-Wheel"],
+  ["nbq-clock", "NbQ-CLOCK"],
+  ["baglru", "Bag-LRU"],
+  ["arc", "ARC"],
+  ["s3fifo", "S3-FIFO"],
+];
+
+/** Sizes to simulate: eight steps from a quarter of today's memory to twice it, whole MiB. */
+export function simulationSizes(currentBytes: number): number[] {
+  const MiB = 1024 * 1024;
+  const f = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];
+  return [...new Set(f.map((k) => Math.max(1, Math.round((k * currentBytes) / MiB)) * MiB))];
+}
+const label = (p: string) => POLICIES.find(([k]) => k === p)?.[1] ?? p;
+const color = d3.scaleOrdinal<string, string>(POLICIES.map(([k]) => k), d3.schemeTableau10);
+
+export function PoliciesPage({ kind, id }: { kind: "server" | "cluster"; id: string }) {
+  const runs = useAsync((signal) => listSimulations(kind, id, signal), [kind, id]);
+  const curve = useAsync((signal) => (kind === "server" ? getServerCurve(id, signal) : getClusterCurve(id, signal)).catch(() => null), [kind, id]);
+  const currentBytes = curve.state === "ready" && curve.data ? curve.data.currentBytes : null;
+  return (
+    <div className="page">
+      <Breadcrumbs items={kind === "server" ? [["Servers", "/servers"], ["Policies", null]] : [["Clusters", "/"], ["Policies", null]]} />
+      <SubjectTabs kind={kind} id={id} />
+      <header className="view-head">
+        <h1>Policy comparison</h1>
+        <p className="muted">The same sampled traffic replayed through other replacement policies.</p>
+      </header>
+      <Fetched result={runs} what="simulation runs">
+        {(list) => <Runs kind={kind} id={id} runs={list} currentBytes={currentBytes} reload={runs.reload} />}
+      </Fetched>
+    </div>
+  );
+}
+
+function Runs({
+  kind,
+  id,
+  runs,
+  currentBytes,
+  reload,
+}: {
+  kind: "server" | "cluster";
+  id: string;
+  runs: SimulationRun[];
+  currentBytes: number | null;
+  reload: () => void;
+}) {
+  const { session } = useSession();
+  const latest = [...runs].sort((a, b) => (b.createdAt ?? "").localeCompare(a.createdAt ?? ""))[0];
+  return (
+    <>
+      {canWrite(session) && <NewRun kind={kind} id={id} currentBytes={currentBytes} onStarted={reload} />}
+      {latest ? (
+        <RunView key={latest.id} initial={latest} currentBytes={currentBytes} />
+      ) : (
+        <Empty title="No simulation yet">
+          <p>Start one above: it replays the last hours of sampled requests the agent uploaded.</p>
+        </Empty>
+      )}
+    </>
+  );
+}
+
+function NewRun({
+  kind,
+  id,
+  currentBytes,
+  onStarted,
+}: {
+  kind: "server" | "cluster";
+  id: string;
+  currentBytes: number | null;
+  onStarted: () => void;
+}) {
+  const [chosen, setChosen] = useState<string[]>(["lru", "gdwheel", "nbq-clock"]);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const start = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      await startSimulation(kind, id, chosen, simulationSizes(currentBytes!));
+      onStarted();
+    } catch (e) {
+      setError(e instanceof Error ? e.message : String(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <fieldset className="card policy-picker">
+      <legend>Compare policies</legend>
+      <div className="checks">
+        {POLICIES.map(([k, name]) => (
+          <label key={k} className="check">
+            <input
+              type="checkbox"
+              checked={chosen.includes(k)}
+              onChange={(e) => setChosen(e.target.checked ? [...chosen, k] : chosen.filter((c) => c !== k))}
+            />{" "}
+            {name}
+          </label>
+        ))}
+      </div>
+      <button type="button" className="primary" disabled={busy || chosen.length === 0 || !currentBytes} onClick={start} data-testid="start-run">
+        Run simulation
+      </button>
+      {!currentBytes && <p className="muted small">Simulations need the server's memory: wait for its first curve.</p>}
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
+    </fieldset>
+  );
+}
+
+/** One run: progress while it computes (polled), then curves and the table. */
+function RunView({ initial, currentBytes }: { initial: SimulationRun; currentBytes: number | null }) {
+  // The list carries no results: fetch the run itself, then poll it while it computes.
+  const [run, setRun] = useState(initial);
+  const [fetched, setFetched] = useState(false);
+  useEffect(() => {
+    if (fetched && (run.status === "done" || run.status === "failed")) return;
+    const t = setTimeout(
+      () => {
+        getSimulation(run.id).then(
+          (r) => {
+            setRun(r);
+            setFetched(true);
+          },
+          () => undefined,
+        );
+      },
+      fetched ? 1500 : 0,
+    );
+    return () => clearTimeout(t);
+  }, [run, fetched]);
+  if (run.status === "failed")
+    return (
+      <p className="state error" role="alert">
+        The simulation failed: {run.error ?? "no reason given"}.
+      </p>
+    );
+  const pct = Math.round((run.progress ?? 0) * 100);
+  return (
+    <section aria-labelledby="run-title">
+      <h2 id="run-title">
+        {run.policies.map(label).join(" · ")}
+        <span className="muted small"> · {run.createdAt ? new Date(run.createdAt).toLocaleString() : ""}</span>
+      </h2>
+      {run.status !== "done" && (
+        <div className="progress" data-testid="run-progress">
+          <progress max={100} value={pct} aria-label="simulation progress" /> {run.status === "pending" ? "waiting for a worker" : `${pct} %`}
+        </div>
+      )}
+      {run.results.length > 0 && <PolicyResults results={run.results} currentBytes={currentBytes} />}
+    </section>
+  );
+}
+
+function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; currentBytes: number | null }) {
+  const [box, width] = useWidth<HTMLDivElement>();
+  const svg = useRef<SVGSVGElement>(null);
+  const ordered = useMemo(() => [...results].sort((a, b) => (a.policy === "lru" ? -1 : b.policy === "lru" ? 1 : a.policy.localeCompare(b.policy))), [results]);
+  const series: Series[] = useMemo(
+    () => ordered.map((r) => ({ key: r.policy, label: label(r.policy), color: color(r.policy), points: r.points })),
+    [ordered],
+  );
+  useLayoutEffect(() => {
+    if (!width) return;
+    drawMultiCurveChart(svg.current!, series, {
+      width,
+      height: width < 520 ? 260 : 340,
+      margin: { top: 16, right: 16, bottom: 30, left: 48 },
+      currentBytes,
+    });
+  });
+  // The table compares at today's memory, or at the largest simulated size without one.
+  const at = currentBytes ?? Math.max(...results.flatMap((r) => r.points.map((p) => p.bytes)));
+  const lru = results.find((r) => r.policy === "lru");
+  const lruHit = lru ? hitAt(lru.points, at) : null;
+  const costAt = (r: PolicyResult) => {
+    const i = r.points.findIndex((p) => p.bytes >= at);
+    return i < 0 ? null : r.recomputeCostUs[i];
+  };
+  const lruCost = lru ? costAt(lru) : null;
+  return (
+    <div ref={box}>
+      <ul className="legend">
+        {series.map((s) => (
+          <li key={s.key} style={{ ["--c" as string]: s.color }} className="lg-series">
+            {s.label}
+          </li>
+        ))}
+      </ul>
+      <div className="chart">
+        <svg ref={svg} role="img" aria-label="Hit rate versus memory per policy" data-testid="policy-chart" />
+      </div>
+      <div className="table-wrap">
+        <table data-testid="policy-table">
+          <caption>At {formatBytes(at)}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Policy</th>
+              <th scope="col">Hit rate</th>
+              <th scope="col">vs LRU</th>
+              <th scope="col">Recompute time (total)</th>
+              <th scope="col">vs LRU</th>
+            </tr>
+          </thead>
+          <tbody>
+            {ordered.map((r) => {
+              const h = hitAt(r.points, at);
+              const c = costAt(r);
+              return (
+                <tr key={r.policy}>
+                  <th scope="row">{label(r.policy)}</th>
+                  <td>{h === null ? "—" : formatPercent(h, 2)}</td>
+                  <td>{h !== null && lruHit !== null && r.policy !== "lru" ? formatPp(h - lruHit, 2) : ""}</td>
+                  <td>{c === null ? "—" : `${(c / 1e6).toFixed(1)} s`}</td>
+                  <td>{c !== null && lruCost && r.policy !== "lru" ? formatChange((c - lruCost) / lruCost) : ""}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,124 @@
+import { useState, type FormEvent } from "react";
+import { createSubscription, deleteSubscription, listClusterRows, listSubscriptions } from "../api/endpoints";
+import { Fetched } from "../components/States";
+import { useAsync } from "../hooks";
+import { formatAge } from "../lib/format";
+import { canWrite, useSession } from "../session";
+
+const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+
+export function ReportsPage() {
+  const data = useAsync(async (signal) => {
+    const [subs, clusters] = await Promise.all([listSubscriptions(signal), listClusterRows(signal)]);
+    return { subs, clusters };
+  }, []);
+  const { session } = useSession();
+  const [email, setEmail] = useState(session.user.email);
+  const [cluster, setCluster] = useState("");
+  const [weekday, setWeekday] = useState(0);
+  const [hour, setHour] = useState(8);
+  const [error, setError] = useState<string | null>(null);
+  const add = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      await createSubscription({ email, cluster_id: cluster || null, weekday, hour_utc: hour });
+      data.reload();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  return (
+    <div className="page">
+      <header className="view-head">
+        <h1>Weekly reports</h1>
+        <p className="muted">An e-mail each week: hit rates, memory needed for targets, savings and open alerts.</p>
+      </header>
+      <Fetched result={data} what="report subscriptions">
+        {({ subs, clusters }) => (
+          <>
+            {canWrite(session) && (
+              <form className="row-form" onSubmit={add}>
+                <label>
+                  E-mail
+                  <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required />
+                </label>
+                <label>
+                  About
+                  <select value={cluster} onChange={(e) => setCluster(e.target.value)}>
+                    <option value="">all clusters</option>
+                    {clusters.map((c) => (
+                      <option key={c.id} value={c.id}>
+                        {c.name}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <label>
+                  Day
+                  <select value={weekday} onChange={(e) => setWeekday(Number(e.target.value))}>
+                    {DAYS.map((d, i) => (
+                      <option key={d} value={i}>
+                        {d}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <label>
+                  Hour (UTC)
+                  <input type="number" min={0} max={23} value={hour} onChange={(e) => setHour(Number(e.target.value))} />
+                </label>
+                <button type="submit" className="primary">
+                  Subscribe
+                </button>
+              </form>
+            )}
+            {error && (
+              <p className="form-error" role="alert">
+                {error}
+              </p>
+            )}
+            {subs.length === 0 ? (
+              <p className="state empty">No report subscriptions yet.</p>
+            ) : (
+              <div className="table-wrap">
+                <table data-testid="subscriptions">
+                  <thead>
+                    <tr>
+                      <th scope="col">E-mail</th>
+                      <th scope="col">About</th>
+                      <th scope="col">When</th>
+                      <th scope="col">Last sent</th>
+                      <th scope="col">
+                        <span className="sr-only">Actions</span>
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {subs.map((s) => (
+                      <tr key={s.id}>
+                        <td>{s.email}</td>
+                        <td>{s.clusterId ? (clusters.find((c) => c.id === s.clusterId)?.name ?? "a cluster") : "all clusters"}</td>
+                        <td>
+                          {DAYS[s.weekday]} {String(s.hourUtc).padStart(2, "0")}:00 UTC{!s.enabled && " (paused)"}
+                        </td>
+                        <td>{formatAge(s.lastSentAt)}</td>
+                        <td>
+                          {canWrite(session) && (
+                            <button type="button" className="danger" onClick={() => deleteSubscription(s.id).then(data.reload, (e: Error) => setError(e.message))}>
+                              Unsubscribe
+                            </button>
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </>
+        )}
+      </Fetched>
+    </div>
+  );
+}
