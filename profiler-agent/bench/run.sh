@@ -21,6 +21,9 @@ for b in 8 32 128 512; do
   "$B/accuracy" --quick --buckets "$b" | awk -v b="$b" '/^mean\(all\)/{printf "%-6s %11s %11s\n", b, $2, $3}'
 done
 echo
+echo "== lost events (offline: exact-LRU HIT/MISS/SET/EVICT stream, p of EVICTs or of all events dropped)"
+if [[ -n "$QUICK" ]]; then "$B/loss" --requests 1000000 --p 0,0.05,0.10; else "$B/loss"; fi
+echo
 echo "== speed (median of 3 runs is yours to take: the machine is shared)"
 for i in 1 2 3; do "$B/speed" --requests 3000000 | sed -n '3,4p'; done
 "$B/speed" --requests 3000000

@@ -27,6 +27,8 @@ typedef struct hc_class {
     uint64_t cap_items;       /* N */
     uint32_t chunk;
     double ns;                /* sampled capacity R*N (>= 1) */
+    int64_t keep_max;         /* evict_surplus: tracked keys kept after a sweep (R*N + noise) */
+    int64_t sweep_at;         /* evict_surplus: more tracked keys than this start a sweep */
     rounder r;
     int has_ghost;
     ghost g;
@@ -70,6 +72,7 @@ void hc_profile_config_default(hc_profile_config *c)
     c->seed = 0;
     c->ghost_keep_coverage = 1;
     c->rounder_balanced = 1;
+    c->evict_surplus = 1;
 }
 
 static inline int cls_index(int clsid)
@@ -185,7 +188,9 @@ static void add_ghost_hit_or_miss(hc_profile *p, hc_class *k, uint64_t h)
     if (!k->has_ghost) return;
     ghost *g = &k->g;
     double w = p->inv_rate;
-    int found = ghost_lookup(g, h);   /* counts as they were: the found key is removed after */
+    /* ghost filters hash the identity bits the key table keeps, so a key the profile evicts
+     * itself from the table (evict_surplus) hashes as its later lookup does */
+    int found = ghost_lookup(g, kt_ident(h));   /* counts as they were: the found key is removed after */
     uint32_t reached = found < 0 ? g->F : (uint32_t)found + 1;
     if (found >= 0) {
         double s, e;
@@ -201,6 +206,7 @@ static void add_ghost_hit_or_miss(hc_profile *p, hc_class *k, uint64_t h)
 }
 
 static void lower_rate(hc_profile *p, double new_rate);
+static void evict_surplus(hc_profile *p, hc_class *k, int ci);
 
 /* Insert a sampled key at the head of class k. Returns 0 if the key is no longer sampled
  * (the rate was lowered to make room). */
@@ -218,7 +224,31 @@ static int track_new(hc_profile *p, hc_class *k, int ci, uint64_t h)
         rounder_remove(&k->r, act);
         return 0;
     }
+    if (__builtin_expect(k->r.total > k->sweep_at, 0) && p->cfg.evict_surplus)
+        evict_surplus(p, k, ci);
     return 1;
+}
+
+/* A MISS of a key tracked as resident in its own class: memcached evicted it (or deleted it)
+ * and we lost that line. It was evicted, so it belongs to the ghost before the lookup: put it
+ * there, and the lookup then counts it as a ghost hit just past N (it is the most recently
+ * evicted key we know of) instead of a cold miss. */
+static void lost_evict(hc_profile *p, hc_class *k, uint64_t slot)
+{
+    rounder_remove(&k->r, p->kt.act[slot]);
+    uint64_t id = p->kt.tag[slot] & ~(uint64_t)0xFF;
+    kt_remove_slot(&p->kt, slot);
+    if (k->has_ghost) ghost_evict(&k->g, id);
+    p->st.lost_evict_misses++;
+}
+
+static void ev_miss(hc_profile *p, hc_class *k, int ci, uint64_t h)
+{
+    if (p->cfg.evict_surplus) {
+        uint64_t slot = kt_find(&p->kt, h);
+        if (slot != KT_NONE && kt_class(&p->kt, slot) == ci) lost_evict(p, k, slot);
+    }
+    add_ghost_hit_or_miss(p, k, h);
 }
 
 static void ev_hit(hc_profile *p, hc_class *k, int ci, uint64_t h)
@@ -248,7 +278,20 @@ static void ev_set(hc_profile *p, hc_class *k, int ci, uint64_t h)
     uint64_t slot = kt_find(&p->kt, h);
     if (slot != KT_NONE) {
         int oc = kt_class(&p->kt, slot);
-        if (oc == ci) { p->kt.act[slot] = rounder_touch(&k->r, p->kt.act[slot]); return; }
+        if (oc == ci) {
+            uint64_t *pe = p->npending && p->cfg.evict_surplus
+                         ? &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)] : NULL;
+            if (!pe || *pe != h) { p->kt.act[slot] = rounder_touch(&k->r, p->kt.act[slot]); return; }
+            /* refill after a miss without class of a key tracked as resident: lost EVICT */
+            *pe = 0;
+            p->npending--;
+            k->reads += p->inv_rate;
+            k->sampled_w += p->inv_rate;
+            lost_evict(p, k, slot);
+            add_ghost_hit_or_miss(p, k, h);
+            track_new(p, k, ci, h);
+            return;
+        }
         hc_class *o = p->cls[oc];
         if (o) rounder_remove(&o->r, p->kt.act[slot]);
         kt_remove_slot(&p->kt, slot);
@@ -277,7 +320,7 @@ static void ev_remove(hc_profile *p, hc_class *k, int ci, uint64_t h, int evicte
         kt_remove_slot(&p->kt, slot);
     }
     (void)ci;
-    if (evicted && gk && gk->has_ghost) ghost_evict(&gk->g, h);
+    if (evicted && gk && gk->has_ghost) ghost_evict(&gk->g, kt_ident(h));
 }
 
 /* Offline: the emulated LRU decides. */
@@ -333,7 +376,7 @@ int hc_profile_event(hc_profile *p, int op, int clsid, uint64_t h, uint32_t size
     switch (op) {
     case HC_EV_GET: return ev_get(p, k, ci, h);
     case HC_EV_HIT: ev_hit(p, k, ci, h); break;
-    case HC_EV_MISS: add_ghost_hit_or_miss(p, k, h); break;
+    case HC_EV_MISS: ev_miss(p, k, ci, h); break;
     case HC_EV_SET: ev_set(p, k, ci, h); break;
     case HC_EV_DELETE: ev_remove(p, k, ci, h, 0); break;
     case HC_EV_EVICT: ev_remove(p, k, ci, h, 1); break;
@@ -356,6 +399,51 @@ static double class_ns(const hc_profile *p, const hc_class *k)
 {
     double ns = p->rate * (double)k->cap_items;
     return ns < 1 ? 1 : ns;
+}
+
+/* Surplus limits: a class holds at most its (sampled) capacity R*N; with sampling the number
+ * of sampled keys in a full cache fluctuates around R*N (binomial, sd ~ sqrt(R*N)), so 3 sd are
+ * kept on top. Sweeps start a little above that (ns/64: two ROUNDER buckets at B = 128), so
+ * each sweep's cost (one pass over the key table) is paid for by ns/64 lost EVICTs. */
+static void surplus_limits(const hc_profile *p, hc_class *k)
+{
+    double keep = k->ns + (p->cfg.sampling != HC_SAMPLE_OFF ? 3 * sqrt(k->ns) : 0);
+    double m = k->ns / 64;
+    k->keep_max = (int64_t)ceil(keep);
+    k->sweep_at = (int64_t)ceil(keep + (m > 2 ? m : 2));
+}
+
+/* The class tracks more keys than its cache can hold: the surplus are keys memcached evicted
+ * without our seeing the EVICT. LRU evicts the least recently used, so the oldest tracked keys
+ * (whole ROUNDER buckets from the tail; the boundary bucket by a hash draw) go to the ghost, as
+ * the lost EVICTs would have put them. One pass over the key table. */
+static void evict_surplus(hc_profile *p, hc_class *k, int ci)
+{
+    rounder *r = &k->r;
+    double excess = (double)(r->total - k->keep_max);
+    if (excess < 1) return;
+    uint32_t nb = rounder_nbuckets(r), j = 0;
+    double cum = 0;
+    while (j < nb && cum + (double)rounder_rank_count(r, j) <= excess) cum += (double)rounder_rank_count(r, j++);
+    uint64_t fthr = 0;
+    if (j < nb && rounder_rank_count(r, j) > 0) {
+        double frac = (excess - cum) / (double)rounder_rank_count(r, j);
+        fthr = frac >= 1 ? UINT64_MAX : (uint64_t)ldexp(frac, 64);
+    }
+    for (uint64_t i = 0; i < p->kt.nslots; ) {
+        uint64_t tg = p->kt.tag[i];
+        if (tg && (int)(tg & 0xFF) == ci) {
+            uint32_t jr = rounder_rank_of(r, p->kt.act[i]);
+            if (jr < j || (jr == j && hc_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
+                rounder_remove(r, p->kt.act[i]);
+                kt_remove_slot(&p->kt, i);
+                if (k->has_ghost) ghost_evict(&k->g, tg & ~(uint64_t)0xFF);
+                p->st.surplus_evictions++;
+                continue;               /* slot i now holds a shifted entry: re-check it */
+            }
+        }
+        i++;
+    }
 }
 
 /* Fixed-size sampling: drop every tracked key whose hash is above the new threshold and
@@ -385,6 +473,7 @@ static void lower_rate(hc_profile *p, double new_rate)
         hc_class *k = p->cls[c];
         if (!k || !k->active) continue;
         k->ns = class_ns(p, k);
+        surplus_limits(p, k);
         rounder_set_capacity(&k->r, k->ns);
         if (k->has_ghost) ghost_rescale(&k->g, (p->cfg.ghost_factor - 1) * k->ns, new_rate / old);
         if (k->has_emu) {
@@ -423,6 +512,7 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
         if (want < p->rate) lower_rate(p, want);
     }
     k->ns = class_ns(p, k);
+    surplus_limits(p, k);
     rounder_set_capacity(&k->r, k->ns);
     double kf = p->cfg.ghost_factor;
     if (k->has_ghost) { ghost_free(&k->g); k->has_ghost = 0; }

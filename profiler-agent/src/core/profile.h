@@ -70,6 +70,15 @@ typedef struct hc_profile_config {
                                 ghost covers fewer than (k-1)*N live keys */
     int rounder_balanced;    /* ROUNDER aging merges the adjacent bucket pair with the fewest
                                 items instead of always the two oldest */
+    /* Lost EVICTs (live: memcached's watch stream drops lines, evictions first). Without them
+     * evicted keys stay "resident" in the profile and never reach the ghost, so the curve
+     * beyond N sags as loss grows. 1 (default): a class tracking more keys than its capacity
+     * (plus a margin for bucket granularity and sampling noise) evicts its oldest tracked keys
+     * into its ghost itself, as the LRU it models would have; and a MISS (or a deferred miss
+     * resolved by the refill SET) of a key tracked as resident in its class is taken as the
+     * proof of a lost EVICT: the key goes to the ghost first, then the lookup finds it there.
+     * 0: trust the stream (the behaviour before this option existed). */
+    int evict_surplus;
 } hc_profile_config;
 
 /* Defaults chosen by measurement (see profiler-agent/README.md and `make bench`): B = 128 with
@@ -115,6 +124,8 @@ typedef struct hc_profile_stats {
                                      between the bottom of the tracked stack and N */
     uint64_t unattributed_misses; /* MISS of unsampled keys whose class was unknown */
     uint64_t pending_dropped;     /* deferred MISS lookups overwritten before their SET */
+    uint64_t surplus_evictions;   /* keys the profile evicted itself (class over capacity) */
+    uint64_t lost_evict_misses;   /* MISSes of keys tracked as resident (lost EVICT/DELETE) */
 } hc_profile_stats;
 
 /* Fill *cfg with defaults. */

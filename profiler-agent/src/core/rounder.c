@@ -236,3 +236,18 @@ void rounder_remove(rounder *r, uint32_t act)
         r->total--;
     }
 }
+
+uint32_t rounder_nbuckets(const rounder *r)
+{
+    return r->balanced ? r->nb : r->head - r->tail + 1;
+}
+
+int64_t rounder_rank_count(const rounder *r, uint32_t j)
+{
+    return r->balanced ? r->buckets[j] : r->buckets[slot(r, r->tail + j)];
+}
+
+uint32_t rounder_rank_of(const rounder *r, uint32_t act)
+{
+    return r->balanced ? bal_bucket(r, act) : rounder_clamp(r, act) - r->tail;
+}

@@ -64,4 +64,12 @@ uint32_t rounder_set(rounder *r);
 uint32_t rounder_touch(rounder *r, uint32_t act);
 /* EVICT (Alg. 6) / DELETE: the item leaves. */
 void rounder_remove(rounder *r, uint32_t act);
+
+/* Age ranks, for the profile's own eviction of surplus items (lost EVICTs): buckets are
+ * numbered 0 (oldest) .. rounder_nbuckets() - 1 (newest, the head). */
+uint32_t rounder_nbuckets(const rounder *r);
+/* Items in the bucket of age rank j. */
+int64_t rounder_rank_count(const rounder *r, uint32_t j);
+/* Age rank of the bucket an item with activity act is counted in. */
+uint32_t rounder_rank_of(const rounder *r, uint32_t act);
 #endif

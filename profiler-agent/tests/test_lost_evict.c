@@ -1,0 +1,140 @@
+/* Lost EVICT events (memcached's watch stream drops lines, evictions first): the profile must
+ * keep its curve beyond N when a fraction of the EVICTs never arrives (evict_surplus, on by
+ * default), and must not change anything when none is lost. Reference: exact Mattson LRU of
+ * the same key stream; the events come from an exact LRU cache (lruemu) of N items. */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "testutil.h"
+#include "core/profile.h"
+#include "core/lruemu.h"
+#include "../ref/mattson.h"
+#include "../ref/workload.h"
+
+static hc_profile *mk(int evict_surplus)
+{
+    hc_profile_config c;
+    hc_profile_config_default(&c);
+    c.ghost_factor = 4;
+    c.ghost_filters = 7;
+    c.evict_surplus = evict_surplus;
+    const char *err = NULL;
+    hc_profile *p = hc_profile_new(&c, &err);
+    if (!p) fprintf(stderr, "new: %s\n", err);
+    return p;
+}
+
+/* A full cache of 100 keys, then 50 more keys whose EVICTs are all lost. */
+static void test_surplus_goes_to_ghost(void)
+{
+    for (int on = 0; on <= 1; on++) {
+        hc_profile *p = mk(on);
+        hc_profile_set_capacity(p, 1, 100, 64);
+        for (uint64_t i = 1; i <= 150; i++) {
+            hc_profile_miss(p, 1, wl_keyhash(i), 64);
+            hc_profile_set(p, 1, wl_keyhash(i), 64);
+        }
+        hc_profile_stats st;
+        hc_profile_stats_get(p, &st);
+        if (on) {
+            CHECK(st.surplus_evictions >= 45 && st.tracked_keys <= 105,
+                  "surplus %llu tracked %llu", (unsigned long long)st.surplus_evictions,
+                  (unsigned long long)st.tracked_keys);
+        } else {
+            CHECK(st.surplus_evictions == 0 && st.tracked_keys == 150, "off: tracked %llu",
+                  (unsigned long long)st.tracked_keys);
+        }
+        hc_profile_reset(p, 1);
+        /* key 1 was evicted (in LRU order it went first): its re-read is a ghost hit at a
+         * distance in (N, 4N] with the fix, a cold miss without */
+        hc_profile_miss(p, 1, wl_keyhash(1), 64);
+        double below = hc_profile_hit_ratio_at(p, 1, 100), at4 = hc_profile_hit_ratio_at(p, 1, 400);
+        CHECK(below < 0.05, "no hit below N (%.3f)", below);
+        if (on) CHECK(at4 > 0.9, "ghost hit by 4N (%.3f)", at4);
+        else CHECK(at4 < 0.05, "off: cold miss (%.3f)", at4);
+        hc_profile_free(p);
+    }
+}
+
+/* A MISS of a key tracked as resident proves that its EVICT was lost. */
+static void test_miss_of_resident(void)
+{
+    hc_profile *p = mk(1);
+    hc_profile_set_capacity(p, 1, 100, 64);
+    for (uint64_t i = 1; i <= 100; i++) hc_profile_set(p, 1, wl_keyhash(i), 64);
+    hc_profile_miss(p, 1, wl_keyhash(7), 64);
+    hc_profile_stats st;
+    hc_profile_stats_get(p, &st);
+    CHECK(st.lost_evict_misses == 1 && st.tracked_keys == 99, "lost %llu tracked %llu",
+          (unsigned long long)st.lost_evict_misses, (unsigned long long)st.tracked_keys);
+    CHECK(hc_profile_hit_ratio_at(p, 1, 100) < 0.01, "not a hit below N");
+    CHECK(hc_profile_hit_ratio_at(p, 1, 400) > 0.99, "a ghost hit by 4N");
+    /* the same through a miss without class (memcached logs clsid 0), resolved by the SET */
+    hc_profile_miss(p, 0, wl_keyhash(9), 64);
+    hc_profile_set(p, 1, wl_keyhash(9), 64);
+    hc_profile_stats_get(p, &st);
+    CHECK(st.lost_evict_misses == 2, "deferred: lost %llu", (unsigned long long)st.lost_evict_misses);
+    CHECK(hc_profile_hit_ratio_at(p, 1, 400) > 0.99, "both ghost hits (%.3f)", hc_profile_hit_ratio_at(p, 1, 400));
+    hc_profile_free(p);
+}
+
+typedef struct { double hi, at4; uint64_t surplus, lost; } res;
+
+/* Events of an exact LRU of N items; EVICTs dropped with probability p. */
+static res run(const workload *w, const mattson *m, uint64_t N, double p, int on)
+{
+    hc_profile *prof = mk(on);
+    hc_profile_set_capacity(prof, 1, N, 64);
+    lruemu e;
+    lruemu_init(&e, N);
+    uint64_t rs = 99;
+    for (uint64_t i = 0; i < w->n; i++) {
+        uint64_t k = w->keys[i], v;
+        if (lruemu_access(&e, k)) { hc_profile_hit(prof, 1, k, 64); continue; }
+        hc_profile_miss(prof, 1, k, 64);
+        if (lruemu_insert(&e, k, &v) && !(wl_unif(&rs) < p)) hc_profile_evict(prof, 1, v, 64);
+        hc_profile_set(prof, 1, k, 64);
+    }
+    res r = {0, 0, 0, 0};
+    for (int i = 1; i <= 100; i++) {
+        double x = N + i * 3.0 * N / 100;
+        r.hi += fabs(hc_profile_hit_ratio_at(prof, 1, x) - mattson_ratio_at(m, x));
+    }
+    r.at4 = (hc_profile_hit_ratio_at(prof, 1, 4.0 * N) - mattson_ratio_at(m, 4.0 * N)) * 100;
+    hc_profile_stats st;
+    hc_profile_stats_get(prof, &st);
+    r.surplus = st.surplus_evictions;
+    r.lost = st.lost_evict_misses;
+    lruemu_free(&e);
+    hc_profile_free(prof);
+    return r;
+}
+
+static void test_accuracy_under_loss(void)
+{
+    workload w;
+    wl_zipf(&w, "zipf", 400000, 100000, 0.9, 3);
+    mattson *m = mattson_new(w.n);
+    for (uint64_t i = 0; i < w.n; i++) mattson_access(m, w.keys[i]);
+    const uint64_t N = 10000;
+    res r0 = run(&w, m, N, 0, 1);
+    CHECK(r0.surplus == 0 && r0.lost == 0, "lossless stream: nothing to repair (%llu, %llu)",
+          (unsigned long long)r0.surplus, (unsigned long long)r0.lost);
+    res off = run(&w, m, N, 0.10, 0);
+    res on = run(&w, m, N, 0.10, 1);
+    printf("  zipf 0.9, 10%% EVICTs lost: MAE (N,4N] %.3f pp (lossless %.3f, without repair %.3f), "
+           "err@4N %+.3f pp (without repair %+.3f)\n", on.hi, r0.hi, off.hi, on.at4, off.at4);
+    CHECK(off.hi > 0.3, "the loss does hurt without repair (%.3f pp)", off.hi);
+    CHECK(on.hi < 0.15 && on.hi < off.hi / 3, "repaired MAE (N,4N] %.3f pp", on.hi);
+    CHECK(fabs(on.at4) < 0.3, "repaired err@4N %.3f pp", on.at4);
+    mattson_free(m);
+    wl_free(&w);
+}
+
+int main(void)
+{
+    test_surplus_goes_to_ghost();
+    test_miss_of_resident();
+    test_accuracy_under_loss();
+    return TEST_DONE();
+}
