@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define HC_SIM_VERSION "0.1.0"
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -36,6 +38,7 @@ static void usage(FILE *f)
         "  --cost-file FILE     recomputation cost of each request, one number per line\n"
         "  --pretty             indent the JSON\n"
         "  --list-policies      print the policies and exit\n"
+        "  --version            print the version and exit\n"
         "sizes accept suffixes k/M/G (x1000) and KiB/MiB/GiB (x1024).\n");
 }
 
@@ -76,7 +79,7 @@ static int split(char *s, char **out, int max)
 int main(int argc, char **argv)
 {
     enum { O_POLICY = 1, O_FORMAT, O_SIZES, O_UNIT, O_OBJSIZE, O_SLAB, O_META, O_RATE, O_SALT,
-           O_PARAM, O_WARMUP, O_NOFILL, O_THREADS, O_MAXREQ, O_PRETTY, O_LIST, O_EXACT, O_HELP, O_COSTS, O_NOADJ };
+           O_PARAM, O_WARMUP, O_NOFILL, O_THREADS, O_MAXREQ, O_PRETTY, O_LIST, O_EXACT, O_HELP, O_COSTS, O_NOADJ, O_VERSION };
     static const struct option opts[] = {
         {"policy", required_argument, 0, O_POLICY}, {"format", required_argument, 0, O_FORMAT},
         {"sizes", required_argument, 0, O_SIZES}, {"unit", required_argument, 0, O_UNIT},
@@ -88,7 +91,8 @@ int main(int argc, char **argv)
         {"max-requests", required_argument, 0, O_MAXREQ}, {"pretty", no_argument, 0, O_PRETTY},
         {"list-policies", no_argument, 0, O_LIST}, {"exact-lru", no_argument, 0, O_EXACT},
         {"help", no_argument, 0, O_HELP}, {"cost-file", required_argument, 0, O_COSTS},
-        {"no-sample-adjust", no_argument, 0, O_NOADJ}, {0, 0, 0, 0}};
+        {"no-sample-adjust", no_argument, 0, O_NOADJ}, {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0}};
     hc_config cfg;
     hc_config_default(&cfg);
     char *policy_arg = NULL, *sizes_arg = NULL;
@@ -100,6 +104,7 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
+        case O_VERSION: printf("hitcurve-sim %s\n", HC_SIM_VERSION); return 0;
         case O_POLICY: policy_arg = optarg; break;
         case O_FORMAT: format = optarg; break;
         case O_SIZES: sizes_arg = optarg; break;

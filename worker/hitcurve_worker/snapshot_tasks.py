@@ -82,7 +82,7 @@ def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
     for r in rows:
         if len(r[5]) != len(r[6]) or len(r[5]) == 0:
             raise PoisonInput(f"class {r[0]}: sizes and hit ratios differ in length")
-    return classes_from_rows([tuple(r) for r in rows])
+    return classes_from_rows([tuple(r) for r in rows])  # type: ignore[misc]  # Row -> plain tuple
 
 
 # One open alert per (org, kind, subject): the partial unique index uq_alerts_open_subject.
