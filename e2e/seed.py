@@ -29,6 +29,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
+from sqlalchemy import select  # noqa: E402
+
 from hitcurve.api.deps import Principal  # noqa: E402
 from hitcurve.api.routes.agent import store_snapshot  # noqa: E402
 from hitcurve.core.db import get_sessionmaker  # noqa: E402
@@ -50,7 +52,6 @@ from hitcurve.models import (  # noqa: E402
 )
 from hitcurve.sample import make_snapshot, proportional_curve  # noqa: E402
 from hitcurve.schemas import agent as proto  # noqa: E402
-from sqlalchemy import select  # noqa: E402
 
 EMAIL = "demo@hitcurve.test"
 PASSWORD = "demo-password-123"
@@ -281,6 +282,7 @@ def _calibrated(xs: list[float], ys: list[float], model_now: float, measured: fl
 class _Api:
     def __init__(self) -> None:
         from fastapi.testclient import TestClient
+
         from hitcurve.main import create_app
 
         self.c = TestClient(create_app())

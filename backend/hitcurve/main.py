@@ -8,7 +8,9 @@ from fastapi.staticfiles import StaticFiles
 
 from hitcurve import __version__
 from hitcurve.api.main import api_router
+from hitcurve.api.routes.agent import extend_openapi
 from hitcurve.core.config import get_settings
+from hitcurve.core.errors import install_handlers
 
 
 def create_app() -> FastAPI:
@@ -20,7 +22,9 @@ def create_app() -> FastAPI:
         docs_url="/api/v1/docs",
         redoc_url=None,
     )
+    install_handlers(app)
     app.include_router(api_router)
+    extend_openapi(app)
     _mount_frontend(app, get_settings().frontend_dist)
     return app
 

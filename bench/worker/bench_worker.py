@@ -25,9 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.append(str(ROOT / "worker" / "tests"))
 sys.path.append(str(Path(__file__).resolve().parent))
 
+from worker_synth import synthetic_classes, synthetic_snapshot  # noqa: E402
+
 from hitcurve_worker.calibrate import calibrate, uncertainty_band  # noqa: E402
 from hitcurve_worker.merge import classes_from_rows, merge  # noqa: E402
-from worker_synth import synthetic_classes, synthetic_snapshot  # noqa: E402
 
 
 def rows_like_db(classes: list[dict]) -> list[tuple]:  # type: ignore[type-arg]
@@ -92,12 +93,13 @@ def bench_merges(seconds: float = 2.0) -> None:
 
 def bench_latency(n: int = 20) -> None:
     from fastapi.testclient import TestClient
+    from sqlalchemy import create_engine, text
+    from worker_helpers import clear_caches, make_org, start_worker, upload
+
     from hitcurve.core.db import get_sessionmaker
     from hitcurve.core.security import sha256_hex
     from hitcurve.main import create_app
     from hitcurve.models import ApiToken
-    from sqlalchemy import create_engine, text
-    from worker_helpers import clear_caches, make_org, start_worker, upload
 
     print(
         f"\n2. end-to-end latency at idle, upload -> curve readable from the API ({n} uploads; target <= 2 s)"

@@ -20,7 +20,32 @@ class Settings(BaseSettings):
     health_timeout_s: float = 2.0
     environment: str = "development"
 
+    # Browser sessions: cookie lifetime, and whether cookies carry the Secure flag (on behind HTTPS).
+    session_ttl_s: int = 14 * 24 * 3600
+    cookie_secure: bool = False
+    # argon2id cost (RFC 9106 second recommended option by default).
+    argon2_time_cost: int = 3
+    argon2_memory_kib: int = 65536
+    argon2_parallelism: int = 4
+    # Seconds an API token / agent key lookup and a fitted sizing curve are reused in one process.
+    # A revoked token is refused at once by the process that revoked it and within this time by
+    # the others; a new curve is answered within this time. 0 disables the caches.
+    hot_cache_ttl_s: float = 2.0
+    # Log-in throttling: failures allowed per e-mail and per client address within the window.
+    login_window_s: int = 900
+    login_max_failures_per_email: int = 5
+    login_max_failures_per_ip: int = 30
+    # Agent uploads (docs/agent-protocol.md): compressed and decompressed body limits.
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_decompressed_bytes: int = 32 * 1024 * 1024
+    # Seconds to wait for the Celery broker when handing work over; after a failure the backend
+    # does not try again for broker_backoff_s (rows stay pending for the worker's re-enqueue job).
+    broker_timeout_s: float = 1.0
+    # The Celery queue the backend publishes to (the worker's default queue).
+    celery_queue: str = "celery"
+    broker_backoff_s: float = 10.0
+
 
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()  # type: ignore[call-arg]  # values come from the environment
+    return Settings()  # values come from the environment

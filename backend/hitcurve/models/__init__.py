@@ -1,5 +1,41 @@
 """Every model module is imported here so Base.metadata knows all tables (Alembic needs it)."""
 
 from hitcurve.models.base import Base
+from hitcurve.models.curves import AccuracyRecord, ClusterCurve, ServerCurve
+from hitcurve.models.ingest import Snapshot, SnapshotClass, TraceChunk
+from hitcurve.models.inventory import Cluster, Server
+from hitcurve.models.keys import AgentKey, ApiToken
+from hitcurve.models.ops import (
+    Alert,
+    AuditLog,
+    ReportDelivery,
+    ReportSubscription,
+    SimulationResult,
+    SimulationRun,
+)
+from hitcurve.models.tenancy import LoginAttempt, Membership, Organization, User, UserSession
 
-__all__ = ["Base"]
+__all__ = [
+    "AccuracyRecord",
+    "AgentKey",
+    "Alert",
+    "ApiToken",
+    "AuditLog",
+    "Base",
+    "Cluster",
+    "ClusterCurve",
+    "LoginAttempt",
+    "Membership",
+    "Organization",
+    "ReportDelivery",
+    "ReportSubscription",
+    "Server",
+    "ServerCurve",
+    "SimulationResult",
+    "SimulationRun",
+    "Snapshot",
+    "SnapshotClass",
+    "TraceChunk",
+    "User",
+    "UserSession",
+]

@@ -1,0 +1,369 @@
+"""Agent uploads: POST /agent/snapshots and /agent/traces (docs/agent-protocol.md).
+
+The body is read as a stream with a cap on its compressed size and, for gzip, decompressed as a
+stream with a cap on its decompressed size (a gzip bomb stops at the cap with 413, it is never
+inflated in memory). The JSON is validated strictly, stored in one transaction, and handed to
+the worker by task name after the commit (best effort: see hitcurve.core.tasks).
+"""
+
+import json
+import logging
+import uuid
+import zlib
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import APIRouter, BackgroundTasks, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+from sqlalchemy import literal_column, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from hitcurve import tracecodec
+from hitcurve.api.deps import AgentDep, Principal
+from hitcurve.core.audit import audit
+from hitcurve.core.config import get_settings
+from hitcurve.core.db import get_engine, get_sessionmaker
+from hitcurve.core.errors import ApiError, clean_errors
+from hitcurve.core.tasks import PROCESS_SNAPSHOT, PROCESS_TRACE_CHUNK, enqueue_after_commit
+from hitcurve.models import Server, Snapshot, TraceChunk
+from hitcurve.schemas import agent as proto
+
+log = logging.getLogger("hitcurve.ingest")
+router = APIRouter(prefix="/agent", tags=["agent"])
+
+
+async def read_body(request: Request) -> bytes:
+    """The request body, decompressed when gzip, within the configured limits (else 413)."""
+    s = get_settings()
+    ctype = request.headers.get("content-type", "")
+    if ctype.split(";")[0].strip().lower() != "application/json":
+        raise ApiError(415, "unsupported_media_type", "Content-Type must be application/json")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > s.max_body_bytes:
+        raise ApiError(413, "body_too_large", f"body is {declared} bytes; the limit is {s.max_body_bytes}")
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("identity", "gzip"):
+        raise ApiError(415, "unsupported_encoding", "Content-Encoding must be gzip or absent")
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else None
+    cap = s.max_decompressed_bytes
+    received = 0
+    out = bytearray()
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > s.max_body_bytes:
+            raise ApiError(413, "body_too_large", f"body exceeds the limit of {s.max_body_bytes} bytes")
+        if inflater is None:
+            out += chunk
+            continue
+        buf = chunk
+        try:
+            while buf and not inflater.eof:
+                out += inflater.decompress(buf, cap + 1 - len(out))
+                if len(out) > cap:
+                    raise ApiError(
+                        413, "decompressed_too_large", f"decompressed body exceeds the limit of {cap} bytes"
+                    )
+                buf = inflater.unconsumed_tail
+        except zlib.error as exc:
+            raise ApiError(400, "bad_gzip", f"body is not valid gzip: {exc}") from None
+        if inflater.eof and (buf or inflater.unused_data):
+            raise ApiError(400, "bad_gzip", "data after the end of the gzip stream")
+    if inflater is not None and not inflater.eof:
+        raise ApiError(400, "bad_gzip", "gzip stream is truncated")
+    if not out:
+        raise ApiError(400, "empty_body", "request body is empty")
+    return bytes(out)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed: numbers must be finite")
+
+
+def parse(raw: bytes, model: type[proto.Snapshot] | type[proto.TraceChunk]) -> tuple[Any, str]:
+    """(validated model, the JSON text as sent). Malformed JSON: 400; schema violations: 422.
+
+    The body is parsed once, by Pydantic (in Rust); the JSON text itself is stored as the
+    snapshot's payload and PostgreSQL extracts the per-class rows from it, so no Python code
+    touches the 100 points of every class twice."""
+    if b"\\u0000" in raw:
+        raise ApiError(422, "invalid_payload", "strings must not contain NUL (\\u0000)")
+    if model is proto.Snapshot:
+        # Cheap guard before parsing: every class carries one "points" key. A body with far more
+        # curves than a snapshot may have (a few KiB of gzip can inflate to thousands of classes)
+        # is refused before it costs seconds of parsing; up to 4x the limit gets the exact check.
+        curves = raw.count(b'"points"')
+        if curves > 4 * proto.MAX_CLASSES:
+            raise ApiError(
+                422,
+                "invalid_payload",
+                f"classes: at most {proto.MAX_CLASSES} classes per snapshot; this body has {curves} curves",
+            )
+    if b"NaN" in raw or b"Infinity" in raw:
+        # JSON has no NaN or Infinity, though lenient parsers accept them: find out exactly
+        # (only bodies that mention these words pay for this second parse).
+        try:
+            json.loads(raw, parse_constant=_reject_constant)
+        except ValueError as exc:
+            raise ApiError(400, "malformed_json", f"malformed JSON: {exc}") from None
+    try:
+        return model.model_validate_json(raw), raw.decode("utf-8")
+    except ValidationError as exc:
+        errors = exc.errors()
+        if errors and errors[0]["type"] == "json_invalid":
+            raise ApiError(400, "malformed_json", f"malformed JSON: {errors[0]['msg']}") from None
+        if errors and errors[0]["type"] == "model_type" and not errors[0]["loc"]:
+            raise ApiError(422, "invalid_payload", "the body must be a JSON object") from None
+        raise ApiError(422, "invalid_payload", clean_errors(errors)) from None
+    except UnicodeError as exc:
+        raise ApiError(400, "malformed_json", f"body is not UTF-8: {exc}") from None
+
+
+def _upsert_server(
+    db: Any, org_id: uuid.UUID, values: dict[str, Any], update: dict[str, Any]
+) -> tuple[uuid.UUID, bool]:
+    stmt = pg_insert(Server).values(org_id=org_id, **values)
+    stmt = stmt.on_conflict_do_update(constraint="uq_servers_org_address", set_=update)
+    row = db.execute(stmt.returning(Server.id, literal_column("(xmax = 0)").label("inserted"))).one()
+    return row.id, bool(row.inserted)
+
+
+def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> JSONResponse | None:
+    owner = db.execute(select(model.org_id).where(model.id == obj_id)).scalar_one_or_none()
+    if owner is None:
+        return None
+    if owner != org_id:
+        raise ApiError(409, "id_conflict", "this id is already used; generate a new random UUID")
+    return JSONResponse({"id": str(obj_id), "status": "duplicate"}, status_code=200)
+
+
+# One statement stores a snapshot: the server row (registered or refreshed), the snapshot with its
+# payload, the per-class rows extracted from that payload by PostgreSQL, and the audit entry of a
+# first registration. It runs in a transaction that is rolled back when the id was a duplicate.
+_STORE_SNAPSHOT = text("""
+WITH srv AS (
+    INSERT INTO servers (id, org_id, address, instance_id, version, limit_maxbytes, settings, hostname,
+                         agent_version, agent_key_id, first_seen_at, last_seen_at, last_snapshot_at)
+    VALUES (:server_id, :org_id, :address, :instance_id, :version, :limit_maxbytes, CAST(:settings AS jsonb),
+            :hostname, :agent_version, :key_id, :now, :now, :now)
+    ON CONFLICT ON CONSTRAINT uq_servers_org_address DO UPDATE SET
+        instance_id = EXCLUDED.instance_id, version = EXCLUDED.version,
+        limit_maxbytes = EXCLUDED.limit_maxbytes, settings = EXCLUDED.settings, hostname = EXCLUDED.hostname,
+        agent_version = EXCLUDED.agent_version, agent_key_id = EXCLUDED.agent_key_id,
+        last_seen_at = EXCLUDED.last_seen_at, last_snapshot_at = EXCLUDED.last_snapshot_at
+    RETURNING id, (xmax = 0) AS inserted
+), snap AS (
+    INSERT INTO snapshots (id, org_id, server_id, agent_key_id, instance_id, window_start, window_end,
+                           received_at, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,
+                           bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload, status,
+                           attempts)
+    SELECT :id, :org_id, srv.id, :key_id, :instance_id, :window_start, :window_end, :now, :limit_maxbytes,
+           :curve_points, :cmd_get, :get_hits, :get_misses, :bytes_used, :curr_items, :measured_hit_ratio,
+           :loss_ratio, :flagged, CAST(:payload AS jsonb), 'pending', 0
+    FROM srv
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id, org_id, payload
+), cls AS (
+    INSERT INTO snapshot_classes (org_id, snapshot_id, class_id, chunk_size, pages, items, evictions,
+                                  requests, current_items, sizes_items, hit_ratios, cost_count, cost_mean_us,
+                                  cost_p50_us, cost_p90_us, cost_p99_us)
+    SELECT snap.org_id, snap.id, (c->>'id')::smallint, (c->>'chunk_size')::int, (c->>'pages')::int,
+           (c->>'items')::bigint, (c->>'evictions')::bigint, (c->>'requests')::bigint,
+           (c->'curve'->>'current_items')::bigint,
+           ARRAY(SELECT (p->>0)::float8
+                 FROM jsonb_array_elements(c->'curve'->'points') WITH ORDINALITY t(p, i) ORDER BY i),
+           ARRAY(SELECT (p->>1)::float8
+                 FROM jsonb_array_elements(c->'curve'->'points') WITH ORDINALITY t(p, i) ORDER BY i),
+           (c->'cost_us'->>'count')::bigint, (c->'cost_us'->>'mean')::float8, (c->'cost_us'->>'p50')::float8,
+           (c->'cost_us'->>'p90')::float8, (c->'cost_us'->>'p99')::float8
+    FROM snap CROSS JOIN LATERAL jsonb_array_elements(snap.payload->'classes') AS c
+    RETURNING 1
+), aud AS (
+    INSERT INTO audit_log (org_id, actor_key_id, action, target_type, target_id, details, at)
+    SELECT :org_id, :key_id, 'server.registered', 'server', srv.id::text,
+           jsonb_build_object('address', CAST(:address AS text)), :now
+    FROM srv JOIN snap ON true WHERE srv.inserted
+    RETURNING 1
+)
+SELECT (SELECT id FROM snap) AS stored, (SELECT count(*) FROM cls) AS classes,
+       (SELECT count(*) FROM aud) AS audited
+""")
+
+
+def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str) -> JSONResponse:
+    """Store a validated snapshot (doc: its JSON text). 202 when new, 200 when a duplicate."""
+    srv, m, loss = snap.server, snap.measured, snap.loss
+    params = {
+        "server_id": uuid.uuid4(),
+        "org_id": agent.org_id,
+        "key_id": agent.key_id,
+        "now": datetime.now(UTC),
+        "address": srv.address,
+        "instance_id": srv.instance_id,
+        "version": srv.version,
+        "limit_maxbytes": srv.limit_maxbytes,
+        "settings": json.dumps(dict(srv.settings)),
+        "hostname": snap.agent.hostname,
+        "agent_version": snap.agent.version,
+        "id": snap.snapshot_id,
+        "window_start": snap.window.start,
+        "window_end": snap.window.end,
+        "curve_points": snap.curve_points,
+        "cmd_get": m.cmd_get,
+        "get_hits": m.get_hits,
+        "get_misses": m.get_misses,
+        "bytes_used": m.bytes,
+        "curr_items": m.curr_items,
+        "measured_hit_ratio": m.hit_ratio,
+        "loss_ratio": loss.loss_ratio,
+        "flagged": loss.flagged,
+        "payload": doc,
+    }
+    with get_engine().connect() as conn:
+        row = conn.execute(_STORE_SNAPSHOT, params).one()
+        if row.stored is None:  # the id is already stored: undo the server refresh
+            conn.rollback()
+            with get_sessionmaker()() as db:
+                return _duplicate(db, Snapshot, snap.snapshot_id, agent.org_id) or JSONResponse(
+                    {"id": str(snap.snapshot_id), "status": "duplicate"}, status_code=200
+                )
+        conn.commit()
+    return JSONResponse({"id": str(snap.snapshot_id), "status": "accepted"}, status_code=202)
+
+
+def ingest_snapshot(agent: Principal, raw: bytes) -> tuple[JSONResponse, uuid.UUID]:
+    """Parse, validate and store in one worker-thread hop."""
+    snap, doc = parse(raw, proto.Snapshot)
+    return store_snapshot(agent, snap, doc), snap.snapshot_id
+
+
+def store_trace(agent: Principal, chunk: proto.TraceChunk) -> JSONResponse:
+    now = datetime.now(UTC)
+    r = chunk.records
+    data = tracecodec.encode_records(r.ts_us, r.key, r.op, r.size, r.clsid, r.ttl, r.cost_us)
+    with get_sessionmaker()() as db:
+        dup = _duplicate(db, TraceChunk, chunk.chunk_id, agent.org_id)
+        if dup is not None:
+            return dup
+        server_id, inserted = _upsert_server(
+            db,
+            agent.org_id,
+            {
+                "address": chunk.server.address,
+                "instance_id": chunk.server.instance_id,
+                "agent_key_id": agent.key_id,
+                "last_seen_at": now,
+            },
+            {"last_seen_at": now},
+        )
+        row = db.execute(
+            pg_insert(TraceChunk)
+            .values(
+                id=chunk.chunk_id,
+                org_id=agent.org_id,
+                server_id=server_id,
+                agent_key_id=agent.key_id,
+                instance_id=chunk.server.instance_id,
+                seq=chunk.seq,
+                window_start=chunk.start,
+                window_end=chunk.end,
+                sample_rate=chunk.sample_rate,
+                record_count=len(r.ts_us),
+                data_format=tracecodec.FORMAT,
+                data=data,
+                received_at=now,
+                status="pending",
+            )
+            .on_conflict_do_nothing(index_elements=["id"])
+            .returning(TraceChunk.id)
+        ).scalar_one_or_none()
+        if row is None:
+            db.rollback()
+            return JSONResponse({"id": str(chunk.chunk_id), "status": "duplicate"}, status_code=200)
+        if inserted:
+            audit(
+                db,
+                "server.registered",
+                org_id=agent.org_id,
+                key_id=agent.key_id,
+                target_type="server",
+                target_id=server_id,
+                address=chunk.server.address,
+            )
+        db.commit()
+    return JSONResponse({"id": str(chunk.chunk_id), "status": "accepted"}, status_code=202)
+
+
+_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"model": proto.Accepted, "description": "already stored (idempotent duplicate)"},
+    202: {"model": proto.Accepted, "description": "stored and handed to the worker"},
+    400: {"description": "malformed JSON or gzip"},
+    401: {"description": "missing, unknown or revoked agent key"},
+    403: {"description": "not an agent key"},
+    409: {"description": "the id belongs to another organization's upload"},
+    413: {"description": "body or decompressed body too large"},
+    415: {"description": "not JSON, or an encoding other than gzip"},
+    422: {"description": "the JSON breaks the protocol; `detail` says where"},
+}
+
+
+def _body_doc(model: type) -> dict[str, Any]:
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+        }
+    }
+
+
+@router.post(
+    "/snapshots",
+    status_code=202,
+    response_model=proto.Accepted,
+    responses=_ANSWERS,
+    summary="Upload one snapshot (per-class curves, measured hit ratio, loss)",
+    openapi_extra=_body_doc(proto.Snapshot),
+)
+async def upload_snapshot(request: Request, agent: AgentDep, background: BackgroundTasks) -> JSONResponse:
+    raw = await read_body(request)
+    answer, snapshot_id = await run_in_threadpool(ingest_snapshot, agent, raw)
+    if answer.status_code == 202:
+        background.add_task(enqueue_after_commit, PROCESS_SNAPSHOT, Snapshot, snapshot_id)
+    return answer
+
+
+@router.post(
+    "/traces",
+    status_code=202,
+    response_model=proto.Accepted,
+    responses=_ANSWERS,
+    summary="Upload one chunk of sampled requests for the policy simulator",
+    openapi_extra=_body_doc(proto.TraceChunk),
+)
+async def upload_trace(request: Request, agent: AgentDep, background: BackgroundTasks) -> JSONResponse:
+    raw = await read_body(request)
+    chunk, _ = await run_in_threadpool(parse, raw, proto.TraceChunk)
+    answer = await run_in_threadpool(store_trace, agent, chunk)
+    if answer.status_code == 202:
+        background.add_task(enqueue_after_commit, PROCESS_TRACE_CHUNK, TraceChunk, chunk.chunk_id)
+    return answer
+
+
+def extend_openapi(app: Any) -> None:
+    """Publish the protocol models in components/schemas (the upload bodies refer to them)."""
+    base = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = base()
+        comps = schema.setdefault("components", {}).setdefault("schemas", {})
+        for model in (proto.Snapshot, proto.TraceChunk):
+            js = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            for name, d in js.pop("$defs", {}).items():
+                comps.setdefault(name, d)
+            comps[model.__name__] = js
+        return schema
+
+    app.openapi = openapi

@@ -1,0 +1,91 @@
+"""Hand work to the worker through Celery, by task name, after the rows were committed.
+
+The backend never imports the worker package: it publishes `hitcurve.process_snapshot`,
+`hitcurve.process_trace_chunk` and `hitcurve.run_simulation` by name on the default queue.
+Publishing is best effort: when Redis is down the error is logged, the row stays `pending`
+(enqueued_at null) and the worker's periodic re-enqueue job hands it over later. After a failure
+the backend does not try again for `broker_backoff_s`, so uploads never wait on a dead broker.
+"""
+
+import logging
+import threading
+import time
+import uuid
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery
+from sqlalchemy import text
+
+from hitcurve.core.config import get_settings
+from hitcurve.core.db import get_engine
+
+log = logging.getLogger("hitcurve.tasks")
+
+PROCESS_SNAPSHOT = "hitcurve.process_snapshot"
+PROCESS_TRACE_CHUNK = "hitcurve.process_trace_chunk"
+RUN_SIMULATION = "hitcurve.run_simulation"
+
+_lock = threading.Lock()
+_down_until = 0.0
+
+
+@lru_cache
+def get_celery() -> Celery:
+    s = get_settings()
+    app = Celery("hitcurve-backend", broker=s.redis_url)
+    app.conf.update(
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_timeout=s.broker_timeout_s,
+        broker_connection_retry=False,
+        broker_connection_max_retries=0,
+        task_publish_retry=False,
+        broker_transport_options={
+            "socket_timeout": s.broker_timeout_s,
+            "socket_connect_timeout": s.broker_timeout_s,
+            "max_retries": 0,
+        },
+    )
+    return app
+
+
+def broker_backing_off() -> bool:
+    return time.monotonic() < _down_until
+
+
+def send(task_name: str, obj_id: uuid.UUID) -> bool:
+    """Publish one task; True when the broker accepted it. Never raises."""
+    global _down_until
+    if broker_backing_off():
+        log.warning("broker recently unreachable; %s %s left pending for re-enqueue", task_name, obj_id)
+        return False
+    try:
+        get_celery().send_task(task_name, args=[str(obj_id)], retry=False, queue=get_settings().celery_queue)
+        return True
+    except Exception as exc:  # any broker failure: log it, keep the row pending
+        with _lock:
+            _down_until = time.monotonic() + get_settings().broker_backoff_s
+        log.error(
+            "could not enqueue %s %s (left pending): %s: %s", task_name, obj_id, type(exc).__name__, exc
+        )
+        return False
+
+
+# Plain statements (compiled once) for the hot path of every upload.
+_MARK_ENQUEUED = {
+    table: text(f"UPDATE {table} SET enqueued_at = :now WHERE id = :id AND enqueued_at IS NULL")  # noqa: S608
+    for table in ("snapshots", "trace_chunks", "simulation_runs")
+}
+
+
+def enqueue_after_commit(task_name: str, model: Any, obj_id: uuid.UUID) -> None:
+    """Publish, then record enqueued_at on the row (a background task, after the response)."""
+    if not send(task_name, obj_id):
+        return
+    try:
+        with get_engine().begin() as conn:
+            conn.execute(_MARK_ENQUEUED[model.__tablename__], {"id": obj_id, "now": datetime.now(UTC)})
+    except Exception as exc:  # the task is queued anyway; the timestamp is informational
+        log.warning("enqueued %s %s but could not record it: %s", task_name, obj_id, exc)

@@ -1,0 +1,151 @@
+"""What agents upload: snapshots (with one row per slab class) and sampled trace chunks.
+
+Both carry a processing state the worker owns: `pending` when stored (and, if the broker was
+reachable, enqueued), then `processed`, `failed` (will be retried) or `parked` (gave up after
+too many attempts, kept for inspection). `attempts` counts worker tries; `enqueued_at` is the
+last time the backend or the worker's re-enqueue job handed the id to Celery.
+"""
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from hitcurve.models.base import Base
+from hitcurve.models.common import FloatArray, now_col, org_fk
+
+WORK_STATES = ("pending", "processed", "failed", "parked")
+
+
+class Snapshot(Base):
+    __tablename__ = "snapshots"
+    __table_args__ = (
+        CheckConstraint(f"status IN {WORK_STATES!r}", name="status"),
+        Index("ix_snapshots_server_window", "server_id", "window_end"),
+        Index(
+            "ix_snapshots_pending",
+            "status",
+            "received_at",
+            postgresql_where=text("status IN ('pending','failed')"),
+        ),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)  # the agent's snapshot_id
+    org_id: Mapped[uuid.UUID] = org_fk()
+    server_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("servers.id", ondelete="CASCADE"), nullable=False
+    )
+    agent_key_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("agent_keys.id", ondelete="SET NULL")
+    )
+    instance_id: Mapped[str] = mapped_column(String(100), nullable=False)
+    window_start: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    window_end: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    received_at: Mapped[datetime] = now_col()
+    limit_maxbytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    curve_points: Mapped[int] = mapped_column(Integer, nullable=False)
+    cmd_get: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    get_hits: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    get_misses: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    bytes_used: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    curr_items: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    measured_hit_ratio: Mapped[float | None] = mapped_column(Float)
+    loss_ratio: Mapped[float] = mapped_column(Float, nullable=False)
+    flagged: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)  # the validated upload, as sent
+    status: Mapped[str] = mapped_column(
+        String(16), nullable=False, default="pending", server_default="pending"
+    )
+    error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class SnapshotClass(Base):
+    """One slab class of a snapshot: its LRU curve over items (sizes) and its merge weight."""
+
+    __tablename__ = "snapshot_classes"
+    __table_args__ = (UniqueConstraint("snapshot_id", "class_id", name="uq_snapshot_classes_snapshot_class"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    org_id: Mapped[uuid.UUID] = org_fk()
+    snapshot_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("snapshots.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    class_id: Mapped[int] = mapped_column(SmallInteger, nullable=False)
+    chunk_size: Mapped[int] = mapped_column(Integer, nullable=False)
+    pages: Mapped[int] = mapped_column(Integer, nullable=False)
+    items: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    evictions: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    requests: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    current_items: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    # The curve: sizes in items (strictly increasing) and hit ratios (non-decreasing), same length.
+    sizes_items: Mapped[list[float]] = mapped_column(FloatArray, nullable=False)
+    hit_ratios: Mapped[list[float]] = mapped_column(FloatArray, nullable=False)
+    cost_count: Mapped[int | None] = mapped_column(BigInteger)
+    cost_mean_us: Mapped[float | None] = mapped_column(Float)
+    cost_p50_us: Mapped[float | None] = mapped_column(Float)
+    cost_p90_us: Mapped[float | None] = mapped_column(Float)
+    cost_p99_us: Mapped[float | None] = mapped_column(Float)
+
+
+class TraceChunk(Base):
+    """Sampled requests for the policy simulator. `data` is the records in the columnar
+    `data_format` (see hitcurve.tracecodec: "npz-v1" = numpy savez_compressed of the columns)."""
+
+    __tablename__ = "trace_chunks"
+    __table_args__ = (
+        CheckConstraint(f"status IN {WORK_STATES!r}", name="status"),
+        Index("ix_trace_chunks_server_start", "server_id", "window_start"),
+        Index(
+            "ix_trace_chunks_pending",
+            "status",
+            "received_at",
+            postgresql_where=text("status IN ('pending','failed')"),
+        ),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)  # the agent's chunk_id
+    org_id: Mapped[uuid.UUID] = org_fk()
+    server_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("servers.id", ondelete="CASCADE"), nullable=False
+    )
+    agent_key_id: Mapped[uuid.UUID | None] = mapped_column(
+        Uuid, ForeignKey("agent_keys.id", ondelete="SET NULL")
+    )
+    instance_id: Mapped[str] = mapped_column(String(100), nullable=False)
+    seq: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    window_start: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    window_end: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    sample_rate: Mapped[float] = mapped_column(Float, nullable=False)
+    record_count: Mapped[int] = mapped_column(Integer, nullable=False)
+    data_format: Mapped[str] = mapped_column(String(16), nullable=False, default="npz-v1")
+    data: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    received_at: Mapped[datetime] = now_col()
+    status: Mapped[str] = mapped_column(
+        String(16), nullable=False, default="pending", server_default="pending"
+    )
+    error: Mapped[str | None] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,160 @@
+"""Synthetic but protocol-correct agent uploads, for tests, the e2e seed and the benchmark.
+
+Each slab class gets a concave curve h(x) = h_max * (1 - exp(-x / s)) over (0, 2N] items (ghost
+factor 2, as the agent does). Nothing here is used by the service itself.
+"""
+
+import math
+import random
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+CHUNK_SIZES = [96, 120, 152, 192, 240, 304, 384, 480, 600, 752, 944, 1184, 1480, 1856]
+
+
+def class_curve(n_items: int, h_max: float, scale: float, points: int = 100) -> list[list[float]]:
+    top = 2 * n_items
+    return [
+        [top * (i + 1) / points, round(h_max * (1 - math.exp(-(top * (i + 1) / points) / scale)), 6)]
+        for i in range(points)
+    ]
+
+
+def make_snapshot(
+    address: str = "10.0.0.7:11211",
+    *,
+    n_classes: int = 6,
+    end: datetime | None = None,
+    snapshot_id: uuid.UUID | None = None,
+    seed: int = 1,
+    limit_maxbytes: int = 64 * 2**20,
+    hit_ratio: float | None = None,
+) -> dict[str, Any]:
+    rnd = random.Random(seed)
+    end = end or datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=5)
+    start = end - timedelta(seconds=60)
+    classes = []
+    total_req = 0
+    weighted = 0.0
+    for k in range(n_classes):
+        cid = k + 1
+        chunk = CHUNK_SIZES[k % len(CHUNK_SIZES)]
+        pages = rnd.randint(4, 40)
+        n = pages * (2**20 // chunk)
+        h_max = rnd.uniform(0.85, 0.98)
+        scale = n * rnd.uniform(0.3, 0.9)
+        pts = class_curve(n, h_max, scale)
+        req = rnd.randint(10_000, 300_000)
+        h_now = h_max * (1 - math.exp(-n / scale))
+        total_req += req
+        weighted += req * h_now
+        classes.append(
+            {
+                "id": cid,
+                "chunk_size": chunk,
+                "pages": pages,
+                "items": n,
+                "evictions": rnd.randint(0, 5000),
+                "requests": req,
+                "curve": {"unit": "items", "current_items": n, "points": pts},
+                "cost_us": {"count": 100, "mean": 2100.5, "p50": 1500.0, "p90": 4000.0, "p99": 9000.0},
+            }
+        )
+    hr = hit_ratio if hit_ratio is not None else (weighted / total_req if total_req else None)
+    gets = 1_200_000
+    hits = int(gets * hr) if hr is not None else 0
+    return {
+        "schema_version": 1,
+        "snapshot_id": str(snapshot_id or uuid.uuid4()),
+        "agent": {"version": "0.1.0", "hostname": "cache-07"},
+        "server": {
+            "address": address,
+            "instance_id": "1795349000-4242",
+            "version": "1.6.18",
+            "limit_maxbytes": limit_maxbytes,
+            "settings": {"item_size_max": "1048576", "growth_factor": "1.25"},
+        },
+        "window": {
+            "start": start.isoformat().replace("+00:00", "Z"),
+            "end": end.isoformat().replace("+00:00", "Z"),
+        },
+        "measured": {
+            "cmd_get": gets,
+            "get_hits": hits,
+            "get_misses": gets - hits,
+            "cmd_set": 198000,
+            "evictions": 5000,
+            "bytes": 66000000,
+            "curr_items": 410000,
+            "hit_ratio": None if hr is None else round(hits / gets, 6),
+        },
+        "loss": {
+            "events_seen": 1390000,
+            "worker_dropped": 0,
+            "watcher_skipped": 0,
+            "stream_skipped": 0,
+            "loss_ratio": 0.0,
+            "flagged": False,
+        },
+        "curve_points": 100,
+        "classes": classes,
+    }
+
+
+def make_trace_chunk(
+    address: str = "10.0.0.7:11211",
+    *,
+    records: int = 1000,
+    seq: int = 0,
+    chunk_id: uuid.UUID | None = None,
+    seed: int = 1,
+) -> dict[str, Any]:
+    rnd = random.Random(seed)
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=5)
+    start = end - timedelta(seconds=60)
+    t0 = int(start.timestamp() * 1_000_000)
+    return {
+        "schema_version": 1,
+        "chunk_id": str(chunk_id or uuid.uuid4()),
+        "server": {"address": address, "instance_id": "1795349000-4242"},
+        "sample_rate": 0.01,
+        "seq": seq,
+        "start": start.isoformat().replace("+00:00", "Z"),
+        "end": end.isoformat().replace("+00:00", "Z"),
+        "records": {
+            "ts_us": [t0 + i * 1000 for i in range(records)],
+            "key": [f"{rnd.getrandbits(64):016x}" for _ in range(records)],
+            "op": [rnd.choice([1, 1, 1, 2, 3]) for _ in range(records)],
+            "size": [rnd.randint(10, 2000) for _ in range(records)],
+            "clsid": [rnd.randint(1, 12) for _ in range(records)],
+            "ttl": [rnd.choice([-1, 300]) for _ in range(records)],
+            "cost_us": [rnd.choice([None, 1500.0]) for _ in range(records)],
+        },
+    }
+
+
+def proportional_curve(snapshot: dict[str, Any]) -> tuple[list[float], list[float], int]:
+    """(sizes_bytes, hit ratios, current_bytes) when every class keeps its share of memory: the
+    simple merge the worker also computes (used here only to seed demo data)."""
+    classes = snapshot["classes"]
+    current = sum(c["curve"]["current_items"] * c["chunk_size"] for c in classes)
+    weights = sum(c["requests"] for c in classes) or 1
+    xs, ys = [], []
+    for i in range(1, 101):
+        f = 2 * i / 100  # fraction of today's memory, up to 2x
+        h = 0.0
+        for c in classes:
+            pts = c["curve"]["points"]
+            want = f * c["curve"]["current_items"]
+            y = 0.0
+            for (x0, y0), (x1, y1) in zip([[0.0, 0.0], *pts], pts, strict=False):
+                if want <= x1:
+                    y = y0 + (y1 - y0) * (want - x0) / (x1 - x0) if x1 > x0 else y1
+                    break
+            else:
+                y = pts[-1][1]
+            h += c["requests"] * y
+        xs.append(f * current)
+        ys.append(h / weights)
+    return xs, ys, current

@@ -1,0 +1,208 @@
+"""The agent upload protocol, version 1 (docs/agent-protocol.md), as strict Pydantic models.
+
+Strict: no type coercion ("5" is not 5), floats must be finite, unknown fields are ignored
+(the protocol may grow optional fields). Cross-field rules are model validators whose messages
+name the offending class or column.
+"""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+CURVE_POINTS = 100
+MAX_CLASSES = 256
+MAX_RECORDS = 200_000
+MAX_PAST = timedelta(days=7)
+MAX_FUTURE = timedelta(minutes=5)
+
+NonNeg = Annotated[int, Field(ge=0, le=2**63 - 1)]
+Ratio = Annotated[float, Field(ge=0.0, le=1.0)]
+ShortText = Annotated[str, StringConstraints(min_length=1, max_length=255)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", allow_inf_nan=False, frozen=True)
+
+
+def _check_times(start: datetime, end: datetime, what: str) -> None:
+    if end <= start:
+        raise ValueError(f"{what}: end must be after start")
+    now = datetime.now(UTC)
+    if start < now - MAX_PAST:
+        raise ValueError(f"{what}: start is more than 7 days in the past")
+    if end > now + MAX_FUTURE:
+        raise ValueError(f"{what}: end is more than 5 minutes in the future (check the agent's clock)")
+
+
+class AgentInfo(_Strict):
+    version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    hostname: ShortText
+
+
+class ServerInfo(_Strict):
+    address: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    instance_id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    limit_maxbytes: Annotated[int, Field(gt=0, le=2**63 - 1)]
+    settings: Annotated[
+        dict[
+            Annotated[str, StringConstraints(max_length=100)],
+            Annotated[str, StringConstraints(max_length=1000)],
+        ],
+        Field(max_length=500),
+    ] = {}
+
+
+class Window(_Strict):
+    start: AwareDatetime
+    end: AwareDatetime
+
+
+class Measured(_Strict):
+    cmd_get: NonNeg
+    get_hits: NonNeg
+    get_misses: NonNeg
+    cmd_set: NonNeg
+    evictions: NonNeg
+    bytes: NonNeg
+    curr_items: NonNeg
+    hit_ratio: Ratio | None
+
+
+class Loss(_Strict):
+    events_seen: NonNeg
+    worker_dropped: NonNeg
+    watcher_skipped: NonNeg
+    stream_skipped: NonNeg
+    loss_ratio: Ratio
+    flagged: bool
+
+
+class Curve(_Strict):
+    unit: Literal["items"]
+    current_items: NonNeg
+    points: Annotated[
+        list[tuple[Annotated[float, Field(gt=0)], Ratio]], Field(min_length=1, max_length=CURVE_POINTS * 10)
+    ]
+
+
+class CostStats(_Strict):
+    count: NonNeg
+    mean: Annotated[float, Field(ge=0)] | None = None
+    p50: Annotated[float, Field(ge=0)] | None = None
+    p90: Annotated[float, Field(ge=0)] | None = None
+    p99: Annotated[float, Field(ge=0)] | None = None
+
+
+class SlabClass(_Strict):
+    id: Annotated[int, Field(ge=0, le=255)]
+    chunk_size: Annotated[int, Field(gt=0, le=2**31 - 1)]
+    pages: Annotated[int, Field(ge=0, le=2**31 - 1)]
+    items: NonNeg
+    evictions: NonNeg
+    requests: NonNeg
+    curve: Curve
+    cost_us: CostStats | None = None
+
+
+def _first_bad_point(where: str, pts: list[tuple[float, float]]) -> None:
+    for i in range(1, len(pts)):
+        if not pts[i][0] > pts[i - 1][0]:
+            raise ValueError(f"{where}: curve sizes must be strictly increasing (point {i})")
+        if pts[i][1] < pts[i - 1][1]:
+            raise ValueError(f"{where}: curve hit ratios must be non-decreasing (point {i})")
+
+
+class Snapshot(_Strict):
+    schema_version: Literal[1]
+    snapshot_id: uuid.UUID
+    agent: AgentInfo
+    server: ServerInfo
+    window: Window
+    measured: Measured
+    loss: Loss
+    curve_points: Literal[100]
+    classes: Annotated[list[SlabClass], Field(max_length=MAX_CLASSES)]
+
+    @model_validator(mode="after")
+    def _rules(self) -> "Snapshot":
+        _check_times(self.window.start, self.window.end, "window")
+        seen: set[int] = set()
+        for c in self.classes:
+            where = f"class {c.id}"
+            if c.id in seen:
+                raise ValueError(f"{where}: class id appears twice")
+            seen.add(c.id)
+            pts = c.curve.points
+            if len(pts) != self.curve_points:
+                raise ValueError(
+                    f"{where}: curve has {len(pts)} points, expected exactly {self.curve_points}"
+                )
+            xs = [p[0] for p in pts]
+            ys = [p[1] for p in pts]
+            # checked in C (sorted); the loop only runs to name the offending point
+            if xs != sorted(set(xs)) or ys != sorted(ys):
+                _first_bad_point(where, pts)
+            if pts[-1][0] < c.curve.current_items:
+                raise ValueError(
+                    f"{where}: the last curve size ({pts[-1][0]:g}) must cover current_items "
+                    f"({c.curve.current_items})"
+                )
+        return self
+
+
+HexKey = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{16}$")]
+
+
+_Col = Field(max_length=MAX_RECORDS)
+
+
+class Records(_Strict):
+    ts_us: Annotated[list[Annotated[int, Field(ge=0, le=2**63 - 1)]], _Col]
+    key: Annotated[list[HexKey], _Col]
+    op: Annotated[list[Annotated[int, Field(ge=1, le=5)]], _Col]
+    size: Annotated[list[Annotated[int, Field(ge=0, le=2**62)]], _Col]
+    clsid: Annotated[list[Annotated[int, Field(ge=0, le=255)]], _Col]
+    ttl: Annotated[list[Annotated[int, Field(ge=-1, le=2**62)]], _Col]
+    cost_us: Annotated[list[Annotated[float, Field(ge=0)] | None], _Col]
+
+    @model_validator(mode="after")
+    def _same_length(self) -> "Records":
+        n = len(self.ts_us)
+        lengths = {
+            name: len(getattr(self, name)) for name in ("key", "op", "size", "clsid", "ttl", "cost_us")
+        }
+        bad = {k: v for k, v in lengths.items() if v != n}
+        if bad:
+            raise ValueError(
+                f"records: every column must have the same length as ts_us ({n}); differing: {bad}"
+            )
+        return self
+
+
+class TraceServer(_Strict):
+    address: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    instance_id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+
+
+class TraceChunk(_Strict):
+    schema_version: Literal[1]
+    chunk_id: uuid.UUID
+    server: TraceServer
+    sample_rate: Annotated[float, Field(gt=0, le=1)]
+    seq: NonNeg
+    start: AwareDatetime
+    end: AwareDatetime
+    records: Records
+
+    @model_validator(mode="after")
+    def _rules(self) -> "TraceChunk":
+        _check_times(self.start, self.end, "chunk")
+        return self
+
+
+class Accepted(BaseModel):
+    id: uuid.UUID
+    status: Literal["accepted", "duplicate"]

@@ -1,0 +1,402 @@
+"""Request and response bodies of the browser and autoscaler API."""
+
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
+
+from hitcurve.schemas.common import Name, Text
+
+Role = Literal["owner", "member", "viewer"]
+Password = Annotated[str, StringConstraints(min_length=10, max_length=256)]
+
+
+class In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+# --- auth and tenancy -------------------------------------------------------------------------
+class SignupIn(In):
+    email: EmailStr
+    password: Password
+    display_name: Text = ""
+    org_name: Name
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "email": "ada@example.com",
+                    "password": "correct horse battery",
+                    "display_name": "Ada",
+                    "org_name": "Example Inc",
+                }
+            ]
+        }
+    )
+
+
+class LoginIn(In):
+    email: Annotated[str, StringConstraints(min_length=3, max_length=320)]
+    password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
+class PasswordChangeIn(In):
+    current_password: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    new_password: Password
+
+
+class SwitchOrgIn(In):
+    org_id: uuid.UUID
+
+
+class OrgIn(In):
+    name: Name
+
+
+class MembershipOut(Out):
+    org_id: uuid.UUID
+    org_name: str
+    role: Role
+
+
+class UserOut(Out):
+    id: uuid.UUID
+    email: str
+    display_name: str
+
+
+class MeOut(BaseModel):
+    user: UserOut
+    org_id: uuid.UUID
+    org_name: str
+    role: Role
+    memberships: list[MembershipOut]
+    csrf_token: str = Field(description="also in the readable cookie hitcurve_csrf; send it as X-CSRF-Token")
+
+
+class MemberIn(In):
+    email: EmailStr
+    role: Role = "member"
+
+
+class MemberRoleIn(In):
+    role: Role
+
+
+class MemberOut(BaseModel):
+    user_id: uuid.UUID
+    email: str
+    display_name: str
+    role: Role
+    created_at: datetime
+
+
+# --- keys and tokens --------------------------------------------------------------------------
+class AgentKeyIn(In):
+    name: Name
+
+
+class ApiTokenIn(In):
+    name: Name
+    scope: Literal["read", "read_write"] = "read"
+
+
+class KeyOut(Out):
+    id: uuid.UUID
+    name: str
+    prefix: str
+    created_at: datetime
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+
+class ApiTokenOut(KeyOut):
+    scope: Literal["read", "read_write"]
+
+
+class AgentKeyCreated(KeyOut):
+    key: str = Field(description="the secret, shown only in this answer")
+
+
+class ApiTokenCreated(ApiTokenOut):
+    token: str = Field(description="the secret, shown only in this answer")
+
+
+# --- inventory --------------------------------------------------------------------------------
+GiB = 1024**3
+
+
+class ClusterIn(In):
+    name: Name
+    price_per_gb_month: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 0.0
+    target_hit_ratio: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.9
+    node_size_bytes: Annotated[int, Field(gt=0, le=2**50)] | None = None
+
+
+class ClusterPatch(In):
+    name: Name | None = None
+    price_per_gb_month: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
+    target_hit_ratio: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    node_size_bytes: Annotated[int, Field(gt=0, le=2**50)] | None = None
+
+
+class ClusterOut(Out):
+    id: uuid.UUID
+    name: str
+    price_per_gb_month: float
+    target_hit_ratio: float
+    node_size_bytes: int | None
+    created_at: datetime
+    server_count: int = 0
+
+
+class ServerPatch(In):
+    cluster_id: uuid.UUID | None = Field(description="the cluster to assign the server to; null to unassign")
+
+
+class ServerOut(Out):
+    id: uuid.UUID
+    cluster_id: uuid.UUID | None
+    address: str
+    instance_id: str
+    version: str | None
+    limit_maxbytes: int | None
+    settings: dict[str, Any]
+    hostname: str | None
+    agent_version: str | None
+    first_seen_at: datetime
+    last_seen_at: datetime
+    last_snapshot_at: datetime | None
+
+
+# --- curves -----------------------------------------------------------------------------------
+class ClassCurveOut(BaseModel):
+    class_id: int
+    chunk_size: int
+    pages: int
+    items: int
+    requests: int
+    current_items: int
+    sizes_items: list[float]
+    sizes_bytes: list[float]
+    hit_ratios: list[float]
+
+
+class MergedCurveOut(BaseModel):
+    snapshot_id: uuid.UUID
+    window_end: datetime
+    computed_at: datetime
+    age_seconds: float
+    sizes_bytes: list[float]
+    hit_ratio_proportional: list[float]
+    hit_ratio_optimal: list[float] | None
+    hit_ratio_calibrated: list[float] | None
+    band_low: list[float] | None
+    band_high: list[float] | None
+    current_bytes: int
+    measured_hit_ratio: float | None
+    predicted_hit_ratio: float | None
+    calibration: dict[str, Any]
+    advice: dict[str, Any]
+
+
+class SnapshotSummary(BaseModel):
+    id: uuid.UUID
+    window_start: datetime
+    window_end: datetime
+    received_at: datetime
+    measured_hit_ratio: float | None
+    loss_ratio: float
+    flagged: bool
+    status: str
+
+
+class ServerCurveOut(BaseModel):
+    server: ServerOut
+    latest_snapshot: SnapshotSummary | None
+    classes: list[ClassCurveOut]
+    merged: MergedCurveOut | None
+
+
+class ClusterCurveOut(BaseModel):
+    cluster: ClusterOut
+    computed_at: datetime | None = None
+    age_seconds: float | None = None
+    window_end: datetime | None = None
+    basis: str | None = None
+    sizes_bytes: list[float] | None = None
+    hit_ratios: list[float] | None = None
+    band_low: list[float] | None = None
+    band_high: list[float] | None = None
+    current_bytes: int | None = None
+    measured_hit_ratio: float | None = None
+    node_size_bytes: int | None = None
+    node_counts: list[int] | None = None
+    node_hit_ratios: list[float] | None = None
+    server_count: int | None = None
+
+
+class HistoryPoint(BaseModel):
+    start: datetime
+    end: datetime
+    samples: int
+    measured_hit_ratio: float | None
+    predicted_hit_ratio: float | None
+    loss_ratio: float | None
+    bytes_used: float | None
+    flagged: int
+
+
+class HistoryOut(BaseModel):
+    start: datetime
+    end: datetime
+    bucket_seconds: float
+    points: list[HistoryPoint]
+
+
+class AccuracyPoint(BaseModel):
+    start: datetime
+    end: datetime
+    samples: int
+    predicted_hit_ratio: float
+    measured_hit_ratio: float
+    error_pp: float
+    abs_error_pp: float
+
+
+class AccuracyOut(BaseModel):
+    start: datetime
+    end: datetime
+    bucket_seconds: float
+    samples: int
+    mean_abs_error_pp: float | None
+    max_abs_error_pp: float | None
+    points: list[AccuracyPoint]
+
+
+# --- simulations, alerts, reports, audit ------------------------------------------------------
+POLICIES = (
+    "lru",
+    "fifo",
+    "clock",
+    "gclock",
+    "nbq-clock",
+    "baglru",
+    "gdwheel",
+    "mcslru",
+    "clockpro",
+    "arc",
+    "s3fifo",
+)
+Policy = Literal[
+    "lru", "fifo", "clock", "gclock", "nbq-clock", "baglru", "gdwheel", "mcslru", "clockpro", "arc", "s3fifo"
+]
+
+
+class SimulationIn(In):
+    server_id: uuid.UUID | None = None
+    cluster_id: uuid.UUID | None = None
+    policies: Annotated[list[Policy], Field(min_length=1, max_length=11)]
+    sizes_bytes: Annotated[list[Annotated[int, Field(gt=0, le=2**50)]], Field(min_length=1, max_length=64)]
+    window_start: datetime | None = Field(default=None, description="default: 24 hours before window_end")
+    window_end: datetime | None = Field(default=None, description="default: now")
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "server_id": "8e0b1c2e-5d4f-4c36-9d53-4b7f0f0e2a11",
+                    "policies": ["lru", "gdwheel", "nbq-clock"],
+                    "sizes_bytes": [1073741824, 2147483648, 4294967296],
+                }
+            ]
+        }
+    )
+
+
+class SimulationResultOut(Out):
+    policy: str
+    size_bytes: int
+    hit_ratio: float
+    byte_hit_ratio: float | None
+    recompute_cost_total_us: float | None
+    recompute_cost_p99_us: float | None
+    requests: int
+
+
+class SimulationRunOut(Out):
+    id: uuid.UUID
+    server_id: uuid.UUID | None
+    cluster_id: uuid.UUID | None
+    policies: list[str]
+    sizes_bytes: list[int]
+    window_start: datetime
+    window_end: datetime
+    status: str
+    progress: float
+    error: str | None
+    created_at: datetime
+    enqueued_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    results: list[SimulationResultOut] = []
+
+
+class AlertOut(Out):
+    id: uuid.UUID
+    cluster_id: uuid.UUID | None
+    server_id: uuid.UUID | None
+    kind: str
+    severity: str
+    message: str
+    details: dict[str, Any]
+    state: str
+    first_seen_at: datetime
+    last_seen_at: datetime
+    resolved_at: datetime | None
+    acknowledged_at: datetime | None
+
+
+class SubscriptionIn(In):
+    email: EmailStr
+    cluster_id: uuid.UUID | None = None
+    weekday: Annotated[int, Field(ge=0, le=6)] = 0
+    hour_utc: Annotated[int, Field(ge=0, le=23)] = 8
+    enabled: bool = True
+
+
+class SubscriptionPatch(In):
+    email: EmailStr | None = None
+    cluster_id: uuid.UUID | None = None
+    weekday: Annotated[int, Field(ge=0, le=6)] | None = None
+    hour_utc: Annotated[int, Field(ge=0, le=23)] | None = None
+    enabled: bool | None = None
+
+
+class SubscriptionOut(Out):
+    id: uuid.UUID
+    email: str
+    cluster_id: uuid.UUID | None
+    weekday: int
+    hour_utc: int
+    enabled: bool
+    created_at: datetime
+    last_sent_at: datetime | None
+
+
+class AuditOut(Out):
+    id: int
+    at: datetime
+    action: str
+    actor_user_id: uuid.UUID | None
+    actor_key_id: uuid.UUID | None
+    target_type: str | None
+    target_id: str | None
+    ip: str | None
+    details: dict[str, Any]

@@ -1,0 +1,174 @@
+"""Backend test helpers: an app on the migrated session database, accounts with their own cookie
+jars, and agent keys / API tokens created through the API itself."""
+
+import os
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+# Test modules import helpers from here (`from conftest import …`) under --import-mode=importlib.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Failed log-ins from the test client's one address would otherwise throttle unrelated tests;
+# the throttling test lowers this limit itself.
+os.environ.setdefault("HITCURVE_LOGIN_MAX_FAILURES_PER_IP", "1000000")
+# Tests change rows and read them back at once; the hot-path caches are tested on their own
+# (test_caches.py) with a time to live.
+os.environ.setdefault("HITCURVE_HOT_CACHE_TTL_S", "0")
+# A cheaper argon2id keeps the many sign-ups fast; test_auth checks the production parameters.
+os.environ.setdefault("HITCURVE_ARGON2_MEMORY_KIB", "8192")
+os.environ.setdefault("HITCURVE_ARGON2_TIME_COST", "1")
+
+PASSWORD = "correct horse battery staple"
+
+
+def _fresh_app() -> Any:
+    from hitcurve.core.config import get_settings
+    from hitcurve.core.db import get_engine, get_sessionmaker
+    from hitcurve.core.tasks import get_celery
+    from hitcurve.main import create_app
+
+    for cached in (get_settings, get_engine, get_sessionmaker, get_celery):
+        cached.cache_clear()
+    return create_app()
+
+
+@pytest.fixture(scope="session")
+def app(migrated_db: str) -> Any:
+    return _fresh_app()
+
+
+@dataclass
+class Account:
+    """One logged-in browser: its own TestClient (cookie jar) sending the CSRF header."""
+
+    client: TestClient
+    email: str
+    me: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def org_id(self) -> str:
+        return str(self.me["org_id"])
+
+    def h(self) -> dict[str, str]:
+        return {"X-CSRF-Token": self.client.cookies.get("hitcurve_csrf") or ""}
+
+    def get(self, url: str, **kw: Any) -> Any:
+        return self.client.get(url, **kw)
+
+    def post(self, url: str, **kw: Any) -> Any:
+        return self.client.post(url, headers={**self.h(), **kw.pop("headers", {})}, **kw)
+
+    def patch(self, url: str, **kw: Any) -> Any:
+        return self.client.patch(url, headers={**self.h(), **kw.pop("headers", {})}, **kw)
+
+    def delete(self, url: str, **kw: Any) -> Any:
+        return self.client.delete(url, headers={**self.h(), **kw.pop("headers", {})}, **kw)
+
+    def agent_key(self, name: str = "agent") -> str:
+        r = self.post("/api/v1/agent-keys", json={"name": name})
+        assert r.status_code == 201, r.text
+        return str(r.json()["key"])
+
+    def api_token(self, scope: str = "read") -> str:
+        r = self.post("/api/v1/api-tokens", json={"name": "autoscaler", "scope": scope})
+        assert r.status_code == 201, r.text
+        return str(r.json()["token"])
+
+
+def new_account(app: Any, org_name: str = "Acme", email: str | None = None) -> Account:
+    client = TestClient(app)
+    email = email or f"u{uuid.uuid4().hex[:12]}@example.com"
+    r = client.post("/api/v1/auth/signup", json={"email": email, "password": PASSWORD, "org_name": org_name})
+    assert r.status_code == 201, r.text
+    return Account(client=client, email=email, me=r.json())
+
+
+@pytest.fixture
+def account(app: Any) -> Iterator[Account]:
+    acc = new_account(app)
+    yield acc
+    acc.client.close()
+
+
+@pytest.fixture
+def other(app: Any) -> Iterator[Account]:
+    """A second, unrelated organization."""
+    acc = new_account(app, org_name="Other Corp")
+    yield acc
+    acc.client.close()
+
+
+@pytest.fixture
+def anon(app: Any) -> Iterator[TestClient]:
+    with TestClient(app) as c:
+        yield c
+
+
+def bearer(secret: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {secret}"}
+
+
+def upload_snapshot(
+    account: Account, address: str = "10.0.0.7:11211", **kw: Any
+) -> tuple[str, dict[str, Any]]:
+    """Upload a synthetic snapshot with a fresh agent key; returns (server id, snapshot)."""
+    from hitcurve.sample import make_snapshot
+
+    key = account.extra.get("agent_key") or account.agent_key()
+    account.extra["agent_key"] = key
+    snap = make_snapshot(address, **kw)
+    r = account.client.post("/api/v1/agent/snapshots", json=snap, headers=bearer(key))
+    assert r.status_code == 202, r.text
+    server = next(s for s in account.get("/api/v1/servers").json() if s["address"] == address)
+    return str(server["id"]), snap
+
+
+def insert_server_curve(
+    org_id: str, server_id: str, snapshot: dict[str, Any], xs: list[float], ys: list[float], **kw: Any
+) -> None:
+    """What the worker writes for a processed snapshot."""
+    from datetime import datetime
+
+    from hitcurve.core.db import get_sessionmaker
+    from hitcurve.models import ServerCurve
+
+    with get_sessionmaker()() as db:
+        db.add(
+            ServerCurve(
+                org_id=uuid.UUID(org_id),
+                server_id=uuid.UUID(server_id),
+                snapshot_id=uuid.UUID(snapshot["snapshot_id"]),
+                window_end=datetime.fromisoformat(snapshot["window"]["end"]),
+                sizes_bytes=xs,
+                hit_ratio_proportional=kw.pop("proportional", ys),
+                current_bytes=kw.pop("current_bytes", int(xs[len(xs) // 2])),
+                measured_hit_ratio=snapshot["measured"]["hit_ratio"],
+                **kw,
+            )
+        )
+        db.commit()
+
+
+@pytest.fixture
+def private_queue(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Publish to a queue of this test's own, so no Celery worker of a concurrent run consumes
+    the messages before the test reads them from Redis; yields a function listing them."""
+    import json
+
+    import redis
+
+    from hitcurve.core.config import get_settings
+
+    name = f"hitcurve-test-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setattr(get_settings(), "celery_queue", name)
+    client = redis.Redis.from_url(get_settings().redis_url)
+    yield lambda: [json.loads(m) for m in client.lrange(name, 0, -1)]
+    client.delete(name)

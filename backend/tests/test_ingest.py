@@ -1,0 +1,384 @@
+"""Agent uploads: protocol validation, limits, idempotency, storage, hand-off to Celery."""
+
+import gzip
+import json
+import uuid
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from conftest import bearer
+from hitcurve import tracecodec
+from hitcurve.core.config import get_settings
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.models import Server, Snapshot, SnapshotClass, TraceChunk
+from hitcurve.sample import make_snapshot, make_trace_chunk
+
+SNAP = "/api/v1/agent/snapshots"
+TRACE = "/api/v1/agent/traces"
+
+
+def _post(
+    client: Any,
+    url: str,
+    key: str,
+    body: Any,
+    *,
+    gz: bool = True,
+    raw: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> Any:
+    data = raw if raw is not None else json.dumps(body).encode()
+    h = {**bearer(key), "Content-Type": "application/json"}
+    if gz:
+        data = gzip.compress(data, compresslevel=1)
+        h["Content-Encoding"] = "gzip"
+    return client.post(url, content=data, headers={**h, **(headers or {})})
+
+
+def _counts() -> tuple[int, int, int, int]:
+    with get_sessionmaker()() as db:
+        return (
+            db.scalar(select(func.count()).select_from(Snapshot)) or 0,
+            db.scalar(select(func.count()).select_from(SnapshotClass)) or 0,
+            db.scalar(select(func.count()).select_from(TraceChunk)) or 0,
+            db.scalar(select(func.count()).select_from(Server)) or 0,
+        )
+
+
+@pytest.fixture
+def key(account) -> str:
+    return account.agent_key()
+
+
+def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, key) -> None:
+    snap = make_snapshot("10.1.2.3:11211")
+    r = _post(anon, SNAP, key, snap)
+    assert r.status_code == 202, r.text
+    assert r.json() == {"id": snap["snapshot_id"], "status": "accepted"}
+    again = _post(anon, SNAP, key, snap, gz=False)
+    assert again.status_code == 200
+    assert again.json() == {"id": snap["snapshot_id"], "status": "duplicate"}
+    with get_sessionmaker()() as db:
+        row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+        assert row is not None and str(row.org_id) == account.org_id
+        assert row.status == "pending" and row.payload == snap
+        assert row.measured_hit_ratio == snap["measured"]["hit_ratio"]
+        server = db.get(Server, row.server_id)
+        assert server is not None
+        assert (
+            server.address,
+            server.version,
+            server.limit_maxbytes,
+            server.hostname,
+            server.agent_version,
+        ) == ("10.1.2.3:11211", "1.6.18", snap["server"]["limit_maxbytes"], "cache-07", "0.1.0")
+        assert server.settings == snap["server"]["settings"]
+        classes = (
+            db.execute(
+                select(SnapshotClass)
+                .where(SnapshotClass.snapshot_id == row.id)
+                .order_by(SnapshotClass.class_id)
+            )
+            .scalars()
+            .all()
+        )
+        assert [c.class_id for c in classes] == [c["id"] for c in snap["classes"]]
+        first = snap["classes"][0]
+        assert classes[0].sizes_items == [p[0] for p in first["curve"]["points"]]
+        assert classes[0].hit_ratios == [p[1] for p in first["curve"]["points"]]
+        assert classes[0].requests == first["requests"] and classes[0].chunk_size == first["chunk_size"]
+    # the second upload of the same server reuses its row
+    _post(anon, SNAP, key, make_snapshot("10.1.2.3:11211"))
+    assert len(account.get("/api/v1/servers").json()) == 1
+
+
+def test_snapshot_handed_to_celery_by_name(account, anon, key, private_queue) -> None:
+    snap = make_snapshot("10.9.9.9:11211")
+    assert _post(anon, SNAP, key, snap).status_code == 202
+    messages = private_queue()
+    ours = [
+        m
+        for m in messages
+        if m["headers"]["task"] == "hitcurve.process_snapshot"
+        and snap["snapshot_id"] in m["headers"]["argsrepr"]
+    ]
+    assert ours, "the snapshot id was not published to the Celery queue"
+    with get_sessionmaker()() as db:
+        row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+        assert row is not None and row.enqueued_at is not None
+
+
+def test_trace_chunk_stored_columnar_and_idempotent(account, anon, key) -> None:
+    chunk = make_trace_chunk("10.1.2.4:11211", records=500)
+    r = _post(anon, TRACE, key, chunk)
+    assert r.status_code == 202, r.text
+    assert _post(anon, TRACE, key, chunk).json()["status"] == "duplicate"
+    with get_sessionmaker()() as db:
+        row = db.get(TraceChunk, uuid.UUID(chunk["chunk_id"]))
+        assert row is not None and row.record_count == 500 and row.data_format == "npz-v1"
+        cols = tracecodec.decode_records(row.data)
+    rec = chunk["records"]
+    assert cols["ts_us"].tolist() == rec["ts_us"]
+    assert [f"{k:016x}" for k in cols["key"].tolist()] == rec["key"]
+    assert cols["op"].tolist() == rec["op"] and cols["ttl"].tolist() == rec["ttl"]
+    assert [None if c != c else c for c in cols["cost_us"].tolist()] == rec["cost_us"]
+
+
+def test_trace_before_snapshot_registers_server(account, anon, key) -> None:
+    assert _post(anon, TRACE, key, make_trace_chunk("10.7.7.7:11211", records=3)).status_code == 202
+    servers = account.get("/api/v1/servers").json()
+    assert [s["address"] for s in servers] == ["10.7.7.7:11211"] and servers[0]["version"] is None
+
+
+def test_same_snapshot_id_from_another_org_is_refused(account, other, anon, key) -> None:
+    snap = make_snapshot()
+    assert _post(anon, SNAP, key, snap).status_code == 202
+    r = _post(anon, SNAP, other.agent_key(), snap)
+    assert r.status_code == 409 and r.json()["code"] == "id_conflict"
+    assert other.get("/api/v1/servers").json() == []
+
+
+def _mutate(path: str, value: Any) -> dict[str, Any]:
+    snap = make_snapshot()
+    target: Any = snap
+    parts = path.split(".")
+    for p in parts[:-1]:
+        target = target[int(p)] if p.isdigit() else target[p]
+    last = parts[-1]
+    if value is _DELETE:
+        del target[last]
+    else:
+        target[int(last) if last.isdigit() else last] = value
+    return snap
+
+
+_DELETE = object()
+
+
+def _decreasing() -> dict[str, Any]:
+    snap = make_snapshot()
+    pts = snap["classes"][0]["curve"]["points"]
+    pts[50][1], pts[51][1] = 0.9, 0.1
+    return snap
+
+
+def _unsorted_sizes() -> dict[str, Any]:
+    snap = make_snapshot()
+    pts = snap["classes"][0]["curve"]["points"]
+    pts[10][0] = pts[9][0]
+    return snap
+
+
+def _many_classes(n: int) -> bytes:
+    """A snapshot with n classes (valid ones, 100 points each), serialised quickly as raw JSON."""
+    snap = make_snapshot(n_classes=1)
+    one = json.dumps({k: v for k, v in snap["classes"][0].items() if k != "id"})
+    snap["classes"] = []
+    head = json.dumps(snap)[: -len("[]}")]
+    classes = ",".join(f"{{\"id\": {i % 256}, {one[1:]}" for i in range(n))
+    return (head + "[" + classes + "]}").encode()
+
+
+def _dup_class() -> dict[str, Any]:
+    snap = make_snapshot(n_classes=2)
+    snap["classes"][1]["id"] = snap["classes"][0]["id"]
+    return snap
+
+
+def _short_coverage() -> dict[str, Any]:
+    snap = make_snapshot()
+    snap["classes"][0]["curve"]["current_items"] = int(snap["classes"][0]["curve"]["points"][-1][0]) + 1
+    return snap
+
+
+BAD_SNAPSHOTS = {
+    "schema_version 2": (lambda: _mutate("schema_version", 2), "schema_version"),
+    "string instead of int": (lambda: _mutate("measured.cmd_get", "1200000"), "cmd_get"),
+    "float instead of int": (lambda: _mutate("classes.0.pages", 4.5), "pages"),
+    "negative count": (lambda: _mutate("measured.get_hits", -1), "get_hits"),
+    "hit ratio above 1": (lambda: _mutate("measured.hit_ratio", 1.5), "hit_ratio"),
+    "missing field": (lambda: _mutate("loss", _DELETE), "loss"),
+    "snapshot id not a uuid": (lambda: _mutate("snapshot_id", "abc"), "snapshot_id"),
+    "99 curve points": (lambda: _mutate("curve_points", 99), "curve_points"),
+    "decreasing curve": (_decreasing, "non-decreasing"),
+    "sizes not increasing": (_unsorted_sizes, "strictly increasing"),
+    "10 000 classes": (lambda: _many_classes(10_000), "at most 256"),
+    "300 classes": (lambda: _many_classes(300), "at most 256"),
+    "class id 300": (lambda: _mutate("classes.0.id", 300), "id"),
+    "duplicate class id": (_dup_class, "appears twice"),
+    "curve does not cover current items": (_short_coverage, "current_items"),
+    "window in the future": (lambda: _mutate("window.end", "2099-01-01T00:00:00Z"), "future"),
+    "window 8 days old": (lambda: _mutate("window.start", "2020-01-01T00:00:00Z"), "7 days"),
+    "naive timestamp": (lambda: _mutate("window.start", "2026-11-22T12:00:00"), "timezone"),
+    "end before start": (
+        lambda: _mutate("window.end", make_snapshot()["window"]["start"]),
+        "end must be after",
+    ),
+    "unit bytes": (lambda: _mutate("classes.0.curve.unit", "bytes"), "unit"),
+    "body is a list": (lambda: [make_snapshot()], "JSON object"),
+    "curve point is not a pair": (lambda: _mutate("classes.0.curve.points.0", [1.0]), "points"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SNAPSHOTS))
+def test_bad_snapshot_gets_specific_422_and_stores_nothing(case, anon, key) -> None:
+    make, words = BAD_SNAPSHOTS[case]
+    before = _counts()
+    body = make()
+    r = _post(anon, SNAP, key, None, raw=body) if isinstance(body, bytes) else _post(anon, SNAP, key, body)
+    assert r.status_code == 422, (case, r.status_code, r.text[:500])
+    assert words.lower() in json.dumps(r.json()).lower(), (case, r.text[:800])
+    assert _counts() == before
+
+
+@pytest.mark.parametrize(
+    "raw, words",
+    [
+        (b'{"schema_version": 1, "snapshot_id": ', "malformed JSON"),
+        (b'{"a": NaN}', "NaN"),
+        (b'{"a": Infinity}', "Infinity"),
+        (b'{"a": -Infinity}', "Infinity"),
+        (b"\xff\xfe not utf-8", "malformed JSON"),
+    ],
+)
+def test_malformed_json_is_400(raw, words, anon, key) -> None:
+    before = _counts()
+    r = _post(anon, SNAP, key, None, raw=raw)
+    assert r.status_code == 400, r.text
+    assert words in r.json()["detail"]
+    assert _counts() == before
+
+
+def test_nan_inside_a_valid_snapshot_is_refused(anon, key) -> None:
+    text = json.dumps(make_snapshot()).replace('"loss_ratio": 0.0', '"loss_ratio": NaN')
+    r = _post(anon, SNAP, key, None, raw=text.encode())
+    assert r.status_code == 400 and "NaN" in r.json()["detail"]
+
+
+def test_nul_in_strings_is_refused(anon, key) -> None:
+    r = _post(anon, SNAP, key, _mutate("agent.hostname", "cache\u0000-07"))
+    assert r.status_code == 422 and "NUL" in r.json()["detail"]
+
+
+def test_unicode_and_injection_strings_are_stored_verbatim(account, anon, key) -> None:
+    address = "ŝérvèr-☃-'; DROP TABLE servers; --"
+    assert _post(anon, SNAP, key, make_snapshot(address)).status_code == 202
+    assert [s["address"] for s in account.get("/api/v1/servers").json()] == [address]
+
+
+def test_oversized_body_is_413(anon, key) -> None:
+    before = _counts()
+    big = b'{"pad": "' + b"x" * (get_settings().max_body_bytes + 10) + b'"}'
+    r = _post(anon, SNAP, key, None, raw=big, gz=False)
+    assert r.status_code == 413 and r.json()["code"] == "body_too_large"
+    assert _counts() == before
+
+
+def test_gzip_bomb_is_413_without_inflating_it(anon, key) -> None:
+    # 256 MiB of zeros compress to about 256 KiB; the server must stop at 32 MiB.
+    import zlib
+
+    comp = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b"\0" * (1 << 20)
+    bomb = b"".join(comp.compress(block) for _ in range(256)) + comp.flush()
+    assert len(bomb) < get_settings().max_body_bytes
+    r = anon.post(
+        SNAP,
+        content=bomb,
+        headers={**bearer(key), "Content-Type": "application/json", "Content-Encoding": "gzip"},
+    )
+    assert r.status_code == 413 and r.json()["code"] == "decompressed_too_large"
+    assert anon.get("/api/v1/health").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "body, headers, status, code",
+    [
+        (b"\x1f\x8b\x08\x00garbage", {"Content-Encoding": "gzip"}, 400, "bad_gzip"),
+        (gzip.compress(b'{"a": 1}')[:-6], {"Content-Encoding": "gzip"}, 400, "bad_gzip"),
+        (b"{}", {"Content-Encoding": "br"}, 415, "unsupported_encoding"),
+        (b"{}", {"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
+        (b"", {}, 400, "empty_body"),
+    ],
+)
+def test_transport_errors(body, headers, status, code, anon, key) -> None:
+    h = {**bearer(key), "Content-Type": "application/json", **headers}
+    r = anon.post(SNAP, content=body, headers=h)
+    assert (r.status_code, r.json()["code"]) == (status, code), r.text
+
+
+BAD_TRACES = {
+    "columns of different length": (lambda c: c["records"]["op"].pop(), "same length"),
+    "op 9": (lambda c: c["records"]["op"].__setitem__(0, 9), "op"),
+    "key not hex": (lambda c: c["records"]["key"].__setitem__(0, "zz" * 8), "key"),
+    "sample rate 0": (lambda c: c.__setitem__("sample_rate", 0), "sample_rate"),
+    "negative seq": (lambda c: c.__setitem__("seq", -1), "seq"),
+    "chunk id not a uuid": (lambda c: c.__setitem__("chunk_id", "0b6c"), "chunk_id"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TRACES))
+def test_bad_trace_gets_422(case, anon, key) -> None:
+    chunk = make_trace_chunk(records=10)
+    mutate, words = BAD_TRACES[case]
+    mutate(chunk)
+    before = _counts()
+    r = _post(anon, TRACE, key, chunk)
+    assert r.status_code == 422, r.text
+    assert words in json.dumps(r.json())
+    assert _counts() == before
+
+
+def test_too_many_trace_records_is_422(anon, key) -> None:
+    chunk = make_trace_chunk(records=1)
+    for col in chunk["records"].values():
+        col *= 200_001
+    r = _post(anon, TRACE, key, chunk)
+    assert r.status_code == 422 and "200000" in r.text
+
+
+def test_uploads_need_a_live_agent_key(account, anon, key) -> None:
+    snap = make_snapshot()
+    assert anon.post(SNAP, json=snap).status_code == 401
+    assert _post(anon, SNAP, "hca_" + "x" * 43, snap).status_code == 401
+    assert _post(anon, SNAP, account.api_token(), snap).status_code == 403
+    # a browser session is not an agent either
+    r = account.post(SNAP, content=json.dumps(snap), headers={"Content-Type": "application/json"})
+    assert r.status_code == 401
+    key_id = account.get("/api/v1/agent-keys").json()[0]["id"]
+    assert account.delete(f"/api/v1/agent-keys/{key_id}").status_code == 204
+    assert _post(anon, SNAP, key, snap).status_code == 401
+
+
+def test_broker_down_still_accepts_and_leaves_row_pending(monkeypatch, account) -> None:
+    import socket
+
+    from fastapi.testclient import TestClient
+
+    from conftest import _fresh_app
+    from hitcurve.core import tasks
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    key = account.agent_key()
+    monkeypatch.setenv("HITCURVE_REDIS_URL", f"redis://127.0.0.1:{dead}/0")
+    monkeypatch.setattr(tasks, "_down_until", 0.0)
+    try:
+        with TestClient(_fresh_app()) as c:
+            snaps = [make_snapshot() for _ in range(3)]
+            for snap in snaps:
+                r = _post(c, SNAP, key, snap)
+                assert r.status_code == 202, r.text
+            r = _post(c, TRACE, key, make_trace_chunk())
+            assert r.status_code == 202
+        with get_sessionmaker()() as db:
+            for snap in snaps:
+                row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+                assert row is not None and row.status == "pending" and row.enqueued_at is None
+    finally:
+        monkeypatch.undo()
+        tasks._down_until = 0.0
+        _fresh_app()

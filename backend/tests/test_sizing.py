@@ -1,0 +1,275 @@
+"""Sizing answers: monotone interpolation, basis, band, age, not-enough-data and unreachable."""
+
+import math
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import bearer, insert_server_curve, upload_snapshot
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.curves import Pchip
+from hitcurve.models import AccuracyRecord, ClusterCurve, SimulationResult, SimulationRun
+
+GB = 1e9
+
+
+# --- the interpolant ---------------------------------------------------------------------------
+def test_pchip_reproduces_a_straight_line_exactly() -> None:
+    # A cubic Hermite interpolant with the secant slopes of linear data is that line.
+    xs = [1e9 * k for k in range(1, 11)]
+    ys = [0.09 * k for k in range(1, 11)]
+    f = Pchip.fit(xs, ys)
+    for x in (0.0, 0.5e9, 1.25e9, 7.7e9, 10e9):
+        assert f(x) == pytest.approx(0.09 * x / 1e9, abs=1e-12)
+    assert f.inverse(0.45) == pytest.approx(5e9, rel=1e-9)
+    assert f.inverse(0.95) is None
+    assert f(20e9) == pytest.approx(0.9)
+
+
+def test_pchip_flat_segments_stay_flat() -> None:
+    f = Pchip.fit([1, 2, 3, 4], [0.2, 0.5, 0.5, 0.8])
+    for x in (2.0, 2.3, 2.9, 3.0):
+        assert f(x) == pytest.approx(0.5)
+    assert f.inverse(0.5) == pytest.approx(2.0, abs=1e-6)  # the smallest size that reaches it
+
+
+def test_pchip_rejects_bad_curves() -> None:
+    with pytest.raises(ValueError):
+        Pchip.fit([1, 2, 2], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError):
+        Pchip.fit([1, 2, 3], [0.1, 0.3, 0.2])
+
+
+curves = st.lists(st.tuples(st.floats(0.001, 1000), st.floats(0, 1)), min_size=1, max_size=40).map(
+    lambda pts: (sorted({round(p[0], 6) for p in pts}), sorted(p[1] for p in pts))
+)
+
+
+@given(curves, st.lists(st.floats(0, 1200), min_size=2, max_size=20))
+@settings(max_examples=200, deadline=None)
+def test_pchip_is_monotone_passes_knots_and_inverts(curve, probes) -> None:
+    xs, ys = curve
+    ys = ys[: len(xs)]
+    f = Pchip.fit(xs, ys)
+    for x, y in zip(xs, ys, strict=True):
+        assert f(x) == pytest.approx(y, abs=1e-12)
+    values = [f(x) for x in sorted(probes)]
+    assert all(b >= a - 1e-12 for a, b in zip(values, values[1:], strict=False))
+    for t in (0.0, ys[-1] / 3, ys[-1]):
+        x = f.inverse(t)
+        assert x is not None and f(x) >= t - 1e-9
+        if x > 1e-9:
+            assert f(x * (1 - 1e-6)) <= t + 1e-9
+
+
+# --- the endpoints -----------------------------------------------------------------------------
+LINE_X = [GB * k for k in range(1, 101)]
+LINE_Y = [0.009 * k for k in range(1, 101)]  # 0.9 at 100 GB, straight line through the origin
+
+
+@pytest.fixture
+def server(account) -> str:
+    sid, snap = upload_snapshot(account)
+    insert_server_curve(
+        account.org_id,
+        sid,
+        snap,
+        LINE_X,
+        LINE_Y,
+        hit_ratio_calibrated=[y * 0.5 for y in LINE_Y],
+        band_low=[y * 0.4 for y in LINE_Y],
+        band_high=[y * 0.6 for y in LINE_Y],
+    )
+    return sid
+
+
+def test_not_enough_data_before_a_curve(account) -> None:
+    sid, _ = upload_snapshot(account)
+    r = account.get(f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.5})
+    assert r.status_code == 409 and r.json()["code"] == "not_enough_data"
+    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 10})
+    assert r.status_code == 409
+
+
+def test_memory_for_target_on_calibrated_curve(account, server) -> None:
+    r = account.get(f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.18})
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["basis"] == "calibrated" and a["status"] == "ok" and a["policy"] is None
+    # calibrated curve: 0.0045 per GB -> 0.18 needs 40 GB; band: 0.0054/GB -> 33.3 GB, 0.0036/GB -> 50 GB
+    assert a["memory_bytes"] == pytest.approx(40 * GB, rel=1e-6)
+    assert a["band"]["source"] == "model"
+    assert a["band"]["high"] == pytest.approx(0.18 / 0.0054 * GB, rel=1e-6)
+    assert a["band"]["low"] == pytest.approx(50 * GB, rel=1e-6)
+    assert 0 <= a["curve"]["age_seconds"] < 120
+    assert "GiB" in a["message"]
+
+
+def test_memory_on_the_estimate_and_unreachable(account, server) -> None:
+    r = account.get(
+        f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.45, "curve": "proportional"}
+    ).json()
+    assert r["basis"] == "estimate" and r["memory_bytes"] == pytest.approx(50 * GB, rel=1e-6)
+    r = account.get(f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.6}).json()
+    assert r["status"] == "unreachable" and r["memory_bytes"] is None
+    assert r["curve"]["max_hit_ratio"] == pytest.approx(0.45) and "unreachable" in r["message"]
+    r = account.get(f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.0}).json()
+    assert r["memory_bytes"] == 0
+
+
+def test_hit_ratio_at_memory(account, server) -> None:
+    r = account.get(
+        f"/api/v1/sizing/servers/{server}/hit-ratio", params={"memory_bytes": int(25 * GB)}
+    ).json()
+    assert r["status"] == "ok" and r["hit_ratio"] == pytest.approx(0.1125, rel=1e-6)
+    assert r["band"]["low"] == pytest.approx(0.09, rel=1e-6) and r["band"]["high"] == pytest.approx(
+        0.135, rel=1e-6
+    )
+    r = account.get(
+        f"/api/v1/sizing/servers/{server}/hit-ratio", params={"memory_bytes": int(500 * GB)}
+    ).json()
+    assert r["status"] == "beyond_curve" and r["hit_ratio"] == pytest.approx(0.45)
+
+
+def test_band_falls_back_to_accuracy_record_then_default(account) -> None:
+    sid, snap = upload_snapshot(account)
+    insert_server_curve(account.org_id, sid, snap, LINE_X, LINE_Y)
+    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": int(50 * GB)}).json()
+    assert r["basis"] == "estimate" and r["band"]["source"] == "default"
+    assert r["band"]["low"] == pytest.approx(0.45 - 0.06) and r["band"]["high"] == pytest.approx(0.45 + 0.06)
+    now = datetime.now(UTC)
+    with get_sessionmaker()() as db:
+        for i, err in enumerate((1.0, -3.0, 2.0)):
+            s2 = upload_snapshot(account, end=now - timedelta(minutes=i + 2))[1]
+            db.add(
+                AccuracyRecord(
+                    org_id=uuid.UUID(account.org_id),
+                    server_id=uuid.UUID(sid),
+                    snapshot_id=uuid.UUID(s2["snapshot_id"]),
+                    window_start=now - timedelta(minutes=3),
+                    window_end=now - timedelta(minutes=i + 1),
+                    memory_bytes=10,
+                    predicted_hit_ratio=0.5,
+                    measured_hit_ratio=0.5 - err / 100,
+                    error_pp=err,
+                )
+            )
+        db.commit()
+    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": int(50 * GB)}).json()
+    assert r["band"]["source"] == "accuracy_record"
+    assert r["band"]["high"] - r["hit_ratio"] == pytest.approx(0.02)  # mean |error| = 2 pp
+
+
+def test_simulated_policy_basis(account, server) -> None:
+    now = datetime.now(UTC)
+    r = account.get(
+        f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.5, "policy": "gdwheel"}
+    )
+    assert r.status_code == 409 and "gdwheel" in r.json()["detail"]
+    with get_sessionmaker()() as db:
+        run = SimulationRun(
+            org_id=uuid.UUID(account.org_id),
+            server_id=uuid.UUID(server),
+            policies=["lru", "gdwheel"],
+            sizes_bytes=[int(10 * GB), int(20 * GB)],
+            window_start=now - timedelta(hours=1),
+            window_end=now,
+            status="done",
+            progress=1.0,
+            finished_at=now,
+        )
+        db.add(run)
+        db.flush()
+        for size, hr in ((10 * GB, 0.4), (20 * GB, 0.6)):
+            db.add(
+                SimulationResult(
+                    org_id=run.org_id,
+                    run_id=run.id,
+                    policy="gdwheel",
+                    size_bytes=int(size),
+                    hit_ratio=hr,
+                    requests=1000,
+                )
+            )
+        db.commit()
+    r = account.get(
+        f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.5, "policy": "gdwheel"}
+    )
+    a = r.json()
+    assert r.status_code == 200 and a["basis"] == "simulated" and a["policy"] == "gdwheel"
+    assert 10 * GB < a["memory_bytes"] < 20 * GB
+    # points (0,0), (10 GB, 0.4), (20 GB, 0.6): monotone interpolation stays inside the segment's range
+    at15 = account.get(
+        f"/api/v1/sizing/servers/{server}/hit-ratio",
+        params={"memory_bytes": int(15 * GB), "policy": "gdwheel"},
+    ).json()["hit_ratio"]
+    assert 0.4 < at15 < 0.6
+
+
+def test_cluster_memory_and_nodes(account) -> None:
+    cid = account.post("/api/v1/clusters", json={"name": "web", "target_hit_ratio": 0.45}).json()["id"]
+    r = account.get(f"/api/v1/sizing/clusters/{cid}/memory")
+    assert r.status_code == 409 and r.json()["code"] == "not_enough_data"
+    assert account.get(f"/api/v1/sizing/clusters/{cid}/nodes").json()["code"] == "node_size_required"
+    with get_sessionmaker()() as db:
+        db.add(
+            ClusterCurve(
+                org_id=uuid.UUID(account.org_id),
+                cluster_id=uuid.UUID(cid),
+                window_end=datetime.now(UTC),
+                basis="calibrated",
+                sizes_bytes=LINE_X,
+                hit_ratios=LINE_Y,
+                current_bytes=int(30 * GB),
+                server_count=3,
+            )
+        )
+        db.commit()
+    a = account.get(f"/api/v1/sizing/clusters/{cid}/memory").json()
+    assert a["target_hit_ratio"] == 0.45 and a["memory_bytes"] == pytest.approx(50 * GB, rel=1e-6)
+    assert a["basis"] == "calibrated"
+    n = account.get(f"/api/v1/sizing/clusters/{cid}/nodes", params={"node_size_bytes": int(16 * GB)}).json()
+    assert n["nodes"] == math.ceil(50 / 16) and n["question"] == "nodes_for_hit_ratio"
+    h = account.get(f"/api/v1/sizing/clusters/{cid}/hit-ratio", params={"memory_bytes": int(10 * GB)}).json()
+    assert h["hit_ratio"] == pytest.approx(0.09, rel=1e-6)
+    u = account.get(
+        f"/api/v1/sizing/clusters/{cid}/nodes",
+        params={"node_size_bytes": int(16 * GB), "target_hit_ratio": 0.95},
+    ).json()
+    assert u["status"] == "unreachable" and u["nodes"] is None
+
+
+def test_sizing_with_api_token_and_errors(account, other, anon, server) -> None:
+    tok = account.api_token()
+    url = f"/api/v1/sizing/servers/{server}/memory"
+    assert anon.get(url, params={"target_hit_ratio": 0.1}, headers=bearer(tok)).status_code == 200
+    assert (
+        anon.get(url, params={"target_hit_ratio": 0.1}, headers=bearer(other.api_token())).status_code == 404
+    )
+    assert (
+        anon.get(url, params={"target_hit_ratio": 0.1}, headers=bearer(account.agent_key())).status_code
+        == 403
+    )
+    for bad in ("1.5", "-0.1", "nan", "inf", "abc"):
+        r = anon.get(url, params={"target_hit_ratio": bad}, headers=bearer(tok))
+        assert r.status_code == 422, (bad, r.text)
+    assert anon.get(url, headers=bearer(tok)).status_code == 422
+    r = anon.get(url, params={"target_hit_ratio": 0.1, "policy": "belady"}, headers=bearer(tok))
+    assert r.status_code == 422
+    assert (
+        anon.get(
+            f"/api/v1/sizing/servers/{uuid.uuid4()}/memory",
+            params={"target_hit_ratio": 0.1},
+            headers=bearer(tok),
+        ).status_code
+        == 404
+    )
+    assert (
+        anon.get(
+            "/api/v1/sizing/servers/not-a-uuid/memory", params={"target_hit_ratio": 0.1}, headers=bearer(tok)
+        ).status_code
+        == 422
+    )
