@@ -92,7 +92,9 @@ def celery_worker_process() -> Iterator[subprocess.Popen[bytes]]:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"celery worker exited with {proc.returncode}; see .run/test/celery-worker.log")
+            raise RuntimeError(
+                f"celery worker exited with {proc.returncode}; see .run/test/celery-worker.log"
+            )
         if app.control.ping(timeout=1.0):
             break
     else:

@@ -54,7 +54,7 @@ from hitcurve.sample import make_snapshot, proportional_curve  # noqa: E402
 from hitcurve.schemas import agent as proto  # noqa: E402
 
 EMAIL = "demo@hitcurve.test"
-PASSWORD = "demo-password-123"
+PASSWORD = "demo-password-123"  # noqa: S105 - seed data for local browser checks
 ADDRESS = "10.0.0.7:11211"
 SNAPSHOTS = 48
 
@@ -214,7 +214,8 @@ def main() -> None:
                 )
         db.commit()
     print(
-        f"seed: {EMAIL} / {PASSWORD}, org Demo Org, cluster web-cache, server {ADDRESS}, {SNAPSHOTS} snapshots"
+        f"seed: {EMAIL} / {PASSWORD}, org Demo Org, cluster web-cache, server {ADDRESS},"
+        f" {SNAPSHOTS} snapshots"
     )
 
 

@@ -17,9 +17,10 @@ for n in "${names[@]}"; do
     case "$n" in
         profiler)  run profiler  make --no-print-directory -C profiler-agent bench ;;
         simulator) run simulator make --no-print-directory -C simulator bench ;;
-        agent)     [ -x bench/agent/run.sh ]   && run agent   bash bench/agent/run.sh ;;
-        backend)   [ -x bench/backend/run.sh ] && run backend bash bench/backend/run.sh ;;
-        worker)    [ -x bench/worker/run.sh ]  && run worker  bash bench/worker/run.sh ;;
+        agent)     run agent-accuracy "$VENV/bin/python" profiler-agent/loadgen/bench_accuracy.py
+                   run agent-overhead "$VENV/bin/python" profiler-agent/loadgen/bench_overhead.py ;;
+        backend)   run backend bash bench/backend/run.sh ;;
+        worker)    run worker  bash bench/worker/run.sh ;;
         *) die "unknown benchmark '$n'" ;;
     esac
 done
