@@ -154,6 +154,22 @@ class ClusterOut(Out):
     node_size_bytes: int | None
     created_at: datetime
     server_count: int = 0
+    # Summary of the latest state, filled by GET /clusters so overview pages need no more requests.
+    measured_hit_ratio: float | None = Field(
+        default=None, description="measured hit ratio of the latest cluster curve"
+    )
+    allocated_bytes: int | None = Field(default=None, description="memory of the latest cluster curve")
+    memory_for_target_bytes: float | None = Field(
+        default=None,
+        description="memory for the cluster's target hit ratio: the answer of GET "
+        "/sizing/clusters/{id}/memory when its status is ok",
+    )
+    memory_for_target_status: str | None = Field(
+        default=None, description="status of that sizing answer (ok, unreachable); null without a curve"
+    )
+    curve_window_end: datetime | None = Field(default=None, description="null when there is no curve yet")
+    open_alerts: int | None = Field(default=None, description="open alerts of this cluster")
+    open_critical_alerts: int | None = Field(default=None, description="of which critical")
 
 
 class ServerPatch(In):
@@ -173,6 +189,16 @@ class ServerOut(Out):
     first_seen_at: datetime
     last_seen_at: datetime
     last_snapshot_at: datetime | None
+    # Summary, filled by GET /servers.
+    loss_ratio: float | None = Field(default=None, description="event loss of the latest snapshot")
+    measured_hit_ratio: float | None = Field(
+        default=None, description="measured hit ratio of the latest snapshot"
+    )
+    curve_error_pp: float | None = Field(
+        default=None,
+        description="mean |predicted - measured| in percentage points over the last 24 hours of the "
+        "accuracy record (as mean_abs_error_pp of GET /servers/{id}/accuracy)",
+    )
 
 
 # --- curves -----------------------------------------------------------------------------------
@@ -251,6 +277,25 @@ class HistoryPoint(BaseModel):
     loss_ratio: float | None
     bytes_used: float | None
     flagged: int
+
+
+class CurveAt(BaseModel):
+    window_end: datetime
+    computed_at: datetime
+    basis: str = Field(description="calibrated or estimate")
+    sizes_bytes: list[float]
+    hit_ratios: list[float] = Field(description="the calibrated curve when there is one, else the estimate")
+    hit_ratio_calibrated: list[float] | None = None
+    hit_ratio_proportional: list[float] | None = None
+    current_bytes: int | None
+    measured_hit_ratio: float | None
+
+
+class CurveHistoryOut(BaseModel):
+    start: datetime
+    end: datetime
+    bucket_seconds: float
+    curves: list[CurveAt] = Field(description="oldest first; the latest curve of each time bucket")
 
 
 class HistoryOut(BaseModel):

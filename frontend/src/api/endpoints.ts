@@ -64,49 +64,80 @@ async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R
 }
 
 /** Plain cluster rows (name, price, target): for pickers. */
-export const listClusterRows = async (signal?: AbortSignal) =>
-  ((await get<J>("/clusters", signal)) as J[]).map((c) => ({
-    id: String(c.id),
-    name: String(c.name),
-    targetHitRatio: num(c.target_hit_ratio),
-    pricePerGbMonth: num(c.price_per_gb_month),
-    serverCount: num(c.server_count) ?? 0,
-  }));
+const clusterRow = (c: J) => ({
+  id: String(c.id),
+  name: String(c.name),
+  targetHitRatio: num(c.target_hit_ratio),
+  pricePerGbMonth: num(c.price_per_gb_month),
+  serverCount: num(c.server_count) ?? 0,
+});
+export const listClusterRows = async (signal?: AbortSignal) => ((await get<J>("/clusters", signal)) as J[]).map(clusterRow);
+
+/** A cluster's status from its latest state: no curve, an open critical alert, any alert or below target. */
+function clusterStatus(hasCurve: boolean, open: number, critical: number, measured: number | null, target: number | null): Status {
+  if (!hasCurve) return "no_data";
+  if (critical > 0) return "critical";
+  return open > 0 || (measured !== null && target !== null && measured < target) ? "warning" : "ok";
+}
 
 /**
- * The overview's row per cluster. The API has no summary endpoint yet, so this combines the
- * cluster, its latest curve, the sizing answer for its target and its open alerts.
+ * The overview's row per cluster. GET /clusters carries a summary of each cluster (latest curve's
+ * memory and measured hit ratio, the sizing API's answer for its target, open alerts); against an
+ * older backend without it this falls back to asking for the curve, the sizing and the alerts.
  */
 export async function listClusters(signal?: AbortSignal): Promise<ClusterSummary[]> {
-  const [rows, alerts] = await Promise.all([listClusterRows(signal), listAlerts("open", signal).catch(() => [] as Alert[])]);
+  const raw = (await get<J>("/clusters", signal)) as J[];
+  const rows = raw.map(clusterRow);
+  if (raw.every((c) => "open_alerts" in c && "memory_for_target_bytes" in c && "allocated_bytes" in c)) {
+    return rows.map((c, i) => {
+      const j = raw[i];
+      const hasCurve = j.curve_window_end != null || j.allocated_bytes != null;
+      const open = num(j.open_alerts) ?? 0;
+      const measured = num(j.measured_hit_ratio);
+      return clusterSummary(c, {
+        allocated: num(j.allocated_bytes),
+        measured,
+        needed: j.memory_for_target_status === "ok" || j.memory_for_target_status == null ? num(j.memory_for_target_bytes) : null,
+        unreachable: j.memory_for_target_status === "unreachable",
+        status: clusterStatus(hasCurve, open, num(j.open_critical_alerts) ?? 0, measured, c.targetHitRatio),
+        openAlerts: open,
+      });
+    });
+  }
+  const alerts = await listAlerts("open", signal).catch(() => [] as Alert[]);
   return mapLimit(rows, 4, async (c) => {
     const curve = await settle(get<J>(`/clusters/${c.id}/curve`, signal));
     const sizing = curve?.sizes_bytes ? await settle(get<J>(`/sizing/clusters/${c.id}/memory`, signal)) : null;
-    const allocated = num(curve?.current_bytes);
     const measured = num(curve?.measured_hit_ratio);
-    const needed = sizing?.status === "ok" ? num(sizing.memory_bytes) : null;
-    const price = c.pricePerGbMonth;
     const open = alerts.filter((a) => a.clusterId === c.id);
-    const status: Status = !curve?.sizes_bytes
-      ? "no_data"
-      : open.some((a) => a.severity === "critical")
-        ? "critical"
-        : open.length || (measured !== null && c.targetHitRatio !== null && measured < c.targetHitRatio)
-          ? "warning"
-          : "ok";
-    return {
-      ...c,
-      currency: "USD",
-      allocatedBytes: allocated,
-      measuredHitRatio: measured,
-      neededBytes: needed,
-      neededUnreachable: sizing?.status === "unreachable",
-      monthlyCostNow: allocated !== null && price !== null ? monthlyCost(allocated, price) : null,
-      monthlyCostAtTarget: needed !== null && price !== null ? monthlyCost(needed, price) : null,
-      status,
+    return clusterSummary(c, {
+      allocated: num(curve?.current_bytes),
+      measured,
+      needed: sizing?.status === "ok" ? num(sizing.memory_bytes) : null,
+      unreachable: sizing?.status === "unreachable",
+      status: clusterStatus(!!curve?.sizes_bytes, open.length, open.filter((a) => a.severity === "critical").length, measured, c.targetHitRatio),
       openAlerts: open.length,
-    };
+    });
   });
+}
+
+function clusterSummary(
+  c: ReturnType<typeof clusterRow>,
+  f: { allocated: number | null; measured: number | null; needed: number | null; unreachable: boolean; status: Status; openAlerts: number },
+): ClusterSummary {
+  const price = c.pricePerGbMonth;
+  return {
+    ...c,
+    currency: "USD",
+    allocatedBytes: f.allocated,
+    measuredHitRatio: f.measured,
+    neededBytes: f.needed,
+    neededUnreachable: f.unreachable,
+    monthlyCostNow: f.allocated !== null && price !== null ? monthlyCost(f.allocated, price) : null,
+    monthlyCostAtTarget: f.needed !== null && price !== null ? monthlyCost(f.needed, price) : null,
+    status: f.status,
+    openAlerts: f.openAlerts,
+  };
 }
 
 export const createCluster = (body: { name: string; target_hit_ratio: number; price_per_gb_month: number }) =>
@@ -133,9 +164,10 @@ function serverBase(s: J, clusters: Map<string, string>): ServerSummary {
 }
 
 /**
- * Servers with their agent's health. Last hour's measured hit rate and event loss come from
- * the history endpoint, the curve error (mean |predicted − measured| over a day) from the
- * accuracy record: one light request each per server until the API offers a summary.
+ * Servers with their agent's health. GET /servers carries each server's latest measured hit
+ * rate and event loss and its curve error (mean |predicted − measured| over a day, from the
+ * accuracy record); against an older backend without them this asks the history and accuracy
+ * endpoints, one light request each per server.
  */
 export async function listServers(clusterId?: string, signal?: AbortSignal): Promise<ServerSummary[]> {
   const [rows, clusters] = await Promise.all([
@@ -144,17 +176,24 @@ export async function listServers(clusterId?: string, signal?: AbortSignal): Pro
   ]);
   const names = new Map(clusters.map((c) => [c.id, c.name]));
   const now = Date.now();
+  const summarized = rows.every((r) => "loss_ratio" in r && "measured_hit_ratio" in r && "curve_error_pp" in r);
   return mapLimit(rows, 6, async (row) => {
     const s = serverBase(row, names);
-    const hourAgo = new Date(now - HOUR).toISOString();
-    const [hist, acc] = await Promise.all([
-      settle(get<J>(`/servers/${s.id}/history${qs({ start: hourAgo, max_points: 1 })}`, signal)),
-      settle(get<J>(`/servers/${s.id}/accuracy${qs({ max_points: 1 })}`, signal)),
-    ]);
-    const h = hist?.points?.[0];
-    s.measuredHitRatio = num(h?.measured_hit_ratio);
-    s.lossRatio = num(h?.loss_ratio);
-    s.curveError = num(acc?.mean_abs_error_pp);
+    if (summarized) {
+      s.measuredHitRatio = num(row.measured_hit_ratio);
+      s.lossRatio = num(row.loss_ratio);
+      s.curveError = num(row.curve_error_pp);
+    } else {
+      const hourAgo = new Date(now - HOUR).toISOString();
+      const [hist, acc] = await Promise.all([
+        settle(get<J>(`/servers/${s.id}/history${qs({ start: hourAgo, max_points: 1 })}`, signal)),
+        settle(get<J>(`/servers/${s.id}/accuracy${qs({ max_points: 1 })}`, signal)),
+      ]);
+      const h = hist?.points?.[0];
+      s.measuredHitRatio = num(h?.measured_hit_ratio);
+      s.lossRatio = num(h?.loss_ratio);
+      s.curveError = num(acc?.mean_abs_error_pp);
+    }
     const silent = !s.lastSeen || now - Date.parse(s.lastSeen) > SILENT_AFTER_MS;
     const lossy = (s.lossRatio ?? 0) > LOSS_WARN_RATIO;
     const drifting = (s.curveError ?? 0) > ERROR_WARN_PP;
@@ -327,16 +366,16 @@ export async function getHistory(kind: "server" | "cluster", id: string, days: n
 }
 
 /**
- * Past curves (one per day or so). Needs an endpoint the API does not have yet:
- * GET /{servers|clusters}/{id}/curves?start=…&max_curves=… → [{window_end, sizes_bytes,
- * hit_ratios}]. Until it exists this answers null and the page says so.
+ * Past curves, spread over the period: GET /{servers|clusters}/{id}/curves?start=…&max_curves=…
+ * → {curves: [{window_end, sizes_bytes, hit_ratios (calibrated when there is one), …}]}, oldest
+ * first. Against a backend without the endpoint (404/405) this answers null and the page says so.
  */
 export async function getCurveHistory(kind: "server" | "cluster", id: string, start: string, signal?: AbortSignal): Promise<HistoryCurve[] | null> {
   try {
     const j = await get<J>(`/${kind}s/${id}/curves${qs({ start, max_curves: 14 })}`, signal);
     return (Array.isArray(j) ? j : (j.curves ?? [])).map((c: J) => ({
       time: c.window_end ?? c.computed_at,
-      points: zipCurve(c.sizes_bytes, c.hit_ratio_calibrated ?? c.hit_ratios ?? c.hit_ratio_proportional),
+      points: zipCurve(c.sizes_bytes, c.hit_ratios ?? c.hit_ratio_calibrated ?? c.hit_ratio_proportional),
     }));
   } catch (e) {
     if (e instanceof ApiError && (e.status === 404 || e.status === 405)) return null;

@@ -101,7 +101,16 @@ function HistoryBody({ history }: { history: History }) {
           <p className="muted">The service does not keep a browsable history of curves yet.</p>
         ) : series.length ? (
           <>
-            <p className="muted">One curve per period, older ones lighter.</p>
+            <p className="muted" data-testid="history-curves-legend">
+              {series.length === 1 ? (
+                <>One curve, from {series[0].label}.</>
+              ) : (
+                <>
+                  {series.length} curves from {series[0].label} to {series[series.length - 1].label}, one per period, older ones
+                  lighter.
+                </>
+              )}
+            </p>
             <div className="chart">
               <svg ref={curves} role="img" aria-label="Curves over time" data-testid="history-curves" />
             </div>

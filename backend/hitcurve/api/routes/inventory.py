@@ -6,12 +6,22 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 from sqlalchemy import func, select, text
+from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
 from hitcurve.api.deps import DbDep, MemberDep, ReaderDep
 from hitcurve.core.audit import audit
 from hitcurve.core.errors import ApiError, not_found
-from hitcurve.models import Cluster, ClusterCurve, Server, ServerCurve, Snapshot, SnapshotClass
+from hitcurve.models import (
+    AccuracyRecord,
+    Alert,
+    Cluster,
+    ClusterCurve,
+    Server,
+    ServerCurve,
+    Snapshot,
+    SnapshotClass,
+)
 from hitcurve.schemas.api import (
     AccuracyOut,
     AccuracyPoint,
@@ -20,6 +30,8 @@ from hitcurve.schemas.api import (
     ClusterIn,
     ClusterOut,
     ClusterPatch,
+    CurveAt,
+    CurveHistoryOut,
     HistoryOut,
     HistoryPoint,
     MergedCurveOut,
@@ -66,7 +78,11 @@ def _cluster_out(db: Session, c: Cluster) -> ClusterOut:
 
 
 # --- clusters ---------------------------------------------------------------------------------
-@router.get("/clusters", response_model=list[ClusterOut], summary="Clusters of the organization")
+@router.get(
+    "/clusters",
+    response_model=list[ClusterOut],
+    summary="Clusters of the organization, each with its latest state (curve, sizing answer, open alerts)",
+)
 def list_clusters(me: ReaderDep, db: DbDep, limit: Limit = 100, offset: Offset = 0) -> list[ClusterOut]:
     counts = dict(
         db.execute(
@@ -75,12 +91,67 @@ def list_clusters(me: ReaderDep, db: DbDep, limit: Limit = 100, offset: Offset =
             .group_by(Server.cluster_id)
         ).all()
     )
-    rows = db.execute(
-        select(Cluster).where(Cluster.org_id == me.org_id).order_by(Cluster.name).limit(limit).offset(offset)
-    ).scalars()
-    return [
-        ClusterOut.model_validate(c).model_copy(update={"server_count": counts.get(c.id, 0)}) for c in rows
-    ]
+    q = select(Cluster).where(Cluster.org_id == me.org_id).order_by(Cluster.name)
+    rows = list(db.execute(q.limit(limit).offset(offset)).scalars())
+    ids = [c.id for c in rows]
+    latest = {
+        cc.cluster_id: cc
+        for cc in db.execute(
+            select(ClusterCurve)
+            .where(ClusterCurve.org_id == me.org_id, ClusterCurve.cluster_id.in_(ids))
+            .order_by(ClusterCurve.cluster_id, ClusterCurve.computed_at.desc())
+            .ext(distinct_on(ClusterCurve.cluster_id))
+        ).scalars()
+    }
+    alerts: dict[uuid.UUID, tuple[int, int]] = {
+        r.cluster_id: (r.n, r.critical)
+        for r in db.execute(
+            select(
+                Alert.cluster_id,
+                func.count().label("n"),
+                func.count().filter(Alert.severity == "critical").label("critical"),
+            )
+            .where(Alert.org_id == me.org_id, Alert.state == "open", Alert.cluster_id.in_(ids))
+            .group_by(Alert.cluster_id)
+        ).all()
+    }
+    out = []
+    for c in rows:
+        cc = latest.get(c.id)
+        n_open, n_critical = alerts.get(c.id, (0, 0))
+        status, needed = _memory_for_target(db, c) if cc is not None else (None, None)
+        out.append(
+            ClusterOut.model_validate(c).model_copy(
+                update={
+                    "server_count": counts.get(c.id, 0),
+                    "measured_hit_ratio": cc.measured_hit_ratio if cc else None,
+                    "allocated_bytes": cc.current_bytes if cc else None,
+                    "curve_window_end": cc.window_end if cc else None,
+                    "memory_for_target_bytes": needed,
+                    "memory_for_target_status": status,
+                    "open_alerts": n_open,
+                    "open_critical_alerts": n_critical,
+                }
+            )
+        )
+    return out
+
+
+def _memory_for_target(db: Session, c: Cluster) -> tuple[str | None, float | None]:
+    """The answer of GET /sizing/clusters/{id}/memory for the cluster's target: the same fitted
+    curve (and its cache entry) and the same inverse, so the overview and the sizing API agree."""
+    from hitcurve.api.routes import sizing  # imports this module
+
+    try:
+        b, _ = sizing.cached(
+            ("cluster", c.org_id, c.id, None), lambda: sizing.cluster_basis(db, c.org_id, c.id, None)
+        )
+    except ApiError as exc:
+        if exc.code == "not_enough_data":
+            return None, None
+        raise
+    ans = sizing.memory_answer(sizing.Subject(type="cluster", id=c.id), b, c.target_hit_ratio)
+    return ans.status, ans.memory_bytes if ans.status == "ok" else None
 
 
 @router.post(
@@ -156,14 +227,54 @@ def delete_cluster(cluster_id: uuid.UUID, me: MemberDep, db: DbDep) -> Response:
 
 
 # --- servers ----------------------------------------------------------------------------------
-@router.get("/servers", response_model=list[ServerOut], summary="Servers of the organization")
+@router.get(
+    "/servers",
+    response_model=list[ServerOut],
+    summary="Servers of the organization, each with its latest loss, hit ratio and curve error",
+)
 def list_servers(
     me: ReaderDep, db: DbDep, cluster_id: uuid.UUID | None = None, limit: Limit = 100, offset: Offset = 0
-) -> list[Server]:
+) -> list[ServerOut]:
     q = select(Server).where(Server.org_id == me.org_id)
     if cluster_id is not None:
         q = q.where(Server.cluster_id == cluster_id)
-    return list(db.execute(q.order_by(Server.address).limit(limit).offset(offset)).scalars())
+    rows = list(db.execute(q.order_by(Server.address).limit(limit).offset(offset)).scalars())
+    ids = [s.id for s in rows]
+    snaps = {
+        r.server_id: r
+        for r in db.execute(
+            select(Snapshot.server_id, Snapshot.loss_ratio, Snapshot.measured_hit_ratio)
+            .where(Snapshot.org_id == me.org_id, Snapshot.server_id.in_(ids))
+            .order_by(Snapshot.server_id, Snapshot.window_end.desc())
+            .ext(distinct_on(Snapshot.server_id))
+        ).all()
+    }
+    end = _now()
+    errors: dict[uuid.UUID, float] = dict(
+        db.execute(
+            select(AccuracyRecord.server_id, func.avg(func.abs(AccuracyRecord.error_pp)))
+            .where(
+                AccuracyRecord.org_id == me.org_id,
+                AccuracyRecord.server_id.in_(ids),
+                AccuracyRecord.window_end > end - timedelta(days=1),
+                AccuracyRecord.window_end <= end,
+            )
+            .group_by(AccuracyRecord.server_id)
+        ).all()
+    )
+    out = []
+    for s in rows:
+        snap = snaps.get(s.id)
+        out.append(
+            ServerOut.model_validate(s).model_copy(
+                update={
+                    "loss_ratio": snap.loss_ratio if snap else None,
+                    "measured_hit_ratio": snap.measured_hit_ratio if snap else None,
+                    "curve_error_pp": errors.get(s.id),
+                }
+            )
+        )
+    return out
 
 
 @router.get("/servers/{server_id}", response_model=ServerOut, summary="One server")
@@ -503,3 +614,117 @@ def cluster_accuracy(
 ) -> AccuracyOut:
     get_cluster(db, me.org_id, cluster_id)
     return accuracy(db, me.org_id, CLUSTER_SUBJECT, cluster_id, start, end, max_points)
+
+
+# --- stored curves over time (downsampled: the latest curve of each time bucket) ----------------
+MaxCurves = Annotated[int, Query(ge=1, le=200, description="at most this many curves, spread over time")]
+CurveStart = Annotated[datetime | None, Query(description="default: 7 days before end")]
+
+_CURVES_SQL = """
+SELECT DISTINCT ON (b) id FROM (
+  SELECT id, window_end, computed_at,
+         least(floor(extract(epoch FROM (window_end - :start)) / :bw)::bigint, :last) AS b
+  FROM {table}
+  WHERE org_id = :org AND {column} = :sid AND window_end > :start AND window_end <= :end
+) t
+ORDER BY b, window_end DESC, computed_at DESC, id DESC
+"""
+
+
+def _curve_window(
+    start: datetime | None, end: datetime | None, max_curves: int
+) -> tuple[datetime, datetime, float]:
+    if start is None:
+        try:
+            start = (end or _now()) - timedelta(days=7)
+        except OverflowError:
+            raise ApiError(422, "invalid_request", "end is too early to have a default start") from None
+    start, end = time_range(start, end)
+    return start, end, (end - start).total_seconds() / max_curves
+
+
+def _curve_ids(
+    db: Session, table: str, column: str, org_id: uuid.UUID, sid: uuid.UUID, start: datetime, end: datetime,
+    bw: float, max_curves: int,
+) -> list[int]:
+    return [
+        r.id
+        for r in db.execute(
+            text(_CURVES_SQL.format(table=table, column=column)),
+            {"org": org_id, "sid": sid, "start": start, "end": end, "bw": bw, "last": max_curves - 1},
+        ).all()
+    ]
+
+
+@router.get(
+    "/servers/{server_id}/curves",
+    response_model=CurveHistoryOut,
+    summary="The server's stored curves over time (the latest of each of at most max_curves periods)",
+)
+def server_curves(
+    server_id: uuid.UUID,
+    me: ReaderDep,
+    db: DbDep,
+    start: CurveStart = None,
+    end: End = None,
+    max_curves: MaxCurves = 24,
+) -> CurveHistoryOut:
+    get_server(db, me.org_id, server_id)
+    start, end, bw = _curve_window(start, end, max_curves)
+    ids = _curve_ids(db, "server_curves", "server_id", me.org_id, server_id, start, end, bw, max_curves)
+    rows = db.execute(
+        select(ServerCurve)
+        .where(ServerCurve.org_id == me.org_id, ServerCurve.id.in_(ids))
+        .order_by(ServerCurve.window_end, ServerCurve.id)
+    ).scalars()
+    curves = [
+        CurveAt(
+            window_end=r.window_end,
+            computed_at=r.computed_at,
+            basis="calibrated" if r.hit_ratio_calibrated else "estimate",
+            sizes_bytes=r.sizes_bytes,
+            hit_ratios=r.hit_ratio_calibrated or r.hit_ratio_proportional,
+            hit_ratio_calibrated=r.hit_ratio_calibrated,
+            hit_ratio_proportional=r.hit_ratio_proportional,
+            current_bytes=r.current_bytes,
+            measured_hit_ratio=r.measured_hit_ratio,
+        )
+        for r in rows
+    ]
+    return CurveHistoryOut(start=start, end=end, bucket_seconds=bw, curves=curves)
+
+
+@router.get(
+    "/clusters/{cluster_id}/curves",
+    response_model=CurveHistoryOut,
+    summary="The cluster's stored curves over time (the latest of each of at most max_curves periods)",
+)
+def cluster_curves(
+    cluster_id: uuid.UUID,
+    me: ReaderDep,
+    db: DbDep,
+    start: CurveStart = None,
+    end: End = None,
+    max_curves: MaxCurves = 24,
+) -> CurveHistoryOut:
+    get_cluster(db, me.org_id, cluster_id)
+    start, end, bw = _curve_window(start, end, max_curves)
+    ids = _curve_ids(db, "cluster_curves", "cluster_id", me.org_id, cluster_id, start, end, bw, max_curves)
+    rows = db.execute(
+        select(ClusterCurve)
+        .where(ClusterCurve.org_id == me.org_id, ClusterCurve.id.in_(ids))
+        .order_by(ClusterCurve.window_end, ClusterCurve.id)
+    ).scalars()
+    curves = [
+        CurveAt(
+            window_end=r.window_end,
+            computed_at=r.computed_at,
+            basis="calibrated" if r.basis == "calibrated" else "estimate",
+            sizes_bytes=r.sizes_bytes,
+            hit_ratios=r.hit_ratios,
+            current_bytes=r.current_bytes,
+            measured_hit_ratio=r.measured_hit_ratio,
+        )
+        for r in rows
+    ]
+    return CurveHistoryOut(start=start, end=end, bucket_seconds=bw, curves=curves)
