@@ -4,9 +4,9 @@ from typing import Any
 
 from celery import Celery
 from celery.signals import worker_process_init
+
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine, get_sessionmaker
-
 from hitcurve_worker.schedule import BEAT_SCHEDULE
 
 TASK_MODULES = [

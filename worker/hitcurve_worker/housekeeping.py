@@ -10,6 +10,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Task
+from sqlalchemy import and_, delete, func, or_, select, text, update
+
 from hitcurve.models import (
     ClusterCurve,
     Server,
@@ -19,8 +21,6 @@ from hitcurve.models import (
     SnapshotClass,
     TraceChunk,
 )
-from sqlalchemy import and_, delete, func, or_, select, text, update
-
 from hitcurve_worker import alerts as rules
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, now, session

@@ -19,10 +19,11 @@ from typing import Any
 
 import kombu.exceptions
 import redis.exceptions
-from hitcurve.core.db import get_sessionmaker
 from sqlalchemy import exc as sa_exc
 from sqlalchemy import update
 from sqlalchemy.orm import Session
+
+from hitcurve.core.db import get_sessionmaker
 
 MAX_ATTEMPTS = int(os.environ.get("HITCURVE_WORKER_MAX_ATTEMPTS", "8"))
 

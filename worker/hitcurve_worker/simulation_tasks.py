@@ -26,12 +26,12 @@ from typing import Any
 
 import numpy as np
 from celery import Task, chord
-from hitcurve import tracecodec
-from hitcurve.models import Server, SimulationResult, SimulationRun, TraceChunk
 from sqlalchemy import and_, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
+from hitcurve import tracecodec
+from hitcurve.models import Server, SimulationResult, SimulationRun, TraceChunk
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, PoisonInput, describe, now, session
 

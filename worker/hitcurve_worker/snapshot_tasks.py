@@ -18,6 +18,10 @@ from typing import Any
 
 import numpy as np
 from celery import Task
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.orm import Session
+
 from hitcurve.models import (
     AccuracyRecord,
     Cluster,
@@ -27,10 +31,6 @@ from hitcurve.models import (
     Snapshot,
     SnapshotClass,
 )
-from sqlalchemy import delete, func, select, text, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.orm import Session
-
 from hitcurve_worker import alerts as rules
 from hitcurve_worker.calibrate import calibrate, curve_at, uncertainty_band
 from hitcurve_worker.celery_app import app

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 from celery import Task
-from hitcurve import tracecodec
-from hitcurve.models import TraceChunk
 from sqlalchemy import select, update
 
+from hitcurve import tracecodec
+from hitcurve.models import TraceChunk
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import (
     MAX_ATTEMPTS,

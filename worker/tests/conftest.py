@@ -68,6 +68,7 @@ def org(private_env: dict[str, str]) -> Org:
 @pytest.fixture(scope="module")
 def client(private_env: dict[str, str]) -> Iterator[Any]:
     from fastapi.testclient import TestClient
+
     from hitcurve.main import create_app
 
     with TestClient(create_app()) as c:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+
 from hitcurve_worker import alerts
 from hitcurve_worker.calibrate import calibrate, curve_at, error_sigma_pp, uncertainty_band
 from hitcurve_worker.cluster import ServerInput, combine

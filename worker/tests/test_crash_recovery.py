@@ -9,12 +9,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from hitcurve.core.db import get_sessionmaker
-from hitcurve.models import AccuracyRecord, ServerCurve, Snapshot
-from hitcurve_worker.housekeeping import requeue
 from sqlalchemy import func, select
 from worker_helpers import Org, start_worker, upload, wait_for
 from worker_synth import synthetic_snapshot
+
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.models import AccuracyRecord, ServerCurve, Snapshot
+from hitcurve_worker.housekeeping import requeue
 
 pytestmark = pytest.mark.slow
 

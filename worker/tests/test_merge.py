@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+
 from hitcurve_worker.merge import (
     PAGE_SIZE,
     ClassCurve,

@@ -17,6 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+
 from hitcurve_worker.merge import PAGE_SIZE, ClassCurve, merge
 
 CHUNKS = [8192, 16384, 32768, 65536, 131072]  # 128, 64, 32, 16, 8 items per page

@@ -12,11 +12,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hitcurve.core.db import get_sessionmaker
-from hitcurve.models import AccuracyRecord, ServerCurve, Snapshot
 from sqlalchemy import func, select
 from worker_helpers import ROOT, clear_caches, make_org, start_worker, upload, wait_for
 from worker_synth import synthetic_snapshot
+
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.models import AccuracyRecord, ServerCurve, Snapshot
 
 pytestmark = pytest.mark.slow
 N = 12
@@ -71,6 +72,7 @@ def test_postgresql_restart_mid_run_loses_nothing(
 ) -> None:
     inst, url = second_pg
     from fastapi.testclient import TestClient
+
     from hitcurve.main import create_app
 
     org = make_org("PG restart org")

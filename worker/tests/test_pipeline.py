@@ -12,6 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sqlalchemy import func, select, update
+from worker_helpers import Org, WorkerProc, start_worker, upload, wait_for
+from worker_synth import synthetic_snapshot
+
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import (
     AccuracyRecord,
@@ -27,9 +31,6 @@ from hitcurve.models import (
     TraceChunk,
 )
 from hitcurve_worker.calibrate import curve_at
-from sqlalchemy import func, select, update
-from worker_helpers import Org, WorkerProc, start_worker, upload, wait_for
-from worker_synth import synthetic_snapshot
 
 pytestmark = pytest.mark.slow
 

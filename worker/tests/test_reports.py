@@ -16,12 +16,13 @@ from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
-from hitcurve.core.db import get_sessionmaker
-from hitcurve.core.security import sha256_hex
-from hitcurve.models import ApiToken, Cluster, ReportDelivery, ReportSubscription, Server, Snapshot
 from sqlalchemy import select, update
 from worker_helpers import Org, WorkerProc, make_org, start_worker, upload, wait_for
 from worker_synth import synthetic_snapshot
+
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.core.security import sha256_hex
+from hitcurve.models import ApiToken, Cluster, ReportDelivery, ReportSubscription, Server, Snapshot
 
 pytestmark = pytest.mark.slow
 

@@ -14,13 +14,13 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
 from hitcurve.api.routes.inventory import CLUSTER_SUBJECT, accuracy, history
 from hitcurve.api.routes.sizing import SizingAnswer, Subject, cluster_basis, memory_answer
 from hitcurve.core.errors import ApiError
 from hitcurve.models import Alert, Cluster, Organization, Server, Snapshot
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
-
 from hitcurve_worker import alerts as rules
 
 GIB = rules.GIB

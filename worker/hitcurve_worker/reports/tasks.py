@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import Any
 
 from celery import Task
-from hitcurve.models import ReportDelivery, ReportSubscription
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from hitcurve.models import ReportDelivery, ReportSubscription
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import RETRY_OPTS, RETRYABLE, describe, now, session
 from hitcurve_worker.reports.content import build_report
