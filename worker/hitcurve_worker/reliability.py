@@ -13,7 +13,10 @@ kills the worker process (SIGKILL, out of memory) is still counted and eventuall
 
 from __future__ import annotations
 
+import logging
 import os
+import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -101,3 +104,33 @@ def mark(model: Any, obj_id: Any, status: str, error: str | None) -> None:
 def describe(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:4000]
+
+
+def run_reliably(
+    model: Any, raw_id: Any, process: Callable[[uuid.UUID], dict[str, Any]], what: str, log: logging.Logger
+) -> dict[str, Any]:
+    """The shared body of every row-processing task: count the attempt before the work (so an
+    input that kills the worker is parked after MAX_ATTEMPTS), park poison input at once with its
+    error, mark other failures and re-raise them (retryable ones autoretry with backoff; the
+    re-enqueue job picks up the rest)."""
+    try:
+        obj_id = uuid.UUID(str(raw_id))
+    except ValueError:
+        return {"status": "bad-id"}
+    attempts = claim_attempt(model, obj_id)
+    if attempts is None:
+        return {"status": "nothing-to-do"}
+    if attempts > MAX_ATTEMPTS:
+        mark(model, obj_id, "parked", f"gave up after {attempts - 1} attempts")
+        return {"status": "parked"}
+    try:
+        return process(obj_id)
+    except PoisonInput as exc:
+        log.warning("%s %s parked: %s", what, obj_id, exc)
+        mark(model, obj_id, "parked", f"poison input: {exc}")
+        return {"status": "parked", "error": str(exc)}
+    except Exception as exc:
+        mark(model, obj_id, "failed", describe(exc))
+        if not is_retryable(exc):
+            log.exception("%s %s failed (attempt %d); the re-enqueue job retries it", what, obj_id, attempts)
+        raise

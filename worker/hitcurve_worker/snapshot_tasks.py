@@ -37,14 +37,10 @@ from hitcurve_worker.celery_app import app
 from hitcurve_worker.cluster import ServerInput, combine
 from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows, merge
 from hitcurve_worker.reliability import (
-    MAX_ATTEMPTS,
     RETRY_OPTS,
     PoisonInput,
-    claim_attempt,
-    describe,
-    is_retryable,
-    mark,
     now,
+    run_reliably,
     session,
 )
 
@@ -454,25 +450,4 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
 
 @app.task(name="hitcurve.process_snapshot", bind=True, **RETRY_OPTS)
 def process_snapshot(self: Task, snapshot_id: str) -> dict[str, Any]:
-    try:
-        sid = uuid.UUID(str(snapshot_id))
-    except ValueError:
-        return {"status": "bad-id"}
-    attempts = claim_attempt(Snapshot, sid)
-    if attempts is None:
-        return {"status": "nothing-to-do"}
-    if attempts > MAX_ATTEMPTS:
-        mark(Snapshot, sid, "parked", f"gave up after {attempts - 1} attempts")
-        return {"status": "parked"}
-    try:
-        return process(sid)
-    except PoisonInput as exc:
-        log.warning("snapshot %s parked: %s", sid, exc)
-        mark(Snapshot, sid, "parked", f"poison input: {exc}")
-        return {"status": "parked", "error": str(exc)}
-    except Exception as exc:
-        mark(Snapshot, sid, "failed", describe(exc))
-        if is_retryable(exc):
-            raise  # autoretry with backoff
-        log.exception("snapshot %s failed (attempt %d); the re-enqueue job retries it", sid, attempts)
-        raise
+    return run_reliably(Snapshot, snapshot_id, process, "snapshot", log)

@@ -15,14 +15,11 @@ from hitcurve import tracecodec
 from hitcurve.models import TraceChunk
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import (
-    MAX_ATTEMPTS,
     RETRY_OPTS,
     PoisonInput,
-    claim_attempt,
     describe,
-    is_retryable,
-    mark,
     now,
+    run_reliably,
     session,
 )
 
@@ -76,24 +73,4 @@ def process(chunk_id: uuid.UUID) -> dict[str, Any]:
 
 @app.task(name="hitcurve.process_trace_chunk", bind=True, **RETRY_OPTS)
 def process_trace_chunk(self: Task, chunk_id: str) -> dict[str, Any]:
-    try:
-        cid = uuid.UUID(str(chunk_id))
-    except ValueError:
-        return {"status": "bad-id"}
-    attempts = claim_attempt(TraceChunk, cid)
-    if attempts is None:
-        return {"status": "nothing-to-do"}
-    if attempts > MAX_ATTEMPTS:
-        mark(TraceChunk, cid, "parked", f"gave up after {attempts - 1} attempts")
-        return {"status": "parked"}
-    try:
-        return process(cid)
-    except PoisonInput as exc:
-        log.warning("trace chunk %s parked: %s", cid, exc)
-        mark(TraceChunk, cid, "parked", f"poison input: {exc}")
-        return {"status": "parked", "error": str(exc)}
-    except Exception as exc:
-        mark(TraceChunk, cid, "failed", describe(exc))
-        if not is_retryable(exc):
-            log.exception("trace chunk %s failed (attempt %d)", cid, attempts)
-        raise
+    return run_reliably(TraceChunk, chunk_id, process, "trace chunk", log)
