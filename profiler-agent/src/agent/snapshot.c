@@ -135,6 +135,9 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
         (json_int_t)ps.unattributed_misses, "profile_sample_rate", ps.sample_rate,
         "ttl_untracked", (json_int_t)feed->ttl.untracked, "unknown_hits",
         (json_int_t)ps.unknown_hits);
+    /* Repairs of lost evictions (cumulative): how much the curve above N leaned on them. */
+    json_object_set_new(diag, "surplus_evictions", json_integer((json_int_t)ps.surplus_evictions));
+    json_object_set_new(diag, "lost_evict_misses", json_integer((json_int_t)ps.lost_evict_misses));
     if (pd > 0)
         json_object_set_new(diag, "predicted_hit_ratio_at_current", json_real(pn / pd));
     if (spool->enabled)
