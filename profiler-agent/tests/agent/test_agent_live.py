@@ -309,6 +309,55 @@ def test_backend_down_then_back_gets_every_snapshot_exactly_once(tmp_path, mc):
     assert sum(d["measured"]["cmd_get"] for d in got_snaps) >= i
 
 
+def test_backend_down_for_minutes_then_every_snapshot_arrives_once_in_order(tmp_path, mc):
+    """The issue's case: the backend is unreachable for minutes (150 s), with the agent's default
+    backoff (up to 60 s between tries); once it returns, every spooled snapshot and trace chunk
+    arrives exactly once and in window order."""
+    port = free_port()
+    key = tmp_path / "agent.key"
+    key.write_text("hca_test_key\n")
+    spool = tmp_path / "spool"
+    agent = Agent(
+        tmp_path, mc.addr, "--interval", "3", "--backend-url", f"http://127.0.0.1:{port}",
+        "--agent-key-file", str(key), "--spool-dir", str(spool), "--trace-rate", "1",
+        "--shutdown-timeout", "30",
+    )
+    agent.wait_log("memcached_instance")
+    c = Client(mc.port)
+    t_end = time.time() + 150
+    i = 0
+    while time.time() < t_end:  # light, steady traffic while the backend is down
+        k = b"m%d" % (i % 500)
+        if not c.get(k):
+            c.set(k, b"v" * 40)
+        i += 1
+        if i % 50 == 0:
+            time.sleep(0.05)
+    queued = len(list(spool.glob("*.json.gz")))
+    assert queued >= 40, f"only {queued} items spooled in 150 s"
+    recv = Receiver(port)
+    try:
+        end = time.time() + 120  # the next retry comes within the 60 s backoff bound
+        while time.time() < end and list(spool.glob("*.json.gz")):
+            time.sleep(0.5)
+        assert not list(spool.glob("*.json.gz")), agent.log()
+        c.close()
+        assert agent.stop() == 0
+    finally:
+        recv.stop()
+    written = {s["snapshot_id"] for s in agent.snapshots()}
+    got = [recv.stored[i]["doc"] for i in recv.order if recv.stored[i]["path"].endswith("/snapshots")]
+    got_ids = [d["snapshot_id"] for d in got]
+    assert set(got_ids) == written and len(got_ids) == len(written)
+    assert recv.duplicates == 0
+    starts = [d["window"]["start"] for d in got]
+    assert starts == sorted(starts)
+    chunk_seqs = [
+        recv.stored[i]["doc"]["seq"] for i in recv.order if recv.stored[i]["path"].endswith("/traces")
+    ]
+    assert chunk_seqs == sorted(chunk_seqs) and len(set(chunk_seqs)) == len(chunk_seqs)
+
+
 def test_spool_bound_drops_oldest_and_reports(tmp_path, mc):
     port = free_port()  # nothing listens there
     key = tmp_path / "k"
