@@ -382,3 +382,35 @@ def test_broker_down_still_accepts_and_leaves_row_pending(monkeypatch, account) 
         monkeypatch.undo()
         tasks._down_until = 0.0
         _fresh_app()
+
+
+@pytest.mark.parametrize(
+    ("backing_off", "accepted", "recorded"),
+    [
+        (False, True, True),  # usual case: written with the row, kept
+        (False, False, False),  # publish failed: cleared again
+        (True, True, True),  # stored without it (broker thought down), recorded once accepted
+        (True, False, False),
+    ],
+)
+def test_snapshot_enqueued_at_tells_whether_the_broker_took_it(
+    anon, key, monkeypatch, backing_off, accepted, recorded
+) -> None:
+    from hitcurve.api.routes import agent as agent_routes
+    from hitcurve.core import tasks
+
+    published: list[str] = []
+
+    def fake_send(task_name: str, obj_id: uuid.UUID) -> bool:
+        published.append(f"{task_name} {obj_id}")
+        return accepted
+
+    monkeypatch.setattr(tasks, "send", fake_send)
+    monkeypatch.setattr(agent_routes, "broker_backing_off", lambda: backing_off)
+    snap = make_snapshot("10.7.7.7:11211")
+    assert _post(anon, SNAP, key, snap).status_code == 202
+    assert published == [f"hitcurve.process_snapshot {snap['snapshot_id']}"]
+    with get_sessionmaker()() as db:
+        row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+        assert row is not None and row.status == "pending"
+        assert (row.enqueued_at is not None) == recorded

@@ -80,6 +80,32 @@ _MARK_ENQUEUED = {
 }
 
 
+_UNMARK_ENQUEUED = {
+    table: text(f"UPDATE {table} SET enqueued_at = NULL WHERE id = :id AND enqueued_at = :at")  # noqa: S608
+    for table in ("snapshots", "trace_chunks", "simulation_runs")
+}
+
+
+def enqueue_on(conn: Any, task_name: str, model: Any, obj_id: uuid.UUID, marked: datetime | None) -> None:
+    """enqueue_after_commit on a connection the caller holds, its row's transaction committed.
+
+    marked: the enqueued_at the row was stored with (set in advance, so that the usual case needs
+    no second transaction); it is cleared again when publishing fails. None: the row was stored
+    without it and gets it only when the broker accepts the task, as in enqueue_after_commit."""
+    ok = send(task_name, obj_id)
+    if ok == (marked is not None):
+        return
+    try:
+        if ok:
+            conn.execute(_MARK_ENQUEUED[model.__tablename__], {"id": obj_id, "now": datetime.now(UTC)})
+        else:
+            conn.execute(_UNMARK_ENQUEUED[model.__tablename__], {"id": obj_id, "at": marked})
+        conn.commit()
+    except Exception as exc:  # the timestamp is informational; the re-enqueue job covers the row
+        conn.rollback()
+        log.warning("could not record the enqueue state of %s %s: %s", task_name, obj_id, exc)
+
+
 def enqueue_after_commit(task_name: str, model: Any, obj_id: uuid.UUID) -> None:
     """Publish, then record enqueued_at on the row (a background task, after the response)."""
     if not send(task_name, obj_id):

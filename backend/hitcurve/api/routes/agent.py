@@ -26,7 +26,13 @@ from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.core.errors import ApiError, clean_errors
-from hitcurve.core.tasks import PROCESS_SNAPSHOT, PROCESS_TRACE_CHUNK, enqueue_after_commit
+from hitcurve.core.tasks import (
+    PROCESS_SNAPSHOT,
+    PROCESS_TRACE_CHUNK,
+    broker_backing_off,
+    enqueue_after_commit,
+    enqueue_on,
+)
 from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
 
@@ -157,10 +163,10 @@ WITH srv AS (
     INSERT INTO snapshots (id, org_id, server_id, agent_key_id, instance_id, window_start, window_end,
                            received_at, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,
                            bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload, status,
-                           attempts)
+                           attempts, enqueued_at)
     SELECT :id, :org_id, srv.id, :key_id, :instance_id, :window_start, :window_end, :now, :limit_maxbytes,
            :curve_points, :cmd_get, :get_hits, :get_misses, :bytes_used, :curr_items, :measured_hit_ratio,
-           :loss_ratio, :flagged, CAST(:payload AS jsonb), 'pending', 0
+           :loss_ratio, :flagged, CAST(:payload AS jsonb), 'pending', 0, :enqueued_at
     FROM srv
     ON CONFLICT (id) DO NOTHING
     RETURNING id, org_id, payload
@@ -191,14 +197,24 @@ SELECT (SELECT id FROM snap) AS stored, (SELECT count(*) FROM cls) AS classes,
 """)
 
 
-def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str) -> JSONResponse:
-    """Store a validated snapshot (doc: its JSON text). 202 when new, 200 when a duplicate."""
+def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str, enqueue: bool = False) -> JSONResponse:
+    """Store a validated snapshot (doc: its JSON text). 202 when new, 200 when a duplicate.
+
+    enqueue: hand the snapshot to the worker right after the commit, on the same connection and
+    thread (no background task, no second pool checkout). enqueued_at is written with the row
+    when the broker is not known to be down, and cleared again if publishing fails, which saves
+    an UPDATE transaction per upload. If the process dies between the commit and the publish,
+    the row is `pending` with enqueued_at = received_at, which the worker's re-enqueue job
+    (coalesce(enqueued_at, received_at) < cutoff) treats exactly like a null enqueued_at."""
+    now = datetime.now(UTC)
+    marked = now if enqueue and not broker_backing_off() else None
     srv, m, loss = snap.server, snap.measured, snap.loss
     params = {
         "server_id": uuid.uuid4(),
         "org_id": agent.org_id,
         "key_id": agent.key_id,
-        "now": datetime.now(UTC),
+        "now": now,
+        "enqueued_at": marked,
         "address": srv.address,
         "instance_id": srv.instance_id,
         "version": srv.version,
@@ -229,13 +245,15 @@ def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str) -> JSONResp
                     {"id": str(snap.snapshot_id), "status": "duplicate"}, status_code=200
                 )
         conn.commit()
+        if enqueue:
+            enqueue_on(conn, PROCESS_SNAPSHOT, Snapshot, snap.snapshot_id, marked)
     return JSONResponse({"id": str(snap.snapshot_id), "status": "accepted"}, status_code=202)
 
 
-def ingest_snapshot(agent: Principal, raw: bytes) -> tuple[JSONResponse, uuid.UUID]:
-    """Parse, validate and store in one worker-thread hop."""
+def ingest_snapshot(agent: Principal, raw: bytes) -> JSONResponse:
+    """Parse, validate, store and enqueue in one worker-thread hop."""
     snap, doc = parse(raw, proto.Snapshot)
-    return store_snapshot(agent, snap, doc), snap.snapshot_id
+    return store_snapshot(agent, snap, doc, enqueue=True)
 
 
 def store_trace(agent: Principal, chunk: proto.TraceChunk) -> JSONResponse:
@@ -325,12 +343,9 @@ def _body_doc(model: type) -> dict[str, Any]:
     summary="Upload one snapshot (per-class curves, measured hit ratio, loss)",
     openapi_extra=_body_doc(proto.Snapshot),
 )
-async def upload_snapshot(request: Request, agent: AgentDep, background: BackgroundTasks) -> JSONResponse:
+async def upload_snapshot(request: Request, agent: AgentDep) -> JSONResponse:
     raw = await read_body(request)
-    answer, snapshot_id = await run_in_threadpool(ingest_snapshot, agent, raw)
-    if answer.status_code == 202:
-        background.add_task(enqueue_after_commit, PROCESS_SNAPSHOT, Snapshot, snapshot_id)
-    return answer
+    return await run_in_threadpool(ingest_snapshot, agent, raw)
 
 
 @router.post(
