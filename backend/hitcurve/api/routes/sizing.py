@@ -352,23 +352,7 @@ def server_basis(
     if main is None:
         raise _not_enough("the latest curve of this server has no usable points")
     lo, hi, src = _band(db, org_id, [server_id], c.sizes_bytes, ys, c.band_low, c.band_high)
-    return Basis(
-        main,
-        lo,
-        hi,
-        src,
-        basis,
-        None,
-        CurveInfo(
-            computed_at=c.computed_at,
-            window_end=c.window_end,
-            age_seconds=(_now() - c.window_end).total_seconds(),
-            current_bytes=c.current_bytes,
-            measured_hit_ratio=c.measured_hit_ratio,
-            max_bytes=main.x_max,
-            max_hit_ratio=main.y_max,
-        ),
-    )
+    return _stored_curve_basis(c, main, lo, hi, src, basis)
 
 
 def cluster_basis(
@@ -413,6 +397,13 @@ def cluster_basis(
         raise _not_enough("the latest curve of this cluster has no usable points")
     lo, hi, src = _band(db, org_id, server_ids, c.sizes_bytes, c.hit_ratios, c.band_low, c.band_high)
     basis = "calibrated" if c.basis == "calibrated" else "estimate"
+    return _stored_curve_basis(c, main, lo, hi, src, basis), facts
+
+
+def _stored_curve_basis(
+    c: ServerCurve | ClusterCurve, main: Pchip, lo: Pchip, hi: Pchip, src: str, basis: str
+) -> Basis:
+    """The answer basis for a curve the worker stored (server or cluster): fit, band, age."""
     return Basis(
         main,
         lo,
@@ -429,7 +420,7 @@ def cluster_basis(
             max_bytes=main.x_max,
             max_hit_ratio=main.y_max,
         ),
-    ), facts
+    )
 
 
 def _gib(b: float | None) -> str:
