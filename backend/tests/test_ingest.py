@@ -63,7 +63,7 @@ def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, k
     with get_sessionmaker()() as db:
         row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
         assert row is not None and str(row.org_id) == account.org_id
-        assert row.status == "pending" and row.payload == snap
+        assert row.status == "pending" and json.loads(gzip.decompress(row.payload_gzip or b"")) == snap
         assert row.measured_hit_ratio == snap["measured"]["hit_ratio"]
         server = db.get(Server, row.server_id)
         assert server is not None
@@ -84,14 +84,59 @@ def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, k
             .scalars()
             .all()
         )
-        assert [c.class_id for c in classes] == [c["id"] for c in snap["classes"]]
-        first = snap["classes"][0]
-        assert classes[0].sizes_items == [p[0] for p in first["curve"]["points"]]
-        assert classes[0].hit_ratios == [p[1] for p in first["curve"]["points"]]
-        assert classes[0].requests == first["requests"] and classes[0].chunk_size == first["chunk_size"]
+        assert [c.class_id for c in classes] == sorted(c["id"] for c in snap["classes"])
+        # every class row carries exactly its own curve and counters (the curves travel end to end
+        # in one array and are sliced per class by PostgreSQL)
+        for row_c, sent in zip(classes, sorted(snap["classes"], key=lambda c: c["id"]), strict=True):
+            assert row_c.sizes_items == [p[0] for p in sent["curve"]["points"]]
+            assert row_c.hit_ratios == [p[1] for p in sent["curve"]["points"]]
+            assert (row_c.chunk_size, row_c.pages, row_c.items, row_c.evictions, row_c.requests) == (
+                sent["chunk_size"],
+                sent["pages"],
+                sent["items"],
+                sent["evictions"],
+                sent["requests"],
+            )
+            assert row_c.current_items == sent["curve"]["current_items"]
+            cost = sent.get("cost_us") or {}
+            assert (row_c.cost_count, row_c.cost_mean_us, row_c.cost_p50_us, row_c.cost_p90_us) == (
+                cost.get("count"),
+                cost.get("mean"),
+                cost.get("p50"),
+                cost.get("p90"),
+            )
+            assert row_c.cost_p99_us == cost.get("p99")
     # the second upload of the same server reuses its row
     _post(anon, SNAP, key, make_snapshot("10.1.2.3:11211"))
     assert len(account.get("/api/v1/servers").json()) == 1
+
+
+def test_uncompressed_upload_is_stored_gzip_compressed(anon, key) -> None:
+    snap = make_snapshot("10.1.2.4:11211", n_classes=3)
+    snap["classes"][1].pop("cost_us", None)  # a class without recompute costs
+    assert _post(anon, SNAP, key, snap, gz=False).status_code == 202
+    with get_sessionmaker()() as db:
+        row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+        assert row is not None and row.payload_gzip is not None
+        assert json.loads(gzip.decompress(row.payload_gzip)) == snap
+        costs = db.execute(
+            select(SnapshotClass.class_id, SnapshotClass.cost_count)
+            .where(SnapshotClass.snapshot_id == row.id)
+            .order_by(SnapshotClass.class_id)
+        ).all()
+    assert [c[1] is None for c in costs] == [c.get("cost_us") is None for c in snap["classes"]]
+
+
+def test_snapshot_without_classes_is_stored(anon, key) -> None:
+    snap = make_snapshot("10.1.2.5:11211", n_classes=0)
+    assert _post(anon, SNAP, key, snap).status_code == 202, "a server with no active class yet"
+    with get_sessionmaker()() as db:
+        n = db.scalar(
+            select(func.count())
+            .select_from(SnapshotClass)
+            .where(SnapshotClass.snapshot_id == uuid.UUID(snap["snapshot_id"]))
+        )
+    assert n == 0
 
 
 def test_snapshot_handed_to_celery_by_name(account, anon, key, private_queue) -> None:
@@ -177,7 +222,7 @@ def _many_classes(n: int) -> bytes:
     one = json.dumps({k: v for k, v in snap["classes"][0].items() if k != "id"})
     snap["classes"] = []
     head = json.dumps(snap)[: -len("[]}")]
-    classes = ",".join(f"{{\"id\": {i % 256}, {one[1:]}" for i in range(n))
+    classes = ",".join(f'{{"id": {i % 256}, {one[1:]}' for i in range(n))
     return (head + "[" + classes + "]}").encode()
 
 

@@ -188,7 +188,7 @@ def downsample_and_retain(at: datetime | None = None) -> dict[str, int]:
             _exec(
                 db,
                 delete(SnapshotClass).where(
-                    SnapshotClass.snapshot_id.in_(old.where(Snapshot.payload != text("'{}'::jsonb")))
+                    SnapshotClass.snapshot_id.in_(old.where(Snapshot.payload_gzip.is_not(None)))
                 ),
             ).rowcount
             or 0
@@ -197,8 +197,8 @@ def downsample_and_retain(at: datetime | None = None) -> dict[str, int]:
             _exec(
                 db,
                 update(Snapshot)
-                .where(Snapshot.id.in_(old), Snapshot.payload != text("'{}'::jsonb"))
-                .values(payload={}),
+                .where(Snapshot.id.in_(old), Snapshot.payload_gzip.is_not(None))
+                .values(payload_gzip=None),
             ).rowcount
             or 0
         )

@@ -4,6 +4,7 @@ re-running changes nothing; poison is parked; trace chunks and simulation runs c
 
 from __future__ import annotations
 
+import gzip
 import time
 import uuid
 from collections.abc import Iterator
@@ -174,7 +175,7 @@ def _raw_snapshot(org_id: uuid.UUID, server_id: uuid.UUID, points: list[list[flo
                 measured_hit_ratio=0.5,
                 loss_ratio=0.0,
                 flagged=False,
-                payload={},
+                payload_gzip=None,
                 status="pending",
             )
         )
@@ -487,7 +488,7 @@ def test_history_is_downsampled_and_old_payloads_dropped(org: Org) -> None:
                     measured_hit_ratio=0.5,
                     loss_ratio=0.0,
                     flagged=False,
-                    payload={"x": 1},
+                    payload_gzip=gzip.compress(b'{"x": 1}'),
                     status="processed",
                 )
             )
@@ -512,7 +513,9 @@ def test_history_is_downsampled_and_old_payloads_dropped(org: Org) -> None:
             .scalars()
             .all()
         )
-        payloads = s.execute(select(Snapshot.payload).where(Snapshot.server_id == server_id)).scalars().all()
+        payloads = (
+            s.execute(select(Snapshot.payload_gzip).where(Snapshot.server_id == server_id)).scalars().all()
+        )
     assert left == [base + timedelta(minutes=40)]  # the newest of the hour is kept
-    assert payloads == [{}, {}, {}]  # snapshot rows stay (accuracy records hang on them), payloads go
+    assert payloads == [None, None, None]  # snapshot rows stay (accuracy records hang on them), payloads go
     assert downsample_and_retain()["server_curves_hourly"] == 0  # idempotent

@@ -18,6 +18,11 @@ class Settings(BaseSettings):
     frontend_dist: Path = REPO_ROOT / "frontend" / "dist"
     # Seconds a health check waits for a dependency before calling it unreachable.
     health_timeout_s: float = 2.0
+    # Database connections per process. The pool should cover a process's concurrent requests:
+    # a connection opened past it is closed again on return, and each new one costs a SCRAM
+    # log-in (milliseconds of CPU on both sides). Overflow absorbs bursts beyond that.
+    db_pool_size: int = Field(default=20, ge=1, le=200)
+    db_max_overflow: int = Field(default=10, ge=0, le=200)
     environment: str = "development"
 
     # Browser sessions: cookie lifetime, and whether cookies carry the Secure flag (on behind HTTPS).

@@ -15,8 +15,8 @@ def get_engine() -> Engine:
     return create_engine(
         settings.database_url,
         pool_pre_ping=True,
-        pool_size=10,
-        max_overflow=20,
+        pool_size=settings.db_pool_size,
+        max_overflow=settings.db_max_overflow,
         # A dead database must fail fast with a clear error, not hang a request.
         connect_args={"connect_timeout": max(1, int(settings.health_timeout_s))},
     )

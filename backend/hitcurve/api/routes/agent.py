@@ -6,18 +6,22 @@ inflated in memory). The JSON is validated strictly, stored in one transaction, 
 the worker by task name after the commit (best effort: see hitcurve.core.tasks).
 """
 
+import gzip
 import json
 import logging
 import uuid
 import zlib
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
+import numpy as np
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
-from sqlalchemy import literal_column, select, text
+from sqlalchemy import literal_column, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from hitcurve import tracecodec
@@ -26,6 +30,7 @@ from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.core.errors import ApiError, clean_errors
+from hitcurve.core.pgarray import Float8Array
 from hitcurve.core.tasks import (
     PROCESS_SNAPSHOT,
     PROCESS_TRACE_CHUNK,
@@ -40,7 +45,13 @@ log = logging.getLogger("hitcurve.ingest")
 router = APIRouter(prefix="/agent", tags=["agent"])
 
 
-async def read_body(request: Request) -> bytes:
+@dataclass(frozen=True)
+class Body:
+    data: bytes  # the JSON document (decompressed)
+    gzipped: bytes | None  # the body as received when it was gzip-compressed
+
+
+async def read_body(request: Request) -> Body:
     """The request body, decompressed when gzip, within the configured limits (else 413)."""
     s = get_settings()
     ctype = request.headers.get("content-type", "")
@@ -56,13 +67,15 @@ async def read_body(request: Request) -> bytes:
     cap = s.max_decompressed_bytes
     received = 0
     out = bytearray()
+    compressed = bytearray() if inflater is not None else None
     async for chunk in request.stream():
         received += len(chunk)
         if received > s.max_body_bytes:
             raise ApiError(413, "body_too_large", f"body exceeds the limit of {s.max_body_bytes} bytes")
-        if inflater is None:
+        if inflater is None or compressed is None:
             out += chunk
             continue
+        compressed += chunk
         buf = chunk
         try:
             while buf and not inflater.eof:
@@ -80,7 +93,7 @@ async def read_body(request: Request) -> bytes:
         raise ApiError(400, "bad_gzip", "gzip stream is truncated")
     if not out:
         raise ApiError(400, "empty_body", "request body is empty")
-    return bytes(out)
+    return Body(bytes(out), bytes(compressed) if compressed is not None else None)
 
 
 def _reject_constant(name: str) -> Any:
@@ -145,14 +158,20 @@ def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> JSO
 
 
 # One statement stores a snapshot: the server row (registered or refreshed), the snapshot with its
-# payload, the per-class rows extracted from that payload by PostgreSQL, and the audit entry of a
-# first registration. It runs in a transaction that is rolled back when the id was a duplicate.
-_STORE_SNAPSHOT = text("""
+# gzip payload, its per-class rows, and the audit entry of a first registration. It runs in a
+# transaction that is rolled back when the id was a duplicate.
+#
+# Sent through the driver (psycopg placeholders) so that the curves travel as two binary float8
+# arrays (hitcurve.core.pgarray), all classes' points end to end, which PostgreSQL slices per
+# class: that costs the least on both sides (JSONB extraction in PostgreSQL or text arrays cost
+# 1-3 ms more CPU per upload).
+_STORE_SNAPSHOT = """
 WITH srv AS (
     INSERT INTO servers (id, org_id, address, instance_id, version, limit_maxbytes, settings, hostname,
                          agent_version, agent_key_id, first_seen_at, last_seen_at, last_snapshot_at)
-    VALUES (:server_id, :org_id, :address, :instance_id, :version, :limit_maxbytes, CAST(:settings AS jsonb),
-            :hostname, :agent_version, :key_id, :now, :now, :now)
+    VALUES (%(server_id)s, %(org_id)s, %(address)s, %(instance_id)s, %(version)s, %(limit_maxbytes)s,
+            CAST(%(settings)s AS jsonb), %(hostname)s, %(agent_version)s, %(key_id)s,
+            %(now)s, %(now)s, %(now)s)
     ON CONFLICT ON CONSTRAINT uq_servers_org_address DO UPDATE SET
         instance_id = EXCLUDED.instance_id, version = EXCLUDED.version,
         limit_maxbytes = EXCLUDED.limit_maxbytes, settings = EXCLUDED.settings, hostname = EXCLUDED.hostname,
@@ -162,43 +181,86 @@ WITH srv AS (
 ), snap AS (
     INSERT INTO snapshots (id, org_id, server_id, agent_key_id, instance_id, window_start, window_end,
                            received_at, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,
-                           bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload, status,
-                           attempts, enqueued_at)
-    SELECT :id, :org_id, srv.id, :key_id, :instance_id, :window_start, :window_end, :now, :limit_maxbytes,
-           :curve_points, :cmd_get, :get_hits, :get_misses, :bytes_used, :curr_items, :measured_hit_ratio,
-           :loss_ratio, :flagged, CAST(:payload AS jsonb), 'pending', 0, :enqueued_at
+                           bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload_gzip,
+                           status, attempts, enqueued_at)
+    SELECT %(id)s, %(org_id)s, srv.id, %(key_id)s, %(instance_id)s, %(window_start)s, %(window_end)s, %(now)s,
+           %(limit_maxbytes)s, %(curve_points)s, %(cmd_get)s, %(get_hits)s, %(get_misses)s, %(bytes_used)s,
+           %(curr_items)s, %(measured_hit_ratio)s, %(loss_ratio)s, %(flagged)s, %(payload_gzip)s,
+           'pending', 0, %(enqueued_at)s
     FROM srv
     ON CONFLICT (id) DO NOTHING
-    RETURNING id, org_id, payload
+    RETURNING id, org_id
 ), cls AS (
     INSERT INTO snapshot_classes (org_id, snapshot_id, class_id, chunk_size, pages, items, evictions,
                                   requests, current_items, sizes_items, hit_ratios, cost_count, cost_mean_us,
                                   cost_p50_us, cost_p90_us, cost_p99_us)
-    SELECT snap.org_id, snap.id, (c->>'id')::smallint, (c->>'chunk_size')::int, (c->>'pages')::int,
-           (c->>'items')::bigint, (c->>'evictions')::bigint, (c->>'requests')::bigint,
-           (c->'curve'->>'current_items')::bigint,
-           ARRAY(SELECT (p->>0)::float8
-                 FROM jsonb_array_elements(c->'curve'->'points') WITH ORDINALITY t(p, i) ORDER BY i),
-           ARRAY(SELECT (p->>1)::float8
-                 FROM jsonb_array_elements(c->'curve'->'points') WITH ORDINALITY t(p, i) ORDER BY i),
-           (c->'cost_us'->>'count')::bigint, (c->'cost_us'->>'mean')::float8, (c->'cost_us'->>'p50')::float8,
-           (c->'cost_us'->>'p90')::float8, (c->'cost_us'->>'p99')::float8
-    FROM snap CROSS JOIN LATERAL jsonb_array_elements(snap.payload->'classes') AS c
+    SELECT snap.org_id, snap.id, c.class_id, c.chunk_size, c.pages, c.items, c.evictions, c.requests,
+           c.current_items,
+           (%(xs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
+           (%(ys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
+           c.cost_count, c.cost_mean, c.cost_p50, c.cost_p90, c.cost_p99
+    FROM snap CROSS JOIN unnest(
+        %(class_id)s::smallint[], %(chunk_size)s::int[], %(pages)s::int[], %(items)s::bigint[],
+        %(evictions)s::bigint[], %(requests)s::bigint[], %(current_items)s::bigint[],
+        %(cost_count)s::bigint[],
+        %(cost_mean)s::float8[], %(cost_p50)s::float8[], %(cost_p90)s::float8[], %(cost_p99)s::float8[]
+    ) WITH ORDINALITY AS c(class_id, chunk_size, pages, items, evictions, requests, current_items, cost_count,
+                           cost_mean, cost_p50, cost_p90, cost_p99, o)
     RETURNING 1
 ), aud AS (
     INSERT INTO audit_log (org_id, actor_key_id, action, target_type, target_id, details, at)
-    SELECT :org_id, :key_id, 'server.registered', 'server', srv.id::text,
-           jsonb_build_object('address', CAST(:address AS text)), :now
+    SELECT %(org_id)s, %(key_id)s, 'server.registered', 'server', srv.id::text,
+           jsonb_build_object('address', CAST(%(address)s AS text)), %(now)s
     FROM srv JOIN snap ON true WHERE srv.inserted
     RETURNING 1
 )
 SELECT (SELECT id FROM snap) AS stored, (SELECT count(*) FROM cls) AS classes,
        (SELECT count(*) FROM aud) AS audited
-""")
+"""
 
 
-def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str, enqueue: bool = False) -> JSONResponse:
-    """Store a validated snapshot (doc: its JSON text). 202 when new, 200 when a duplicate.
+def _class_columns(snap: proto.Snapshot) -> dict[str, Any]:
+    """The per-class values as one list per column, and the curves' points end to end as two
+    binary float8[] parameters (PostgreSQL slices them per class)."""
+    classes = snap.classes
+    costs = [c.cost_us for c in classes]
+    n = sum(len(c.curve.points) for c in classes)
+    flat = chain.from_iterable(chain.from_iterable(c.curve.points for c in classes))
+    points = np.fromiter(flat, np.float64, count=2 * n).reshape(-1, 2)  # 3x faster than np.asarray
+    return {
+        "class_id": [c.id for c in classes],
+        "chunk_size": [c.chunk_size for c in classes],
+        "pages": [c.pages for c in classes],
+        "items": [c.items for c in classes],
+        "evictions": [c.evictions for c in classes],
+        "requests": [c.requests for c in classes],
+        "current_items": [c.curve.current_items for c in classes],
+        "cost_count": [k.count if k else None for k in costs],
+        "cost_mean": [k.mean if k else None for k in costs],
+        "cost_p50": [k.p50 if k else None for k in costs],
+        "cost_p90": [k.p90 if k else None for k in costs],
+        "cost_p99": [k.p99 if k else None for k in costs],
+        "xs": Float8Array(points[:, 0]),
+        "ys": Float8Array(points[:, 1]),
+    }
+
+
+def gzip_payload(doc: bytes) -> bytes:
+    """The stored form of a payload that did not arrive gzip-compressed."""
+    return gzip.compress(doc, compresslevel=1, mtime=0)
+
+
+def store_snapshot(
+    agent: Principal,
+    snap: proto.Snapshot,
+    doc: bytes | str,
+    enqueue: bool = False,
+    gzipped: bytes | None = None,
+) -> JSONResponse:
+    """Store a validated snapshot. 202 when new, 200 when a duplicate.
+
+    doc: its JSON text; gzipped: the same, gzip-compressed, when the request body came that way
+    (stored as received, so nothing is compressed twice).
 
     enqueue: hand the snapshot to the worker right after the commit, on the same connection and
     thread (no background task, no second pool checkout). enqueued_at is written with the row
@@ -209,6 +271,8 @@ def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str, enqueue: bo
     now = datetime.now(UTC)
     marked = now if enqueue and not broker_backing_off() else None
     srv, m, loss = snap.server, snap.measured, snap.loss
+    if gzipped is None:
+        gzipped = gzip_payload(doc.encode() if isinstance(doc, str) else doc)
     params = {
         "server_id": uuid.uuid4(),
         "org_id": agent.org_id,
@@ -226,6 +290,7 @@ def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str, enqueue: bo
         "window_start": snap.window.start,
         "window_end": snap.window.end,
         "curve_points": snap.curve_points,
+        "n": snap.curve_points,
         "cmd_get": m.cmd_get,
         "get_hits": m.get_hits,
         "get_misses": m.get_misses,
@@ -234,10 +299,11 @@ def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str, enqueue: bo
         "measured_hit_ratio": m.hit_ratio,
         "loss_ratio": loss.loss_ratio,
         "flagged": loss.flagged,
-        "payload": doc,
+        "payload_gzip": gzipped,
+        **_class_columns(snap),
     }
     with get_engine().connect() as conn:
-        row = conn.execute(_STORE_SNAPSHOT, params).one()
+        row = conn.exec_driver_sql(_STORE_SNAPSHOT, params).one()
         if row.stored is None:  # the id is already stored: undo the server refresh
             conn.rollback()
             with get_sessionmaker()() as db:
@@ -250,10 +316,10 @@ def store_snapshot(agent: Principal, snap: proto.Snapshot, doc: str, enqueue: bo
     return JSONResponse({"id": str(snap.snapshot_id), "status": "accepted"}, status_code=202)
 
 
-def ingest_snapshot(agent: Principal, raw: bytes) -> JSONResponse:
+def ingest_snapshot(agent: Principal, body: Body) -> JSONResponse:
     """Parse, validate, store and enqueue in one worker-thread hop."""
-    snap, doc = parse(raw, proto.Snapshot)
-    return store_snapshot(agent, snap, doc, enqueue=True)
+    snap, _ = parse(body.data, proto.Snapshot)
+    return store_snapshot(agent, snap, body.data, enqueue=True, gzipped=body.gzipped)
 
 
 def store_trace(agent: Principal, chunk: proto.TraceChunk) -> JSONResponse:
@@ -344,8 +410,8 @@ def _body_doc(model: type) -> dict[str, Any]:
     openapi_extra=_body_doc(proto.Snapshot),
 )
 async def upload_snapshot(request: Request, agent: AgentDep) -> JSONResponse:
-    raw = await read_body(request)
-    return await run_in_threadpool(ingest_snapshot, agent, raw)
+    body = await read_body(request)
+    return await run_in_threadpool(ingest_snapshot, agent, body)
 
 
 @router.post(
@@ -357,8 +423,8 @@ async def upload_snapshot(request: Request, agent: AgentDep) -> JSONResponse:
     openapi_extra=_body_doc(proto.TraceChunk),
 )
 async def upload_trace(request: Request, agent: AgentDep, background: BackgroundTasks) -> JSONResponse:
-    raw = await read_body(request)
-    chunk, _ = await run_in_threadpool(parse, raw, proto.TraceChunk)
+    body = await read_body(request)
+    chunk, _ = await run_in_threadpool(parse, body.data, proto.TraceChunk)
     answer = await run_in_threadpool(store_trace, agent, chunk)
     if answer.status_code == 202:
         background.add_task(enqueue_after_commit, PROCESS_TRACE_CHUNK, TraceChunk, chunk.chunk_id)

@@ -1,0 +1,47 @@
+"""numpy arrays as binary PostgreSQL float8[] query parameters.
+
+psycopg dumps a Python list element by element in Python (about 0.3 us per float); an upload's
+4 000 curve points cost over a millisecond that way. PostgreSQL's binary array format is a fixed
+header followed by (length, value) pairs, which numpy lays out in one step. The dumper below is
+registered through psycopg's documented adaptation API, so a `Float8Array` can be passed wherever
+a float8[] parameter is expected.
+"""
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+import psycopg
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+
+FLOAT8_OID = 701
+FLOAT8_ARRAY_OID = 1022
+_ELEMENT = np.dtype([("len", ">i4"), ("value", ">f8")])
+
+
+@dataclass(frozen=True)
+class Float8Array:
+    """A one-dimensional float8[] parameter (no NULL elements)."""
+
+    values: np.ndarray
+
+    def encode(self) -> bytes:
+        v = np.ascontiguousarray(self.values, dtype=np.float64).ravel()
+        # ndim, has-nulls flag, element type, then (length, lower bound) of the one dimension
+        head = struct.pack(">iiIii", 1, 0, FLOAT8_OID, len(v), 1)
+        body = np.empty(len(v), dtype=_ELEMENT)
+        body["len"] = 8
+        body["value"] = v
+        return head + body.tobytes()
+
+
+class Float8ArrayDumper(Dumper):
+    format = Format.BINARY
+    oid = FLOAT8_ARRAY_OID
+
+    def dump(self, obj: Float8Array) -> bytes:
+        return obj.encode()
+
+
+psycopg.adapters.register_dumper(Float8Array, Float8ArrayDumper)
