@@ -106,8 +106,9 @@ def test_killed_postgresql_is_named_quickly(restore_settings: None) -> None:
     finally:
         get_engine().dispose()
         subprocess.run(["bash", script, "stop", inst], check=False)
-        subprocess.run(["rm", "-rf", str(run_dir), str(Path(os.path.realpath(run_dir / "pg")).parent)],
-                       check=False)
+        subprocess.run(
+            ["rm", "-rf", str(run_dir), str(Path(os.path.realpath(run_dir / "pg")).parent)], check=False
+        )
     assert response.status_code == 503
     body = response.json()
     assert body["checks"]["database"]["ok"] is False

@@ -32,6 +32,7 @@ EXPECTED = {
     "snapshot_classes",
     "trace_chunks",
     "server_curves",
+    "policy_corrections",
     "accuracy_records",
     "cluster_curves",
     "alerts",

@@ -108,6 +108,27 @@ def test_memory_for_target_on_calibrated_curve(account, server) -> None:
     assert "GiB" in a["message"]
 
 
+def test_message_says_when_the_curve_carries_the_policy_correction(account) -> None:
+    sid, snap = upload_snapshot(account)
+    insert_server_curve(
+        account.org_id,
+        sid,
+        snap,
+        LINE_X,
+        LINE_Y,
+        hit_ratio_calibrated=LINE_Y,
+        calibration={"method": "size-scale", "policy_correction": {"applied": True, "sampled_gets": 31234}},
+    )
+    a = account.get(f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.18}).json()
+    assert a["basis"] == "calibrated"
+    assert "corrected for memcached's segmented LRU from 31,234 sampled reads" in a["message"]
+    # the proportional estimate is the LRU model: no such note
+    e = account.get(
+        f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.18, "curve": "proportional"}
+    ).json()
+    assert e["basis"] == "estimate" and "segmented" not in e["message"]
+
+
 def test_memory_on_the_estimate_and_unreachable(account, server) -> None:
     r = account.get(
         f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.45, "curve": "proportional"}

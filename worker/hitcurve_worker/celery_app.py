@@ -13,6 +13,7 @@ TASK_MODULES = [
     "hitcurve_worker.tasks",
     "hitcurve_worker.snapshot_tasks",
     "hitcurve_worker.trace_tasks",
+    "hitcurve_worker.correction_tasks",
     "hitcurve_worker.simulation_tasks",
     "hitcurve_worker.housekeeping",
     "hitcurve_worker.reports.tasks",

@@ -1,4 +1,5 @@
-"""process_snapshot: merge -> calibrate -> server curve + accuracy record -> cluster curve -> alerts.
+"""process_snapshot: merge -> policy correction -> calibrate -> server curve + accuracy record ->
+cluster curve -> alerts.
 
 All writes for one snapshot happen in one transaction, keyed on natural keys (the snapshot id
 for server curves and accuracy records, (cluster, window_end, basis) for cluster curves under an
@@ -35,7 +36,9 @@ from hitcurve_worker import alerts as rules
 from hitcurve_worker.calibrate import calibrate, curve_at, uncertainty_band
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.cluster import ServerInput, combine
+from hitcurve_worker.correction_tasks import load_correction
 from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows, merge
+from hitcurve_worker.policy_correction import apply as apply_correction
 from hitcurve_worker.reliability import (
     RETRY_OPTS,
     PoisonInput,
@@ -271,7 +274,16 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         except MergeInputError as exc:
             raise PoisonInput(str(exc)) from exc
         measured = snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None
-        cal = calibrate(res.memory_bytes, res.proportional, res.current_bytes, measured, res.valid_max_bytes)
+        # memcached's segmented LRU versus the LRU model below today's memory (from the sampled
+        # trace), then the size-rescaling calibration through the measured point.
+        if measured is not None:
+            correction, why_not = load_correction(db, snap.server_id, snap.window_end)
+        else:
+            correction, why_not = None, "no measured hit ratio: the curve is not calibrated"
+        applied = apply_correction(
+            res.memory_bytes, res.proportional, res.current_bytes, classes, correction, why_not
+        )
+        cal = calibrate(res.memory_bytes, applied.curve, res.current_bytes, measured, res.valid_max_bytes)
         main = cal.calibrated if cal.calibrated is not None else res.proportional
 
         # Accuracy: what the previous curve (same memcached instance) predicted for this window's
@@ -350,6 +362,7 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
             "sigma_pp": sigma,
             "history_windows": len(history),
             "model_error_pp": model_error * 100.0,
+            "policy_correction": applied.info,
         }
         advice = {
             "current_pages": res.current_pages,

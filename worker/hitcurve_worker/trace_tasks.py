@@ -14,6 +14,7 @@ from sqlalchemy import select, update
 from hitcurve import tracecodec
 from hitcurve.models import TraceChunk
 from hitcurve_worker.celery_app import app
+from hitcurve_worker.correction_tasks import maybe_enqueue
 from hitcurve_worker.reliability import (
     RETRY_OPTS,
     PoisonInput,
@@ -67,8 +68,11 @@ def process(chunk_id: uuid.UUID) -> dict[str, Any]:
             .where(TraceChunk.id == chunk_id)
             .values(status="processed", processed_at=now(), error=None)
         )
+        server_id, records = row.server_id, row.record_count
         db.commit()
-        return {"status": "processed", "records": row.record_count, "ops": ops}
+    # Enough new trace since the server's policy correction? Then recompute it (own task).
+    due = maybe_enqueue(server_id)
+    return {"status": "processed", "records": records, "ops": ops, "correction_due": due}
 
 
 @app.task(name="hitcurve.process_trace_chunk", bind=True, **RETRY_OPTS)

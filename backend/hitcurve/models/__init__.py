@@ -1,6 +1,7 @@
 """Every model module is imported here so Base.metadata knows all tables (Alembic needs it)."""
 
 from hitcurve.models.base import Base
+from hitcurve.models.corrections import PolicyCorrection
 from hitcurve.models.curves import AccuracyRecord, ClusterCurve, ServerCurve
 from hitcurve.models.ingest import Snapshot, SnapshotClass, TraceChunk
 from hitcurve.models.inventory import Cluster, Server
@@ -27,6 +28,7 @@ __all__ = [
     "LoginAttempt",
     "Membership",
     "Organization",
+    "PolicyCorrection",
     "ReportDelivery",
     "ReportSubscription",
     "Server",

@@ -58,7 +58,7 @@ typedef struct agent {
     /* counters at window start */
     uint64_t lines_total, lines_at_start;
     uint64_t ring_drop_at_start, stream_skip_at_start, malformed_at_start;
-    uint64_t windows, snapshots_written;
+    uint64_t windows, snapshots_written, chunks_local_seq;
     FILE *events_log;
     /* Two-phase close: the window ends at the stats poll (s1, wall time `boundary`); events
      * with ts <= boundary still in the reorder buffers are let in during a grace period,
@@ -190,15 +190,24 @@ static void write_outputs(agent *a, json_t *snap, const char *sid, json_t *chunk
     if (!text)
         return;
     size_t tl = strlen(text);
+    /* The trace chunk, as uploaded: written beside the snapshot too, so benchmarks and
+     * debugging have the sampled trace without a backend. */
+    char *ct = chunk ? json_dumps(chunk, JSON_COMPACT) : NULL;
     if (a->cfg.snapshot_dir[0]) {
         char p[1024];
-        snprintf(p, sizeof p, "%s/snapshot-%013" PRId64 "-%s.json", a->cfg.snapshot_dir,
-                 ag_wall_us() / 1000, sid);
+        int64_t ms = ag_wall_us() / 1000;
+        snprintf(p, sizeof p, "%s/snapshot-%013" PRId64 "-%s.json", a->cfg.snapshot_dir, ms, sid);
         if (ag_write_atomic(p, text, tl) < 0)
             ag_log(AG_LOG_ERROR, "snapshot_write_failed", "file=%s error=\"%s\"", p,
                    strerror(errno));
         else
             a->snapshots_written++;
+        if (ct) {
+            snprintf(p, sizeof p, "%s/trace-%013" PRId64 "-%s.json", a->cfg.snapshot_dir, ms, cid);
+            if (ag_write_atomic(p, ct, strlen(ct)) < 0)
+                ag_log(AG_LOG_ERROR, "trace_write_failed", "file=%s error=\"%s\"", p,
+                       strerror(errno));
+        }
     }
     if (a->spool_on) {
         unsigned char *gz;
@@ -207,15 +216,12 @@ static void write_outputs(agent *a, json_t *snap, const char *sid, json_t *chunk
             ag_spool_put(&a->spool, seq_snap, "snapshot", sid, gz, gl);
             free(gz);
         }
-        if (chunk) {
-            char *ct = json_dumps(chunk, JSON_COMPACT);
-            if (ct && ag_gzip(ct, strlen(ct), &gz, &gl) == 0) {
-                ag_spool_put(&a->spool, seq_chunk, "trace", cid, gz, gl);
-                free(gz);
-            }
-            free(ct);
+        if (ct && ag_gzip(ct, strlen(ct), &gz, &gl) == 0) {
+            ag_spool_put(&a->spool, seq_chunk, "trace", cid, gz, gl);
+            free(gz);
         }
     }
+    free(ct);
     free(text);
 }
 
@@ -282,12 +288,14 @@ static void finish_close(agent *a)
     json_t *snap = ag_snapshot_build(&a->cfg, sid, a->s0, a->s1, &a->feed, &loss, &si, &loss_ratio);
     uint64_t seq_snap = 0, seq_chunk = 0;
     json_t *chunk = NULL;
-    if (a->spool_on) {
+    if (a->spool_on)
         seq_snap = ag_spool_next_seq(&a->spool);
+    if (a->spool_on || a->cfg.snapshot_dir[0]) {
         chunk = ag_trace_chunk(&a->feed.trace, cid, 0, a->cfg.memcached, a->s1->instance_id,
                                a->s0->wall_us, a->s1->wall_us);
         if (chunk) {
-            seq_chunk = ag_spool_next_seq(&a->spool);
+            /* Without a spool the chunks only go to the snapshot dir: number them locally. */
+            seq_chunk = a->spool_on ? ag_spool_next_seq(&a->spool) : ++a->chunks_local_seq;
             json_object_set_new(chunk, "seq", json_integer((json_int_t)seq_chunk));
         }
     }
@@ -367,7 +375,8 @@ static int setup(agent *a)
     }
     a->fcfg.prof.emulate_lru = 0;
     a->fcfg.ttl_max_keys = c->ttl_max_keys;
-    a->fcfg.trace_rate = c->backend_url[0] ? c->trace_rate : 0;
+    /* The trace goes to the backend and/or, as JSON files, to the snapshot dir. */
+    a->fcfg.trace_rate = (c->backend_url[0] || c->snapshot_dir[0]) ? c->trace_rate : 0;
     a->fcfg.trace_max_records = c->trace_max_records;
     a->fcfg.seed = 0x48435f4147454e54ULL;
     if (feed_init(a) < 0)

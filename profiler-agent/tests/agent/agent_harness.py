@@ -225,6 +225,12 @@ class Agent:
             return []
         return [json.loads(p.read_text()) for p in sorted(self.snap_dir.glob("snapshot-*.json"))]
 
+    def traces(self) -> list[dict]:
+        """Trace chunks written to the snapshot dir (the documents the agent uploads)."""
+        if not self.snap_dir.exists():
+            return []
+        return [json.loads(p.read_text()) for p in sorted(self.snap_dir.glob("trace-*.json"))]
+
     def events(self) -> list[tuple[int, str, int, int, int]]:
         """(op, key hash, size, clsid, ttl) per event, in the agent's order."""
         out = []

@@ -117,6 +117,34 @@ def test_events_from_real_memcached(tmp_path, mc):
     assert ttl300 and 298 <= ttl300[0][4] <= 300
 
 
+def test_snapshot_dir_also_gets_the_trace_chunks(tmp_path, mc):
+    """Without a backend, --snapshot-dir receives each window's trace chunk beside its snapshot
+    (the benchmarks simulate policies from them)."""
+    agent = Agent(tmp_path, mc.addr, "--interval", "0.5", "--trace-rate", "1")
+    agent.wait_log("memcached_instance")
+    agent.wait_log("watch_connected")
+    c = Client(mc.port)
+    keep_logger_awake(c, 50)
+    assert c.set(b"tfoo", b"bar") == b"STORED"
+    assert c.get(b"tfoo") == {b"tfoo": b"bar"}
+    assert c.get(b"tnosuch") == {}
+    c.close()
+    time.sleep(1.5)
+    assert agent.stop() == 0
+    traces, snaps = agent.traces(), agent.snapshots()
+    assert traces and snaps
+    windows = {(s["window"]["start"], s["window"]["end"]) for s in snaps}
+    for d in traces:
+        assert d["schema_version"] == 1 and d["sample_rate"] == 1.0
+        assert d["server"]["address"] == mc.addr and (d["start"], d["end"]) in windows
+        n = len(d["records"]["ts_us"])
+        assert n > 0 and all(len(v) == n for v in d["records"].values())
+    assert [d["seq"] for d in traces] == list(range(1, len(traces) + 1))
+    got = [(op, k) for d in traces for op, k in zip(d["records"]["op"], d["records"]["key"], strict=True)]
+    foo, nosuch = key_hash(b"tfoo"), key_hash(b"tnosuch")
+    assert [x for x in got if x[1] in (foo, nosuch)] == [(SET, foo), (HIT, foo), (MISS, nosuch)]
+
+
 def test_evictions_and_counts_match_stats(tmp_path):
     m = Memcached(mem_mb=4)
     try:
@@ -305,6 +333,8 @@ def test_backend_down_then_back_gets_every_snapshot_exactly_once(tmp_path, mc):
     assert chunks and all(len(ch["records"]["key"]) == len(ch["records"]["op"]) for ch in chunks)
     seqs = [ch["seq"] for ch in chunks]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    # the snapshot dir holds the same chunk documents that were uploaded
+    assert {d["chunk_id"]: d for d in agent.traces()} == {ch["chunk_id"]: ch for ch in chunks}
     assert recv.auth == {"Bearer hca_test_key"}
     assert sum(d["measured"]["cmd_get"] for d in got_snaps) >= i
 

@@ -644,8 +644,15 @@ def _curve_window(
 
 
 def _curve_ids(
-    db: Session, table: str, column: str, org_id: uuid.UUID, sid: uuid.UUID, start: datetime, end: datetime,
-    bw: float, max_curves: int,
+    db: Session,
+    table: str,
+    column: str,
+    org_id: uuid.UUID,
+    sid: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    bw: float,
+    max_curves: int,
 ) -> list[int]:
     return [
         r.id

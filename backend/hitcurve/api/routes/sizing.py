@@ -135,6 +135,7 @@ class Basis:
     basis: str
     policy: str | None
     info: CurveInfo
+    note: str | None = None  # how the curve was made, for the message (e.g. the policy correction)
 
     def fresh_info(self) -> CurveInfo:
         """The curve's facts with its age as of now (a Basis may come from the cache)."""
@@ -404,6 +405,14 @@ def _stored_curve_basis(
     c: ServerCurve | ClusterCurve, main: Pchip, lo: Pchip, hi: Pchip, src: str, basis: str
 ) -> Basis:
     """The answer basis for a curve the worker stored (server or cluster): fit, band, age."""
+    note = None
+    if isinstance(c, ServerCurve) and basis == "calibrated":
+        # The worker adds memcached's segmented-LRU gain (simulated on the sampled trace) below
+        # today's memory before calibrating, when it had enough trace (calibration.policy_correction).
+        corr = (c.calibration or {}).get("policy_correction") or {}
+        if corr.get("applied"):
+            reads = int(corr.get("sampled_gets") or 0)
+            note = f"corrected for memcached's segmented LRU from {reads:,} sampled reads"
     return Basis(
         main,
         lo,
@@ -420,6 +429,7 @@ def _stored_curve_basis(
             max_bytes=main.x_max,
             max_hit_ratio=main.y_max,
         ),
+        note,
     )
 
 
@@ -432,7 +442,8 @@ def _gib(b: float | None) -> str:
 
 def _describe(b: Basis) -> str:
     what = f"simulated {b.policy}" if b.basis == "simulated" else b.basis
-    return f"{what} curve, {(_now() - b.info.window_end).total_seconds():.0f} s old"
+    note = f" ({b.note})" if b.note else ""
+    return f"{what} curve{note}, {(_now() - b.info.window_end).total_seconds():.0f} s old"
 
 
 def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:

@@ -1,0 +1,342 @@
+"""Policy correction: how much memcached's segmented LRU gains over plain LRU below today's memory,
+measured on the server's own sampled trace (pure functions; the task lives in correction_tasks.py).
+
+The agent's per-class curves are LRU stack-distance curves below today's size N (ROUNDER on the
+resident items), and memcached's real hit ratio at N (resident hits are real hits); above N the
+ghost is fed with memcached's own evictions, so it follows memcached too. memcached 1.5+ is a
+segmented HOT/WARM/COLD LRU (research_memcached_watch.md §5), which beats LRU below N on skewed
+or scan-heavy traffic (live, Zipf 0.9: by about 2 pp at N/4 and N/2). The size-rescaling
+calibration cannot supply that: the model already passes through the measured point.
+
+So the worker replays the server's sampled trace (spatial key sampling at rate R; miniature
+simulation: a cache of S items is simulated at S*R items) through `lru` and `mcslru` at a grid of
+sizes and stores the gap g(x) = mcslru(x) - lru(x). It is applied to the merged model curve
+below today's memory C only, where that curve is LRU-like:
+
+    corrected(x) = model(x) + W(x) * g(x),   W(x) = sum_i r_i w_i(x) / sum_i r_i,
+    w_i(x) = clip((1 - x/C) / delta_i, 0, 1)
+
+w_i is 1 up to the class's last curve point below N_i (at N_i (1 - delta_i)) and falls to 0 at
+N_i: between those two points the agent's curve is a linear interpolation from the LRU value to
+memcached's real value, i.e. it already holds the part of the gap the taper removes. Adding g at
+C itself would count it twice. r_i are the classes' read counts, the proportional join's weights.
+
+The simulation runs in items (mcslru in items mode is one class; memcached's automover keeps
+eviction ages roughly equal across classes, so a server behaves much like one global cache):
+a simulated size of k items stands for k / R items, i.e. k / R * (C / N) bytes with N today's items.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from hitcurve_worker.calibrate import curve_at
+from hitcurve_worker.merge import ClassCurve
+from hitcurve_worker.trace_data import Trace, sim_module
+
+FloatArray = NDArray[np.float64]
+
+BASE_POLICY = "lru"
+POLICY = "mcslru"
+# Sizes simulated, as fractions of today's memory. The correction is applied below 1 only; the
+# points above are kept so that a server that grows keeps a usable correction until the next one.
+FACTORS = (1 / 16, 1 / 8, 3 / 16, 1 / 4, 3 / 8, 1 / 2, 5 / 8, 3 / 4, 7 / 8, 15 / 16, 1.0, 1.25, 1.5, 2.0)
+# Bounded CPU: the most recent sampled requests only (2 policies x 14 sizes x 2M requests is
+# about 3 s of one core).
+MAX_SAMPLED_REQUESTS = 2_000_000
+# Below this many sampled reads (after the warm-up) the gap is not trusted. On a Zipf 0.9 trace
+# the RMS error of g over eight key samples was 0.3-0.8 pp with 8.5k sampled reads and 0.2-0.4 pp
+# with 21k-52k (worker/README.md).
+MIN_SAMPLED_GETS = 20_000
+# The first part of the trace fills the (empty) simulated caches and is not counted. The gap
+# grows while memcached's WARM segment builds up: on Zipf 0.9 it settles only after ~20 x
+# today's (simulated) items of requests (g at N: 1.7 pp after 1x, 2.0 after 5x, 2.3 after 18x).
+# So the warm-up is WARMUP_TURNOVERS x the simulated items at today's size, as a fraction of the
+# trace within [WARMUP_MIN, WARMUP_MAX]: a short trace then measures the gap over the same
+# history memcached itself has had.
+WARMUP_TURNOVERS = 20.0
+WARMUP_MIN = 0.1
+WARMUP_MAX = 0.5
+# Simulated caches smaller than this many items are left out of the grid (too coarse).
+MIN_SIM_ITEMS = 32
+# The sample-size adjustment needs snapshot windows covering this share of the trace, and a
+# ratio in this range (outside it the sample or the counters are broken: left unadjusted).
+ADJUST_COVERAGE = 0.9
+ADJUST_RANGE = (0.5, 2.0)
+# Never shift the curve by more than this (hit-ratio units): a larger gap means something else
+# is wrong (e.g. a trace from another workload), and the calibration is the safer tool then.
+MAX_GAP = 0.15
+
+
+class InsufficientTrace(ValueError):
+    """Too little sampled trace to trust the correction (the message says what is missing)."""
+
+
+@dataclass
+class Correction:
+    sizes_bytes: FloatArray  # memory the simulated sizes stand for, increasing
+    lru: FloatArray  # hit ratio of plain LRU at those sizes (the sample)
+    policy: FloatArray  # hit ratio of memcached's segmented LRU (mcslru) at those sizes
+    sampled_gets: int  # reads counted (after the warm-up)
+    sampled_requests: int  # requests replayed (reads, sets, deletes)
+    sample_rate: float
+    reference_bytes: float  # today's memory (C) when computed
+    reference_items: float  # today's items (N) when computed
+    warmup: float = 0.0  # share of the replayed requests not counted
+    sample_adjust: float | None = None  # sampled / expected reads (read_ratio), applied to both
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gap(self) -> FloatArray:
+        return np.asarray(self.policy - self.lru, dtype=np.float64)
+
+    def gap_at(self, x: FloatArray | float) -> FloatArray:
+        """g(x): linear between the sizes, 0 at 0 memory, held flat past the last size."""
+        g = np.clip(self.gap, -MAX_GAP, MAX_GAP)
+        return curve_at(self.sizes_bytes, g, np.asarray(x, dtype=np.float64))
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "policy": POLICY,
+            "sampled_gets": self.sampled_gets,
+            "sampled_requests": self.sampled_requests,
+            "sample_rate": self.sample_rate,
+            "warmup": self.warmup,
+            "sample_adjust": self.sample_adjust,
+        }
+
+
+def compute(
+    trace: Trace,
+    current_bytes: float,
+    current_items: float,
+    *,
+    factors: Sequence[float] = FACTORS,
+    max_requests: int = MAX_SAMPLED_REQUESTS,
+    min_gets: int = MIN_SAMPLED_GETS,
+    warmup: float | None = None,
+    sample_adjust: float | None = None,
+    threads: int = 1,
+) -> Correction:
+    """Simulate lru and mcslru on the (already sampled) trace at factors x today's memory.
+    `sample_adjust`: sampled reads / expected sampled reads (read_ratio); both hit ratios then
+    get SHARDS_adj, h' = 1 - (1 - h) * ratio, so the gap is scaled by it. Raises
+    InsufficientTrace when there is too little to trust."""
+    if current_bytes <= 0 or current_items <= 0:
+        raise InsufficientTrace("the server holds no items yet: no size to simulate around")
+    rate = float(trace.sample_rate)
+    if not (0 < rate <= 1):
+        raise InsufficientTrace(f"sample rate {rate} outside (0, 1]")
+    notes = list(trace.notes)
+    keys, ops = trace.keys, trace.ops
+    if len(keys) > max_requests:
+        notes.append(f"the most recent {max_requests} of {len(keys)} sampled requests used")
+        keys, ops = keys[-max_requests:], ops[-max_requests:]
+    hs = sim_module()
+    if warmup is None:
+        warmup = warmup_fraction(len(keys), current_items * rate)
+    gets = int(np.count_nonzero(ops[int(warmup * len(ops)) :] == hs.GET))
+    if gets < min_gets:
+        raise InsufficientTrace(f"{gets} sampled reads after the warm-up, {min_gets} needed")
+    sim_items = sorted({round(f * current_items * rate) for f in factors})
+    sim_items = [k for k in sim_items if k >= MIN_SIM_ITEMS]
+    if not sim_items:
+        raise InsufficientTrace(
+            f"the simulated caches would hold fewer than {MIN_SIM_ITEMS} items "
+            f"({current_items:.0f} items x rate {rate:g})"
+        )
+    out = hs.simulate(
+        np.ascontiguousarray(keys, dtype=np.uint64),
+        [BASE_POLICY, POLICY],
+        sim_items,
+        ops=np.ascontiguousarray(ops, dtype=np.uint8).tobytes(),
+        unit="items",
+        warmup=warmup,
+        threads=threads,
+    )
+    got = {(r["policy"], int(r["size"])): float(r["hit_ratio"]) for r in out}
+    if sample_adjust is not None:
+        got = {k: min(max(1.0 - (1.0 - h) * sample_adjust, 0.0), 1.0) for k, h in got.items()}
+    counted = max(int(r["requests"]) for r in out)
+    bytes_per_item = current_bytes / current_items
+    sizes = np.asarray([k / rate * bytes_per_item for k in sim_items], dtype=np.float64)
+    if len(sim_items) < len(factors):
+        notes.append(f"{len(factors) - len(sim_items)} sizes below {MIN_SIM_ITEMS} simulated items left out")
+    return Correction(
+        sizes_bytes=sizes,
+        lru=np.asarray([got[(BASE_POLICY, k)] for k in sim_items], dtype=np.float64),
+        policy=np.asarray([got[(POLICY, k)] for k in sim_items], dtype=np.float64),
+        sampled_gets=counted,
+        sampled_requests=len(keys),
+        sample_rate=rate,
+        reference_bytes=float(current_bytes),
+        reference_items=float(current_items),
+        warmup=float(warmup),
+        sample_adjust=sample_adjust,
+        notes=notes,
+    )
+
+
+def read_ratio(
+    chunks: Sequence[tuple[float, float, float, int]], windows: Sequence[tuple[float, float, float]]
+) -> tuple[float | None, str]:
+    """SHARDS_adj for the gap (Waldspurger et al., FAST'15). A spatial sample holds more or fewer
+    reads than R x the reads memcached served mostly because a few very hot keys fell in or out
+    of it; those hit under both policies, so they change the gap's denominator only. The ratio
+    sampled / expected rescales the gap (on Zipf traces it was 0.83-1.18 here).
+
+    chunks: (start, end, sample rate, sampled reads) of the chunks replayed; windows: (start,
+    end, reads) of the server's snapshot windows (reads = cmd_get x (1 - stream loss)); times in
+    seconds. Returns the ratio, or None and why when the windows do not cover the chunks or the
+    ratio is implausible."""
+    sampled = expected = covered = span = 0.0
+    for c0, c1, rate, reads in chunks:
+        if c1 <= c0:
+            continue
+        sampled += reads
+        span += c1 - c0
+        for w0, w1, wr in windows:
+            if w1 <= w0:
+                continue
+            ov = min(c1, w1) - max(c0, w0)
+            if ov > 0:
+                expected += rate * wr * ov / (w1 - w0)
+                covered += ov
+    if span <= 0 or covered < ADJUST_COVERAGE * span or expected <= 0:
+        return None, "no sample-size adjustment: the snapshot windows do not cover the trace"
+    ratio = sampled / expected
+    if not (ADJUST_RANGE[0] <= ratio <= ADJUST_RANGE[1]):
+        return None, f"no sample-size adjustment: sampled/expected reads {ratio:.3g} is implausible"
+    return ratio, ""
+
+
+def warmup_fraction(requests: int, sim_items_now: float) -> float:
+    """The share of the trace left uncounted while the simulated caches settle."""
+    if requests <= 0:
+        return WARMUP_MAX
+    return float(min(max(WARMUP_TURNOVERS * sim_items_now / requests, WARMUP_MIN), WARMUP_MAX))
+
+
+def taper(memory: FloatArray, current_bytes: float, classes: Sequence[ClassCurve]) -> FloatArray:
+    """W(x): the read-weighted share of the classes whose curve is still LRU-like at memory x
+    (see the module docstring). 0 from today's memory up."""
+    memory = np.asarray(memory, dtype=np.float64)
+    if current_bytes <= 0:
+        return np.zeros_like(memory)
+    rel = memory / current_bytes
+    num = np.zeros_like(memory)
+    den = 0.0
+    for c in classes:
+        if c.requests <= 0:
+            continue
+        den += c.requests
+        n = float(c.current_items)
+        if n <= 0:
+            continue  # an empty class contributes 0 at every size: nothing to correct
+        below = c.sizes[c.sizes < n * (1 - 1e-9)]
+        delta = 1.0 - float(below[-1]) / n if len(below) else 1.0
+        num += c.requests * np.clip((1.0 - rel) / max(delta, 1e-9), 0.0, 1.0)
+    return num / den if den > 0 else np.zeros_like(memory)
+
+
+@dataclass
+class Applied:
+    curve: FloatArray
+    applied: bool
+    info: dict[str, Any]
+
+
+def apply(
+    memory: FloatArray,
+    model: FloatArray,
+    current_bytes: float,
+    classes: Sequence[ClassCurve],
+    correction: Correction | None,
+    reason_missing: str = "no policy correction for this server (it needs sampled trace chunks)",
+) -> Applied:
+    """The model curve with the correction added below today's memory. Without a usable
+    correction the model is returned unchanged (the same array) with the reason."""
+    memory = np.asarray(memory, dtype=np.float64)
+    model = np.asarray(model, dtype=np.float64)
+    if correction is None:
+        return Applied(model, False, {"applied": False, "reason": reason_missing})
+    base = correction.summary()
+    if current_bytes <= 0:
+        return Applied(model, False, base | {"applied": False, "reason": "no memory in use"})
+    if correction.sizes_bytes[-1] < current_bytes * (1 - 1e-9):
+        return Applied(
+            model,
+            False,
+            base
+            | {
+                "applied": False,
+                "reason": "the correction was simulated for less memory than the server has now; "
+                "it is recomputed with the next trace",
+            },
+        )
+    w = taper(memory, current_bytes, classes)
+    g = correction.gap_at(memory)
+    corrected = np.clip(model + w * g, 0.0, 1.0)
+    # Below today's memory the corrected curve stays at or under the model's value there (the
+    # measured point), and the whole curve stays non-decreasing.
+    at_now = float(curve_at(memory, model, current_bytes))
+    below = memory < current_bytes
+    corrected[below] = np.minimum(corrected[below], max(at_now, 0.0))
+    corrected = np.maximum.accumulate(corrected)
+    probes = {f: float(correction.gap_at(f * current_bytes)) * 100.0 for f in (0.25, 0.5, 0.75)}
+    info = base | {
+        "applied": True,
+        "gap_pp": {f"{f:g}": round(v, 3) for f, v in probes.items()},
+        "max_shift_pp": float(np.max(np.abs(corrected - model))) * 100.0 if len(model) else 0.0,
+    }
+    return Applied(corrected, True, info)
+
+
+def describe(info: dict[str, Any]) -> str:
+    """One line for people (sizing answers, reports)."""
+    if info.get("applied"):
+        n = int(info.get("sampled_gets") or 0)
+        return f"corrected for memcached's segmented LRU from {n:,} sampled reads"
+    return str(info.get("reason") or "no policy correction")
+
+
+def as_floats(xs: Sequence[float] | None) -> FloatArray:
+    return np.asarray([] if xs is None else list(xs), dtype=np.float64)
+
+
+def from_row(
+    sizes_bytes: Sequence[float],
+    lru: Sequence[float],
+    policy: Sequence[float],
+    sampled_gets: int,
+    sampled_requests: int,
+    sample_rate: float,
+    reference_bytes: float,
+    reference_items: float,
+    sample_adjust: float | None = None,
+) -> Correction | None:
+    """A stored correction, or None when its arrays are unusable."""
+    x, a, b = as_floats(sizes_bytes), as_floats(lru), as_floats(policy)
+    if len(x) == 0 or len(x) != len(a) or len(x) != len(b):
+        return None
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return None
+    if np.any(np.diff(x) <= 0) or x[0] <= 0 or not math.isfinite(sample_rate):
+        return None
+    return Correction(
+        x,
+        a,
+        b,
+        int(sampled_gets),
+        int(sampled_requests),
+        float(sample_rate),
+        reference_bytes,
+        reference_items,
+        sample_adjust=sample_adjust,
+    )
