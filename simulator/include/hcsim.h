@@ -37,6 +37,10 @@ typedef struct hc_config {
     int fill_on_miss;        /* GET miss inserts the object (demand fill); default 1 */
     double warmup_fraction;  /* first fraction of the (sampled) requests is not counted */
     int sample_adjust;       /* SHARDS_adj-style correction of sampled hit ratios (default 1) */
+    /* The trace already is a spatial sample at sample_rate (the agent sampled it): keys are not
+     * filtered again, but sizes and memcached's pages still shrink by sample_rate. No
+     * SHARDS_adj: the unsampled request count is not known here. */
+    int presampled;
     const char *params;      /* policy parameters "policy.key=value,..." (may be NULL) */
 } hc_config;
 

@@ -4,7 +4,9 @@
  *   simulate(keys, policies, sizes, *, object_sizes=None, costs=None, ops=None,
  *            unit="items", slab=False, policy_metadata=False, object_size=1024,
  *            sample_rate=1.0, salt=None, params=None, warmup=0.0, fill_on_miss=True,
- *            threads=0) -> list of dicts (same fields as the CLI's results)
+ *            threads=0, sample_adjust=True, presampled=False) -> list of dicts (same fields
+ *            as the CLI's results; presampled: the keys already are a spatial sample at
+ *            sample_rate, so they are not sampled again, but sizes and pages still scale)
  *   exact_lru(keys, sizes) -> list of dicts {"size", "hit_ratio", "hits", "requests"}
  *   policies() -> list of (name, description)
  *
@@ -371,16 +373,17 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *kwlist[] = {"keys", "policies", "sizes", "object_sizes", "costs", "ops", "unit",
                              "slab", "policy_metadata", "object_size", "sample_rate", "salt",
-                             "params", "warmup", "fill_on_miss", "threads", "sample_adjust", NULL};
+                             "params", "warmup", "fill_on_miss", "threads", "sample_adjust", "presampled",
+                             NULL};
     PyObject *keys_o, *pol_o, *sizes_o, *osz_o = Py_None, *cost_o = Py_None, *ops_o = Py_None;
     PyObject *salt_o = Py_None, *params_o = Py_None;
     const char *unit = "items";
-    int slab = 0, meta = 0, fill = 1, threads = 0, adjust = 1;
+    int slab = 0, meta = 0, fill = 1, threads = 0, adjust = 1, presampled = 0;
     unsigned long object_size = 1024;
     double rate = 1.0, warmup = 0.0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|$OOOsppkdOOdpip", kwlist, &keys_o, &pol_o, &sizes_o,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO|$OOOsppkdOOdpipp", kwlist, &keys_o, &pol_o, &sizes_o,
                                      &osz_o, &cost_o, &ops_o, &unit, &slab, &meta, &object_size, &rate,
-                                     &salt_o, &params_o, &warmup, &fill, &threads, &adjust))
+                                     &salt_o, &params_o, &warmup, &fill, &threads, &adjust, &presampled))
         return NULL;
     hc_config cfg;
     hc_config_default(&cfg);
@@ -412,6 +415,7 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     cfg.warmup_fraction = warmup;
     cfg.fill_on_miss = fill;
     cfg.sample_adjust = adjust;
+    cfg.presampled = presampled;
     if (salt_o != Py_None) {
         cfg.sample_salt = PyLong_AsUnsignedLongLongMask(salt_o);
         if (PyErr_Occurred())
@@ -588,7 +592,8 @@ static PyMethodDef methods[] = {
     {"simulate", (PyCFunction)(void (*)(void))py_simulate, METH_VARARGS | METH_KEYWORDS,
      "simulate(keys, policies, sizes, *, object_sizes=None, costs=None, ops=None, unit='items',\n"
      "         slab=False, policy_metadata=False, object_size=1024, sample_rate=1.0, salt=None,\n"
-     "         params=None, warmup=0.0, fill_on_miss=True, threads=0, sample_adjust=True)\n"
+     "         params=None, warmup=0.0, fill_on_miss=True, threads=0, sample_adjust=True,\n"
+     "         presampled=False)\n"
      "         -> list[dict]\n"
      "Run every policy at every cache size over the request arrays."},
     {"exact_lru", (PyCFunction)(void (*)(void))py_exact_lru, METH_VARARGS | METH_KEYWORDS,

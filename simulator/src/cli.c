@@ -29,6 +29,8 @@ static void usage(FILE *f)
         "  --sample-rate R      miniature simulation: sample keys at rate R, simulate size*R\n"
         "  --salt N             salt of the sampling hash\n"
         "  --no-sample-adjust   report the raw sampled hit ratio (default: SHARDS_adj-corrected)\n"
+        "  --presampled         the trace already is a key sample at --sample-rate R (e.g. the\n"
+        "                       agent's): no second sampling; sizes and pages still scale by R\n"
         "  --param K=V          policy parameter, e.g. gclock.k=4 (repeatable; comma lists ok)\n"
         "  --warmup F           do not count the first fraction F of the requests\n"
         "  --no-fill            a GET miss does not insert the object\n"
@@ -79,7 +81,7 @@ static int split(char *s, char **out, int max)
 int main(int argc, char **argv)
 {
     enum { O_POLICY = 1, O_FORMAT, O_SIZES, O_UNIT, O_OBJSIZE, O_SLAB, O_META, O_RATE, O_SALT,
-           O_PARAM, O_WARMUP, O_NOFILL, O_THREADS, O_MAXREQ, O_PRETTY, O_LIST, O_EXACT, O_HELP, O_COSTS, O_NOADJ, O_VERSION };
+           O_PARAM, O_WARMUP, O_NOFILL, O_THREADS, O_MAXREQ, O_PRETTY, O_LIST, O_EXACT, O_HELP, O_COSTS, O_NOADJ, O_VERSION, O_PRESAMPLED };
     static const struct option opts[] = {
         {"policy", required_argument, 0, O_POLICY}, {"format", required_argument, 0, O_FORMAT},
         {"sizes", required_argument, 0, O_SIZES}, {"unit", required_argument, 0, O_UNIT},
@@ -92,6 +94,7 @@ int main(int argc, char **argv)
         {"list-policies", no_argument, 0, O_LIST}, {"exact-lru", no_argument, 0, O_EXACT},
         {"help", no_argument, 0, O_HELP}, {"cost-file", required_argument, 0, O_COSTS},
         {"no-sample-adjust", no_argument, 0, O_NOADJ}, {"version", no_argument, 0, O_VERSION},
+        {"presampled", no_argument, 0, O_PRESAMPLED},
         {0, 0, 0, 0}};
     hc_config cfg;
     hc_config_default(&cfg);
@@ -155,6 +158,7 @@ int main(int argc, char **argv)
         case O_EXACT: exact = 1; break;
         case O_COSTS: cost_file = optarg; break;
         case O_NOADJ: cfg.sample_adjust = 0; break;
+        case O_PRESAMPLED: cfg.presampled = 1; break;
         case O_LIST:
             for (const char *const *p = hc_policy_names(); *p; p++)
                 printf("%-10s %s\n", *p, hc_policy_describe(*p));

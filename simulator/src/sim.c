@@ -287,7 +287,7 @@ static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const ch
     uint64_t all_gets = 0, all_bytes = 0;
     for (size_t i = 0; i < t->n; i++) {
         uint64_t key = t->keys[i];
-        if (R < 1.0) {
+        if (R < 1.0 && !cfg->presampled) {
             if (i >= warm && (!t->ops || t->ops[i] == HC_GET)) {
                 all_gets++;
                 all_bytes += t->sizes && t->sizes[i] ? t->sizes[i] : cfg->default_size;
@@ -321,8 +321,9 @@ static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const ch
     out->byte_hit_ratio = bytes_req ? (double)bytes_hit / (double)bytes_req : 0.0;
     out->hit_ratio_raw = out->hit_ratio;
     out->byte_hit_ratio_raw = out->byte_hit_ratio;
-    out->expected_requests = R < 1.0 ? R * (double)all_gets : (double)reqs;
-    if (R < 1.0 && cfg->sample_adjust && all_gets) {
+    int filtered = R < 1.0 && !cfg->presampled;
+    out->expected_requests = filtered ? R * (double)all_gets : (double)reqs;
+    if (filtered && cfg->sample_adjust && all_gets) {
         /*
          * SHARDS_adj (Waldspurger et al., FAST'15): the sample holds more or fewer requests
          * than R x N mostly because a few very hot keys fell in or out of it; those are hits

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -184,25 +185,48 @@ def _load(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> tuple[list[_C
     return out, bad
 
 
+def sample_read_ratio(
+    db: Session, org_id: uuid.UUID, chunks: Sequence[tuple[uuid.UUID, datetime, datetime, float, int]]
+) -> tuple[float | None, str]:
+    """Sampled / expected reads (SHARDS_adj, policy_correction.read_ratio) of trace chunks from one
+    or more servers, from each server's snapshot read counters. chunks: (server id, start, end,
+    sample rate, sampled reads)."""
+    sampled = expected = 0.0
+    for sid in sorted({c[0] for c in chunks}):
+        mine = [c for c in chunks if c[0] == sid]
+        t0, t1 = min(c[1] for c in mine), max(c[2] for c in mine)
+        windows = db.execute(
+            select(Snapshot.window_start, Snapshot.window_end, Snapshot.cmd_get, Snapshot.loss_ratio).where(
+                Snapshot.org_id == org_id,
+                Snapshot.server_id == sid,
+                Snapshot.window_end > t0,
+                Snapshot.window_start < t1,
+            )
+        ).all()
+        ratio, why = pc.read_ratio(
+            [(c[1].timestamp(), c[2].timestamp(), c[3], c[4]) for c in mine],
+            [(w0.timestamp(), w1.timestamp(), float(g) * (1.0 - float(loss))) for w0, w1, g, loss in windows],
+        )
+        if ratio is None:
+            return None, why
+        n = float(sum(c[4] for c in mine))
+        sampled += n
+        expected += n / ratio
+    if expected <= 0:
+        return None, "no sample-size adjustment: no sampled reads"
+    return sampled / expected, ""
+
+
 def _read_ratio(
-    db: Session, server_id: uuid.UUID, chunks: list[_Chunk], rate: float
+    db: Session, org_id: uuid.UUID, server_id: uuid.UUID, chunks: list[_Chunk], rate: float
 ) -> tuple[float | None, str]:
     """Sampled / expected reads over the replayed chunks, from the snapshots' read counters."""
     kept = [c for c in chunks if c.rate == rate]
     if not kept:
         return None, ""
-    t0, t1 = min(c.start for c in kept), max(c.end for c in kept)
-    windows = db.execute(
-        select(Snapshot.window_start, Snapshot.window_end, Snapshot.cmd_get, Snapshot.loss_ratio).where(
-            Snapshot.server_id == server_id, Snapshot.window_end > t0, Snapshot.window_start < t1
-        )
-    ).all()
-    return pc.read_ratio(
-        [
-            (c.start.timestamp(), c.end.timestamp(), c.rate, int(np.isin(c.cols["op"], READS).sum()))
-            for c in kept
-        ],
-        [(w0.timestamp(), w1.timestamp(), float(g) * (1.0 - float(loss))) for w0, w1, g, loss in windows],
+    reads = [int(np.isin(c.cols["op"], READS).sum()) for c in kept]
+    return sample_read_ratio(
+        db, org_id, [(server_id, c.start, c.end, c.rate, n) for c, n in zip(kept, reads, strict=True)]
     )
 
 
@@ -238,7 +262,7 @@ def compute_for_server(server_id: uuid.UUID, force: bool = False) -> dict[str, A
         notes = [f"{bad} undecodable chunks left out"] if bad else []
         try:
             trace = assemble([c.cols for c in chunks], rates)
-            ratio, why = _read_ratio(db, server_id, chunks, trace.sample_rate)
+            ratio, why = _read_ratio(db, server.org_id, server_id, chunks, trace.sample_rate)
             if why:
                 notes.append(why)
             corr = pc.compute(trace, ref[0], ref[1], sample_adjust=ratio)

@@ -19,6 +19,7 @@ import logging
 import uuid
 from typing import Any
 
+import numpy as np
 from celery import Task, chord
 from sqlalchemy import and_, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -27,6 +28,7 @@ from sqlalchemy.orm import Session
 from hitcurve import tracecodec
 from hitcurve.models import Server, SimulationResult, SimulationRun, TraceChunk
 from hitcurve_worker.celery_app import app
+from hitcurve_worker.correction_tasks import READS, sample_read_ratio
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, PoisonInput, describe, now, session
 from hitcurve_worker.trace_data import Trace, assemble, sim_module
 
@@ -50,7 +52,14 @@ def load_trace(db: Session, run: SimulationRun) -> Trace:
     if not servers:
         raise PoisonInput("the cluster has no servers")
     rows = db.execute(
-        select(TraceChunk.data, TraceChunk.data_format, TraceChunk.sample_rate, TraceChunk.id)
+        select(
+            TraceChunk.data,
+            TraceChunk.data_format,
+            TraceChunk.sample_rate,
+            TraceChunk.server_id,
+            TraceChunk.window_start,
+            TraceChunk.window_end,
+        )
         .where(
             TraceChunk.org_id == run.org_id,
             TraceChunk.server_id.in_(servers),
@@ -60,36 +69,64 @@ def load_trace(db: Session, run: SimulationRun) -> Trace:
         )
         .order_by(TraceChunk.window_start, TraceChunk.seq)
     ).all()
-    cols, rates, bad = [], [], 0
-    for data, fmt, rate, _cid in rows:
+    cols, rates, meta, bad = [], [], [], 0
+    for data, fmt, rate, sid, start, end in rows:
         if fmt != tracecodec.FORMAT:
             bad += 1
             continue
         try:
-            cols.append(tracecodec.decode_records(data))
-            rates.append(float(rate))
+            c = tracecodec.decode_records(data)
         except Exception:  # an undecodable chunk is parked by process_trace_chunk; skip it here
             bad += 1
+            continue
+        cols.append(c)
+        rates.append(float(rate))
+        meta.append((sid, start, end, float(rate), int(np.isin(c["op"], READS).sum())))
     trace = assemble(cols, rates)
     if bad:
         trace.notes.append(f"{bad} undecodable chunks left out")
+    ratio, why = sample_read_ratio(db, run.org_id, [m for m in meta if m[3] == trace.sample_rate])
+    trace.read_ratio = ratio
+    if why:
+        trace.notes.append(why)
     return trace
 
 
+def adjust(hit_ratio: float, read_ratio: float | None) -> float:
+    """SHARDS_adj of a sampled hit ratio: the sample's misses over the reads it should have held
+    (sampled reads / read_ratio), i.e. 1 - (1 - h) * read_ratio. Hot keys that fell in or out of
+    the sample account for most of the difference, and they hit at any useful size."""
+    if read_ratio is None:
+        return hit_ratio
+    return min(1.0, max(0.0, 1.0 - (1.0 - hit_ratio) * read_ratio))
+
+
 def simulate(trace: Trace, policy: str, sizes_bytes: list[int]) -> list[dict[str, Any]]:
+    """Miniature simulation: the agent's trace is a spatial key sample at rate R, so a cache of S
+    bytes is simulated at S*R on it. The simulator is told the trace is already sampled
+    (presampled) so it scales memcached's 1 MiB slab pages by R as well (mcslru); without that a
+    tiny simulated cache would hand every slab class a whole page and look the same at every size."""
     hs = sim_module()
-    scaled = [max(1, round(s * trace.sample_rate)) for s in sizes_bytes]
     out = hs.simulate(
         trace.keys,
         [policy],
-        scaled,
+        sizes_bytes,
         object_sizes=trace.sizes,
         costs=trace.costs,
         ops=trace.ops.tobytes(),
         unit="bytes",
+        sample_rate=trace.sample_rate,
+        presampled=True,
     )
     by_size = {int(r["size"]): r for r in out}
-    return [dict(by_size[sc], size_bytes=s, sim_size=sc) for s, sc in zip(sizes_bytes, scaled, strict=True)]
+    results = []
+    for s in sizes_bytes:
+        r = dict(by_size[s], size_bytes=s)
+        r["hit_ratio_unadjusted"], r["byte_hit_ratio_unadjusted"] = r["hit_ratio"], r["byte_hit_ratio"]
+        r["hit_ratio"] = adjust(r["hit_ratio"], trace.read_ratio)
+        r["byte_hit_ratio"] = adjust(r["byte_hit_ratio"], trace.read_ratio)  # as if bytes sampled alike
+        results.append(r)
+    return results
 
 
 def _complete_policies(db: Session, run: SimulationRun) -> set[str]:
@@ -223,13 +260,16 @@ def simulate_policy(self: Task, run_id: str, policy: str) -> dict[str, Any]:
                 size_bytes=r["size_bytes"],
                 hit_ratio=float(r["hit_ratio"]),
                 byte_hit_ratio=float(r["byte_hit_ratio"]),
-                recompute_cost_total_us=float(r.get("miss_cost_total", 0.0)) / trace.sample_rate,
+                # the simulator already scaled the sample's cost total by 1/R
+                recompute_cost_total_us=float(r.get("miss_cost_total", 0.0)),
                 recompute_cost_p99_us=float(r.get("miss_cost_p99", 0.0)),
                 requests=int(round(int(r["requests"]) / trace.sample_rate)),
                 details={
                     "sample_rate": trace.sample_rate,
                     "sampled_requests": int(r["requests"]),
-                    "simulated_size_bytes": r["sim_size"],
+                    "simulated_size_bytes": r["simulated_size"],
+                    "read_ratio": trace.read_ratio,
+                    "hit_ratio_unadjusted": float(r["hit_ratio_unadjusted"]),
                     "hits": int(r.get("hits", 0)),
                     "evictions": int(r.get("evictions", 0)),
                     "seconds": float(r.get("seconds", 0.0)),

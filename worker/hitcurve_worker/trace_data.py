@@ -43,6 +43,8 @@ class Trace:
     sample_rate: float
     chunks: int
     notes: list[str] = field(default_factory=list)
+    # sampled reads / the reads the sample should hold (SHARDS_adj); None when unknown
+    read_ratio: float | None = None
 
 
 def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:

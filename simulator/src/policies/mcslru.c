@@ -67,7 +67,10 @@ static int mc_init(hc_cache *c, char *err, size_t errlen)
         s->cls[0].chunk = 1;
     } else {
         double page = (double)HC_PAGE_SIZE * c->scale;
-        s->pages_total = (uint64_t)floor((double)c->capacity / page);
+        /* A mini-simulation's capacity is size x R rounded to whole bytes (off by up to half a
+         * byte), and so is the page: 4 MiB x 0.05 over 1 MiB x 0.05 must stay 4 pages, not
+         * floor(3.99999) = 3. */
+        s->pages_total = (uint64_t)floor(((double)c->capacity + 0.5) / page + 1e-9);
         for (int k = 1; k <= hc_slab_nclasses() && k < MAXCLS; k++) {
             mc_class *m = &s->cls[k];
             m->chunk = hc_slab_chunk(k);

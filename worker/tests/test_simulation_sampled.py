@@ -1,0 +1,65 @@
+"""User policy simulations on the agent's sampled trace report what the full trace would give.
+
+The agent samples keys spatially at rate R; the worker simulates a cache of S bytes at S*R on the
+sample (presampled: pages shrink too) and applies SHARDS_adj with the read ratio. Reference: the
+same policy simulated on the whole, unsampled trace. Before the presampled option, mcslru on a
+sample gave every slab class a whole 1 MiB page and answered the same at every size."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hitcurve_worker.simulation_tasks import adjust, simulate
+from hitcurve_worker.trace_data import Trace, sim_module
+
+KEYS = 200_000
+REQUESTS = 1_200_000
+VALUE = 200
+R = 0.05
+
+
+def _zipf_keys(seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    ranks = np.arange(1, KEYS + 1, dtype=np.float64)
+    p = ranks**-0.9
+    return rng.choice(KEYS, size=REQUESTS, p=p / p.sum()).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+
+
+def _sampled(keys: np.ndarray, rate: float) -> np.ndarray:
+    h = (keys * np.uint64(0xBF58476D1CE4E5B9)) >> np.uint64(40)
+    return (h.astype(np.float64) / float(1 << 24)) < rate
+
+
+@pytest.mark.parametrize("policy", ["mcslru", "lru"])
+def test_sampled_simulation_matches_the_full_trace(policy: str) -> None:
+    keys = _zipf_keys(7)
+    sizes_b = [2 << 20, 4 << 20, 8 << 20, 16 << 20]
+    full = sim_module().simulate(
+        keys, [policy], sizes_b, object_sizes=np.full(len(keys), VALUE, dtype=np.uint32), unit="bytes"
+    )
+    take = _sampled(keys, R)
+    n = int(take.sum())
+    trace = Trace(
+        keys=keys[take],
+        ops=np.zeros(n, dtype=np.uint8),  # all GETs (demand fill)
+        sizes=np.full(n, VALUE, dtype=np.uint32),
+        costs=np.ones(n),
+        sample_rate=R,
+        chunks=1,
+        read_ratio=n / (R * len(keys)),
+    )
+    got = simulate(trace, policy, sizes_b)
+    want = [r["hit_ratio"] for r in full]
+    assert [r["size_bytes"] for r in got] == sizes_b
+    err = [abs(g["hit_ratio"] - w) * 100 for g, w in zip(got, want, strict=True)]
+    assert max(err) < 1.0, f"{policy}: sampled {[round(g['hit_ratio'], 4) for g in got]} vs full {want}"
+    # and the answer moves with the size, as the full trace's does
+    assert got[-1]["hit_ratio"] - got[0]["hit_ratio"] > 0.5 * (want[-1] - want[0])
+
+
+def test_adjust_is_shards_adj() -> None:
+    # 1000 sampled reads, 100 misses; the sample should have held 1250 reads: hit ratio 1 - 100/1250
+    assert adjust(0.9, 1000 / 1250) == pytest.approx(1 - 100 / 1250)
+    assert adjust(0.9, None) == 0.9
+    assert adjust(0.1, 5.0) == 0.0  # clipped
