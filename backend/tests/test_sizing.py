@@ -12,6 +12,7 @@ from conftest import bearer, insert_server_curve, upload_snapshot
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.curves import Pchip
 from hitcurve.models import AccuracyRecord, ClusterCurve, SimulationResult, SimulationRun
+from hitcurve.sample import make_snapshot
 
 GB = 1e9
 
@@ -127,6 +128,28 @@ def test_message_says_when_the_curve_carries_the_policy_correction(account) -> N
         f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.18, "curve": "proportional"}
     ).json()
     assert e["basis"] == "estimate" and "segmented" not in e["message"]
+
+
+def test_answer_reports_the_windows_stream_loss_and_warns_when_flagged(account) -> None:
+    key = account.agent_key()
+    answers = {}
+    for address, loss, flagged in (("10.0.3.1:11211", 0.004, False), ("10.0.3.2:11211", 0.18, True)):
+        snap = make_snapshot(address)
+        snap["loss"].update(loss_ratio=loss, flagged=flagged)
+        r = account.client.post("/api/v1/agent/snapshots", json=snap, headers=bearer(key))
+        assert r.status_code == 202, r.text
+        sid = next(s["id"] for s in account.get("/api/v1/servers").json() if s["address"] == address)
+        insert_server_curve(account.org_id, sid, snap, LINE_X, LINE_Y, hit_ratio_calibrated=LINE_Y)
+        r = account.get(f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.18})
+        assert r.status_code == 200, r.text
+        answers[flagged] = r.json()
+    quiet, lossy = answers[False], answers[True]
+    assert quiet["curve"]["stream_loss_ratio"] == pytest.approx(0.004)
+    assert quiet["curve"]["stream_loss_flagged"] is False and "lost" not in quiet["message"]
+    assert lossy["curve"]["stream_loss_ratio"] == pytest.approx(0.18)
+    assert lossy["curve"]["stream_loss_flagged"] is True
+    assert "lost 18.0% of memcached's events" in lossy["message"]
+    assert lossy["memory_bytes"] == pytest.approx(quiet["memory_bytes"])  # a warning, not a new answer
 
 
 def test_memory_on_the_estimate_and_unreachable(account, server) -> None:

@@ -22,7 +22,15 @@ from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.errors import ApiError
 from hitcurve.core.ttlcache import TTLCache
 from hitcurve.curves import Pchip
-from hitcurve.models import AccuracyRecord, ClusterCurve, Server, ServerCurve, SimulationResult, SimulationRun
+from hitcurve.models import (
+    AccuracyRecord,
+    ClusterCurve,
+    Server,
+    ServerCurve,
+    SimulationResult,
+    SimulationRun,
+    Snapshot,
+)
 from hitcurve.schemas.api import Policy
 
 router = APIRouter(prefix="/sizing", tags=["sizing"])
@@ -56,6 +64,14 @@ class CurveInfo(BaseModel):
     measured_hit_ratio: float | None
     max_bytes: float = Field(description="largest memory the curve covers")
     max_hit_ratio: float = Field(description="hit ratio at max_bytes")
+    stream_loss_ratio: float | None = Field(
+        default=None,
+        description="server curves: share of memcached's watch events the agent lost in the curve's "
+        "window (lost events shorten the measured reuse distances)",
+    )
+    stream_loss_flagged: bool | None = Field(
+        default=None, description="server curves: the loss was above the agent's threshold"
+    )
 
 
 class Subject(BaseModel):
@@ -353,7 +369,21 @@ def server_basis(
     if main is None:
         raise _not_enough("the latest curve of this server has no usable points")
     lo, hi, src = _band(db, org_id, [server_id], c.sizes_bytes, ys, c.band_low, c.band_high)
-    return _stored_curve_basis(c, main, lo, hi, src, basis)
+    b = _stored_curve_basis(c, main, lo, hi, src, basis)
+    loss = db.execute(
+        select(Snapshot.loss_ratio, Snapshot.flagged).where(Snapshot.id == c.snapshot_id)
+    ).one_or_none()
+    if loss is not None:
+        b.info = b.info.model_copy(
+            update={"stream_loss_ratio": float(loss.loss_ratio), "stream_loss_flagged": bool(loss.flagged)}
+        )
+        if loss.flagged:
+            warn = (
+                f"the agent lost {loss.loss_ratio:.1%} of memcached's events in this window: "
+                "hit ratios above today's memory may be under-estimated"
+            )
+            b.note = f"{b.note}; {warn}" if b.note else warn
+    return b
 
 
 def cluster_basis(
