@@ -131,9 +131,35 @@ static void test_accuracy_under_loss(void)
     wl_free(&w);
 }
 
+/* memcached still has memory to allocate: a class past its capacity as last set is growing
+ * (new pages), not losing EVICTs, so nothing is swept into the ghost; once memory is full the
+ * repair works again. */
+static void test_growing_cache_is_not_swept(void)
+{
+    hc_profile *p = mk(1);
+    hc_profile_set_capacity(p, 1, 100, 64);
+    hc_profile_set_memory_full(p, 0);
+    for (uint64_t i = 1; i <= 300; i++) {
+        hc_profile_miss(p, 1, wl_keyhash(i), 64);
+        hc_profile_set(p, 1, wl_keyhash(i), 64);
+    }
+    hc_profile_stats st;
+    hc_profile_stats_get(p, &st);
+    CHECK(st.surplus_evictions == 0 && st.tracked_keys == 300, "growing: surplus %llu tracked %llu",
+          (unsigned long long)st.surplus_evictions, (unsigned long long)st.tracked_keys);
+    hc_profile_set_memory_full(p, 1);
+    hc_profile_miss(p, 1, wl_keyhash(301), 64);
+    hc_profile_set(p, 1, wl_keyhash(301), 64);
+    hc_profile_stats_get(p, &st);
+    CHECK(st.surplus_evictions >= 190 && st.tracked_keys <= 105, "full again: surplus %llu tracked %llu",
+          (unsigned long long)st.surplus_evictions, (unsigned long long)st.tracked_keys);
+    hc_profile_free(p);
+}
+
 int main(void)
 {
     test_surplus_goes_to_ghost();
+    test_growing_cache_is_not_swept();
     test_miss_of_resident();
     test_accuracy_under_loss();
     return TEST_DONE();

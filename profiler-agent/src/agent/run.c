@@ -52,6 +52,7 @@ typedef struct agent {
     ag_feed_config fcfg;
     /* window */
     int have_start;
+    int mem_full;              /* memcached had allocated all its memory at the last poll */
     mc_stats *s0, *s1, *tmp;
     int64_t win_end_mono;
     uint64_t poll_gen_seen;
@@ -87,6 +88,17 @@ static int feed_init(agent *a)
  * (force=1 at window boundaries updates all). */
 static void sync_capacities(agent *a, const mc_stats *s, int force)
 {
+    /* memcached takes pages (1 MiB, item_size_max by default) until mem_limit; an unknown
+     * total_malloced keeps the profiler's default (full: lost EVICTs are repaired). */
+    if (s->total_malloced > 0 && s->limit_maxbytes > 0) {
+        int full = s->total_malloced + 2 * 1048576 > s->limit_maxbytes;
+        /* The classes grew while memory was filling: once it is full, their capacities as
+         * memcached now holds them are what the surplus repair must check against. */
+        if (full && !a->mem_full)
+            force = 1;
+        a->mem_full = full;
+        hc_profile_set_memory_full(a->feed.prof, full);
+    }
     for (int c = 1; c < MC_MAX_CLASSES && c < HC_MAX_CLASSES; c++) {
         const mc_class_stats *k = &s->cls[c];
         if (!k->present || k->total_chunks == 0 || k->chunk_size == 0)

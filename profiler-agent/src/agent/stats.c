@@ -51,12 +51,13 @@ void mc_stats_apply(mc_stats *s, const char *group, const char *name, const char
             class_field(s, cls, f, value);
         return;
     }
-    if (!strcmp(group, "slabs")) { /* 12:chunk_size; also active_slabs, total_malloced */
+    if (!strcmp(group, "slabs")) { /* 12:chunk_size; the rest (total_malloced) below */
         int cls;
         char f[64];
-        if (sscanf(name, "%d:%63s", &cls, f) == 2)
+        if (sscanf(name, "%d:%63s", &cls, f) == 2) {
             class_field(s, cls, f, value);
-        return;
+            return;
+        }
     }
     static const struct { const char *n; size_t off; } tab[] = {
 #define F(x) {#x, offsetof(mc_stats, x)}

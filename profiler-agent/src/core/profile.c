@@ -54,6 +54,7 @@ struct hc_profile {
     uint64_t thresh;          /* sampled iff mix(h^seed) < thresh (rate < 1) */
     uint64_t *pending;
     uint64_t npending;        /* occupied pending slots: SETs skip the probe when none */
+    int mem_full;             /* memcached allocated all its memory (see hc_profile_set_memory_full) */
     hc_profile_stats st;
 };
 
@@ -115,6 +116,7 @@ hc_profile *hc_profile_new(const hc_profile_config *cfg, const char **err)
     hc_profile *p = calloc(1, sizeof(*p));
     if (!p) { if (err) *err = "out of memory"; return NULL; }
     p->cfg = c;
+    p->mem_full = 1;
     set_rate(p, c.sampling == HC_SAMPLE_RATE ? c.sample_rate : 1.0);
     uint64_t max_slots = 0;
     if (c.sampling == HC_SAMPLE_FIXED_SIZE) {
@@ -224,7 +226,7 @@ static int track_new(hc_profile *p, hc_class *k, int ci, uint64_t h)
         rounder_remove(&k->r, act);
         return 0;
     }
-    if (__builtin_expect(k->r.total > k->sweep_at, 0) && p->cfg.evict_surplus)
+    if (__builtin_expect(k->r.total > k->sweep_at, 0) && p->cfg.evict_surplus && p->mem_full)
         evict_surplus(p, k, ci);
     return 1;
 }
@@ -490,6 +492,11 @@ static void lower_rate(hc_profile *p, double new_rate)
             while (e->size > e->cap && lruemu_pop(e, &victim)) ev_remove(p, k, c, victim, 1);
         }
     }
+}
+
+void hc_profile_set_memory_full(hc_profile *p, int full)
+{
+    p->mem_full = full != 0;
 }
 
 int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t chunk_size)

@@ -141,6 +141,13 @@ void hc_profile_free(hc_profile *p);
  * class's accumulated curve (its x axis changes). Returns 0, or -1 on bad arguments/memory. */
 int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t chunk_size);
 
+/* Whether memcached has allocated all the memory it may (default: yes). While it has not, a
+ * class grows by taking new pages instead of evicting, so keys beyond the class's capacity as
+ * last set are growth, not lost EVICTs: the surplus repair (evicting a class's oldest keys into
+ * its ghost) is off. Without this a warming cache had its profile swept away and the sweeps,
+ * each a pass over the key table, took a quarter of the agent's CPU. */
+void hc_profile_set_memory_full(hc_profile *p, int full);
+
 /* Report one event. op: enum hc_event. size = item size in bytes (0 if unknown; informational).
  * Returns for HC_EV_GET with emulation: 1 hit, 0 miss, -1 key not sampled (unsampled keys are
  * only counted); otherwise 0. Never fails.

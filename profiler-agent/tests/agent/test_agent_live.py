@@ -229,6 +229,31 @@ def test_snapshot_contents_and_loss(tmp_path, mc):
     assert abs(s["diagnostics"]["predicted_hit_ratio_at_current"] - s["measured"]["hit_ratio"]) < 0.05
 
 
+def test_a_filling_cache_is_not_mistaken_for_lost_evictions(tmp_path, mc):
+    """While memcached still has memory, a class outgrows the capacity it had at the window's
+    start by taking pages, not by evicting: the agent must not sweep keys into the ghost as lost
+    EVICTs (it read memcached's total_malloced to know)."""
+    agent = Agent(tmp_path, mc.addr, "--interval", "2")
+    agent.wait_log("memcached_instance")
+    agent.wait_log("watch_connected")
+    c = Client(mc.port)
+    keep_logger_awake(c)
+    value = b"v" * 1000  # one class; 8 000 items take ~9 of the 64 MiB
+    for i in range(8000):
+        c.set(b"fill%d" % i, value)
+    hits = sum(1 for i in range(8000) if c.get(b"fill%d" % i))
+    c.close()
+    assert hits == 8000
+    agent.wait_log("msg=window", count=2)
+    time.sleep(2.5)
+    assert agent.stop() == 0
+    snaps = agent.snapshots()
+    assert snaps and all(s["diagnostics"]["surplus_evictions"] == 0 for s in snaps), [
+        s["diagnostics"]["surplus_evictions"] for s in snaps
+    ]
+    assert sum(s["measured"]["evictions"] for s in snaps) == 0
+
+
 @pytest.mark.slow
 def test_restart_of_memcached_is_survived(tmp_path):
     port = free_port()
@@ -348,9 +373,20 @@ def test_backend_down_for_minutes_then_every_snapshot_arrives_once_in_order(tmp_
     key.write_text("hca_test_key\n")
     spool = tmp_path / "spool"
     agent = Agent(
-        tmp_path, mc.addr, "--interval", "3", "--backend-url", f"http://127.0.0.1:{port}",
-        "--agent-key-file", str(key), "--spool-dir", str(spool), "--trace-rate", "1",
-        "--shutdown-timeout", "30",
+        tmp_path,
+        mc.addr,
+        "--interval",
+        "3",
+        "--backend-url",
+        f"http://127.0.0.1:{port}",
+        "--agent-key-file",
+        str(key),
+        "--spool-dir",
+        str(spool),
+        "--trace-rate",
+        "1",
+        "--shutdown-timeout",
+        "30",
     )
     agent.wait_log("memcached_instance")
     c = Client(mc.port)
