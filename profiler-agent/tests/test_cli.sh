@@ -10,6 +10,10 @@ TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 ok "--version prints a version" '"$BIN" --version | grep -Eq "^hitcurve-agent [0-9]+\.[0-9]+\.[0-9]+$"'
 ok "--help exits 0" '"$BIN" --help >/dev/null'
 ok "unknown command exits 2" '"$BIN" frobnicate 2>/dev/null; [ $? -eq 2 ]'
+ok "run --check-config prints the parsed flags" '"$BIN" run --memcached m:11211 --backend-url http://b:8000 --agent-key-file /k --interval 30 --check-config | grep -qx "interval = 30"'
+ok "run --check-config rejects an unknown flag" '"$BIN" run --backend http://b --check-config 2>/dev/null; [ $? -eq 2 ]'
+printf 'memcached = 10.0.0.1:11211\nghost-factor = 99\n' > "$TMP/bad.conf"
+ok "run --check-config rejects an out-of-range config value" '"$BIN" run --config "$TMP/bad.conf" --check-config 2>&1 | grep -q "ghost-factor must be a number in \[1, 16\]"'
 ok "replay without args exits 2" '"$BIN" replay 2>/dev/null; [ $? -eq 2 ]'
 ok "bad --unit rejected" '"$BIN" replay --format csv --cache-size 5 --unit kg - </dev/null 2>/dev/null; [ $? -eq 2 ]'
 ok "both sampling modes rejected" '"$BIN" replay --format csv --cache-size 5 --sample-keys 100 --sample-rate 0.5 - </dev/null 2>/dev/null; [ $? -eq 2 ]'

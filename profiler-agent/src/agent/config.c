@@ -77,6 +77,8 @@ void ag_config_usage(void)
         "  --log-level LEVEL        debug, info, warn, error (default info)\n"
         "  --events-log FILE        debugging: write every normalised event as a line\n"
         "                           `op key_hash size clsid ttl gid cause` (op 1 hit .. 5 evict)\n"
+        "  --check-config           parse the file and flags, print the settings as a config\n"
+        "                           file and exit (0 valid, 2 invalid); nothing is started\n"
         "  --help, --version\n");
 }
 
@@ -208,8 +210,27 @@ static int load_file(ag_config *c, const char *path)
     return rc;
 }
 
+/* --check-config: the effective settings in the config file's own syntax, so a packaged
+ * file, a compose command or a unit's ExecStart can be checked without starting anything. */
+static void print_config(const ag_config *c)
+{
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        const opt_def *o = &opts[i];
+        const char *p = (const char *)c + o->off;
+        if (o->type == T_STR)
+            printf("%s = %s\n", o->name, p);
+        else if (o->type == T_DBL)
+            printf("%s = %.17g\n", o->name, *(const double *)p);
+        else if (o->type == T_U32)
+            printf("%s = %u\n", o->name, *(const uint32_t *)p);
+        else
+            printf("%s = %llu\n", o->name, (unsigned long long)*(const uint64_t *)p);
+    }
+}
+
 int ag_config_parse(ag_config *c, int argc, char **argv)
 {
+    int check_only = 0;
     /* First pass: --help, --version and --config (the file is applied before other flags). */
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -220,6 +241,8 @@ int ag_config_parse(ag_config *c, int argc, char **argv)
             printf("hitcurve-agent %s\n", AG_VERSION);
             return 1;
         }
+        if (strcmp(argv[i], "--check-config") == 0)
+            check_only = 1;
     }
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -235,6 +258,8 @@ int ag_config_parse(ag_config *c, int argc, char **argv)
     }
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--check-config") == 0)
+            continue;
         if (strncmp(a, "--", 2) != 0) {
             fprintf(stderr, "hitcurve-agent: unexpected argument '%s' (see --help)\n", a);
             return -1;
@@ -270,6 +295,10 @@ int ag_config_parse(ag_config *c, int argc, char **argv)
     if (c->backend_url[0] && !c->agent_key_file[0]) {
         fprintf(stderr, "hitcurve-agent: --backend-url needs --agent-key-file\n");
         return -1;
+    }
+    if (check_only) {
+        print_config(c);
+        return 1;
     }
     return 0;
 }
