@@ -262,6 +262,18 @@ BAD_SNAPSHOTS = {
         "end must be after",
     ),
     "unit bytes": (lambda: _mutate("classes.0.curve.unit", "bytes"), "unit"),
+    "negative total_malloced": (
+        lambda: _mutate(
+            "memory", {"total_malloced": -1, "limit_maxbytes": 1, "evictions_total": 0, "full": False}
+        ),
+        "total_malloced",
+    ),
+    "memory full not a bool": (
+        lambda: _mutate(
+            "memory", {"total_malloced": 1, "limit_maxbytes": 1, "evictions_total": 0, "full": "yes"}
+        ),
+        "full",
+    ),
     "body is a list": (lambda: [make_snapshot()], "JSON object"),
     "curve point is not a pair": (lambda: _mutate("classes.0.curve.points.0", [1.0]), "points"),
 }

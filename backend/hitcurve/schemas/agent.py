@@ -71,6 +71,18 @@ class Measured(_Strict):
     hit_ratio: Ratio | None
 
 
+class MemoryFill(_Strict):
+    """How full memcached is at the window's end (optional; agents from 2026-11-25 on send it).
+    Until `full`, memcached evicts nothing and its curve still grows: the server is warming up."""
+
+    total_malloced: NonNeg  # bytes of 1 MiB slab pages taken; counts toward -m
+    limit_maxbytes: NonNeg  # -m
+    evictions_total: NonNeg  # cumulative since memcached started
+    full: bool | None  # null: this memcached does not report total_malloced
+    hash_bytes: NonNeg = 0  # outside -m
+    curr_connections: NonNeg = 0  # outside -m
+
+
 class Loss(_Strict):
     events_seen: NonNeg
     worker_dropped: NonNeg
@@ -122,6 +134,7 @@ class Snapshot(_Strict):
     server: ServerInfo
     window: Window
     measured: Measured
+    memory: MemoryFill | None = None
     loss: Loss
     curve_points: Literal[100]
     classes: Annotated[list[SlabClass], Field(max_length=MAX_CLASSES)]

@@ -24,7 +24,10 @@ void ag_config_defaults(ag_config *c)
     c->interval_s = 60;
     c->stats_interval_s = 5;
     c->loss_threshold = 0.05;
-    c->ghost_factor = 2;
+    /* 5: the curve reaches past 4x today's memory (at K = 4 the last point is 4N itself, where the
+     * oldest filter is only partly covered and the curve's end reads low). Costs ~95 B per
+     * tracked key against ~40 B at K = 2 (profiler-agent/README.md). */
+    c->ghost_factor = 5;
     c->buckets = 128;
     c->profile_max_keys = 1u << 20;
     c->trace_rate = 0.01;
@@ -59,7 +62,7 @@ void ag_config_usage(void)
         "  --interval SECONDS       snapshot window (default 60)\n"
         "  --stats-interval SECONDS stats polling period (default 5)\n"
         "  --loss-threshold R       flag windows whose event loss ratio exceeds R (default 0.05)\n"
-        "  --ghost-factor K         curves span (0, K x current size] (default 2, max 16)\n"
+        "  --ghost-factor K         curves span (0, K x current size] (default 5, max 16)\n"
         "  --ghost-filters F        counting filters in each ghost (default 0: 1 + 2(K-1), so\n"
         "                           each filter spans N/2 items; MIMIR uses 3)\n"
         "  --buckets B              ROUNDER buckets (default 128)\n"

@@ -91,7 +91,7 @@ static void sync_capacities(agent *a, const mc_stats *s, int force)
     /* memcached takes pages (1 MiB, item_size_max by default) until mem_limit; an unknown
      * total_malloced keeps the profiler's default (full: lost EVICTs are repaired). */
     if (s->total_malloced > 0 && s->limit_maxbytes > 0) {
-        int full = s->total_malloced + 2 * 1048576 > s->limit_maxbytes;
+        int full = ag_memory_full(s->total_malloced, s->limit_maxbytes);
         /* The classes grew while memory was filling: once it is full, their capacities as
          * memcached now holds them are what the surplus repair must check against. */
         if (full && !a->mem_full)

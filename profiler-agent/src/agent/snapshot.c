@@ -148,12 +148,27 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
                                       (json_int_t)spool->rejected, "sent",
                                       (json_int_t)spool->sent));
 
+    /* How full memcached is: it takes 1 MiB pages until total_malloced reaches -m
+     * (limit_maxbytes); until then it evicts nothing and today's curve is still growing, so the
+     * backend says "warming up" instead of sizing on it. hash_bytes and connections live outside
+     * -m. total_malloced 0 = not reported by this memcached (then `full` is unknown: null). */
+    json_t *mem = json_pack("{s:I,s:I,s:I,s:I,s:I}", "total_malloced",
+                            (json_int_t)s1->total_malloced, "limit_maxbytes",
+                            (json_int_t)s1->limit_maxbytes, "evictions_total",
+                            (json_int_t)s1->evictions, "hash_bytes", (json_int_t)s1->hash_bytes,
+                            "curr_connections", (json_int_t)s1->curr_connections);
+    json_object_set_new(mem, "full",
+                        s1->total_malloced > 0 && s1->limit_maxbytes > 0
+                            ? json_boolean(ag_memory_full(s1->total_malloced, s1->limit_maxbytes) ||
+                                           s1->evictions > 0)
+                            : json_null());
+
     return json_pack(
-        "{s:i,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:I,s:o},s:{s:s,s:s},s:o,s:o,s:i,s:o,s:o}",
+        "{s:i,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:I,s:o},s:{s:s,s:s},s:o,s:o,s:o,s:i,s:o,s:o}",
         "schema_version", 1, "snapshot_id", snapshot_id, "agent", "version", AG_VERSION,
         "hostname", cfg->hostname, "server", "address", cfg->memcached, "instance_id",
         s1->instance_id, "version", s1->version, "limit_maxbytes",
         (json_int_t)s1->limit_maxbytes, "settings", settings, "window", "start", ws, "end", we,
-        "measured", measured, "loss", jl, "curve_points", HC_CURVE_POINTS, "classes", classes,
+        "measured", measured, "memory", mem, "loss", jl, "curve_points", HC_CURVE_POINTS, "classes", classes,
         "diagnostics", diag);
 }

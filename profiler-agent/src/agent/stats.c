@@ -67,7 +67,8 @@ void mc_stats_apply(mc_stats *s, const char *group, const char *name, const char
         F(incr_misses), F(decr_hits), F(decr_misses), F(touch_hits), F(touch_misses),
         F(cas_hits), F(cas_misses), F(cas_badval), F(reclaimed), F(expired_unfetched),
         F(evicted_unfetched), F(slabs_moved), F(log_worker_dropped), F(log_worker_written),
-        F(log_watcher_skipped), F(log_watcher_sent), F(total_malloced),
+        F(log_watcher_skipped), F(log_watcher_sent), F(total_malloced), F(hash_bytes),
+        F(curr_connections),
 #undef F
     };
     if (!strcmp(name, "version")) {
@@ -79,6 +80,11 @@ void mc_stats_apply(mc_stats *s, const char *group, const char *name, const char
             *(uint64_t *)((char *)s + tab[i].off) = u64(value);
             return;
         }
+}
+
+int ag_memory_full(uint64_t total_malloced, uint64_t limit_maxbytes)
+{
+    return total_malloced + 2 * 1048576 > limit_maxbytes;
 }
 
 static int run_cmd(int fd, mc_lines *lr, const char *cmd, const char *group, mc_stats *s)

@@ -29,12 +29,16 @@ typedef struct mc_stats {
     uint64_t touch_hits, touch_misses, cas_hits, cas_misses, cas_badval;
     uint64_t reclaimed, expired_unfetched, evicted_unfetched, slabs_moved;
     uint64_t log_worker_dropped, log_worker_written, log_watcher_skipped, log_watcher_sent;
-    uint64_t total_malloced;
+    uint64_t total_malloced, hash_bytes, curr_connections;
     mc_class_stats cls[MC_MAX_CLASSES];
     int nsettings;
     char set_name[MC_MAX_SETTINGS][40];
     char set_value[MC_MAX_SETTINGS][64];
 } mc_stats;
+
+/* memcached has taken (nearly) all of -m: it allocates 1 MiB pages until total_malloced reaches
+ * limit_maxbytes, so within two pages of it no class can grow any more. */
+int ag_memory_full(uint64_t total_malloced, uint64_t limit_maxbytes);
 
 /* One synchronous poll over fd (all four commands). 0 ok, -1 error. */
 int mc_stats_poll(int fd, mc_stats *out);

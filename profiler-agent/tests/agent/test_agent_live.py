@@ -252,6 +252,40 @@ def test_a_filling_cache_is_not_mistaken_for_lost_evictions(tmp_path, mc):
         s["diagnostics"]["surplus_evictions"] for s in snaps
     ]
     assert sum(s["measured"]["evictions"] for s in snaps) == 0
+    # ... and it says so: memcached is still filling (warm-up), its pages are what stats slabs says
+    for s in snaps:
+        mem = s["memory"]
+        assert mem["full"] is False and mem["evictions_total"] == 0, mem
+        assert mem["limit_maxbytes"] == 64 * 1024 * 1024
+        assert 0 < mem["total_malloced"] < 32 * 1024 * 1024
+        assert mem["total_malloced"] % (1024 * 1024) == 0  # whole 1 MiB pages
+        assert mem["hash_bytes"] > 0 and mem["curr_connections"] >= 1
+
+
+def test_a_full_cache_reports_its_memory_full(tmp_path):
+    """Once memcached has taken all of -m and evicts, the snapshot's memory object says full,
+    with the cumulative evictions memcached counted."""
+    m = Memcached(mem_mb=4)
+    try:
+        agent = Agent(tmp_path, m.addr, "--interval", "1")
+        agent.wait_log("memcached_instance")
+        agent.wait_log("watch_connected")
+        c = Client(m.port)
+        for i in range(8000):  # 8 MB of 1 KB values into 4 MB
+            c.set(b"full%d" % i, b"v" * 1000)
+        st = c.stats()
+        slabs = [ln.decode() for ln in c.raw(b"stats slabs\r\n", (b"END",))]
+        c.close()
+        agent.wait_log("msg=window", count=2)
+        time.sleep(1.5)
+        assert agent.stop() == 0
+    finally:
+        m.stop()
+    last = agent.snapshots()[-1]["memory"]
+    assert last["full"] is True and last["limit_maxbytes"] == 4 * 1024 * 1024
+    assert last["evictions_total"] == int(st["evictions"]) > 0
+    malloced = next(int(ln.split()[2]) for ln in slabs if ln.startswith("STAT total_malloced "))
+    assert last["total_malloced"] == malloced >= 3 * 1024 * 1024
 
 
 @pytest.mark.slow
