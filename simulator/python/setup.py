@@ -13,7 +13,7 @@ def rel(path):
     return os.path.relpath(path, HERE)
 
 
-CORE = ["cache.c", "table.c", "slab.c", "sim.c", "stackdist.c", "registry.c"]
+CORE = ["cache.c", "heap.c", "table.c", "slab.c", "sim.c", "stackdist.c", "registry.c"]
 sources = ["hitcurve_sim.c"] + [rel(os.path.join(ROOT, "src", f)) for f in CORE]
 sources += sorted(rel(p) for p in glob.glob(os.path.join(ROOT, "src", "policies", "*.c")))
 

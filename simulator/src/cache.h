@@ -56,6 +56,9 @@ typedef struct hc_req {
     float cost;
     uint8_t op;
     uint8_t cls;
+    /* trace position of this key's next request, UINT64_MAX if none or unknown; filled
+     * only for policies with needs_future (OPT) */
+    uint64_t next;
 } hc_req;
 
 /* A doubly linked list of objects; head = newest (MRU), tail = oldest. */
@@ -73,6 +76,8 @@ typedef struct hc_policy_ops {
     /* per-item metadata bytes relative to memcached's 48-byte header (slab mode with
      * policy_metadata: NbQ -6, GD-Wheel +8 as their papers state) */
     int meta_delta;
+    /* offline policy: needs hc_req.next (the driver then computes next uses once) */
+    int needs_future;
     int (*init)(hc_cache *c, char *err, size_t errlen);
     void (*free)(hc_cache *c);
     /* Full request handling; NULL means hc_get_default (find -> hit or evict+insert). */
@@ -199,6 +204,8 @@ hc_cache *hc_cache_new(const char *policy, uint64_t capacity, const hc_config *c
 void hc_cache_free(hc_cache *c);
 /* 1 GET hit, 0 GET miss, -1 not a GET (op: enum hc_op; size 0 = cfg default) */
 int hc_cache_access(hc_cache *c, uint64_t key, uint32_t size, double cost, int op);
+/* the same with the key's next-use position (for OPT) */
+int hc_cache_access_next(hc_cache *c, uint64_t key, uint32_t size, double cost, int op, uint64_t next);
 int hc_cache_resident(const hc_cache *c, uint64_t key);
 hc_obj *hc_cache_obj(hc_cache *c, uint64_t key);   /* resident or ghost, NULL if unknown */
 

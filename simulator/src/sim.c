@@ -144,6 +144,7 @@ static void build_req(hc_req *r, const hc_config *cfg, int meta, uint64_t key, u
     r->cost = (float)cost;
     r->op = op;
     r->cls = 0;
+    r->next = UINT64_MAX;
     if (cfg->unit_bytes) {
         int64_t s = (int64_t)r->size + meta;
         if (s < 0)
@@ -218,12 +219,61 @@ void hc_cache_free(hc_cache *c)
     }
 }
 
-int hc_cache_access(hc_cache *c, uint64_t key, uint32_t size, double cost, int op)
+int hc_cache_access_next(hc_cache *c, uint64_t key, uint32_t size, double cost, int op, uint64_t next)
 {
     hc_req r;
     int meta = (c->cfg->unit_bytes && c->cfg->slab && c->cfg->policy_metadata) ? c->ops->meta_delta : 0;
     build_req(&r, c->cfg, meta, key, size, cost, (uint8_t)op);
+    r.next = next;
     return process(c, &r);
+}
+
+int hc_cache_access(hc_cache *c, uint64_t key, uint32_t size, double cost, int op)
+{
+    return hc_cache_access_next(c, key, size, cost, op, UINT64_MAX);
+}
+
+/*
+ * Next-use positions for offline policies (OPT): next[i] = the position of the next request
+ * to trace->keys[i], UINT32_MAX if none. One backward pass over dense ids (a grid) or a key
+ * table. NULL (with a message) if the trace is too long for 32-bit positions or memory
+ * runs out.
+ */
+static uint32_t *next_uses(const hc_trace *t, const uint32_t *ids, uint64_t nd, char *err, size_t errlen)
+{
+    if (t->n >= UINT32_MAX) {
+        snprintf(err, errlen, "offline policy (opt): trace longer than %u requests", UINT32_MAX - 1);
+        return NULL;
+    }
+    uint32_t *next = malloc((t->n ? t->n : 1) * sizeof *next);
+    uint32_t *last = ids ? malloc((nd ? nd : 1) * sizeof *last) : NULL;
+    hc_table tab = {0};
+    if (!next || (ids && !last) || (!ids && hc_table_init(&tab, 1024) < 0)) {
+        free(next);
+        free(last);
+        snprintf(err, errlen, "out of memory for next-use positions");
+        return NULL;
+    }
+    for (uint64_t k = 0; ids && k < nd; k++)
+        last[k] = UINT32_MAX;
+    for (size_t i = t->n; i-- > 0;) {
+        if (ids) {
+            next[i] = last[ids[i]];
+            last[ids[i]] = (uint32_t)i;
+        } else {
+            next[i] = hc_table_get(&tab, t->keys[i]);   /* HC_NIL == UINT32_MAX */
+            if (hc_table_put(&tab, t->keys[i], (uint32_t)i) < 0) {
+                free(next);
+                hc_table_free(&tab);
+                snprintf(err, errlen, "out of memory for next-use positions");
+                return NULL;
+            }
+        }
+    }
+    free(last);
+    if (!ids)
+        hc_table_free(&tab);
+    return next;
 }
 
 int hc_cache_resident(const hc_cache *c, uint64_t key)
@@ -238,8 +288,9 @@ hc_obj *hc_cache_obj(hc_cache *c, uint64_t key)
 }
 
 /* ids (optional): dense key ids 0..nd-1 for every request, shared by a grid of runs */
-static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const char *policy,
-                   uint64_t size, const hc_config *cfg, hc_result *out, char *err, size_t errlen)
+static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const uint32_t *next,
+                   const char *policy, uint64_t size, const hc_config *cfg, hc_result *out, char *err,
+                   size_t errlen)
 {
     const hc_policy_ops *ops = hc_policy_find(policy);
     if (!ops) {
@@ -298,6 +349,8 @@ static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const ch
         hc_req r;
         build_req(&r, cfg, meta, ids ? ids[i] : key, t->sizes ? t->sizes[i] : 0,
                   t->costs ? t->costs[i] : 1.0, t->ops ? t->ops[i] : HC_GET);
+        if (next && next[i] != UINT32_MAX)
+            r.next = next[i];
         int hit = process(&c, &r);
         if (hit >= 0 && i >= warm) {
             reqs++;
@@ -347,7 +400,13 @@ static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const ch
 int hc_simulate(const hc_trace *t, const char *policy, uint64_t size, const hc_config *cfg,
                 hc_result *out, char *err, size_t errlen)
 {
-    return run_one(t, NULL, 0, policy, size, cfg, out, err, errlen);
+    const hc_policy_ops *ops = hc_policy_find(policy);
+    uint32_t *next = NULL;
+    if (ops && ops->needs_future && !(next = next_uses(t, NULL, 0, err, errlen)))
+        return -1;
+    int rc = run_one(t, NULL, 0, next, policy, size, cfg, out, err, errlen);
+    free(next);
+    return rc;
 }
 
 /* Dense ids for the keys (first-seen order). NULL when out of memory or the trace has
@@ -390,6 +449,7 @@ typedef struct grid {
     hc_result *out;
     const uint32_t *ids;
     uint64_t nd;
+    const uint32_t *nextuse; /* next-use positions, when an offline policy is in the grid */
     int *order;
     int next;           /* atomic job cursor */
     int failed;
@@ -407,7 +467,8 @@ static void *worker(void *arg)
         int k = g->order[j];
         int p = k / g->ns, s = k % g->ns;
         char err[256];
-        if (run_one(g->t, g->ids, g->nd, g->policies[p], g->sizes[s], g->cfg, &g->out[k], err, sizeof err) < 0) {
+        if (run_one(g->t, g->ids, g->nd, hc_policy_find(g->policies[p])->needs_future ? g->nextuse : NULL,
+                    g->policies[p], g->sizes[s], g->cfg, &g->out[k], err, sizeof err) < 0) {
             pthread_mutex_lock(&g->lock);
             if (!g->failed)
                 snprintf(g->err, sizeof g->err, "%s", err);
@@ -443,8 +504,19 @@ int hc_simulate_many(const hc_trace *t, const char *const *policies, int np,
         ids = dense_ids(t, &g.nd);   /* one hashing pass instead of one per run */
         g.ids = ids;
     }
+    uint32_t *next = NULL;
+    for (int p = 0; p < np && !next; p++) {
+        if (hc_policy_find(policies[p])->needs_future && !(next = next_uses(t, ids, g.nd, err, errlen))) {
+            free(ids);
+            pthread_mutex_destroy(&g.lock);
+            return -1;
+        }
+    }
+    g.nextuse = next;
     g.order = malloc(sizeof(int) * (size_t)jobs);
     if (!g.order) {
+        free(ids);
+        free(next);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -475,6 +547,7 @@ int hc_simulate_many(const hc_trace *t, const char *const *policies, int np,
     }
     free(g.order);
     free(ids);
+    free(next);
     pthread_mutex_destroy(&g.lock);
     if (g.failed) {
         snprintf(err, errlen, "%s", g.err);

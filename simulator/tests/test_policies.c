@@ -750,6 +750,147 @@ static void test_sample_adjust(void)
     free(k);
 }
 
+
+/* ---------------------------------------------------------------- issue 17 policies */
+
+static void test_sieve_hand(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("sieve", 3, &cfg);
+    get(c, 1); get(c, 2); get(c, 3);   /* queue (old->new) 1 2 3, hand unset */
+    CHECK(get(c, 1) == 1, "hit marks 1 visited");
+    get(c, 4);   /* hand at 1: visited -> cleared, hand to 2: evict 2, hand stays at 3 */
+    CHECK(hc_cache_resident(c, 1) && !hc_cache_resident(c, 2), "1 spared, 2 evicted");
+    CHECK(hc_cache_obj(c, 1)->freq == 0, "the hand cleared 1's bit");
+    get(c, 1);   /* 1 visited again, still at the old end */
+    get(c, 5);   /* hand at 3 (not back at the tail): 3 evicted although 1 is older */
+    CHECK(!hc_cache_resident(c, 3) && hc_cache_resident(c, 1), "hand resumes where it stopped");
+    get(c, 6);   /* hand at 4 (unvisited): 4 evicted; 1 survives without moving */
+    CHECK(!hc_cache_resident(c, 4) && hc_cache_resident(c, 1), "survivors are not moved");
+    char why[128];
+    CHECK(hc_cache_verify(c, why, sizeof why) == 0, "sieve verify: %s", why);
+    hc_cache_free(c);
+}
+
+static void test_lfu_order(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("lfu", 2, &cfg);
+    get(c, 1); get(c, 2); get(c, 3);   /* tie at count 1: the first to reach it (1) goes */
+    CHECK(!hc_cache_resident(c, 1) && hc_cache_resident(c, 2), "FIFO among equal counts");
+    get(c, 2); get(c, 2); get(c, 4);   /* 2 has 3 hits, 3 has 1: 3 goes */
+    CHECK(hc_cache_resident(c, 2) && !hc_cache_resident(c, 3), "fewest hits evicted");
+    get(c, 4); get(c, 4); get(c, 4); get(c, 5);  /* 4 reached 4 after 2 reached 3: 2 goes */
+    CHECK(!hc_cache_resident(c, 2) && hc_cache_resident(c, 4), "counts are not aged");
+    hc_cache_free(c);
+}
+
+static void test_gdsf_size_and_aging(void)
+{
+    hc_config cfg;
+    hc_config_default(&cfg);
+    cfg.unit_bytes = 1;
+    hc_cache *c = hc_cache_new("gdsf", 1000, &cfg);
+    hc_cache_access(c, 1, 600, 1, HC_GET);   /* H = 0 + 1/600 */
+    hc_cache_access(c, 2, 100, 1, HC_GET);   /* H = 1/100 */
+    hc_cache_access(c, 3, 300, 1, HC_GET);   /* 1000 bytes: full */
+    hc_cache_access(c, 4, 100, 1, HC_GET);   /* lowest H = the 600-byte object */
+    CHECK(!hc_cache_resident(c, 1) && hc_cache_resident(c, 2) && hc_cache_resident(c, 3),
+          "the large object goes first at equal frequency");
+    /* a costly object survives a cheap one of the same size */
+    hc_cache_access(c, 5, 600, 100, HC_GET);  /* 500 used + 600: evicts 3 (H 1/300, lowest) */
+    CHECK(!hc_cache_resident(c, 3) && hc_cache_resident(c, 5), "lowest H evicted");
+    hc_cache_access(c, 6, 300, 1, HC_GET);    /* 800 + 300: one eviction; H(5) = L + 100/600 */
+    CHECK(hc_cache_resident(c, 5) && !hc_cache_resident(c, 2) && hc_cache_resident(c, 4),
+          "a costly large object outlives cheap small ones (cost x freq / size)");
+    hc_cache_free(c);
+    /* items mode: GDSF = LFU with dynamic aging; L rises, so a once-hot object ages out */
+    hc_config ic = items_cfg(NULL);
+    c = hc_cache_new("gdsf", 2, &ic);
+    for (int i = 0; i < 5; i++)
+        get(c, 1);                             /* H(1) = 5 */
+    for (uint64_t k = 10; k < 20; k++) {
+        get(c, k); get(c, k);                  /* each newcomer reaches L + 2 */
+    }
+    CHECK(!hc_cache_resident(c, 1), "aging evicts the once-hot object eventually");
+    char why[128];
+    CHECK(hc_cache_verify(c, why, sizeof why) == 0, "gdsf verify: %s", why);
+    hc_cache_free(c);
+}
+
+static void test_twoq_queues(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("twoq", 4, &cfg);   /* Kin 1, Kout 2, Am 3 */
+    get(c, 1); get(c, 2); get(c, 3); get(c, 4);    /* all in A1in */
+    CHECK(get(c, 1) == 1 && hc_cache_obj(c, 1)->qid == 1, "a hit in A1in stays in A1in");
+    get(c, 5);                                     /* A1in over Kin: 1 -> A1out */
+    CHECK(!hc_cache_resident(c, 1) && hc_cache_obj(c, 1) != NULL, "1 is a ghost on A1out");
+    CHECK(get(c, 1) == 0 && hc_cache_obj(c, 1)->qid == 2, "a ghost hit enters Am");
+    get(c, 6); get(c, 7);                          /* 2, 3 -> A1out; 2 drops off (Kout 2) */
+    CHECK(hc_cache_obj(c, 2) == NULL && hc_cache_obj(c, 3) != NULL, "A1out is a bounded FIFO");
+    char why[128];
+    CHECK(hc_cache_verify(c, why, sizeof why) == 0, "twoq verify: %s", why);
+    hc_cache_free(c);
+}
+
+/* brute-force Belady: scan residents for the furthest next use */
+static uint64_t opt_reference(const uint64_t *k, size_t n, uint64_t cap)
+{
+    uint64_t *res = malloc(cap * sizeof *res), hits = 0;
+    size_t nres = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t j;
+        for (j = 0; j < nres && res[j] != k[i]; j++)
+            ;
+        if (j < nres) {
+            hits++;
+            continue;
+        }
+        if (nres == cap) {
+            size_t worst = 0, far = 0;
+            for (size_t r = 0; r < nres; r++) {
+                size_t t = i + 1;
+                while (t < n && k[t] != res[r])
+                    t++;
+                if (t > far) {
+                    far = t;
+                    worst = r;
+                }
+            }
+            res[worst] = k[i];
+        } else {
+            res[nres++] = k[i];
+        }
+    }
+    free(res);
+    return hits;
+}
+
+static void test_opt_bound(void)
+{
+    size_t n = 6000;
+    uint64_t *k = hc_wl_zipf(n, 800, 0.7, 21);
+    hc_trace t = {.n = n, .keys = k};
+    hc_config cfg = items_cfg(NULL);
+    char err[128];
+    for (int s = 0; s < 3; s++) {
+        uint64_t size = (uint64_t[]){10, 60, 300}[s];
+        hc_result o;
+        hc_simulate(&t, "opt", size, &cfg, &o, err, sizeof err);
+        uint64_t ref = opt_reference(k, n, size);
+        CHECK(o.hits == ref, "opt@%llu hits %llu, brute force %llu", (unsigned long long)size,
+              (unsigned long long)o.hits, (unsigned long long)ref);
+        for (const char *const *p = hc_policy_names(); *p; p++) {
+            hc_result r;
+            hc_simulate(&t, *p, size, &cfg, &r, err, sizeof err);
+            CHECK(r.hits <= o.hits, "%s@%llu beats OPT (%llu > %llu)", *p, (unsigned long long)size,
+                  (unsigned long long)r.hits, (unsigned long long)o.hits);
+        }
+    }
+    free(k);
+}
+
 int main(void)
 {
     test_sample_adjust();
@@ -775,6 +916,11 @@ int main(void)
     test_mcslru_pages();
     test_metrics_and_ops();
     test_every_policy_sane();
+    test_sieve_hand();
+    test_lfu_order();
+    test_gdsf_size_and_aging();
+    test_twoq_queues();
+    test_opt_bound();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

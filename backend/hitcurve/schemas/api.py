@@ -326,6 +326,8 @@ class AccuracyOut(BaseModel):
 
 
 # --- simulations, alerts, reports, audit ------------------------------------------------------
+# The simulator's policy names (simulator/src/registry.c); the worker runs whatever
+# hitcurve_sim.policies() lists and worker/tests/test_policy_names.py checks the two agree.
 POLICIES = (
     "lru",
     "fifo",
@@ -338,16 +340,19 @@ POLICIES = (
     "clockpro",
     "arc",
     "s3fifo",
+    "sieve",
+    "twoq",
+    "lfu",
+    "gdsf",
+    "opt",
 )
-Policy = Literal[
-    "lru", "fifo", "clock", "gclock", "nbq-clock", "baglru", "gdwheel", "mcslru", "clockpro", "arc", "s3fifo"
-]
+Policy = Literal[POLICIES]  # type: ignore[valid-type]
 
 
 class SimulationIn(In):
     server_id: uuid.UUID | None = None
     cluster_id: uuid.UUID | None = None
-    policies: Annotated[list[Policy], Field(min_length=1, max_length=11)]
+    policies: Annotated[list[Policy], Field(min_length=1, max_length=len(POLICIES))]
     sizes_bytes: Annotated[list[Annotated[int, Field(gt=0, le=2**50)]], Field(min_length=1, max_length=64)]
     window_start: datetime | None = Field(default=None, description="default: 24 hours before window_end")
     window_end: datetime | None = Field(default=None, description="default: now")

@@ -26,6 +26,11 @@ export const POLICIES: Array<[string, string]> = [
   ["baglru", "Bag-LRU"],
   ["arc", "ARC"],
   ["s3fifo", "S3-FIFO"],
+  ["sieve", "SIEVE"],
+  ["twoq", "2Q"],
+  ["lfu", "LFU"],
+  ["gdsf", "GDSF"],
+  ["opt", "Belady OPT (offline bound)"],
 ];
 
 /** Sizes to simulate: eight steps from a quarter of today's memory to twice it, whole MiB. */
@@ -35,7 +40,8 @@ export function simulationSizes(currentBytes: number): number[] {
   return [...new Set(f.map((k) => Math.max(1, Math.round((k * currentBytes) / MiB)) * MiB))];
 }
 const label = (p: string) => POLICIES.find(([k]) => k === p)?.[1] ?? p;
-const color = d3.scaleOrdinal<string, string>(POLICIES.map(([k]) => k), d3.schemeTableau10);
+// more policies than one 10-colour scheme: extend it so no two policies share a colour
+const color = d3.scaleOrdinal<string, string>(POLICIES.map(([k]) => k), [...d3.schemeTableau10, ...d3.schemeDark2, ...d3.schemeSet1]);
 
 export function PoliciesPage({ kind, id }: { kind: "server" | "cluster"; id: string }) {
   const runs = useAsync((signal) => listSimulations(kind, id, signal), [kind, id]);

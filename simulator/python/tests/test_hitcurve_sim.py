@@ -10,7 +10,7 @@ import hitcurve_sim as hs
 import pytest
 
 ALL = ["lru", "fifo", "clock", "gclock", "nbq-clock", "baglru", "gdwheel", "mcslru",
-       "clockpro", "arc", "s3fifo"]
+       "clockpro", "arc", "s3fifo", "sieve", "twoq", "lfu", "gdsf", "opt"]
 
 
 def zipf_keys(n, nkeys, alpha, seed):
