@@ -4,7 +4,7 @@
  * current size N at 10% and 30% of the distinct keys, replays the trace through the core (with
  * the LRU emulator standing in for memcached) and scores the curve:
  *   MAE over 100 points evenly spaced on (0, N] and on (N, 2N], in percentage points.
- * usage: accuracy [--buckets B] [--filters F] [--sample-keys M] [--sample-rate R]
+ * usage: accuracy [--estimator rounder|stacker] [--buckets B] [--filters F] [--sample-keys M] [--sample-rate R]
  *                 [--ghost-factor K] [--quick] [--only NAME] [--rows]
  */
 #include <stdio.h>
@@ -81,13 +81,17 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--ghost-flush")) cfg.ghost_keep_coverage = 0;
         else if (!strcmp(argv[i], "--balanced")) cfg.rounder_balanced = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--estimator") && i + 1 < argc) {
+            cfg.estimator = hc_estimator_parse(argv[++i]);
+            if (cfg.estimator < 0) { fprintf(stderr, "accuracy: --estimator must be rounder or stacker\n"); return 2; }
+        }
         else { fprintf(stderr, "accuracy: bad argument %s\n", argv[i]); return 2; }
     }
     const char *dir = wl_traces_dir();
     int ntr = sizeof(TRACES) / sizeof(TRACES[0]);
     int nsyn = 7;
-    printf("# accuracy vs exact LRU (Mattson): B=%u filters=%u k=%.1f sampling=%s",
-           cfg.buckets, cfg.ghost_filters, cfg.ghost_factor,
+    printf("# accuracy vs exact LRU (Mattson): estimator=%s B=%u filters=%u k=%.1f sampling=%s",
+           hc_estimator_name(cfg.estimator), cfg.buckets, cfg.ghost_filters, cfg.ghost_factor,
            cfg.sampling == HC_SAMPLE_OFF ? "off" : cfg.sampling == HC_SAMPLE_RATE ? "rate" : "fixed-size");
     if (cfg.sampling == HC_SAMPLE_FIXED_SIZE) printf(" max_keys=%llu", (unsigned long long)cfg.sample_max_keys);
     if (cfg.sampling == HC_SAMPLE_RATE) printf(" R=%g", cfg.sample_rate);

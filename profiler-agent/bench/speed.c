@@ -79,14 +79,16 @@ int main(int argc, char **argv)
            alpha, (unsigned long long)keys, (unsigned long long)requests, (unsigned long long)N,
            (double)hits / requests, (unsigned long long)n);
     printf("%-34s %14s %14s %12s\n", "configuration", "events/s (M)", "GETs/s (M)", "memory KiB");
-    struct { const char *name; int B, F, bal, keep; double k; } C[] = {
-        {"MIMIR aging+rotation (B=128, F=3)", 128, 3, 0, 0, 2},
-        {"defaults (B=128 balanced, F=9)", 128, 9, 1, 1, 2},
-        {"balanced B=128, F=5", 128, 5, 1, 1, 2},
-        {"balanced B=128, F=17", 128, 17, 1, 1, 2},
-        {"balanced B=512, F=9", 512, 9, 1, 1, 2},
-        {"defaults, k=4", 128, 9, 1, 1, 4},
-        {"no ghost (k=1), B=128 balanced", 128, 9, 1, 1, 1},
+    struct { const char *name; int B, F, bal, keep; double k; int est; } C[] = {
+        {"MIMIR aging+rotation (B=128, F=3)", 128, 3, 0, 0, 2, HC_EST_ROUNDER},
+        {"defaults (B=128 balanced, F=9)", 128, 9, 1, 1, 2, HC_EST_ROUNDER},
+        {"STACKER, defaults otherwise", 128, 9, 1, 1, 2, HC_EST_STACKER},
+        {"STACKER, no ghost (k=1)", 128, 9, 1, 1, 1, HC_EST_STACKER},
+        {"balanced B=128, F=5", 128, 5, 1, 1, 2, HC_EST_ROUNDER},
+        {"balanced B=128, F=17", 128, 17, 1, 1, 2, HC_EST_ROUNDER},
+        {"balanced B=512, F=9", 512, 9, 1, 1, 2, HC_EST_ROUNDER},
+        {"defaults, k=4", 128, 9, 1, 1, 4, HC_EST_ROUNDER},
+        {"no ghost (k=1), B=128 balanced", 128, 9, 1, 1, 1, HC_EST_ROUNDER},
     };
     for (size_t c = 0; c < sizeof(C) / sizeof(C[0]); c++) {
         hc_profile_config cfg;
@@ -96,6 +98,7 @@ int main(int argc, char **argv)
         cfg.rounder_balanced = C[c].bal;
         cfg.ghost_keep_coverage = C[c].keep;
         cfg.ghost_factor = C[c].k;
+        cfg.estimator = C[c].est;
         size_t mem;
         double evs = run_events(&cfg, ev, n, N, &mem);
         double gets = run_gets(&cfg, &w, N);

@@ -35,6 +35,13 @@ ok "--csv output" '"$BIN" replay --format csv --cache-size 5 --csv - < "$TMP/loo
 ok "--unit bytes scales sizes" '"$BIN" replay --format csv --cache-size 500 --unit bytes - < "$TMP/loop.csv.gz" | python3 -c "import json,sys; o=json.load(sys.stdin); assert o[\"unit\"]==\"bytes\" and o[\"current_items\"]==5 and abs(o[\"points\"][-1][0]-1000)<1e-6, o[\"points\"][-1]"'
 ok "--ghost-factor 4 spans 4N" '"$BIN" replay --format csv --cache-size 5 --ghost-factor 4 - < "$TMP/loop.csv.gz" | python3 -c "import json,sys; o=json.load(sys.stdin); assert abs(o[\"points\"][-1][0]-20)<1e-6"'
 
+ok "bad --estimator rejected" '"$BIN" replay --format csv --cache-size 5 --estimator lru - </dev/null 2>&1 | grep -q "estimator must be rounder or stacker"'
+ok "replay says which estimator (default rounder)" '"$BIN" replay --format csv --cache-size 5 - < "$TMP/loop.csv.gz" | python3 -c "import json,sys; assert json.load(sys.stdin)[\"profile\"][\"estimator\"]==\"rounder\""'
+# stacker is exact below N: a loop of 10 keys hits at size 10 only, nothing at 9.9 or below
+ok "--estimator stacker: exact on a loop" '"$BIN" replay --format csv --cache-size 10 --ghost-factor 1 --points 1000 --estimator stacker - < "$TMP/loop.csv.gz" | python3 -c "
+import json,sys; o=json.load(sys.stdin); assert o[\"profile\"][\"estimator\"]==\"stacker\"
+p=o[\"points\"]; assert max(y for x,y in p if x<=9+1e-9)<1e-9 and abs(p[-1][1]-0.8)<1e-9, p[-15:]"'
+
 if [ -f "$TR/arc-OLTP.lis.zst" ]; then
   "$BIN" replay --format arc --cache-size 1000 "$TR/arc-OLTP.lis.zst" > "$TMP/oltp1k.json"
   ok "arc-OLTP at N=1000 equals exact LRU 0.3283" 'python3 -c "import json,sys; o=json.load(open(sys.argv[1])); assert abs(o[\"hit_ratio_at_current\"]-0.3283)<0.00005, o[\"hit_ratio_at_current\"]" "$TMP/oltp1k.json"'
@@ -48,6 +55,7 @@ pts={round(x):y for x,y in o["points"]}
 for size,ref in ((2000,.4247),(5000,.5365),(10000,.6070),(15000,.6463)):
     assert abs(pts[size]-ref)<0.02, (size,pts[size],ref)
 PY'
+  ok "arc-OLTP --estimator stacker at N=1000 equals exact LRU 0.3283" '"$BIN" replay --format arc --cache-size 1000 --estimator stacker "$TR/arc-OLTP.lis.zst" | python3 -c "import json,sys; o=json.load(sys.stdin); assert abs(o[\"hit_ratio_at_current\"]-0.3283)<0.00005 and o[\"profile\"][\"estimator\"]==\"stacker\", o[\"hit_ratio_at_current\"]"'
   ok "sampled replay bounded" '"$BIN" replay --format arc --cache-size 18688 --sample-keys 4096 "$TR/arc-OLTP.lis.zst" | python3 -c "import json,sys; o=json.load(sys.stdin); assert o[\"profile\"][\"tracked_keys\"]<=4096 and o[\"profile\"][\"sample_rate\"]<0.2"'
 else
   echo "SKIP arc-OLTP checks: no traces at $TR"

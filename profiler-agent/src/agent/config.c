@@ -3,6 +3,7 @@
 #endif
 #include "config.h"
 #include "log.h"
+#include "../core/profile.h"
 
 #include <stddef.h>
 
@@ -29,6 +30,7 @@ void ag_config_defaults(ag_config *c)
      * tracked key against ~40 B at K = 2 (profiler-agent/README.md). */
     c->ghost_factor = 5;
     c->buckets = 128;
+    snprintf(c->estimator, sizeof c->estimator, "rounder");
     c->profile_max_keys = 1u << 20;
     c->trace_rate = 0.01;
     c->trace_max_records = 100000;
@@ -66,6 +68,9 @@ void ag_config_usage(void)
         "  --ghost-filters F        counting filters in each ghost (default 0: 1 + 2(K-1), so\n"
         "                           each filter spans N/2 items; MIMIR uses 3)\n"
         "  --buckets B              ROUNDER buckets (default 128)\n"
+        "  --estimator NAME         below the current size: rounder (default) or stacker\n"
+        "                           (exact LRU distances, 2x the bytes per tracked key and\n"
+        "                           ~2-4x the CPU per event; profiler-agent/README.md)\n"
         "  --profile-max-keys N     keys tracked by the profiler, 0 = all (default 1048576)\n"
         "  --trace-rate R           key-hash sampling rate of the trace chunks, 0 = off (0.01)\n"
         "  --trace-max-records N    per window; the rate is lowered to stay under (100000)\n"
@@ -115,6 +120,7 @@ static const opt_def opts[] = {
     ODBL("ghost-factor", ghost_factor, 1, 16),
     OU32("ghost-filters", ghost_filters, 0, 64),
     OU32("buckets", buckets, 1, 65536),
+    OSTR("estimator", estimator),
     OU64("profile-max-keys", profile_max_keys, 0, 1e12),
     ODBL("trace-rate", trace_rate, 0, 1),
     OU32("trace-max-records", trace_max_records, 1, 200000),
@@ -293,6 +299,10 @@ int ag_config_parse(ag_config *c, int argc, char **argv)
     }
     if (ag_log_parse_level(c->log_level) < 0) {
         fprintf(stderr, "hitcurve-agent: --log-level must be debug, info, warn or error\n");
+        return -1;
+    }
+    if (hc_estimator_parse(c->estimator) < 0) {
+        fprintf(stderr, "hitcurve-agent: --estimator must be rounder or stacker\n");
         return -1;
     }
     if (c->backend_url[0] && !c->agent_key_file[0]) {

@@ -23,6 +23,7 @@ typedef struct ag_config {
     double ghost_factor;
     uint32_t ghost_filters;    /* 0 = auto: each counting filter spans at most N/2 items */
     uint32_t buckets;
+    char estimator[16];        /* below N: "rounder" (default) or "stacker" (hc_estimator_parse) */
     uint64_t profile_max_keys; /* 0 = track every key */
     double trace_rate;         /* spatial sampling rate of the trace; 0 = no trace */
     uint32_t trace_max_records;/* per window (rate is lowered to stay under) */

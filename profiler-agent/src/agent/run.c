@@ -372,6 +372,7 @@ static int setup(agent *a)
     ag_config *c = &a->cfg;
     hc_profile_config_default(&a->fcfg.prof);
     a->fcfg.prof.buckets = c->buckets;
+    a->fcfg.prof.estimator = hc_estimator_parse(c->estimator);   /* validated by the config */
     a->fcfg.prof.ghost_factor = c->ghost_factor;
     /* The ghost resolves distances beyond N only to one filter's span; N/2 per filter keeps a
      * reuse cliff near the edge of the curve from smearing over a whole N. */

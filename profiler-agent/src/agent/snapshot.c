@@ -163,7 +163,7 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
                                            s1->evictions > 0)
                             : json_null());
 
-    return json_pack(
+    json_t *snap = json_pack(
         "{s:i,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:I,s:o},s:{s:s,s:s},s:o,s:o,s:o,s:i,s:o,s:o}",
         "schema_version", 1, "snapshot_id", snapshot_id, "agent", "version", AG_VERSION,
         "hostname", cfg->hostname, "server", "address", cfg->memcached, "instance_id",
@@ -171,4 +171,9 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
         (json_int_t)s1->limit_maxbytes, "settings", settings, "window", "start", ws, "end", we,
         "measured", measured, "memory", mem, "loss", jl, "curve_points", HC_CURVE_POINTS, "classes", classes,
         "diagnostics", diag);
+    /* which estimator drew the curves below N (optional field, protocol v1) */
+    if (snap)
+        json_object_set_new(json_object_get(snap, "agent"), "estimator",
+                            json_string(cfg->estimator));
+    return snap;
 }

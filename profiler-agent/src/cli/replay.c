@@ -2,7 +2,8 @@
  * `hitcurve-agent replay`: offline profiling of a captured trace (stable interface, extend only):
  *   replay --format arc|lirs|cache2k|csv|watchlog --cache-size N [--unit items|bytes]
  *          [--ghost-factor K] [--sample-keys M | --sample-rate R] FILE|-
- * extra options: --buckets B, --filters F, --points P (>= 100), --object-size BYTES, --csv.
+ * extra options: --estimator rounder|stacker, --buckets B, --filters F, --points P (>= 100),
+ * --object-size BYTES, --csv.
  * Key-only traces are GETs against an emulated LRU of N items (a miss refills a fixed-size
  * object); watchlog events (HIT/MISS/SET/DELETE/EVICT) drive the profile as the live agent
  * does, all classes folded into one cache of N. Output: one JSON object on stdout.
@@ -23,11 +24,14 @@ static void replay_usage(FILE *f)
     fprintf(f,
         "usage: hitcurve-agent replay --format arc|lirs|cache2k|csv|watchlog --cache-size N\n"
         "         [--unit items|bytes] [--ghost-factor K] [--sample-keys M | --sample-rate R]\n"
-        "         [--buckets B] [--filters F] [--points P] [--object-size BYTES] [--csv] FILE|-\n"
+        "         [--estimator rounder|stacker] [--buckets B] [--filters F] [--points P]\n"
+        "         [--object-size BYTES] [--csv] FILE|-\n"
         "Prints {\"unit\", \"current_size\", \"points\": [[size, hit_ratio], ...], ...}: P (default 100)\n"
         "points evenly spaced over (0, K*N]; hit ratio over all reads of the trace.\n"
         "--unit bytes: N is in bytes; items = N / object size (--object-size, default the first\n"
-        "request's size, or 4096 when the trace has no sizes).\n");
+        "request's size, or 4096 when the trace has no sizes).\n"
+        "--estimator: below N, rounder (default; uniform within a bucket, 12 B per tracked key) or\n"
+        "stacker (exact LRU distance, 24 B per tracked key, slower per hit).\n");
 }
 
 static int parse_u64(const char *s, uint64_t *out)
@@ -89,6 +93,9 @@ int cmd_replay(int argc, char **argv)
         } else if (!strcmp(a, "--sample-rate")) {
             NEED_ARG();
             if (parse_double(v, &sample_rate) || !(sample_rate > 0 && sample_rate <= 1)) { fprintf(stderr, "replay: --sample-rate must be in (0, 1]\n"); return 2; }
+        } else if (!strcmp(a, "--estimator")) {
+            NEED_ARG();
+            if ((cfg.estimator = hc_estimator_parse(v)) < 0) { fprintf(stderr, "replay: --estimator must be rounder or stacker\n"); return 2; }
         } else if (!strcmp(a, "--buckets")) {
             NEED_ARG();
             if (parse_u64(v, &u) || u < 1 || u > (1u << 20)) { fprintf(stderr, "replay: --buckets must be 1..1048576\n"); return 2; }
@@ -185,6 +192,7 @@ int cmd_replay(int argc, char **argv)
     json_object_set_new(o, "skipped_records", json_integer((json_int_t)skipped));
     json_object_set_new(o, "hit_ratio_at_current", json_real(hc_profile_hit_ratio_at(p, 0, (double)items)));
     json_t *prof = json_object();
+    json_object_set_new(prof, "estimator", json_string(hc_estimator_name(cfg.estimator)));
     json_object_set_new(prof, "buckets", json_integer(cfg.buckets));
     json_object_set_new(prof, "ghost_filters", json_integer(cfg.ghost_filters));
     json_object_set_new(prof, "sampling", json_string(cfg.sampling == HC_SAMPLE_OFF ? "off" : cfg.sampling == HC_SAMPLE_RATE ? "rate" : "fixed-size"));

@@ -1,5 +1,5 @@
 /*
- * Profile: glues the key table, one ROUNDER + ghost + curve per slab class, spatial sampling and
+ * Profile: glues the key table, one ROUNDER (or STACKER) + ghost + curve per slab class, spatial sampling and
  * (offline) the LRU emulator behind the event API of profile.h.
  *
  * Units: ROUNDER buckets, ghost counts and the emulator work in *sampled* items (the class
@@ -12,6 +12,7 @@
 #include "hashmix.h"
 #include "keytable.h"
 #include "rounder.h"
+#include "stacker.h"
 #include "ghost.h"
 #include "curveacc.h"
 #include "lruemu.h"
@@ -29,7 +30,9 @@ typedef struct hc_class {
     double ns;                /* sampled capacity R*N (>= 1) */
     int64_t keep_max;         /* evict_surplus: tracked keys kept after a sweep (R*N + noise) */
     int64_t sweep_at;         /* evict_surplus: more tracked keys than this start a sweep */
+    int stk;                  /* 1: STACKER below N (s), 0: ROUNDER (r); see est_* below */
     rounder r;
+    stacker s;
     int has_ghost;
     ghost g;
     curveacc acc;
@@ -74,6 +77,40 @@ void hc_profile_config_default(hc_profile_config *c)
     c->ghost_keep_coverage = 1;
     c->rounder_balanced = 1;
     c->evict_surplus = 1;
+    c->estimator = HC_EST_ROUNDER;
+}
+
+const char *hc_estimator_name(int estimator)
+{
+    return estimator == HC_EST_STACKER ? "stacker" : estimator == HC_EST_ROUNDER ? "rounder" : "unknown";
+}
+
+int hc_estimator_parse(const char *name)
+{
+    if (!name) return -1;
+    if (!strcmp(name, "rounder")) return HC_EST_ROUNDER;
+    if (!strcmp(name, "stacker")) return HC_EST_STACKER;
+    return -1;
+}
+
+/* The estimator below N behind one set of calls. The uint32 the key table keeps per key is
+ * ROUNDER's activity or STACKER's node handle; the profile never looks inside it. */
+static inline uint32_t est_set(hc_class *k) { return k->stk ? stacker_set(&k->s) : rounder_set(&k->r); }
+static inline uint32_t est_touch(hc_class *k, uint32_t a) { return k->stk ? stacker_touch(&k->s, a) : rounder_touch(&k->r, a); }
+static inline void est_remove(hc_class *k, uint32_t a) { if (k->stk) stacker_remove(&k->s, a); else rounder_remove(&k->r, a); }
+static inline int64_t est_total(const hc_class *k) { return k->stk ? k->s.total : k->r.total; }
+static inline void est_hit(hc_class *k, uint32_t *a, int known, double *s, double *e)
+{
+    if (k->stk) (void)stacker_hit(&k->s, a, known, s, e);
+    else rounder_hit(&k->r, a, known, s, e);
+}
+static inline void est_set_capacity(hc_class *k, double n) { if (k->stk) stacker_set_capacity(&k->s, n); else rounder_set_capacity(&k->r, n); }
+static inline uint32_t est_nbuckets(const hc_class *k) { return k->stk ? stacker_nbuckets(&k->s) : rounder_nbuckets(&k->r); }
+static inline int64_t est_rank_count(const hc_class *k, uint32_t j) { return k->stk ? stacker_rank_count(&k->s, j) : rounder_rank_count(&k->r, j); }
+static inline uint32_t est_rank_of(const hc_class *k, uint32_t a) { return k->stk ? stacker_rank_of(&k->s, a) : rounder_rank_of(&k->r, a); }
+static size_t est_bytes(const hc_class *k)
+{
+    return k->stk ? stacker_bytes(&k->s) : k->r.B * sizeof(int64_t);
 }
 
 static inline int cls_index(int clsid)
@@ -109,6 +146,7 @@ hc_profile *hc_profile_new(const hc_profile_config *cfg, const char **err)
     else if (c.sampling == HC_SAMPLE_RATE && !(c.sample_rate > 0 && c.sample_rate <= 1)) e = "sample rate must be in (0, 1]";
     else if (c.sampling == HC_SAMPLE_FIXED_SIZE && c.sample_max_keys < 64) e = "sample max keys must be >= 64";
     else if (c.resolution < 100 || c.resolution > 1000000) e = "resolution must be 100..1000000";
+    else if (c.estimator != HC_EST_ROUNDER && c.estimator != HC_EST_STACKER) e = "estimator must be rounder or stacker";
     if (e) { if (err) *err = e; return NULL; }
     /* the 100-point curve must land on grid points */
     c.resolution = (c.resolution + HC_CURVE_POINTS - 1) / HC_CURVE_POINTS * HC_CURVE_POINTS;
@@ -138,7 +176,7 @@ hc_profile *hc_profile_new(const hc_profile_config *cfg, const char **err)
 static void class_free(hc_class *k)
 {
     if (!k) return;
-    rounder_free(&k->r);
+    if (k->stk) stacker_free(&k->s); else rounder_free(&k->r);
     if (k->has_ghost) ghost_free(&k->g);
     curveacc_free(&k->acc);
     if (k->has_emu) lruemu_free(&k->emu);
@@ -220,13 +258,14 @@ static int track_new(hc_profile *p, hc_class *k, int ci, uint64_t h)
             if (!sampled(p, h)) return 0;
         }
     }
-    uint32_t act = rounder_set(&k->r);
+    uint32_t act = est_set(k);
+    if (k->stk && act == STK_NIL) return 0;    /* out of memory: the key stays untracked */
     if (kt_insert(&p->kt, h, ci, act) == KT_NONE) {
         /* out of memory or slots: undo; the key stays untracked */
-        rounder_remove(&k->r, act);
+        est_remove(k, act);
         return 0;
     }
-    if (__builtin_expect(k->r.total > k->sweep_at, 0) && p->cfg.evict_surplus && p->mem_full)
+    if (__builtin_expect(est_total(k) > k->sweep_at, 0) && p->cfg.evict_surplus && p->mem_full)
         evict_surplus(p, k, ci);
     return 1;
 }
@@ -237,7 +276,7 @@ static int track_new(hc_profile *p, hc_class *k, int ci, uint64_t h)
  * evicted key we know of) instead of a cold miss. */
 static void lost_evict(hc_profile *p, hc_class *k, uint64_t slot)
 {
-    rounder_remove(&k->r, p->kt.act[slot]);
+    est_remove(k, p->kt.act[slot]);
     uint64_t id = p->kt.tag[slot] & ~(uint64_t)0xFF;
     kt_remove_slot(&p->kt, slot);
     if (k->has_ghost) ghost_evict(&k->g, id);
@@ -258,20 +297,20 @@ static void ev_hit(hc_profile *p, hc_class *k, int ci, uint64_t h)
     double s, e, inv = p->inv_rate;
     uint64_t slot = kt_find(&p->kt, h);
     if (slot != KT_NONE && kt_class(&p->kt, slot) == ci) {
-        rounder_hit(&k->r, &p->kt.act[slot], 1, &s, &e);
+        est_hit(k, &p->kt.act[slot], 1, &s, &e);
         curveacc_add_uniform(&k->acc, s * inv, e * inv, inv);
         return;
     }
     if (slot != KT_NONE) {                 /* tracked under another class: it moved */
         hc_class *o = p->cls[kt_class(&p->kt, slot)];
-        if (o) rounder_remove(&o->r, p->kt.act[slot]);
+        if (o) est_remove(o, p->kt.act[slot]);
         kt_remove_slot(&p->kt, slot);
     }
     p->st.unknown_hits++;
     uint32_t act = 0;
-    rounder_hit(&k->r, &act, 0, &s, &e);
+    est_hit(k, &act, 0, &s, &e);
     curveacc_add_uniform(&k->acc, s * inv, e * inv, inv);
-    rounder_remove(&k->r, act);            /* re-added by track_new (may age again: harmless) */
+    est_remove(k, act);            /* re-added by track_new (may age again: harmless) */
     track_new(p, k, ci, h);
 }
 
@@ -283,7 +322,7 @@ static void ev_set(hc_profile *p, hc_class *k, int ci, uint64_t h)
         if (oc == ci) {
             uint64_t *pe = p->npending && p->cfg.evict_surplus
                          ? &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)] : NULL;
-            if (!pe || *pe != h) { p->kt.act[slot] = rounder_touch(&k->r, p->kt.act[slot]); return; }
+            if (!pe || *pe != h) { p->kt.act[slot] = est_touch(k, p->kt.act[slot]); return; }
             /* refill after a miss without class of a key tracked as resident: lost EVICT */
             *pe = 0;
             p->npending--;
@@ -295,7 +334,7 @@ static void ev_set(hc_profile *p, hc_class *k, int ci, uint64_t h)
             return;
         }
         hc_class *o = p->cls[oc];
-        if (o) rounder_remove(&o->r, p->kt.act[slot]);
+        if (o) est_remove(o, p->kt.act[slot]);
         kt_remove_slot(&p->kt, slot);
     } else if (p->npending) {
         uint64_t *pe = &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)];
@@ -318,7 +357,7 @@ static void ev_remove(hc_profile *p, hc_class *k, int ci, uint64_t h, int evicte
     if (slot != KT_NONE) {
         int oc = kt_class(&p->kt, slot);
         hc_class *o = p->cls[oc];
-        if (o) { rounder_remove(&o->r, p->kt.act[slot]); gk = o; }
+        if (o) { est_remove(o, p->kt.act[slot]); gk = o; }
         kt_remove_slot(&p->kt, slot);
     }
     (void)ci;
@@ -421,23 +460,22 @@ static void surplus_limits(const hc_profile *p, hc_class *k)
  * the lost EVICTs would have put them. One pass over the key table. */
 static void evict_surplus(hc_profile *p, hc_class *k, int ci)
 {
-    rounder *r = &k->r;
-    double excess = (double)(r->total - k->keep_max);
+    double excess = (double)(est_total(k) - k->keep_max);
     if (excess < 1) return;
-    uint32_t nb = rounder_nbuckets(r), j = 0;
+    uint32_t nb = est_nbuckets(k), j = 0;
     double cum = 0;
-    while (j < nb && cum + (double)rounder_rank_count(r, j) <= excess) cum += (double)rounder_rank_count(r, j++);
+    while (j < nb && cum + (double)est_rank_count(k, j) <= excess) cum += (double)est_rank_count(k, j++);
     uint64_t fthr = 0;
-    if (j < nb && rounder_rank_count(r, j) > 0) {
-        double frac = (excess - cum) / (double)rounder_rank_count(r, j);
+    if (j < nb && est_rank_count(k, j) > 0) {
+        double frac = (excess - cum) / (double)est_rank_count(k, j);
         fthr = frac >= 1 ? UINT64_MAX : (uint64_t)ldexp(frac, 64);
     }
     for (uint64_t i = 0; i < p->kt.nslots; ) {
         uint64_t tg = p->kt.tag[i];
         if (tg && (int)(tg & 0xFF) == ci) {
-            uint32_t jr = rounder_rank_of(r, p->kt.act[i]);
+            uint32_t jr = est_rank_of(k, p->kt.act[i]);
             if (jr < j || (jr == j && hc_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
-                rounder_remove(r, p->kt.act[i]);
+                est_remove(k, p->kt.act[i]);
                 kt_remove_slot(&p->kt, i);
                 if (k->has_ghost) ghost_evict(&k->g, tg & ~(uint64_t)0xFF);
                 p->st.surplus_evictions++;
@@ -463,7 +501,7 @@ static void lower_rate(hc_profile *p, double new_rate)
         uint64_t tg = p->kt.tag[i];
         if (tg && !sampled(p, tg)) {
             hc_class *k = p->cls[tg & 0xFF];
-            if (k) rounder_remove(&k->r, p->kt.act[i]);
+            if (k) est_remove(k, p->kt.act[i]);
             kt_remove_slot(&p->kt, i);
             continue;                   /* slot i now holds a shifted entry: re-check it */
         }
@@ -476,7 +514,7 @@ static void lower_rate(hc_profile *p, double new_rate)
         if (!k || !k->active) continue;
         k->ns = class_ns(p, k);
         surplus_limits(p, k);
-        rounder_set_capacity(&k->r, k->ns);
+        est_set_capacity(k, k->ns);
         if (k->has_ghost) ghost_rescale(&k->g, (p->cfg.ghost_factor - 1) * k->ns, new_rate / old);
         if (k->has_emu) {
             /* emulator keys: remove unsampled ones, then trim to the new capacity */
@@ -508,7 +546,9 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
     if (!k) {
         k = calloc(1, sizeof(*k));
         if (!k) return -1;
-        if (rounder_init(&k->r, p->cfg.buckets, 1, p->cfg.rounder_balanced) != 0) { free(k); return -1; }
+        k->stk = p->cfg.estimator == HC_EST_STACKER;
+        if (k->stk ? stacker_init(&k->s, p->cfg.buckets, 1) != 0
+                   : rounder_init(&k->r, p->cfg.buckets, 1, p->cfg.rounder_balanced) != 0) { free(k); return -1; }
         p->cls[ci] = k;
     }
     k->cap_items = items;
@@ -520,7 +560,7 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
     }
     k->ns = class_ns(p, k);
     surplus_limits(p, k);
-    rounder_set_capacity(&k->r, k->ns);
+    est_set_capacity(k, k->ns);
     double kf = p->cfg.ghost_factor;
     if (k->has_ghost) { ghost_free(&k->g); k->has_ghost = 0; }
     if (kf > 1.0) {
@@ -633,7 +673,8 @@ void hc_profile_stats_get(const hc_profile *p, hc_profile_stats *out)
     for (int i = 0; i < HC_MAX_CLASSES; i++) {
         const hc_class *k = p->cls[i];
         if (!k) continue;
-        total += sizeof(*k) + k->r.B * sizeof(int64_t) + 2 * ((size_t)k->acc.G + 1) * sizeof(double);
+        total += sizeof(*k) + est_bytes(k) + 2 * ((size_t)k->acc.G + 1) * sizeof(double);
+        out->estimator_bytes += est_bytes(k);
         if (k->has_ghost) { ge += ghost_entries(&k->g); gb += ghost_bytes(&k->g); }
         if (k->has_emu) eb += lruemu_bytes(&k->emu);
     }
@@ -641,4 +682,25 @@ void hc_profile_stats_get(const hc_profile *p, hc_profile_stats *out)
     out->ghost_bytes = gb;
     out->emulator_bytes = eb;
     out->total_bytes = total + gb + eb;
+}
+
+const char *hc_profile_verify(const hc_profile *p)
+{
+    int64_t per_class[HC_MAX_CLASSES] = {0};
+    for (uint64_t i = 0; i < p->kt.nslots; i++)
+        if (p->kt.tag[i]) per_class[p->kt.tag[i] & 0xFF]++;
+    for (int c = 0; c < HC_MAX_CLASSES; c++) {
+        const hc_class *k = p->cls[c];
+        if (!k) { if (per_class[c]) return "keys tracked in a class that does not exist"; continue; }
+        if (est_total(k) != per_class[c]) return "estimator total differs from the keys tracked in the class";
+        if (k->stk) {
+            const char *e = stacker_verify(&k->s);
+            if (e) return e;
+            for (uint64_t i = 0; i < p->kt.nslots; i++)
+                if (p->kt.tag[i] && (int)(p->kt.tag[i] & 0xFF) == c
+                    && (p->kt.act[i] >= k->s.nnodes || k->s.node[p->kt.act[i]].prev == UINT32_MAX - 1))
+                    return "a tracked key points at a free STACKER node";
+        }
+    }
+    return NULL;
 }

@@ -2,7 +2,8 @@
  * profile.h — Hitcurve profiler core: public API (STABLE; extend, do not change).
  *
  * Estimates LRU hit-rate curves (HRC) per memcached slab class from a stream of cache events:
- *   - ROUNDER (MIMIR, seed 001 Alg. 1-8) for sizes 0..N (N = the class's current capacity),
+ *   - ROUNDER (MIMIR, seed 001 Alg. 1-8) for sizes 0..N (N = the class's current capacity), or
+ *     STACKER (seed 001 §3.3.1; exact ranks inside each bucket, cfg.estimator),
  *   - COUNTINGGHOST (rotating counting Bloom filters, Alg. 9-12) for sizes N..k*N,
  *   - SHARDS spatial sampling by key hash (fixed rate, or fixed size = bounded tracked keys with
  *     the rate lowered adaptively) with the SHARDS_adj correction.
@@ -79,7 +80,18 @@ typedef struct hc_profile_config {
      * proof of a lost EVICT: the key goes to the ghost first, then the lookup finds it there.
      * 0: trust the stream (the behaviour before this option existed). */
     int evict_surplus;
+    /* Estimator below N (enum hc_estimator, default HC_EST_ROUNDER): ROUNDER spreads a hit
+     * uniformly over its bucket (12 B per tracked key, O(log B) per event); STACKER keeps the
+     * recency order inside each bucket and puts the hit at its exact LRU stack distance (24 B
+     * per tracked key, plus a walk of up to half a bucket per hit). `make bench` measures both. */
+    int estimator;
 } hc_profile_config;
+
+enum hc_estimator { HC_EST_ROUNDER = 0, HC_EST_STACKER = 1 };
+/* "rounder" / "stacker" (the names the CLI, the agent config and the snapshot use). */
+const char *hc_estimator_name(int estimator);
+/* Name -> enum hc_estimator, or -1 if unknown. */
+int hc_estimator_parse(const char *name);
 
 /* Defaults chosen by measurement (see profiler-agent/README.md and `make bench`): B = 128 with
  * balanced aging (mean MAE on [0,N] 0.02 pp vs 0.22 pp for tail-pair aging), F = 9 filters with
@@ -126,6 +138,8 @@ typedef struct hc_profile_stats {
     uint64_t pending_dropped;     /* deferred MISS lookups overwritten before their SET */
     uint64_t surplus_evictions;   /* keys the profile evicted itself (class over capacity) */
     uint64_t lost_evict_misses;   /* MISSes of keys tracked as resident (lost EVICT/DELETE) */
+    size_t estimator_bytes;       /* ROUNDER/STACKER state of all classes (STACKER: its node
+                                     pool, 12 B per tracked key, grows by doubling) */
 } hc_profile_stats;
 
 /* Fill *cfg with defaults. */
@@ -191,5 +205,10 @@ void hc_profile_reset(hc_profile *p, int clsid);
 int hc_profile_has_class(const hc_profile *p, int clsid);
 
 void hc_profile_stats_get(const hc_profile *p, hc_profile_stats *out);
+
+/* Check the core's invariants (tests, O(tracked keys)): every class's estimator holds exactly
+ * the keys the key table tracks in that class, and STACKER's list and buckets are consistent.
+ * Returns NULL, or a static description of the first violation. */
+const char *hc_profile_verify(const hc_profile *p);
 
 #endif

@@ -201,6 +201,7 @@ def test_snapshot_contents_and_loss(tmp_path, mc):
     total_gets = 0
     for s in snaps:
         assert s["schema_version"] == 1 and s["curve_points"] == 100
+        assert s["agent"]["estimator"] == "rounder"  # the default, named in every snapshot
         assert s["server"]["address"] == mc.addr and s["server"]["version"] == "1.6.18"
         assert s["server"]["limit_maxbytes"] == 64 * 1024 * 1024
         assert s["window"]["end"] > s["window"]["start"]
@@ -668,3 +669,46 @@ def test_loadgen_is_deterministic(mc):
         finally:
             m.stop()
     assert runs[0] == runs[1] and 0 < runs[0]["hits"] < 20000
+
+
+def test_stacker_estimator_live(tmp_path):
+    """`estimator = stacker` (config file; --estimator on the command line is the same option):
+    the agent runs beside a real memcached that evicts, every snapshot says it is STACKER's,
+    its curves obey the protocol and read memcached's measured hit ratio at the current size."""
+    b = agent_bin()
+    r = subprocess.run([b, "run", "--estimator", "lru", "--duration", "1"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--estimator must be rounder or stacker" in r.stderr
+    m = Memcached(mem_mb=8)
+    try:
+        conf = tmp_path / "agent.conf"
+        conf.write_text("estimator = stacker\n")
+        agent = Agent(tmp_path, m.addr, "--config", str(conf), "--interval", "2")
+        agent.wait_log("memcached_instance")
+        agent.wait_log("watch_connected")
+        c = Client(m.port)
+        keep_logger_awake(c)
+        c.close()
+        lg = loadgen_bin()
+        args = ["--dist", "zipf", "--alpha", "0.9", "--keys", "40000", "--requests", "150000",
+                "--seed", "3", "--value-size", "400"]  # fmt: skip
+        subprocess.run([lg, "--server", m.addr, *args], capture_output=True, text=True, check=True)
+        n = agent.log().count("msg=window")
+        agent.wait_log("msg=window", count=n + 2)
+        assert agent.stop() == 0
+    finally:
+        m.stop()
+    snaps = agent.snapshots()
+    assert snaps and all(s["agent"]["estimator"] == "stacker" for s in snaps)
+    busy = [s for s in snaps if s["measured"]["cmd_get"] > 20000 and s["measured"]["evictions"] > 0]
+    assert busy, [(s["measured"]["cmd_get"], s["measured"]["evictions"]) for s in snaps]
+    for s in busy:
+        for cl in s["classes"]:
+            ys = [p[1] for p in cl["curve"]["points"]]
+            assert len(ys) == 100 and all(0 <= y <= 1 for y in ys) and all(b >= a for a, b in pairwise(ys))
+        # every observed hit lies within N, so the curve at N reads the measured hit ratio (what
+        # would catch hits lost or double-counted by the estimator), and it rises towards N
+        pred = s["diagnostics"]["predicted_hit_ratio_at_current"]
+        assert abs(pred - s["measured"]["hit_ratio"]) < 0.02, (pred, s["measured"]["hit_ratio"])
+        cl = max(s["classes"], key=lambda c: c["requests"])
+        ys = [p[1] for p in cl["curve"]["points"]]
+        assert 0 < ys[24] < ys[49], (ys[24], ys[49])
