@@ -710,5 +710,6 @@ def test_stacker_estimator_live(tmp_path):
         pred = s["diagnostics"]["predicted_hit_ratio_at_current"]
         assert abs(pred - s["measured"]["hit_ratio"]) < 0.02, (pred, s["measured"]["hit_ratio"])
         cl = max(s["classes"], key=lambda c: c["requests"])
-        ys = [p[1] for p in cl["curve"]["points"]]
-        assert 0 < ys[24] < ys[49], (ys[24], ys[49])
+        n = cl["curve"]["current_items"]
+        half, full = (min(cl["curve"]["points"], key=lambda p, f=f: abs(p[0] - f * n))[1] for f in (0.5, 1))
+        assert 0 < half < full, (half, full)
