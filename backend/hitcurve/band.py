@@ -1,0 +1,66 @@
+"""The uncertainty band around a curve, at a stated confidence (pure).
+
+The curve is calibrated to pass through today's measured point, so the band is narrowest there
+and widens with the distance from it (in doublings of memory, |log2(x / today)|):
+
+    half-width(x) = z * sqrt(drift^2 + (per_doubling * d)^2)          d = |log2(x / today)|
+
+- drift: this server's own prediction error, the RMS of its accuracy record (earlier curves'
+  predictions against later measured hit rates, in pp; DEFAULT_DRIFT_PP without a record);
+- per_doubling: the error per doubling away from today, PER_DOUBLING_PP (the live accuracy
+  benchmark: <= 1 pp at M, <= 2 pp at M/2 and 2M, <= 3 pp at M/4 and 4M), never below drift;
+- above today's memory the high side also widens by the window's stream loss (lost events shorten
+  the reuse distances the ghost sees, so the curve there reads low): LOSS_GAIN_PP per 1 % loss
+  per doubling;
+- z for the CONFIDENCE level of a normal error (0.9: 1.645).
+The benchmark prints the coverage this gives (fraction of measured hit rates inside the band).
+"""
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+CONFIDENCE = 0.9
+Z = 1.645  # two-sided 90 % of a normal
+DEFAULT_DRIFT_PP = 1.0
+PER_DOUBLING_PP = 1.0
+LOSS_GAIN_PP = 0.5
+
+
+@dataclass(frozen=True)
+class BandModel:
+    current_bytes: float
+    drift_pp: float = DEFAULT_DRIFT_PP
+    loss_ratio: float = 0.0
+    confidence: float = CONFIDENCE
+
+    def half_widths(self, x: float) -> tuple[float, float]:
+        """(below, above) the curve at x, as hit-rate fractions."""
+        d = 2.0 if self.current_bytes <= 0 or x <= 0 else abs(math.log2(x / self.current_bytes))
+        per = max(PER_DOUBLING_PP, self.drift_pp)
+        w = Z * math.sqrt(self.drift_pp**2 + (per * d) ** 2) / 100
+        extra = LOSS_GAIN_PP * self.loss_ratio * 100 * d / 100 if x > self.current_bytes else 0.0
+        return w, w + extra
+
+
+def band_curves(
+    xs: Sequence[float], ys: Sequence[float], model: BandModel
+) -> tuple[list[float], list[float]]:
+    """The band's low and high curves on the same sizes, each kept non-decreasing in [0, 1]."""
+    lo: list[float] = []
+    hi: list[float] = []
+    top_lo = top_hi = 0.0
+    for x, y in zip(xs, ys, strict=True):
+        below, above = model.half_widths(x)
+        top_lo = max(top_lo, min(1.0, max(0.0, y - below)))
+        top_hi = max(top_hi, min(1.0, max(0.0, y + above)))
+        lo.append(top_lo)
+        hi.append(max(top_hi, top_lo))
+    return lo, hi
+
+
+def drift_pp(errors_pp: Sequence[float]) -> float | None:
+    """RMS of the accuracy record's errors (pp); None with fewer than 3."""
+    if len(errors_pp) < 3:
+        return None
+    return math.sqrt(sum(e * e for e in errors_pp) / len(errors_pp))

@@ -1,0 +1,112 @@
+"""Which recent windows an answer rests on, and their curve combined (pure).
+
+One quiet window (traffic stopped) or one lossy window (right after an agent restart) must not
+replace a good curve. A window counts as good when it saw at least MIN_READS reads and at least
+QUIET_FRACTION of the median reads of the recent windows, and its stream loss was not flagged.
+The answer's curve is the reads-weighted mean of the good windows among the newest RECENT_WINDOWS,
+on the newest good window's sizes (a curve only counts at sizes it covers; a running maximum keeps
+the mean non-decreasing). With no good window among them, the newest good window further back
+stands in; with none at all, the newest window, said to be unreliable.
+"""
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hitcurve.curves import Pchip
+
+MIN_READS = 1000
+QUIET_FRACTION = 0.2
+RECENT_WINDOWS = 5
+
+
+@dataclass(frozen=True)
+class WindowCurve:
+    window_end: datetime
+    sizes_bytes: Sequence[float]
+    hit_ratios: Sequence[float]
+    reads: int  # gets memcached counted in the window
+    loss_ratio: float
+    flagged: bool
+    current_bytes: int
+    measured_hit_ratio: float | None
+
+
+@dataclass(frozen=True)
+class Combined:
+    sizes_bytes: list[float]
+    hit_ratios: list[float]
+    used: list[datetime]  # window ends the curve rests on
+    newest: WindowCurve  # the newest window used
+    measured_hit_ratio: float | None  # reads-weighted over the windows used
+    loss_ratio: float  # reads-weighted over the windows used
+    skipped: dict[datetime, str] = field(default_factory=dict)  # newer windows left out, and why
+    reliable: bool = True  # False: no window was good, the newest one stands in
+
+    def describe(self) -> str:
+        """Which windows the answer rests on, for the answer's message."""
+        n = len(self.used)
+        parts = [f"from {n} window{'s' if n != 1 else ''}"]
+        if self.skipped:
+            why = sorted(set(self.skipped.values()))
+            parts.append(f"{len(self.skipped)} newer window(s) left out ({', '.join(why)})")
+        if not self.reliable:
+            parts.append("no recent window had enough traffic without loss: treat it with care")
+        return "; ".join(parts)
+
+
+def why_not_good(w: WindowCurve, median_reads: float) -> str | None:
+    if w.flagged:
+        return "stream loss"
+    if w.reads < MIN_READS or w.reads < QUIET_FRACTION * median_reads:
+        return "quiet"
+    if not w.sizes_bytes:
+        return "no curve"
+    return None
+
+
+def combine(windows: Sequence[WindowCurve]) -> Combined | None:
+    """`windows` oldest first (one server); None when there is none."""
+    if not windows:
+        return None
+    median = statistics.median(w.reads for w in windows[-4 * RECENT_WINDOWS :])
+    verdict = [why_not_good(w, median) for w in windows]
+    recent = list(range(max(0, len(windows) - RECENT_WINDOWS), len(windows)))
+    good = [i for i in recent if verdict[i] is None]
+    reliable = True
+    if not good:
+        older = [i for i in range(len(windows)) if verdict[i] is None]
+        if older:
+            good = [older[-1]]
+        else:
+            good, reliable = [len(windows) - 1], False
+    newest = windows[good[-1]]
+    skipped = {
+        windows[i].window_end: verdict[i] or "" for i in range(good[-1] + 1, len(windows)) if verdict[i]
+    }
+    fits = [
+        (Pchip.fit(windows[i].sizes_bytes, windows[i].hit_ratios), max(windows[i].reads, 1)) for i in good
+    ]
+    xs = [float(x) for x in newest.sizes_bytes]
+    ys: list[float] = []
+    top = 0.0
+    for x in xs:
+        num = den = 0.0
+        for f, wt in fits:
+            if x <= f.x_max * (1 + 1e-9):
+                num += f(x) * wt
+                den += wt
+        y = num / den if den else fits[-1][0](x)
+        top = max(top, y)
+        ys.append(top)
+    used = [windows[i] for i in good]
+    num = wsum = 0.0
+    for w in used:
+        if w.measured_hit_ratio is not None:
+            num += w.measured_hit_ratio * max(w.reads, 1)
+            wsum += max(w.reads, 1)
+    measured = num / wsum if wsum else None
+    lsum = sum(max(w.reads, 1) for w in used)
+    loss = sum(w.loss_ratio * max(w.reads, 1) for w in used) / lsum
+    return Combined(xs, ys, [w.window_end for w in used], newest, measured, loss, skipped, reliable)

@@ -1,0 +1,234 @@
+"""The pure rules behind an operator's answer: the -m model (checked against a real memcached),
+warm-up, the recommended limit's hysteresis, quiet/lossy windows, the uncertainty band."""
+
+import random
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from hitcurve import band, hysteresis, memlimit, warmup, windows
+from hitcurve.curves import Pchip
+
+MIB = 1 << 20
+T0 = datetime(2026, 11, 25, 1, 0, tzinfo=UTC)
+
+
+# ---- the -m model -------------------------------------------------------------------------
+
+
+def test_items_per_page_is_chunk_rounded() -> None:
+    assert memlimit.items_per_page(1184) == 885  # memcached 1.6: 1 KB values, class 12
+    assert memlimit.items_per_page(96) == 10922
+    assert memlimit.items_per_page(600_000) == 1  # one chunk per page, the rest unused
+    with pytest.raises(ValueError):
+        memlimit.items_per_page(0)
+
+
+def test_limit_rounds_each_class_up_to_whole_pages_and_whole_mib() -> None:
+    classes = [
+        memlimit.ClassNow(chunk_size=96, items=10922 * 3, pages=3),
+        memlimit.ClassNow(chunk_size=1184, items=885 * 10, pages=10),
+        memlimit.ClassNow(chunk_size=480_000, items=2, pages=1),  # 2 items per page
+    ]
+    current = 14 * MIB
+    assert memlimit.limit_for_bytes(current, current, classes) == 14 * MIB
+    # 10 % more of every class: 3.3 -> 4, 11 -> 11, 2.2 items -> 2 pages: 17 pages, not 15.4
+    assert memlimit.limit_for_bytes(current * 1.1, current, classes) == 17 * MIB
+    # a class holding items never drops to zero pages
+    assert memlimit.limit_for_bytes(current * 0.01, current, classes) == 3 * MIB
+    # without per-class facts: the curve's bytes in whole MiB
+    assert memlimit.limit_for_bytes(10.2 * MIB, 0, []) == 11 * MIB
+    with pytest.raises(ValueError):
+        memlimit.limit_for_bytes(float("nan"), current, classes)
+
+
+def test_items_at_limit_shares_pages_as_today() -> None:
+    classes = [memlimit.ClassNow(1184, 885 * 6, 6), memlimit.ClassNow(96, 10922 * 2, 2)]
+    got = memlimit.items_at_limit(16 * MIB, classes)
+    assert got == {0: 12 * 885, 1: 4 * 10922}
+
+
+def test_hash_table_outside_the_limit() -> None:
+    assert memlimit.hash_table_bytes(0) == 8 * 65536  # hashpower 16: 512 KiB
+    assert memlimit.hash_table_bytes(98_304) == 8 * 65536  # 1.5 x 2^16: not yet expanded
+    assert memlimit.hash_table_bytes(98_305) == 8 * 131072
+    out = memlimit.outside_limit(1_000_000, 12)
+    assert out.hash_table_bytes == 8 * (1 << 20)
+    assert "hash table (8 MiB)" in out.describe() and "12 connection" in out.describe()
+
+
+def test_human_bytes_picks_the_unit() -> None:
+    assert memlimit.human_bytes(512) == "512 B"
+    assert memlimit.human_bytes(64 * MIB) == "64 MiB"
+    assert memlimit.human_bytes(88.54 * MIB) == "88.5 MiB"
+    assert memlimit.human_bytes(3 * 1024 * 1024 * 1024) == "3 GiB"
+    assert memlimit.human_bytes(1536) == "1.5 KiB"
+
+
+@pytest.mark.parametrize("mem_mb", [6, 13])
+def test_model_matches_a_real_memcached(mem_mb: int) -> None:
+    """memcached -m N filled with one class holds exactly what the model says, and the model
+    gives back -m N for what it holds."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "profiler-agent" / "tests" / "agent"))
+    from agent_harness import Client, Memcached
+
+    m = Memcached(mem_mb=mem_mb)
+    try:
+        c = Client(m.port)
+        for i in range(20_000):  # 20 MB of 1000-byte values: every page taken, then evictions
+            c.set(b"m%d" % i, b"v" * 1000)
+        items = int(c.stats()["curr_items"])
+        slabs = {}
+        for ln in c.raw(b"stats slabs\r\n", (b"END",))[:-1]:
+            _, k, v = ln.decode().split(" ", 2)
+            slabs[k] = int(v.strip())
+        c.close()
+    finally:
+        m.stop()
+    (cls,) = {k.split(":")[0] for k in slabs if k.endswith(":chunk_size")}
+    now = memlimit.ClassNow(slabs[f"{cls}:chunk_size"], items, slabs[f"{cls}:total_pages"])
+    assert memlimit.items_at_limit(mem_mb * MIB, [now]) == {0: items}
+    assert memlimit.limit_for_bytes(now.pages * MIB, now.pages * MIB, [now]) == mem_mb * MIB
+
+
+# ---- warm-up ------------------------------------------------------------------------------
+
+
+def _fill(seq: list[tuple[int, bool | None]], limit: int = 64 * MIB) -> list[warmup.FillSample]:
+    return [
+        warmup.FillSample(T0 + timedelta(minutes=i), used, limit, full) for i, (used, full) in enumerate(seq)
+    ]
+
+
+def test_warming_until_full_then_settled() -> None:
+    s = warmup.fill_state(_fill([(10 * MIB, False), (20 * MIB, False), (30 * MIB, False)]))
+    assert s.warming_up and s.fill_ratio == pytest.approx(30 / 64)
+    assert s.full_in_seconds == 204  # 34 MiB left at 10 MiB a minute
+    assert "30 MiB of 64 MiB" in s.describe() and "full in about 3 min" in s.describe()
+    s = warmup.fill_state(_fill([(30 * MIB, False), (64 * MIB, True)]))
+    assert s.warming_up and s.full_in_seconds is None and "just filled" in s.describe()
+    s = warmup.fill_state(_fill([(30 * MIB, False), (64 * MIB, True), (64 * MIB, True)]))
+    assert not s.warming_up and s.fill_ratio == 1.0 and s.describe() == ""
+
+
+def test_an_agent_started_beside_a_full_memcached_is_not_warming() -> None:
+    assert not warmup.fill_state(_fill([(64 * MIB, True)])).warming_up
+
+
+def test_unknown_fill_is_not_called_warming() -> None:
+    s = warmup.fill_state(_fill([(0, None)]))
+    assert not s.warming_up and s.fill_ratio is None
+    assert not warmup.fill_state([]).warming_up
+
+
+def test_a_memcached_that_stopped_filling_has_no_eta() -> None:
+    s = warmup.fill_state(_fill([(30 * MIB, False), (30 * MIB, False)]))
+    assert s.warming_up and s.full_in_seconds is None
+
+
+# ---- hysteresis ---------------------------------------------------------------------------
+
+
+def test_stationary_noise_gives_at_most_one_change_over_30_windows() -> None:
+    rng = random.Random(7)
+    raw = [72 * MIB * (1 + rng.gauss(0, 0.04)) for _ in range(30)]
+    r = hysteresis.recommend(raw)
+    assert r.changes <= 1 and r.stable and r.windows == 30
+    assert r.memory_limit_bytes is not None and r.memory_limit_bytes % MIB == 0
+    assert abs(r.memory_limit_bytes - 72 * MIB) <= 0.1 * 72 * MIB
+
+
+def test_a_real_shift_moves_after_three_windows_and_single_outliers_do_not() -> None:
+    raw: list[float | None] = [64 * MIB] * 5 + [90 * MIB] + [64 * MIB] * 3 + [None]
+    r = hysteresis.recommend(raw)
+    assert r.memory_limit_bytes == 64 * MIB and r.changes == 0 and r.stable
+    r = hysteresis.recommend([64 * MIB] * 5 + [96 * MIB] * 2)
+    assert r.memory_limit_bytes == 64 * MIB and not r.stable
+    r = hysteresis.recommend([64 * MIB] * 5 + [96 * MIB] * 3)
+    assert r.memory_limit_bytes == 96 * MIB and r.changes == 1 and r.stable
+    assert hysteresis.recommend([None, None]).memory_limit_bytes is None
+
+
+def test_alternating_sides_never_move_it() -> None:
+    raw = [64 * MIB] + [80 * MIB, 48 * MIB] * 10
+    r = hysteresis.recommend(raw)
+    assert r.changes == 0 and not r.stable
+
+
+# ---- quiet and lossy windows --------------------------------------------------------------
+
+
+def _curve(top: float) -> tuple[list[float], list[float]]:
+    xs = [i * MIB for i in range(1, 101)]
+    return xs, [top * (1 - 0.97 ** (i + 1)) for i in range(100)]
+
+
+def _win(i: int, top: float, reads: int, loss: float = 0.0, flagged: bool = False) -> windows.WindowCurve:
+    xs, ys = _curve(top)
+    return windows.WindowCurve(
+        T0 + timedelta(minutes=i), xs, ys, reads, loss, flagged, 32 * MIB, ys[31] if reads else None
+    )
+
+
+def _answer(ws: list[windows.WindowCurve], target: float = 0.6) -> float:
+    c = windows.combine(ws)
+    assert c is not None
+    mem = Pchip.fit(c.sizes_bytes, c.hit_ratios).inverse(target)
+    assert mem is not None
+    return mem
+
+
+def test_quiet_windows_keep_the_last_good_answer() -> None:
+    good = [_win(i, 0.9, 100_000) for i in range(6)]
+    before = _answer(good)
+    quiet = [_win(6, 0.0, 0), _win(7, 0.0, 40)]
+    c = windows.combine(good + quiet)
+    assert c is not None and c.reliable and c.newest is good[-1]
+    assert set(c.skipped.values()) == {"quiet"} and "2 newer window(s) left out (quiet)" in c.describe()
+    assert _answer(good + quiet) == pytest.approx(before)
+
+
+def test_a_lossy_window_does_not_replace_a_good_curve() -> None:
+    good = [_win(i, 0.9, 100_000) for i in range(6)]
+    lossy = _win(6, 0.6, 100_000, loss=0.2, flagged=True)  # reads low after an agent restart
+    c = windows.combine([*good, lossy])
+    assert c is not None and c.skipped == {lossy.window_end: "stream loss"}
+    assert abs(Pchip.fit(c.sizes_bytes, c.hit_ratios)(64 * MIB) - Pchip.fit(*_curve(0.9))(64 * MIB)) < 0.01
+
+
+def test_recent_windows_are_weighted_by_reads() -> None:
+    c = windows.combine([_win(0, 0.8, 100_000), _win(1, 0.9, 300_000)])
+    assert c is not None and len(c.used) == 2
+    y = Pchip.fit(c.sizes_bytes, c.hit_ratios)(50 * MIB)
+    lo, hi = Pchip.fit(*_curve(0.8))(50 * MIB), Pchip.fit(*_curve(0.9))(50 * MIB)
+    assert y == pytest.approx(0.25 * lo + 0.75 * hi, abs=1e-6)
+    assert all(b >= a for a, b in zip(c.hit_ratios, c.hit_ratios[1:], strict=False))
+
+
+def test_only_bad_windows_are_used_but_said_unreliable() -> None:
+    c = windows.combine([_win(0, 0.0, 0)])
+    assert c is not None and not c.reliable and "with care" in c.describe()
+    assert windows.combine([]) is None
+
+
+# ---- the band -----------------------------------------------------------------------------
+
+
+def test_band_is_tight_at_the_measured_point_and_widens_with_distance() -> None:
+    xs, ys = _curve(0.9)
+    m = band.BandModel(current_bytes=32 * MIB, drift_pp=0.5)
+    lo, hi = band.band_curves(xs, ys, m)
+    i_now, i_4x = 31, 99  # 32 MiB today, 100 MiB ~ 3x
+    assert hi[i_now] - lo[i_now] < 0.04  # ~ +-1.6 pp at today's memory
+    assert lo[i_now] <= ys[i_now] <= hi[i_now]
+    assert (hi[i_4x] - lo[i_4x]) > (hi[i_now] - lo[i_now])
+    assert all(a <= b for a, b in zip(lo, hi, strict=True))
+    assert all(b >= a for a, b in zip(lo, lo[1:], strict=False))
+    lossy = band.BandModel(current_bytes=32 * MIB, drift_pp=0.5, loss_ratio=0.1)
+    _, hi_l = band.band_curves(xs, ys, lossy)
+    assert hi_l[i_4x] > hi[i_4x] and hi_l[10] == hi[10]  # loss widens only above today
+    assert band.drift_pp([1.0, -1.0]) is None and band.drift_pp([3.0, -4.0, 0.0]) == pytest.approx(
+        2.8868, 1e-4
+    )
