@@ -111,6 +111,18 @@ def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, k
     assert len(account.get("/api/v1/servers").json()) == 1
 
 
+@pytest.mark.parametrize("estimator", ["rounder", "stacker"])
+def test_snapshot_names_its_estimator(estimator, anon, key) -> None:
+    snap = make_snapshot()
+    snap["agent"]["estimator"] = estimator
+    r = _post(anon, SNAP, key, snap)
+    assert r.status_code == 202, r.text
+    with get_sessionmaker()() as db:
+        row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+        assert row is not None
+        assert json.loads(gzip.decompress(row.payload_gzip or b""))["agent"]["estimator"] == estimator
+
+
 def test_uncompressed_upload_is_stored_gzip_compressed(anon, key) -> None:
     snap = make_snapshot("10.1.2.4:11211", n_classes=3)
     snap["classes"][1].pop("cost_us", None)  # a class without recompute costs
@@ -262,6 +274,7 @@ BAD_SNAPSHOTS = {
         "end must be after",
     ),
     "unit bytes": (lambda: _mutate("classes.0.curve.unit", "bytes"), "unit"),
+    "unknown estimator": (lambda: _mutate("agent.estimator", "lru"), "estimator"),
     "negative total_malloced": (
         lambda: _mutate(
             "memory", {"total_malloced": -1, "limit_maxbytes": 1, "evictions_total": 0, "full": False}

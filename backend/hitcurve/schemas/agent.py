@@ -39,6 +39,8 @@ def _check_times(start: datetime, end: datetime, what: str) -> None:
 class AgentInfo(_Strict):
     version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     hostname: ShortText
+    # the estimator that drew the curves below N; absent from agents older than the option (ROUNDER)
+    estimator: Literal["rounder", "stacker"] | None = None
 
 
 class ServerInfo(_Strict):
