@@ -1,14 +1,19 @@
-"""ASGI application: the API under /api/v1 and the built dashboard at /."""
+"""ASGI application: the API under /api/v1, its docs (served from local assets), /metrics and
+the built dashboard at /."""
 
+from collections.abc import Callable
 from pathlib import Path
 
+import fastapi_offline
 from fastapi import FastAPI, HTTPException
-from fastapi.responses import FileResponse
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from hitcurve import __version__
 from hitcurve.api.main import api_router
 from hitcurve.api.routes.agent import extend_openapi
+from hitcurve.api.routes.metrics import root_router as metrics_root_router
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import install_handlers
 
@@ -18,15 +23,68 @@ def create_app() -> FastAPI:
         title="Hitcurve API",
         version=__version__,
         description="Hit-rate curves and memory sizing for memcached fleets.",
-        openapi_url="/api/v1/openapi.json",
-        docs_url="/api/v1/docs",
+        openapi_url=OPENAPI_URL,
+        docs_url=None,
         redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     install_handlers(app)
     app.include_router(api_router)
+    app.include_router(metrics_root_router)
     extend_openapi(app)
+    _mount_docs(app)
     _mount_frontend(app, get_settings().frontend_dist)
     return app
+
+
+OPENAPI_URL = "/api/v1/openapi.json"
+DOCS_URL = "/api/v1/docs"
+REDOC_URL = "/api/v1/redoc"
+# Swagger UI and ReDoc from the pinned fastapi-offline package (requirements.lock): the docs
+# work without internet access, and nothing fetched from a CDN is committed.
+DOCS_ASSETS_URL = "/api/v1/docs-assets"
+DOCS_ASSETS = Path(fastapi_offline.__file__).parent / "static"
+
+
+def _mount_docs(app: FastAPI) -> None:
+    app.mount(DOCS_ASSETS_URL, StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
+
+    @app.get(DOCS_URL, include_in_schema=False)
+    def swagger_ui() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=OPENAPI_URL,
+            title=f"{app.title} - Swagger UI",
+            swagger_js_url=f"{DOCS_ASSETS_URL}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS_URL}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS_URL}/favicon.png",
+        )
+
+    @app.get(REDOC_URL, include_in_schema=False)
+    def redoc() -> HTMLResponse:
+        return get_redoc_html(
+            openapi_url=OPENAPI_URL,
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=f"{DOCS_ASSETS_URL}/redoc.standalone.js",
+            redoc_favicon_url=f"{DOCS_ASSETS_URL}/favicon.png",
+            with_google_fonts=False,
+        )
+
+    # The usual guesses lead to the API's docs, not to the dashboard's HTML.
+    for path, target in (
+        ("/docs", DOCS_URL),
+        ("/redoc", REDOC_URL),
+        ("/openapi.json", OPENAPI_URL),
+        ("/api/docs", DOCS_URL),
+        ("/api/openapi.json", OPENAPI_URL),
+    ):
+        app.add_api_route(path, _redirect(target), methods=["GET"], include_in_schema=False)
+
+
+def _redirect(target: str) -> Callable[[], RedirectResponse]:
+    def go() -> RedirectResponse:
+        return RedirectResponse(target, status_code=308)
+
+    return go
 
 
 def _mount_frontend(app: FastAPI, dist: Path) -> None:

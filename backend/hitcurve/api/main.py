@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter
 
-from hitcurve.api.routes import agent, auth, health, inventory, keys, ops, sizing
+from hitcurve.api.routes import agent, auth, health, inventory, keys, metrics, ops, sizing
 
 api_router = APIRouter(prefix="/api/v1")
 # The upload routes first: routes are matched in order and uploads are the busiest path.
@@ -13,3 +13,4 @@ api_router.include_router(keys.router)
 api_router.include_router(inventory.router)
 api_router.include_router(sizing.router)
 api_router.include_router(ops.router)
+api_router.include_router(metrics.router)
