@@ -59,6 +59,9 @@ typedef struct hc_req {
     /* trace position of this key's next request, UINT64_MAX if none or unknown; filled
      * only for policies with needs_future (OPT) */
     uint64_t next;
+    /* the trace's key even when `key` is a dense id (a grid run): for policies that hash
+     * keys themselves (W-TinyLFU's sketch), so grid and single runs agree */
+    uint64_t hkey;
 } hc_req;
 
 /* A doubly linked list of objects; head = newest (MRU), tail = oldest. */

@@ -6,13 +6,13 @@
 extern const hc_policy_ops hc_policy_lru, hc_policy_fifo, hc_policy_clock, hc_policy_gclock,
     hc_policy_nbq_clock, hc_policy_baglru, hc_policy_gdwheel, hc_policy_mcslru,
     hc_policy_clockpro, hc_policy_arc, hc_policy_s3fifo, hc_policy_sieve, hc_policy_twoq,
-    hc_policy_lfu, hc_policy_gdsf, hc_policy_opt;
+    hc_policy_lfu, hc_policy_gdsf, hc_policy_opt, hc_policy_lirs, hc_policy_wtinylfu, hc_policy_lhd, hc_policy_mlclock;
 
 static const hc_policy_ops *const policies[] = {
     &hc_policy_lru, &hc_policy_fifo, &hc_policy_clock, &hc_policy_gclock,
     &hc_policy_nbq_clock, &hc_policy_baglru, &hc_policy_gdwheel, &hc_policy_mcslru,
     &hc_policy_clockpro, &hc_policy_arc, &hc_policy_s3fifo, &hc_policy_sieve, &hc_policy_twoq,
-    &hc_policy_lfu, &hc_policy_gdsf, &hc_policy_opt,
+    &hc_policy_lfu, &hc_policy_gdsf, &hc_policy_opt, &hc_policy_lirs, &hc_policy_wtinylfu, &hc_policy_lhd, &hc_policy_mlclock,
 };
 #define NPOL (sizeof policies / sizeof policies[0])
 
@@ -20,7 +20,7 @@ static const struct { const char *alias, *name; } aliases[] = {
     {"nbq", "nbq-clock"}, {"nbqclock", "nbq-clock"}, {"bag-lru", "baglru"}, {"bag", "baglru"},
     {"gd-wheel", "gdwheel"}, {"memcached", "mcslru"}, {"mc-slru", "mcslru"},
     {"clock-pro", "clockpro"}, {"s3-fifo", "s3fifo"}, {"2q", "twoq"}, {"belady", "opt"},
-    {"min", "opt"},
+    {"min", "opt"}, {"ml-clock", "mlclock"}, {"w-tinylfu", "wtinylfu"}, {"tinylfu", "wtinylfu"},
 };
 
 const hc_policy_ops *hc_policy_find(const char *name)

@@ -140,6 +140,7 @@ static void build_req(hc_req *r, const hc_config *cfg, int meta, uint64_t key, u
                       double cost, uint8_t op)
 {
     r->key = key;
+    r->hkey = key;
     r->size = size ? size : cfg->default_size;
     r->cost = (float)cost;
     r->op = op;
@@ -351,6 +352,7 @@ static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const ui
                   t->costs ? t->costs[i] : 1.0, t->ops ? t->ops[i] : HC_GET);
         if (next && next[i] != UINT32_MAX)
             r.next = next[i];
+        r.hkey = key;
         int hit = process(&c, &r);
         if (hit >= 0 && i >= warm) {
             reqs++;

@@ -891,6 +891,117 @@ static void test_opt_bound(void)
     free(k);
 }
 
+static void test_lirs_states(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("lirs", 3, &cfg);   /* HIR share 1 object, LIR 2 */
+    get(c, 1); get(c, 2);                          /* warm-up: both LIR */
+    get(c, 3);                                     /* LIR full: 3 is resident HIR (S and Q) */
+    CHECK(hc_cache_obj(c, 1)->qid == 1 && hc_cache_obj(c, 3)->qid == 2, "1 LIR, 3 HIR");
+    get(c, 4);                                     /* evicts Q's front 3: a ghost on S */
+    CHECK(!hc_cache_resident(c, 3) && hc_cache_obj(c, 3) != NULL, "3 is a non-resident ghost");
+    CHECK(get(c, 3) == 0, "ghost access is a miss");
+    /* 3 came back within S's span: LIR; the bottom LIR (1) is demoted to Q */
+    CHECK(hc_cache_obj(c, 3)->qid == 1 && hc_cache_obj(c, 1)->qid == 2 && !hc_cache_resident(c, 4),
+          "ghost -> LIR, bottom LIR -> HIR, Q's front (4) evicted");
+    CHECK(get(c, 2) == 1, "LIR hit");              /* 2 to the top; S bottom now 3 */
+    char why[128];
+    CHECK(hc_cache_verify(c, why, sizeof why) == 0, "lirs verify: %s", why);
+    hc_cache_free(c);
+
+    /* a loop just larger than the cache: LRU never hits, LIRS keeps its LIR set */
+    size_t n = 120 * 50;
+    uint64_t *k = malloc(n * sizeof *k);
+    for (size_t i = 0; i < n; i++)
+        k[i] = i % 120 + 1;
+    hc_trace t = {.n = n, .keys = k};
+    hc_result a, b;
+    char err[128];
+    hc_simulate(&t, "lru", 100, &cfg, &a, err, sizeof err);
+    hc_simulate(&t, "lirs", 100, &cfg, &b, err, sizeof err);
+    CHECK(a.hits == 0 && b.hit_ratio > 0.75, "loop 120 on 100: LRU %.3f, LIRS %.3f", a.hit_ratio, b.hit_ratio);
+    free(k);
+}
+
+static void test_wtinylfu_admission(void)
+{
+    hc_config cfg = items_cfg(NULL);
+    hc_cache *c = hc_cache_new("wtinylfu", 100, &cfg);   /* window 1, main 99 */
+    for (uint64_t k = 500; k < 600; k++)                 /* fill: the window drains into main */
+        get(c, k);
+    for (int round = 0; round < 6; round++)              /* 50 hot keys, counted in main */
+        for (uint64_t k = 1; k <= 50; k++)
+            get(c, k);
+    for (uint64_t k = 1000; k < 1500; k++)               /* one-hit wonders */
+        get(c, k);
+    int kept = 0;
+    for (uint64_t k = 1; k <= 50; k++)
+        kept += hc_cache_resident(c, k);
+    CHECK(kept >= 45, "frequent keys survive a stream of one-hit wonders (%d/50 kept)", kept);
+    hc_cache *l = hc_cache_new("lru", 100, &cfg);
+    for (uint64_t k = 1000; k < 1500; k++)
+        get(l, k);
+    CHECK(!hc_cache_resident(l, 1), "(LRU keeps none of them)");
+    hc_cache_free(l);
+    char why[128];
+    CHECK(hc_cache_verify(c, why, sizeof why) == 0, "wtinylfu verify: %s", why);
+    hc_cache_free(c);
+}
+
+static void test_lhd_prefers_small(void)
+{
+    /* equal popularity, sizes 100 B vs 5000 B: hit density per byte favours the small ones,
+     * so LHD's object hit ratio beats LRU's */
+    size_t n = 200000;
+    uint64_t *k = hc_wl_zipf(n, 2000, 0.6, 41);
+    uint32_t *sz = malloc(n * sizeof *sz);
+    for (size_t i = 0; i < n; i++)
+        sz[i] = k[i] % 2 ? 5000 : 100;
+    hc_trace t = {.n = n, .keys = k, .sizes = sz};
+    hc_config cfg;
+    hc_config_default(&cfg);
+    cfg.unit_bytes = 1;
+    hc_result a, b;
+    char err[128];
+    hc_simulate(&t, "lru", 500000, &cfg, &a, err, sizeof err);
+    hc_simulate(&t, "lhd", 500000, &cfg, &b, err, sizeof err);
+    CHECK(b.hit_ratio > a.hit_ratio + 0.05, "LHD %.3f vs LRU %.3f object hit ratio", b.hit_ratio, a.hit_ratio);
+    free(k);
+    free(sz);
+}
+
+void hc_mlclock_debug(const hc_cache *c, double w[3], uint64_t *learned, uint64_t *spared);
+
+static void test_mlclock(void)
+{
+    size_t n = 150000;
+    uint64_t *k = hc_wl_zipf(n, 20000, 0.9, 5);
+    hc_trace t = {.n = n, .keys = k};
+    hc_result a, b;
+    char err[128];
+    /* a model that never learns and never says "keep" is CLOCK exactly */
+    hc_config frozen = items_cfg("mlclock.lr=0");
+    hc_config plain = items_cfg(NULL);
+    hc_simulate(&t, "clock", 2000, &plain, &a, err, sizeof err);
+    hc_simulate(&t, "mlclock", 2000, &frozen, &b, err, sizeof err);
+    CHECK(a.hits == b.hits, "mlclock with lr=0 == clock (%llu vs %llu)", (unsigned long long)b.hits,
+          (unsigned long long)a.hits);
+    /* learning: hits teach "keep" until the model spares unreferenced objects */
+    hc_cache *c = hc_cache_new("mlclock", 2000, &plain);
+    for (size_t i = 0; i < n; i++)
+        get(c, k[i]);
+    double w[3];
+    uint64_t learned, spared;
+    hc_mlclock_debug(c, w, &learned, &spared);
+    CHECK(learned > n / 2 && spared > 0, "the perceptron learned (%llu updates) and gated (%llu spares)",
+          (unsigned long long)learned, (unsigned long long)spared);
+    CHECK(w[1] > 0, "more references -> keep (w_count %.3f)", w[1]);
+    char why[128];
+    CHECK(hc_cache_verify(c, why, sizeof why) == 0, "mlclock verify: %s", why);
+    hc_cache_free(c);
+    free(k);
+}
+
 int main(void)
 {
     test_sample_adjust();
@@ -921,6 +1032,10 @@ int main(void)
     test_gdsf_size_and_aging();
     test_twoq_queues();
     test_opt_bound();
+    test_lirs_states();
+    test_wtinylfu_admission();
+    test_lhd_prefers_small();
+    test_mlclock();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -345,6 +345,10 @@ POLICIES = (
     "lfu",
     "gdsf",
     "opt",
+    "lirs",
+    "wtinylfu",
+    "lhd",
+    "mlclock",
 )
 Policy = Literal[POLICIES]  # type: ignore[valid-type]
 

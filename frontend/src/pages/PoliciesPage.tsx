@@ -30,6 +30,10 @@ export const POLICIES: Array<[string, string]> = [
   ["twoq", "2Q"],
   ["lfu", "LFU"],
   ["gdsf", "GDSF"],
+  ["lirs", "LIRS"],
+  ["wtinylfu", "W-TinyLFU"],
+  ["lhd", "LHD"],
+  ["mlclock", "ML-CLOCK"],
   ["opt", "Belady OPT (offline bound)"],
 ];
 

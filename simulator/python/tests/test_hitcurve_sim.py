@@ -10,7 +10,8 @@ import hitcurve_sim as hs
 import pytest
 
 ALL = ["lru", "fifo", "clock", "gclock", "nbq-clock", "baglru", "gdwheel", "mcslru",
-       "clockpro", "arc", "s3fifo", "sieve", "twoq", "lfu", "gdsf", "opt"]
+       "clockpro", "arc", "s3fifo", "sieve", "twoq", "lfu", "gdsf", "opt",
+       "lirs", "wtinylfu", "lhd", "mlclock"]
 
 
 def zipf_keys(n, nkeys, alpha, seed):
