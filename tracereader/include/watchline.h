@@ -13,6 +13,11 @@
  *  - expired/flushed reads are misses that also remove the item;
  *  - lines arrive out of gid order (grouped per worker, lag up to ~1 s);
  *  - `skipped=N` lines (no ts, no gid) count lines the watcher lost.
+ * Other versions (research_versions_users_scale.md §1.2): 1.5.x has no cfd= and no size=
+ * (stores are paired with their internal lookup by key instead of by connection, and sizes
+ * come from the class); >= 1.6.20 `type=deleted` lines; newer `type=` values and trailing
+ * fields are tolerated (unknown types are counted, never fatal); free text after a
+ * non-item line's last field (connerr msg=, proxy_req req=) is ignored.
  */
 #ifndef WATCHLINE_H
 #define WATCHLINE_H
@@ -29,8 +34,15 @@ enum wl_type {
     WL_GET,         /* type=item_get */
     WL_STORE,       /* type=item_store */
     WL_EVICTION,    /* type=eviction */
-    WL_SKIPPED      /* skipped=N */
+    WL_SKIPPED,     /* skipped=N */
+    WL_DELETED,     /* type=deleted (`watch deletions`, memcached >= 1.6.20) */
+    WL_UNKNOWN      /* a type= this parser does not know (a newer memcached): counted, ignored */
 };
+
+/* wl_line.fields: which optional fields the line carried (feature probing: 1.5.x lines have
+ * neither cfd= nor size=; <= 1.6.17 print ts= as a 32-bit int, so nothing to tell there). */
+#define WLF_CFD 1u
+#define WLF_SIZE 2u
 
 enum wl_status {
     WS_NONE = 0,
@@ -44,6 +56,7 @@ typedef struct wl_line {
     uint8_t status;     /* enum wl_status */
     uint8_t fetched;    /* eviction: fetch=yes */
     uint8_t has_gid;
+    uint8_t fields;     /* WLF_* */
     int16_t clsid;      /* -1 unknown, or clsid > 255 (garbage on failure lines) */
     uint16_t keylen;    /* decoded key length */
     int32_t cfd;        /* -1 unknown */
@@ -77,13 +90,15 @@ typedef struct wn_event {
     uint64_t gid;
     int32_t cfd;        /* -1 for evictions */
     uint8_t cause;      /* enum wn_cause: why a DELETE/MISS was produced */
+    uint8_t nosize;     /* the line carried no size= (1.5.x): req.size is 0, not measured */
 } wn_event;
 
 enum wn_cause {
     WN_PLAIN = 0,
     WN_EXPIRED,        /* DELETE+MISS from status=expired */
     WN_FLUSHED,        /* DELETE+MISS from status=flushed */
-    WN_FAILED_STORE    /* DELETE from the unlink after a too_large/no_memory store */
+    WN_FAILED_STORE,   /* DELETE from the unlink after a too_large/no_memory store */
+    WN_DELETED         /* DELETE from a type=deleted line (watch deletions) */
 };
 
 typedef struct wn_config {
@@ -91,11 +106,16 @@ typedef struct wn_config {
     int64_t reorder_us;       /* live: release a line this long after it arrived (0: off) */
     uint32_t pair_gids;       /* an item_get unresolved after this many gids is a real read
                                  (0: 65536) */
+    uint32_t pair_gids_nocfd; /* the same for lines without cfd= (1.5.x), paired by key: a
+                                 store logs its lookup just before itself on the same worker,
+                                 so only other workers' lines fall between (0: 4096) */
 } wn_config;
 
 typedef struct wn_stats {
     uint64_t lines;           /* lines pushed (parsed ok) */
-    uint64_t other_lines;     /* well-formed lines of other types */
+    uint64_t other_lines;     /* well-formed lines of other types (unknown ones included) */
+    uint64_t unknown_lines;   /* lines with a type= this parser does not know */
+    uint64_t nocfd_lines;     /* item lines without cfd= (paired by key) */
     uint64_t stream_skipped;  /* sum of skipped=N */
     uint64_t internal_gets;   /* item_gets dropped as part of a store */
     uint64_t failed_stores;   /* stores with a status other than stored */

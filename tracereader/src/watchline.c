@@ -106,6 +106,31 @@ static enum wl_status status_of(const char *v, size_t n)
     return WS_UNKNOWN;
 }
 
+/* Types memcached prints that the normaliser has no use for; anything else is WL_UNKNOWN. */
+static enum wl_type type_of(const char *v, size_t n)
+{
+    static const char *const other[] = {
+        "conn_new", "conn_close", "connerr", "conntlserr", "lru_crawler", "slab_move",
+        "extwrite", "compact_start", "compact_abort", "compact_read_start", "compact_read_end",
+        "compact_end", "compact_fraginfo", "proxy_req", "proxy_backend", "proxy_conf",
+        "proxy_error", "proxy_user",
+    };
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(v, lit, n) == 0)
+    if (IS("item_get"))
+        return WL_GET;
+    if (IS("item_store"))
+        return WL_STORE;
+    if (IS("eviction"))
+        return WL_EVICTION;
+    if (IS("deleted"))
+        return WL_DELETED;
+#undef IS
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+        if (strlen(other[i]) == n && memcmp(other[i], v, n) == 0)
+            return WL_OTHER;
+    return WL_UNKNOWN;
+}
+
 #define NAME_IS(lit) (nlen == sizeof(lit) - 1 && memcmp(name, lit, nlen) == 0)
 
 int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
@@ -123,6 +148,7 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
         return 0;
     }
     int have_type = 0, have_key = 0, have_status = 0;
+    int bad = 0;   /* a field of an item line is not what memcached prints */
     const char *key = NULL;
     size_t keylen = 0;
     size_t i = 0;
@@ -137,8 +163,13 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
         const char *tok = line + i;
         size_t tlen = j - i;
         const char *eq = memchr(tok, '=', tlen);
-        if (!eq)
-            return -1;
+        if (!eq) {
+            /* Free text (connerr msg=..., proxy_req req=get a b): fine after a non-item
+             * type, garbage anywhere else. */
+            bad = 1;
+            i = j + 1;
+            continue;
+        }
         const char *name = tok;
         size_t nlen = (size_t)(eq - tok);
         const char *v = eq + 1;
@@ -153,20 +184,18 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
                 return -1;
             out->has_gid = 1;
         } else if (NAME_IS("skipped")) {
-            if (i != 0 || parse_u64(v, vlen, &out->skipped) < 0)
-                return -1;
-            out->type = WL_SKIPPED;
-            have_type = 1;
+            /* Only a leading skipped=N is the watcher's loss count; compact_read_end carries
+             * a skipped= field of its own. */
+            if (i == 0) {
+                if (parse_u64(v, vlen, &out->skipped) < 0)
+                    return -1;
+                out->type = WL_SKIPPED;
+                have_type = 1;
+            }
         } else if (NAME_IS("type")) {
+            if (!have_type) /* proxy_req has a second, numeric type= */
+                out->type = (uint8_t)type_of(v, vlen);
             have_type = 1;
-            if (vlen == 8 && memcmp(v, "item_get", 8) == 0)
-                out->type = WL_GET;
-            else if (vlen == 10 && memcmp(v, "item_store", 10) == 0)
-                out->type = WL_STORE;
-            else if (vlen == 8 && memcmp(v, "eviction", 8) == 0)
-                out->type = WL_EVICTION;
-            else
-                out->type = WL_OTHER;
         } else if (NAME_IS("key")) {
             key = v;
             keylen = vlen;
@@ -176,26 +205,33 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
             have_status = 1;
         } else if (NAME_IS("clsid")) {
             if (parse_u64(v, vlen, &u) < 0)
-                return -1;
+                bad = 1;
             /* 0 is "no class" (misses); > 255 only on garbage failure lines. */
-            out->clsid = (u == 0 || u > 255) ? -1 : (int16_t)u;
+            else
+                out->clsid = (u == 0 || u > 255) ? -1 : (int16_t)u;
         } else if (NAME_IS("cfd")) {
             if (parse_i64(v, vlen, &s) < 0)
-                return -1;
-            out->cfd = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+                bad = 1;
+            else
+                out->cfd = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+            out->fields |= WLF_CFD;
         } else if (NAME_IS("size")) {
             if (parse_i64(v, vlen, &s) < 0)
-                return -1;
-            out->size = (s < 0 || s > UINT32_MAX) ? 0 : (uint32_t)s;
+                bad = 1;
+            else
+                out->size = (s < 0 || s > UINT32_MAX) ? 0 : (uint32_t)s;
+            out->fields |= WLF_SIZE;
         } else if (NAME_IS("ttl")) {
             if (parse_i64(v, vlen, &s) < 0)
-                return -1;
+                bad = 1;
             /* item_store: 0 = never expires; eviction: -1 = never expires. */
-            out->ttl = (s <= 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+            else
+                out->ttl = (s <= 0 || s > INT32_MAX) ? -1 : (int32_t)s;
         } else if (NAME_IS("la")) {
             if (parse_i64(v, vlen, &s) < 0)
-                return -1;
-            out->la = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+                bad = 1;
+            else
+                out->la = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
         } else if (NAME_IS("fetch")) {
             out->fetched = vlen == 3 && memcmp(v, "yes", 3) == 0;
         } else if (NAME_IS("cmd")) {
@@ -209,21 +245,23 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
     if (!have_type)
         return -1;
     if (out->type == WL_SKIPPED)
-        return 0;
-    if (!out->has_gid && out->type != WL_OTHER)
-        return -1;
-    if (out->type == WL_GET || out->type == WL_STORE || out->type == WL_EVICTION) {
-        if (!have_key)
-            return -1;
-        if ((out->type == WL_GET || out->type == WL_STORE) &&
-            (!have_status || out->status == WS_UNKNOWN))
-            return -1;
-        int kl = wl_uridecode(key, keylen, kout, WL_MAX_KEY);
-        if (kl < 0)
-            return -1;
-        out->keylen = (uint16_t)kl;
-        out->key = tr_hash_key(kout, (size_t)kl);
+        return bad ? -1 : 0;
+    int item = out->type == WL_GET || out->type == WL_STORE || out->type == WL_EVICTION ||
+               out->type == WL_DELETED;
+    if (!item) {
+        out->fields = 0;
+        return 0; /* what other lines carry is not ours to judge */
     }
+    if (bad || !out->has_gid || !have_key)
+        return -1;
+    if ((out->type == WL_GET || out->type == WL_STORE) &&
+        (!have_status || out->status == WS_UNKNOWN))
+        return -1;
+    int kl = wl_uridecode(key, keylen, kout, WL_MAX_KEY);
+    if (kl < 0)
+        return -1;
+    out->keylen = (uint16_t)kl;
+    out->key = tr_hash_key(kout, (size_t)kl);
     if (out->type == WL_GET && out->status != WS_FOUND) {
         out->clsid = -1; /* misses carry clsid=0 size=0 */
         out->size = 0;

@@ -17,6 +17,10 @@
  *     anything else means it was a real read. Gets that stay unresolved for pair_gids gids
  *     (or, live, too long) are real reads. Output keeps gid order: a pending get blocks the
  *     queue behind it until resolved, which is at most those bounds.
+     Lines without cfd= (memcached 1.5.x) are paired by key instead: a store (or, >= 1.6.20,
+     a `deleted` line) of the same key marks the latest pending get of that key internal,
+     and a second get of a key resolves the first as a real read. A client's miss and its
+     refill are then one miss, not two (issue 15: 1.5.16 read 17 pp low without this).
  */
 #include "watchline.h"
 
@@ -47,6 +51,7 @@ typedef struct slot {
 } slot;
 
 #define FAIL_RING 16
+#define KPEND_BITS 14  /* key-paired pending gets (no cfd): direct-mapped, 16K entries */
 #define WN_MAX_PILES 24
 
 struct wn_norm {
@@ -72,6 +77,7 @@ struct wn_norm {
     uint64_t qbase;            /* absolute index of q[qhead] */
     uint64_t *pend;            /* per cfd: absolute slot index + 1, 0 = none */
     size_t pcap;
+    uint64_t *kpend_key, *kpend_slot; /* no cfd: key -> absolute slot index + 1 */
     struct { uint64_t key, gid; int used; } fail[FAIL_RING];
     unsigned fail_next;
 };
@@ -87,6 +93,14 @@ wn_norm *wn_new(const wn_config *cfg)
         n->cfg.reorder_lines = 65536;
     if (!n->cfg.pair_gids)
         n->cfg.pair_gids = 65536;
+    if (!n->cfg.pair_gids_nocfd)
+        n->cfg.pair_gids_nocfd = 4096;
+    n->kpend_key = calloc((size_t)1 << KPEND_BITS, sizeof *n->kpend_key);
+    n->kpend_slot = calloc((size_t)1 << KPEND_BITS, sizeof *n->kpend_slot);
+    if (!n->kpend_key || !n->kpend_slot) {
+        wn_free(n);
+        return NULL;
+    }
     return n;
 }
 
@@ -101,6 +115,8 @@ void wn_free(wn_norm *n)
     free(n->freelist);
     free(n->q);
     free(n->pend);
+    free(n->kpend_key);
+    free(n->kpend_slot);
     free(n);
 }
 
@@ -123,6 +139,7 @@ void wn_reset(wn_norm *n)
     n->qbase = 0;
     if (n->pend)
         memset(n->pend, 0, n->pcap * sizeof *n->pend);
+    memset(n->kpend_slot, 0, ((size_t)1 << KPEND_BITS) * sizeof *n->kpend_slot);
     memset(n->fail, 0, sizeof n->fail);
 }
 
@@ -337,6 +354,7 @@ static wn_event make_event(const wl_line *l, uint8_t op, uint8_t cause)
     e.gid = l->gid;
     e.cfd = l->cfd;
     e.cause = cause;
+    e.nosize = !(l->fields & WLF_SIZE);
     return e;
 }
 
@@ -402,6 +420,50 @@ static slot *take_pending(wn_norm *n, int32_t cfd)
     return s->state == SLOT_PENDING ? s : NULL;
 }
 
+/* No cfd: the pending get of this key, if any, is taken out of the key table. */
+static slot *take_pending_key(wn_norm *n, uint64_t key)
+{
+    size_t i = (size_t)(key >> (64 - KPEND_BITS));
+    if (n->kpend_key[i] != key || !n->kpend_slot[i])
+        return NULL;
+    uint64_t abs = n->kpend_slot[i] - 1;
+    n->kpend_slot[i] = 0;
+    if (abs < n->qbase)
+        return NULL;
+    slot *s = q_at(n, abs);
+    return s->state == SLOT_PENDING && s->get.key == key ? s : NULL;
+}
+
+static void remember_pending(wn_norm *n, slot *s, uint64_t abs1)
+{
+    /* Every pending get is findable by key (deleted lines carry no cfd); lines with a cfd
+     * are paired by it. */
+    size_t i = (size_t)(s->get.key >> (64 - KPEND_BITS));
+    n->kpend_key[i] = s->get.key;
+    n->kpend_slot[i] = abs1;
+    if (s->get.cfd >= 0) {
+        uint64_t *ref = pend_ref(n, s->get.cfd);
+        if (ref)
+            *ref = abs1;
+        else
+            resolve_read(n, s);
+    }
+}
+
+/* The pending get that is the head of the queue times out: forget its table entry. */
+static void forget_pending(wn_norm *n, slot *s)
+{
+    if (s->get.cfd >= 0)
+        take_pending(n, s->get.cfd);
+    else
+        take_pending_key(n, s->get.key);
+}
+
+static slot *take_pending_of(wn_norm *n, const wl_line *l)
+{
+    return l->cfd >= 0 ? take_pending(n, l->cfd) : take_pending_key(n, l->key);
+}
+
 static void emit_simple(wn_norm *n, const wl_line *l, uint8_t op, uint8_t cause)
 {
     slot *s = q_append(n);
@@ -429,14 +491,17 @@ static void stage2(wn_norm *n, const wl_line *l, int64_t arrival)
     /* Old pending gets at the head are real reads once the stream moved far past them. */
     while (n->qn > 0) {
         slot *h = &n->q[n->qhead];
-        if (h->state != SLOT_PENDING || !(l->gid > h->get.gid + n->cfg.pair_gids))
+        uint32_t bound = h->get.cfd >= 0 ? n->cfg.pair_gids : n->cfg.pair_gids_nocfd;
+        if (h->state != SLOT_PENDING || !(l->gid > h->get.gid + bound))
             break;
-        take_pending(n, h->get.cfd);
+        forget_pending(n, h);
         resolve_read(n, h);
     }
     switch (l->type) {
     case WL_GET: {
-        slot *p = take_pending(n, l->cfd);
+        if (l->cfd < 0)
+            n->st.nocfd_lines++;
+        slot *p = take_pending_of(n, l);
         if (p)
             resolve_read(n, p);
         if (fail_match(n, l)) {
@@ -454,11 +519,7 @@ static void stage2(wn_norm *n, const wl_line *l, int64_t arrival)
         s->state = SLOT_PENDING;
         s->get = *l;
         s->arrival = arrival;
-        uint64_t *ref = pend_ref(n, l->cfd);
-        if (ref)
-            *ref = n->qbase + n->qn; /* abs index + 1 */
-        else
-            resolve_read(n, s);
+        remember_pending(n, s, n->qbase + n->qn); /* abs index + 1 */
         break;
     }
     case WL_STORE:
@@ -471,8 +532,10 @@ static void stage2(wn_norm *n, const wl_line *l, int64_t arrival)
             n->st.failed_stores++;
             break;
         }
+        if (l->cfd < 0)
+            n->st.nocfd_lines++;
         {
-            slot *p = take_pending(n, l->cfd);
+            slot *p = take_pending_of(n, l);
             if (p) {
                 if (p->get.key == l->key) {
                     p->state = SLOT_DROPPED;
@@ -493,6 +556,18 @@ static void stage2(wn_norm *n, const wl_line *l, int64_t arrival)
         emit_simple(n, l, TR_EVICT, WN_PLAIN);
         n->st.evictions++;
         break;
+    case WL_DELETED: {
+        /* `delete`/`md` looked the key up first (an item_get found on 1.6.20+): that lookup
+         * was the delete's, not a read. deleted lines carry no cfd: paired by key. */
+        slot *p = take_pending_key(n, l->key);
+        if (p) {
+            p->state = SLOT_DROPPED;
+            n->st.internal_gets++;
+        }
+        emit_simple(n, l, TR_DELETE, WN_DELETED);
+        n->st.deletes++;
+        break;
+    }
     default:
         break;
     }
@@ -505,8 +580,10 @@ int wn_push(wn_norm *n, const wl_line *l, int64_t now_us)
         return 0;
     }
     n->st.lines++;
-    if (l->type == WL_OTHER || !l->has_gid) {
+    if (l->type == WL_OTHER || l->type == WL_UNKNOWN || !l->has_gid) {
         n->st.other_lines++;
+        if (l->type == WL_UNKNOWN)
+            n->st.unknown_lines++;
         return 0;
     }
     if (l->gid < n->pushed_max)
@@ -545,7 +622,7 @@ void wn_flush(wn_norm *n)
     for (size_t i = 0; i < n->qn; i++) {
         slot *s = &n->q[(n->qhead + i) % n->qcap];
         if (s->state == SLOT_PENDING) {
-            take_pending(n, s->get.cfd);
+            forget_pending(n, s);
             resolve_read(n, s);
         }
     }
@@ -568,7 +645,7 @@ int wn_pop(wn_norm *n, int64_t now_us, wn_event *out)
         if (h->state == SLOT_PENDING) {
             /* Live: a read whose connection went quiet is a real read after a while. */
             if (n->cfg.reorder_us > 0 && h->arrival + 2 * n->cfg.reorder_us <= now_us) {
-                take_pending(n, h->get.cfd);
+                forget_pending(n, h);
                 resolve_read(n, h);
             } else {
                 return 0;

@@ -775,6 +775,113 @@ static void test_normaliser(void)
     wn_free(n);
 }
 
+/* Line formats of other memcached versions (logger.c of 1.5.16, 1.6.14, 1.6.45). */
+static void drain_ops(wn_norm *n, int *hits, int *misses, int *sets, int *dels)
+{
+    wn_event ev;
+    wn_flush(n);
+    *hits = *misses = *sets = *dels = 0;
+    while (wn_pop(n, 0, &ev) == 1) {
+        if (ev.req.op == TR_HIT) (*hits)++;
+        else if (ev.req.op == TR_MISS) (*misses)++;
+        else if (ev.req.op == TR_SET) (*sets)++;
+        else if (ev.req.op == TR_DELETE) (*dels)++;
+    }
+}
+
+static void test_versions(void)
+{
+    wl_line l;
+    unsigned char kb[WL_MAX_KEY];
+    /* 1.5.16: no cfd=, no size=, ts=%d.%d */
+    const char *s = "ts=1795349472.5 gid=7 type=item_store key=k status=stored cmd=set ttl=0 clsid=3";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.type == WL_STORE && l.cfd == -1 &&
+              l.size == 0 && !(l.fields & (WLF_CFD | WLF_SIZE)) && l.clsid == 3,
+          "1.5.16 store: no cfd, no size");
+    s = "ts=1795349472.5 gid=7 type=item_get key=k status=found clsid=3 cfd=9 size=10";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && (l.fields & WLF_CFD) && (l.fields & WLF_SIZE),
+          "1.6 fields seen");
+    /* >= 1.6.20 deletions; >= 1.6.30 connection errors with free text; compact_read_end's
+     * own skipped=; proxy_req's second type=; a type nobody knows yet. */
+    s = "ts=1795349472.5 gid=8 type=deleted key=k cmd=delete clsid=3 size=10";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.type == WL_DELETED && l.clsid == 3 &&
+              l.key == tr_hash_key("k", 1),
+          "deleted");
+    s = "ts=1795349472.5 gid=9 type=connerr fd=12 msg=too many open connections";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.type == WL_OTHER, "connerr with free text");
+    s = "ts=1.1 gid=10 type=compact_read_end id=1 offset=0 rescues=0 lost=0 skipped=5";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.type == WL_OTHER && l.skipped == 0,
+          "compact skipped= is not the watcher's");
+    s = "ts=1.1 gid=11 type=proxy_req elapsed=5 type=2 code=0 status=0 res=ok cfd=3 be=a:1 "
+        "detail=x req=get a b";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.type == WL_OTHER, "proxy_req");
+    s = "ts=1.1 gid=12 type=slab_move src=1 dst=0 state=ok";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.type == WL_OTHER, "slab_move state=");
+    s = "ts=1.1 gid=13 type=item_teleport key=k when=soon";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.type == WL_UNKNOWN, "unknown type");
+    s = "ts=1.1 gid=14 type=item_get key=k status=found clsid=2 cfd=3 size=4 ext_page=1 flags=0";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.type == WL_GET && l.size == 4,
+          "unknown trailing fields");
+    s = "ts=1.1 gid=14 type=item_get key=k status=found clsid=2 cfd=3 size=4 junk";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == -1, "free text on an item line is malformed");
+    s = "ts=1.1 gid=14 type=item_get key=k status=found clsid=x cfd=3";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == -1, "bad number on an item line is malformed");
+    s = "ts=2147483647.999999 gid=1 type=eviction key=k fetch=no ttl=-1 la=3 clsid=1";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.ts_us == 2147483647999999LL, "32-bit ts");
+    s = "ts=4102444800.12 gid=1 type=eviction key=k fetch=no ttl=-1 la=3 clsid=1";
+    CHECK(wl_parse(s, strlen(s), &l, kb) == 0 && l.ts_us == 4102444800000012LL,
+          "ts after 2038 (%%lld)");
+
+    /* 1.5.16 pairing: a client's miss, the set's own lookup, the store; a hit; a second
+     * client's set racing a read. Without cfd the lookup pairs with the store by key. */
+    wn_norm *n = wn_new(NULL);
+    const char *v15[] = {
+        "ts=1.1 gid=1 type=item_get key=a status=not_found clsid=0",  /* client miss */
+        "ts=1.1 gid=2 type=item_get key=b status=found clsid=1",      /* other worker: hit */
+        "ts=1.1 gid=3 type=item_get key=a status=not_found clsid=0",  /* set's lookup */
+        "ts=1.1 gid=4 type=item_store key=a status=stored cmd=set ttl=0 clsid=1",
+        "ts=1.1 gid=5 type=item_get key=a status=found clsid=1",      /* hit */
+        "ts=1.1 gid=6 type=item_get key=a status=found clsid=1",      /* set's lookup */
+        "ts=1.1 gid=7 type=item_store key=a status=stored cmd=set ttl=0 clsid=1",
+        "ts=1.1 gid=8 type=item_get key=c status=not_found clsid=0",  /* miss, never refilled */
+    };
+    for (size_t i = 0; i < sizeof v15 / sizeof v15[0]; i++)
+        push(n, v15[i], 0);
+    int h, m, st, d;
+    drain_ops(n, &h, &m, &st, &d);
+    CHECK(h == 2 && m == 2 && st == 2 && d == 0 && wn_get_stats(n)->internal_gets == 2 &&
+              wn_get_stats(n)->nocfd_lines == 8,
+          "1.5.16: hits %d misses %d sets %d (want 2 2 2), internal %llu", h, m, st,
+          (unsigned long long)wn_get_stats(n)->internal_gets);
+    wn_free(n);
+
+    /* 1.5.16 live: a lone read is released after the gid bound even with no timeout. */
+    wn_config c = {.reorder_lines = 4, .pair_gids_nocfd = 16};
+    n = wn_new(&c);
+    push(n, "ts=1.1 gid=1 type=item_get key=x status=found clsid=1", 0);
+    char line[128];
+    for (int g = 2; g < 40; g++) {
+        snprintf(line, sizeof line, "ts=1.1 gid=%d type=eviction key=e%d fetch=no ttl=-1 la=0 clsid=1", g, g);
+        push(n, line, 0);
+    }
+    wn_event ev;
+    CHECK(wn_pop(n, 0, &ev) == 1 && ev.req.op == TR_HIT && ev.gid == 1,
+          "a lone read without cfd is a read once the stream is 16 gids past it");
+    wn_free(n);
+
+    /* >= 1.6.20 with deletions: the delete's lookup is not a read; the key leaves. */
+    n = wn_new(NULL);
+    push(n, "ts=1.1 gid=1 type=item_store key=a status=stored cmd=set ttl=0 clsid=1 cfd=5 size=3", 0);
+    push(n, "ts=1.1 gid=2 type=item_get key=a status=found clsid=1 cfd=5 size=3", 0);
+    push(n, "ts=1.1 gid=3 type=deleted key=a cmd=delete clsid=1 size=3", 0);
+    push(n, "ts=1.1 gid=4 type=item_get key=a status=not_found clsid=0 cfd=6 size=0", 0);
+    push(n, "ts=1.1 gid=5 type=item_teleport key=a", 0);
+    drain_ops(n, &h, &m, &st, &d);
+    CHECK(h == 0 && m == 1 && st == 1 && d == 1 && wn_get_stats(n)->unknown_lines == 1,
+          "deletions: hits %d misses %d sets %d deletes %d", h, m, st, d);
+    wn_free(n);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/tracereader-test-XXXXXX");
@@ -788,6 +895,7 @@ int main(void)
     test_watchline_parse();
     test_watchlog_capture();
     test_normaliser();
+    test_versions();
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (system(cmd) != 0)

@@ -25,6 +25,7 @@ void ag_config_defaults(ag_config *c)
     c->interval_s = 60;
     c->stats_interval_s = 5;
     c->loss_threshold = 0.05;
+    c->blind_loss = 0.5;
     /* 5: the curve reaches past 4x today's memory (at K = 4 the last point is 4N itself, where the
      * oldest filter is only partly covered and the curve's end reads low). Costs ~95 B per
      * tracked key against ~40 B at K = 2 (profiler-agent/README.md). */
@@ -64,6 +65,8 @@ void ag_config_usage(void)
         "  --interval SECONDS       snapshot window (default 60)\n"
         "  --stats-interval SECONDS stats polling period (default 5)\n"
         "  --loss-threshold R       flag windows whose event loss ratio exceeds R (default 0.05)\n"
+        "  --blind-loss R           a window losing more than R (or seeing < 5%% of the reads)\n"
+        "                           uploads no curve, only a logged warning (default 0.5)\n"
         "  --ghost-factor K         curves span (0, K x current size] (default 5, max 16)\n"
         "  --ghost-filters F        counting filters in each ghost (default 0: 1 + 2(K-1), so\n"
         "                           each filter spans N/2 items; MIMIR uses 3)\n"
@@ -117,6 +120,7 @@ static const opt_def opts[] = {
     ODBL("interval", interval_s, 0.1, 86400),
     ODBL("stats-interval", stats_interval_s, 0.1, 3600),
     ODBL("loss-threshold", loss_threshold, 0, 1),
+    ODBL("blind-loss", blind_loss, 0, 1),
     ODBL("ghost-factor", ghost_factor, 1, 16),
     OU32("ghost-filters", ghost_filters, 0, 64),
     OU32("buckets", buckets, 1, 65536),

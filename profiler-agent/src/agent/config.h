@@ -20,6 +20,7 @@ typedef struct ag_config {
     double interval_s;         /* snapshot window */
     double stats_interval_s;
     double loss_threshold;
+    double blind_loss;         /* a window losing more than this yields no curve at all */
     double ghost_factor;
     uint32_t ghost_filters;    /* 0 = auto: each counting filter spans at most N/2 items */
     uint32_t buckets;

@@ -59,7 +59,7 @@ typedef struct agent {
     /* counters at window start */
     uint64_t lines_total, lines_at_start;
     uint64_t ring_drop_at_start, stream_skip_at_start, malformed_at_start;
-    uint64_t windows, snapshots_written, chunks_local_seq;
+    uint64_t windows, snapshots_written, chunks_local_seq, blind_windows;
     FILE *events_log;
     /* Two-phase close: the window ends at the stats poll (s1, wall time `boundary`); events
      * with ts <= boundary still in the reorder buffers are let in during a grace period,
@@ -114,9 +114,19 @@ static void sync_capacities(agent *a, const mc_stats *s, int force)
     }
 }
 
-static void feed_one(agent *a, const wn_event *ev)
+static void feed_one(agent *a, const wn_event *in)
 {
+    wn_event copy;
+    const wn_event *ev = in;
     int c = ev->req.clsid;
+    if (ev->nosize && c > 0 && c < MC_MAX_CLASSES && a->s0->cls[c].chunk_size &&
+        (ev->req.op == TR_SET || ev->req.op == TR_HIT || ev->req.op == TR_EVICT)) {
+        /* memcached 1.5.x prints no size=: the item occupies one chunk of its class, the
+         * best size there is (an upper bound, within the 1.25 growth factor). */
+        copy = *in;
+        copy.req.size = a->s0->cls[c].chunk_size;
+        ev = &copy;
+    }
     if (c > 0 && c < MC_MAX_CLASSES && a->have_start && !hc_profile_has_class(a->feed.prof, c)) {
         /* memcached just created this class: fetch its size before feeding its first
          * events (once per class per 5 s; a loopback poll takes well under a millisecond). */
@@ -296,13 +306,40 @@ static void finish_close(agent *a)
         si.sent = a->spool.sent;
         pthread_mutex_unlock(&a->spool.mu);
     }
-    double loss_ratio = 0;
-    json_t *snap = ag_snapshot_build(&a->cfg, sid, a->s0, a->s1, &a->feed, &loss, &si, &loss_ratio);
+    ag_verdict v;
+    ag_window_verdict(&a->cfg, a->s0, a->s1, &a->feed, &loss, &v);
+    unsigned fields = atomic_load(&a->watch.fields);
+    int have_items = atomic_load(&a->watch.item_lines_seen) > 0;
+    ag_features feat = {ag_watch_mode_name(atomic_load(&a->watch.mode)),
+                        have_items ? !!(fields & WLF_CFD) : 1,
+                        have_items ? !!(fields & WLF_SIZE) : 1,
+                        wn_get_stats(a->wn)->unknown_lines};
+    json_t *snap = NULL;
+    if (v.blind) {
+        /* A window the agent could not see (a stall: memcached skipped our lines) says
+         * nothing about the curve; an empty or starved curve would read as "no hits at any
+         * size". Nothing is uploaded for it; the log says why. */
+        a->blind_windows++;
+        ag_log(AG_LOG_WARN, "window_blind",
+               "reads_measured=%" PRIu64 " reads_seen=%" PRIu64 " loss_ratio=%.4f skipped=%" PRIu64
+               " watcher_skipped=%" PRIu64 " action=no_curve_uploaded",
+               v.reads_measured, v.reads_seen, v.loss_ratio, loss.stream_skipped,
+               loss.watcher_skipped);
+    } else {
+        snap = ag_snapshot_build(&a->cfg, sid, a->s0, a->s1, &a->feed, &loss, &si, &feat, &v);
+        if (v.check == 0)
+            ag_log(AG_LOG_WARN, "self_check_failed",
+                   "agent_hit_ratio=%.4f measured_hit_ratio=%.4f tolerance=%.4f reads_seen=%"
+                   PRIu64 " reads_measured=%" PRIu64 " cfd=%d size=%d",
+                   v.agent_hit_ratio, v.measured_hit_ratio, v.tolerance, v.reads_seen,
+                   v.reads_measured, feat.cfd, feat.size);
+    }
+    double loss_ratio = v.loss_ratio;
     uint64_t seq_snap = 0, seq_chunk = 0;
     json_t *chunk = NULL;
-    if (a->spool_on)
+    if (a->spool_on && snap)
         seq_snap = ag_spool_next_seq(&a->spool);
-    if (a->spool_on || a->cfg.snapshot_dir[0]) {
+    if (snap && (a->spool_on || a->cfg.snapshot_dir[0])) {
         chunk = ag_trace_chunk(&a->feed.trace, cid, 0, a->cfg.memcached, a->s1->instance_id,
                                a->s0->wall_us, a->s1->wall_us);
         if (chunk) {
@@ -317,14 +354,16 @@ static void finish_close(agent *a)
     json_decref(chunk);
     a->windows++;
     uint64_t gh = a->s1->get_hits - a->s0->get_hits, gm = a->s1->get_misses - a->s0->get_misses;
-    ag_log(loss_ratio > a->cfg.loss_threshold ? AG_LOG_WARN : AG_LOG_INFO, "window",
+    ag_log(v.flagged ? AG_LOG_WARN : AG_LOG_INFO, "window",
            "snapshot_id=%s lines=%" PRIu64 " events=%" PRIu64 " measured_hit_ratio=%.4f "
-           "loss_ratio=%.4f worker_dropped=%" PRIu64 " skipped=%" PRIu64 " agent_dropped=%" PRIu64
-           " trace_records=%u flagged=%d",
-           sid, loss.events_seen, a->feed.win.events,
-           gh + gm ? (double)gh / (double)(gh + gm) : 0.0, loss_ratio, loss.worker_dropped,
-           loss.stream_skipped, loss.agent_dropped, a->feed.trace.n,
-           loss_ratio > a->cfg.loss_threshold);
+           "agent_hit_ratio=%.4f self_check=%s "
+           "loss_ratio=%.4f worker_dropped=%" PRIu64 " skipped=%" PRIu64 " watcher_skipped=%" PRIu64
+           " agent_dropped=%" PRIu64 " trace_records=%u flagged=%d blind=%d",
+           snap ? sid : "none", loss.events_seen, a->feed.win.events,
+           gh + gm ? (double)gh / (double)(gh + gm) : 0.0, v.agent_hit_ratio,
+           v.check < 0 ? "too_few_reads" : v.check ? "ok" : "disagrees", loss_ratio,
+           loss.worker_dropped, loss.stream_skipped, loss.watcher_skipped, loss.agent_dropped,
+           a->feed.trace.n, v.flagged, v.blind);
     /* Next window starts where this one ended. */
     mc_stats *t = a->s0;
     a->s0 = a->s1;

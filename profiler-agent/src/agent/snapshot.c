@@ -59,9 +59,50 @@ static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *
     return o;
 }
 
+void ag_window_verdict(const ag_config *cfg, const mc_stats *s0, const mc_stats *s1,
+                       const ag_feed *feed, const ag_loss *loss, ag_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    /* Our watcher's own skips are the skipped=N lines; the stats counter sums every watcher,
+     * so take the larger (never under-report loss). */
+    uint64_t skipped = loss->stream_skipped > loss->watcher_skipped ? loss->stream_skipped
+                                                                    : loss->watcher_skipped;
+    uint64_t lost = loss->worker_dropped + skipped + loss->agent_dropped;
+    v->loss_ratio =
+        loss->events_seen + lost ? (double)lost / (double)(loss->events_seen + lost) : 0;
+    uint64_t hits = delta(s0->get_hits, s1->get_hits), misses = delta(s0->get_misses, s1->get_misses);
+    v->reads_measured = hits + misses;
+    v->reads_seen = feed->win.hits + feed->win.misses;
+    v->measured_hit_ratio = v->reads_measured ? (double)hits / (double)v->reads_measured : -1;
+    v->agent_hit_ratio =
+        v->reads_seen ? (double)feed->win.hits / (double)v->reads_seen : -1;
+    /* Lookups that are not gets (delete, touch, incr/decr) also log an item_get. */
+    uint64_t other =
+        delta(s0->delete_hits + s0->delete_misses, s1->delete_hits + s1->delete_misses) +
+        delta(s0->touch_hits + s0->touch_misses, s1->touch_hits + s1->touch_misses) +
+        delta(s0->incr_hits + s0->incr_misses, s1->incr_hits + s1->incr_misses) +
+        delta(s0->decr_hits + s0->decr_misses, s1->decr_hits + s1->decr_misses);
+    /* What loss can explain: every lost line a read of the rarer outcome, at worst (lost
+     * lines are bursty, not a random sample), plus the lookups that are not gets; 0.5 pp for
+     * the window edges (a request straddling the boundary poll). */
+    double contam = v->reads_measured + other ? (double)other / (double)(v->reads_measured + other) : 0;
+    double l = v->loss_ratio < 0.99 ? v->loss_ratio : 0.99;
+    v->tolerance = 0.005 + l / (1 - l) + contam;
+    v->blind = v->reads_measured >= 100 &&
+               (v->reads_seen * 20 < v->reads_measured || v->loss_ratio > cfg->blind_loss);
+    if (v->reads_measured < 100 || v->reads_seen < 50) {
+        v->check = -1;
+    } else {
+        double d = fabs(v->agent_hit_ratio - v->measured_hit_ratio);
+        v->check = d <= v->tolerance;
+    }
+    v->flagged = v->loss_ratio > cfg->loss_threshold || v->check == 0 || v->blind;
+}
+
 json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const mc_stats *s0,
                           const mc_stats *s1, const ag_feed *feed, const ag_loss *loss,
-                          const ag_spool_info *spool, double *loss_ratio_out)
+                          const ag_spool_info *spool, const ag_features *feat,
+                          const ag_verdict *v)
 {
     char ws[40], we[40];
     ag_iso8601(s0->wall_us, ws, sizeof ws);
@@ -95,19 +136,13 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
     json_object_set_new(measured, "reclaimed",
                         json_integer((json_int_t)delta(s0->reclaimed, s1->reclaimed)));
 
-    /* Our watcher's own skips are the skipped=N lines; the stats counter sums every watcher,
-     * so take the larger (never under-report loss). */
-    uint64_t skipped = loss->stream_skipped > loss->watcher_skipped ? loss->stream_skipped
-                                                                    : loss->watcher_skipped;
-    uint64_t lost = loss->worker_dropped + skipped + loss->agent_dropped;
-    double ratio = loss->events_seen + lost ? (double)lost / (double)(loss->events_seen + lost) : 0;
-    *loss_ratio_out = ratio;
+    double ratio = v->loss_ratio;
     json_t *jl = json_pack("{s:I,s:I,s:I,s:I,s:f,s:b,s:I,s:I}", "events_seen",
                            (json_int_t)loss->events_seen, "worker_dropped",
                            (json_int_t)loss->worker_dropped, "watcher_skipped",
                            (json_int_t)loss->watcher_skipped, "stream_skipped",
                            (json_int_t)loss->stream_skipped, "loss_ratio", ratio, "flagged",
-                           ratio > cfg->loss_threshold, "agent_dropped",
+                           v->flagged, "agent_dropped",
                            (json_int_t)loss->agent_dropped, "malformed",
                            (json_int_t)loss->malformed);
 
@@ -147,6 +182,19 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
                                       "dropped", (json_int_t)spool->dropped, "rejected",
                                       (json_int_t)spool->rejected, "sent",
                                       (json_int_t)spool->sent));
+
+    json_t *sc = json_pack("{s:I,s:I,s:o,s:o,s:f,s:s}", "reads_seen", (json_int_t)v->reads_seen,
+                           "reads_measured", (json_int_t)v->reads_measured, "agent_hit_ratio",
+                           v->agent_hit_ratio >= 0 ? json_real(v->agent_hit_ratio) : json_null(),
+                           "measured_hit_ratio",
+                           v->measured_hit_ratio >= 0 ? json_real(v->measured_hit_ratio)
+                                                      : json_null(),
+                           "tolerance", round(v->tolerance * 1e6) / 1e6, "result",
+                           v->check < 0 ? "too_few_reads" : v->check ? "ok" : "disagrees");
+    json_t *ft = json_pack("{s:s,s:b,s:b,s:I}", "watch", feat->watch_mode, "cfd", feat->cfd,
+                           "size", feat->size, "unknown_lines", (json_int_t)feat->unknown_lines);
+    json_object_set_new(diag, "self_check", sc);
+    json_object_set_new(diag, "features", ft);
 
     /* How full memcached is: it takes 1 MiB pages until total_malloced reaches -m
      * (limit_maxbytes); until then it evicts nothing and today's curve is still growing, so the

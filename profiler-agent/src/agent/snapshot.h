@@ -22,8 +22,32 @@ typedef struct ag_spool_info {
     uint64_t pending, pending_bytes, dropped, rejected, sent;
 } ag_spool_info;
 
+/* What the agent saw of the stream (probing), for the snapshot's `features`. */
+typedef struct ag_features {
+    const char *watch_mode;    /* ag_watch_mode_name(): deletions, no_deletions, refused */
+    int cfd, size;             /* item lines carry cfd= / size= (1.5.x: neither) */
+    uint64_t unknown_lines;    /* lines of a type= the parser does not know (cumulative) */
+} ag_features;
+
+/* The window's verdict: its loss, and the self-check of the agent's event-derived hit ratio
+ * against memcached's own get_hits/get_misses delta (issue 15: a 1.5.16 double count read
+ * 17 pp low in every window with nothing in the log; this check names such a window). */
+typedef struct ag_verdict {
+    double loss_ratio;
+    double agent_hit_ratio, measured_hit_ratio, tolerance; /* -1: not computable */
+    uint64_t reads_seen, reads_measured;
+    int check;       /* 1 agrees, 0 disagrees beyond what loss explains, -1 too few reads */
+    int blind;       /* reads happened but the agent saw (almost) none of them */
+    int flagged;     /* loss above the threshold or the self-check failed */
+} ag_verdict;
+
+/* The verdict alone (run.c decides from it whether the window yields a snapshot at all). */
+void ag_window_verdict(const ag_config *cfg, const mc_stats *s0, const mc_stats *s1,
+                       const ag_feed *feed, const ag_loss *loss, ag_verdict *v);
+
 json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const mc_stats *s0,
                           const mc_stats *s1, const ag_feed *feed, const ag_loss *loss,
-                          const ag_spool_info *spool, double *loss_ratio_out);
+                          const ag_spool_info *spool, const ag_features *feat,
+                          const ag_verdict *v);
 
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #define RBUF (1 << 20)
+#define AG_WATCH_REFUSED_RETRY_S 600
 
 static void push_marker(ag_watch *w, int type)
 {
@@ -34,11 +35,47 @@ static void push_marker(ag_watch *w, int type)
     }
 }
 
+const char *ag_watch_mode_name(int mode)
+{
+    switch (mode) {
+    case AG_WATCH_DELETIONS: return "deletions";
+    case AG_WATCH_NO_DELETIONS: return "no_deletions";
+    case AG_WATCH_REFUSED: return "refused";
+    default: return "unknown";
+    }
+}
+
+/* The watch commands, best first. memcached < 1.6.20 answers ERROR to the whole command if it
+ * names `deletions`, and then takes the next command on the same connection, so probing costs
+ * no extra connection (reconnecting watchers is what the <= 1.6.44 use-after-free needs). */
+static const char *const watch_cmds[] = {
+    "watch fetchers mutations evictions deletions\r\n",
+    "watch fetchers mutations evictions\r\n",
+};
+
+/* Read whatever is already queued before closing: memcached frees a watcher that disconnects
+ * with a full buffer unsafely on <= 1.6.44, so the agent leaves only after the stream has
+ * gone quiet (at most ~1 s; a stream that never pauses is closed anyway). */
+static void drain_before_close(int fd, char *buf)
+{
+    struct timeval tv = {0, 50000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    int lowat = 1;
+    setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
+    int64_t end = ag_mono_us() + 1000000;
+    while (ag_mono_us() < end) {
+        ssize_t n = recv(fd, buf, RBUF, 0);
+        if (n <= 0)
+            break;
+    }
+}
+
 /* Returns when the connection ends. */
 static void read_stream(ag_watch *w, int fd, char *buf)
 {
     size_t start = 0, end = 0;
     int saw_ok = 0;
+    size_t attempt = 0;
     ag_item it;
     for (;;) {
         if (w->stop)
@@ -76,14 +113,31 @@ static void read_stream(ag_watch *w, int fd, char *buf)
             if (!saw_ok) {
                 if (len == 2 && memcmp(s, "OK", 2) == 0) {
                     saw_ok = 1;
+                    int mode = attempt == 0 ? AG_WATCH_DELETIONS : AG_WATCH_NO_DELETIONS;
+                    atomic_store(&w->mode, mode);
+                    atomic_store(&w->fields, 0);
+                    atomic_store(&w->item_lines_seen, 0);
                     atomic_store(&w->connected, 1);
                     atomic_fetch_add(&w->connects, 1);
-                    ag_log(AG_LOG_INFO, "watch_connected", "addr=%s", w->addr);
+                    ag_log(AG_LOG_INFO, "watch_connected", "addr=%s mode=%s", w->addr,
+                           ag_watch_mode_name(mode));
                     push_marker(w, AG_MARK_STREAM_START);
                     continue;
                 }
-                ag_log(AG_LOG_ERROR, "watch_refused", "addr=%s reply=\"%.*s\"", w->addr,
-                       (int)(len > 200 ? 200 : len), s);
+                if (attempt + 1 < sizeof watch_cmds / sizeof watch_cmds[0] && 
+                    ((len >= 5 && memcmp(s, "ERROR", 5) == 0) ||
+                     (len >= 12 && memcmp(s, "CLIENT_ERROR", 12) == 0))) {
+                    attempt++;
+                    if (mc_send_all(fd, watch_cmds[attempt], strlen(watch_cmds[attempt])) < 0)
+                        return;
+                    continue;
+                }
+                /* Said once per agent life: the agent keeps running on `stats` alone. */
+                if (atomic_load(&w->mode) != AG_WATCH_REFUSED)
+                    ag_log(AG_LOG_WARN, "watch_refused",
+                           "addr=%s reply=\"%.*s\" mode=stats_only retry_s=%d", w->addr,
+                           (int)(len > 200 ? 200 : len), s, AG_WATCH_REFUSED_RETRY_S);
+                atomic_store(&w->mode, AG_WATCH_REFUSED);
                 return;
             }
             if (len == 0)
@@ -94,6 +148,10 @@ static void read_stream(ag_watch *w, int fd, char *buf)
             }
             it.arrival_us = now;
             atomic_fetch_add_explicit(&w->lines, 1, memory_order_relaxed);
+            if (it.line.fields)
+                atomic_fetch_or_explicit(&w->fields, it.line.fields, memory_order_relaxed);
+            if (it.line.type == WL_GET || it.line.type == WL_STORE)
+                atomic_fetch_add_explicit(&w->item_lines_seen, 1, memory_order_relaxed);
             ag_ring_push(w->ring, &it); /* full ring: counted in ring->dropped */
         }
     }
@@ -130,10 +188,11 @@ static void *watch_main(void *arg)
          * buffer stays far from full, so memcached never sees a slow watcher. */
         int lowat = 64 * 1024;
         setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof lowat);
-        static const char cmd[] = "watch fetchers mutations evictions\r\n";
-        if (mc_send_all(fd, cmd, sizeof cmd - 1) == 0) {
+        if (mc_send_all(fd, watch_cmds[0], strlen(watch_cmds[0])) == 0) {
             int64_t t0 = ag_mono_us();
             read_stream(w, fd, buf);
+            if (w->stop)
+                drain_before_close(fd, buf);
             if (atomic_load(&w->connected)) {
                 atomic_store(&w->connected, 0);
                 push_marker(w, AG_MARK_STREAM_END);
@@ -145,6 +204,11 @@ static void *watch_main(void *arg)
             }
         }
         close(fd);
+        if (!w->stop && atomic_load(&w->mode) == AG_WATCH_REFUSED) {
+            /* Refused: ask again rarely (a site may enable it), never in a loop. */
+            ag_sleep_us((int64_t)AG_WATCH_REFUSED_RETRY_S * 1000000, &w->stop);
+            continue;
+        }
         if (!w->stop) {
             ag_sleep_us(backoff, &w->stop);
             backoff = backoff * 2 > 10000000 ? 10000000 : backoff * 2;

@@ -8,6 +8,14 @@
 
 #include "ring.h"
 
+/* What probing found (feature detection by asking, memcached's version is a second signal). */
+enum ag_watch_mode {
+    AG_WATCH_UNKNOWN = 0,
+    AG_WATCH_DELETIONS,     /* `watch fetchers mutations evictions deletions` accepted (>= 1.6.20) */
+    AG_WATCH_NO_DELETIONS,  /* only without deletions (older memcached answers ERROR to it) */
+    AG_WATCH_REFUSED        /* every form refused (ElastiCache Serverless, -W): stats only */
+};
+
 typedef struct ag_watch {
     pthread_t th;
     const char *addr;
@@ -15,7 +23,12 @@ typedef struct ag_watch {
     volatile int stop;
     _Atomic uint64_t lines, bytes, malformed, connects;
     _Atomic int connected;
+    _Atomic int mode;           /* enum ag_watch_mode */
+    _Atomic unsigned fields;    /* WLF_* seen on item lines of the current stream */
+    _Atomic uint64_t item_lines_seen;
 } ag_watch;
+
+const char *ag_watch_mode_name(int mode);
 
 int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring);
 void ag_watch_stop(ag_watch *w);
