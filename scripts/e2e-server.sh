@@ -20,4 +20,16 @@ PY
 export HITCURVE_DATABASE_URL="$base/$db"
 "$VENV/bin/alembic" upgrade head >/dev/null
 if [ -f e2e/seed.py ]; then "$VENV/bin/python" e2e/seed.py; fi
-exec "$VENV/bin/uvicorn" hitcurve.main:app --host 127.0.0.1 --port "$port" --log-level warning
+# Account mails (password reset, invitations) go to an SMTP sink that files them under
+# .run/test/e2e-mail-<port>/ for the browser checks to read; it ends with this script's process.
+mail_dir="$RUN_DIR/test/e2e-mail-$port"; rm -rf "$mail_dir"; mkdir -p "$mail_dir"
+smtp_port=$(free_port)
+"$VENV/bin/python" e2e/mailsink.py "$smtp_port" "$mail_dir" &
+sink=$!
+export HITCURVE_SMTP_HOST=127.0.0.1 HITCURVE_SMTP_PORT="$smtp_port" HITCURVE_PUBLIC_URL="http://127.0.0.1:$port"
+# One API process is enough for the browser checks; the launcher keeps proxy headers untrusted.
+export HITCURVE_API_WORKERS="${HITCURVE_API_WORKERS:-1}"
+"$VENV/bin/python" -m hitcurve.serve --host 127.0.0.1 --port "$port" --log-level warning &
+api=$!
+trap 'kill $api $sink 2>/dev/null; wait' EXIT TERM INT
+wait $api

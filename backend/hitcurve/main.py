@@ -9,6 +9,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from hitcurve import __version__
 from hitcurve.api.main import api_router
@@ -29,6 +30,11 @@ def create_app() -> FastAPI:
         swagger_ui_oauth2_redirect_url=None,
     )
     install_handlers(app)
+    # Client address and scheme from X-Forwarded-For/-Proto only when the TCP peer is a configured
+    # proxy (none by default). Start the server with `python -m hitcurve.serve`, which turns
+    # uvicorn's own handling (trusting 127.0.0.1) off.
+    proxies = [p.strip() for p in get_settings().trusted_proxies.split(",") if p.strip()]
+    app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=proxies)
     app.include_router(api_router)
     app.include_router(metrics_root_router)
     extend_openapi(app)

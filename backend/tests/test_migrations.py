@@ -24,6 +24,8 @@ EXPECTED = {
     "memberships",
     "user_sessions",
     "login_attempts",
+    "invitations",
+    "password_resets",
     "agent_keys",
     "api_tokens",
     "clusters",

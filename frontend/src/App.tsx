@@ -4,6 +4,7 @@ import { fetchSession, logOut, switchOrg } from "./api/endpoints";
 import type { Session } from "./api/types";
 import { Link } from "./components/Link";
 import { ErrorState, Loading } from "./components/States";
+import { ForgotPasswordPage, InvitePage, ResetPasswordPage } from "./pages/AccountPages";
 import { AgentsPage } from "./pages/AgentsPage";
 import { AlertsPage } from "./pages/AlertsPage";
 import { AuthPage } from "./pages/AuthPages";
@@ -14,7 +15,7 @@ import { PoliciesPage } from "./pages/PoliciesPage";
 import { ReportsPage } from "./pages/ReportsPage";
 import { ServerPage } from "./pages/ServerPage";
 import { ServersPage } from "./pages/ServersPage";
-import { matchPath, navigate, useLocation } from "./router";
+import { matchPath, navigate, queryParam, useLocation } from "./router";
 import { SessionContext } from "./session";
 
 type Boot = { state: "loading" } | { state: "anonymous" } | { state: "error"; error: Error } | { state: "in"; session: Session };
@@ -34,7 +35,19 @@ export function App() {
   }, [attempt]);
   useEffect(() => onUnauthorized(() => setBoot({ state: "anonymous" })), []);
 
+  // Links from account e-mails work logged in or not.
+  const reset = matchPath("/reset-password/:token", location);
+  if (reset) return <ResetPasswordPage token={reset.token} />;
+  if (matchPath("/forgot-password", location)) return <ForgotPasswordPage />;
   if (boot.state === "loading") return <Loading what="Hitcurve" />;
+  const invite = matchPath("/invite/:token", location);
+  if (invite && boot.state !== "error") {
+    const joined = () => {
+      navigate("/", true);
+      setAttempt((a) => a + 1);
+    };
+    return <InvitePage token={invite.token} session={boot.state === "in" ? boot.session : null} onJoined={joined} />;
+  }
   if (boot.state === "error")
     return (
       <main className="auth">
@@ -44,7 +57,10 @@ export function App() {
   if (boot.state === "anonymous") {
     const onSession = (session: Session) => {
       setBoot({ state: "in", session });
-      if (location.startsWith("/login") || location.startsWith("/signup")) navigate("/", true);
+      // ?next= brings the user back (e.g. to an invitation); only paths of this site.
+      const next = queryParam(location, "next");
+      const safe = next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
+      if (location.startsWith("/login") || location.startsWith("/signup")) navigate(safe, true);
     };
     return <AuthPage mode={location.startsWith("/signup") ? "signup" : "login"} onSession={onSession} />;
   }

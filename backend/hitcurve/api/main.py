@@ -2,13 +2,14 @@
 
 from fastapi import APIRouter
 
-from hitcurve.api.routes import agent, auth, health, inventory, keys, metrics, ops, sizing
+from hitcurve.api.routes import account, agent, auth, health, inventory, keys, metrics, ops, sizing
 
 api_router = APIRouter(prefix="/api/v1")
 # The upload routes first: routes are matched in order and uploads are the busiest path.
 api_router.include_router(agent.router)
 api_router.include_router(health.router)
 api_router.include_router(auth.router)
+api_router.include_router(account.router)
 api_router.include_router(keys.router)
 api_router.include_router(inventory.router)
 api_router.include_router(sizing.router)

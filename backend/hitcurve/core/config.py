@@ -25,9 +25,19 @@ class Settings(BaseSettings):
     db_max_overflow: int = Field(default=10, ge=0, le=200)
     environment: str = "development"
 
-    # Browser sessions: cookie lifetime, and whether cookies carry the Secure flag (on behind HTTPS).
+    # API processes `python -m hitcurve.serve` starts (uvicorn workers): an upload that keeps one
+    # process busy never holds up the others.
+    api_workers: int = Field(default=2, ge=1, le=64)
+    # Addresses (IPs or CIDRs, comma-separated) of reverse proxies whose X-Forwarded-For and
+    # X-Forwarded-Proto headers are believed. Empty (the default): no header can choose a client's
+    # address; the TCP peer is the client. Set it to the proxy's address when one terminates TLS.
+    trusted_proxies: str = ""
+
+    # Browser sessions: cookie lifetime, and whether cookies carry the Secure flag. None (the
+    # default): Secure whenever the request came over HTTPS (directly, or through a trusted proxy
+    # that says so in X-Forwarded-Proto); true/false force it.
     session_ttl_s: int = 14 * 24 * 3600
-    cookie_secure: bool = False
+    cookie_secure: bool | None = None
     # argon2id cost (RFC 9106 second recommended option by default).
     argon2_time_cost: int = 3
     argon2_memory_kib: int = 65536
@@ -36,10 +46,25 @@ class Settings(BaseSettings):
     # A revoked token is refused at once by the process that revoked it and within this time by
     # the others; a new curve is answered within this time. 0 disables the caches.
     hot_cache_ttl_s: float = 2.0
-    # Log-in throttling: failures allowed per e-mail and per client address within the window.
+    # Log-in throttling: failures allowed per e-mail, per client address and in all within the
+    # window. The global limit caps a distributed guessing run (many addresses, many e-mails).
     login_window_s: int = 900
     login_max_failures_per_email: int = 5
     login_max_failures_per_ip: int = 30
+    login_max_failures_global: int = 1000
+    # Passwords: zxcvbn score (0-4) a new password must reach; 3 means about 10^8 guesses.
+    password_min_score: int = Field(default=3, ge=0, le=4)
+    # Links in account e-mails (invitations, password reset) start with this URL.
+    public_url: str = "http://127.0.0.1:8000"
+    # Seconds an invitation and a password-reset link stay valid.
+    invitation_ttl_s: int = 7 * 24 * 3600
+    password_reset_ttl_s: int = 3600
+    # Workers: a worker counts as alive while its heartbeat (a Redis key it refreshes every
+    # worker_heartbeat_s) is younger than worker_stale_s. /health says degraded when none is
+    # alive or the oldest upload waiting for a worker is older than max_queue_lag_s.
+    worker_heartbeat_s: float = 5.0
+    worker_stale_s: float = 20.0
+    max_queue_lag_s: float = 300.0
     # Agent uploads (docs/agent-protocol.md): compressed and decompressed body limits.
     max_body_bytes: int = 8 * 1024 * 1024
     max_decompressed_bytes: int = 32 * 1024 * 1024

@@ -32,7 +32,7 @@ def clean_errors(errors: Any) -> list[dict[str, Any]]:
         out.append(
             {
                 "loc": [p if isinstance(p, int | str) else str(p) for p in e.get("loc", ())],
-                "msg": str(e.get("msg", "")),
+                "msg": str(e.get("msg", "")).removeprefix("Value error, "),
                 "type": str(e.get("type", "")),
             }
         )

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from argon2 import PasswordHasher, Type
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from zxcvbn import zxcvbn
 
 from hitcurve.core.config import get_settings
 
@@ -43,6 +44,28 @@ def verify_password(password_hash: str | None, password: str) -> bool:
         return _hasher().verify(password_hash or _dummy_hash(), password) and password_hash is not None
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
+
+
+# zxcvbn looks at this many leading characters (its own limit: its matching is quadratic); a
+# longer password is as strong as its start at least.
+_STRENGTH_PREFIX = 72
+
+
+def password_problem(password: str, user_inputs: tuple[str, ...] = ()) -> str | None:
+    """Why a new password is refused, or None. zxcvbn (bundled lists, no network): its frequency
+    lists hold the common and breached passwords (the top of the leaked-password corpora), plus
+    dictionary words, names, keyboard patterns, repeats, sequences and dates; user_inputs (e-mail,
+    name) count as known words too. Refused below Settings.password_min_score."""
+    if not password.strip():
+        return "the password must not be blank"
+    words = [w for u in user_inputs for w in (u, u.split("@")[0]) if w]
+    result = zxcvbn(password[:_STRENGTH_PREFIX], user_inputs=words)
+    if result["score"] >= get_settings().password_min_score:
+        return None
+    fb = result.get("feedback") or {}
+    hint = " ".join(x for x in [fb.get("warning") or "", *(fb.get("suggestions") or [])] if x)
+    why = "this password is too easy to guess (a common or breached password, or a simple pattern)."
+    return f"{why} {hint}".strip()
 
 
 def new_secret(prefix: str = "") -> str:

@@ -14,7 +14,15 @@ from hitcurve.models.ops import (
     SimulationResult,
     SimulationRun,
 )
-from hitcurve.models.tenancy import LoginAttempt, Membership, Organization, User, UserSession
+from hitcurve.models.tenancy import (
+    Invitation,
+    LoginAttempt,
+    Membership,
+    Organization,
+    PasswordReset,
+    User,
+    UserSession,
+)
 
 __all__ = [
     "AccuracyRecord",
@@ -25,9 +33,11 @@ __all__ = [
     "Base",
     "Cluster",
     "ClusterCurve",
+    "Invitation",
     "LoginAttempt",
     "Membership",
     "Organization",
+    "PasswordReset",
     "PolicyCorrection",
     "ReportDelivery",
     "ReportSubscription",

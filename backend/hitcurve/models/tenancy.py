@@ -94,3 +94,43 @@ class LoginAttempt(Base):
     ip: Mapped[str] = mapped_column(String(64), nullable=False)
     succeeded: Mapped[bool] = mapped_column(Boolean, nullable=False)
     at: Mapped[datetime] = now_col()
+
+
+class Invitation(Base):
+    """An owner's invitation of an e-mail address into an organization. The invited person joins
+    only by accepting it, logged in with that e-mail (the link carries a secret; its SHA-256 is
+    stored). Inviting answers the same whether or not the e-mail has an account."""
+
+    __tablename__ = "invitations"
+    __table_args__ = (
+        CheckConstraint(f"role IN {ROLES!r}", name="role"),
+        Index("ix_invitations_org_email", "org_id", "email"),
+    )
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    org_id: Mapped[uuid.UUID] = org_fk()
+    email: Mapped[str] = mapped_column(String(320), nullable=False)  # lower-cased
+    role: Mapped[str] = mapped_column(String(16), nullable=False)
+    token_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    invited_by: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = now_col()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    accepted_by: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("users.id", ondelete="SET NULL"))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class PasswordReset(Base):
+    """A password-reset link sent by e-mail: single use (used_at), expiring; SHA-256 of its secret."""
+
+    __tablename__ = "password_resets"
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    user_id: Mapped[uuid.UUID] = mapped_column(
+        Uuid, ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    created_at: Mapped[datetime] = now_col()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    ip: Mapped[str | None] = mapped_column(String(64))

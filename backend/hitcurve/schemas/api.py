@@ -4,12 +4,23 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
+from hitcurve.core.security import password_problem
 from hitcurve.schemas.common import Name, Text
 
 Role = Literal["owner", "member", "viewer"]
-Password = Annotated[str, StringConstraints(min_length=10, max_length=256)]
+
+
+def _strong(value: str) -> str:
+    problem = password_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+# A new password: 10 to 256 characters and not guessable (core.security.password_problem).
+Password = Annotated[str, StringConstraints(min_length=10, max_length=256), AfterValidator(_strong)]
 
 
 class In(BaseModel):
@@ -80,9 +91,44 @@ class MeOut(BaseModel):
     csrf_token: str = Field(description="also in the readable cookie hitcurve_csrf; send it as X-CSRF-Token")
 
 
-class MemberIn(In):
+class InvitationIn(In):
     email: EmailStr
     role: Role = "member"
+
+
+class InvitationOut(Out):
+    id: uuid.UUID
+    email: str
+    role: Role
+    created_at: datetime
+    expires_at: datetime
+
+
+class InvitationView(BaseModel):
+    """What the holder of an invitation link sees before accepting it."""
+
+    org_name: str
+    role: Role
+    email: str = Field(description="the invited e-mail: accept while logged in with this address")
+    invited_by: str | None
+    expires_at: datetime
+
+
+class InvitationAcceptIn(In):
+    token: Annotated[str, StringConstraints(min_length=16, max_length=128)]
+
+
+class PasswordResetIn(In):
+    email: Annotated[str, StringConstraints(min_length=3, max_length=320)]
+
+
+class PasswordResetConfirmIn(In):
+    token: Annotated[str, StringConstraints(min_length=16, max_length=128)]
+    new_password: Password
+
+
+class Accepted(BaseModel):
+    detail: str
 
 
 class MemberRoleIn(In):

@@ -469,3 +469,23 @@ export const listSubscriptions = async (signal?: AbortSignal) =>
 export const createSubscription = async (body: { email: string; cluster_id: string | null; weekday: number; hour_utc: number }) =>
   subscription(await post<J>("/report-subscriptions", body));
 export const deleteSubscription = (id: string) => del<void>(`/report-subscriptions/${id}`);
+
+// --- account mails: password reset and invitations -------------------------------------------
+
+export const requestPasswordReset = async (email: string): Promise<string> =>
+  String((await post<J>("/auth/password-reset", { email })).detail);
+export const confirmPasswordReset = (token: string, newPassword: string) =>
+  post<void>("/auth/password-reset/confirm", { token, new_password: newPassword });
+
+export interface InvitationView {
+  orgName: string;
+  role: string;
+  email: string;
+  invitedBy: string | null;
+  expiresAt: string;
+}
+export const fetchInvitation = async (token: string): Promise<InvitationView> => {
+  const j = await get<J>(`/invitations/${encodeURIComponent(token)}`);
+  return { orgName: j.org_name, role: j.role, email: j.email, invitedBy: j.invited_by ?? null, expiresAt: j.expires_at };
+};
+export const acceptInvitation = (token: string) => post<J>("/invitations/accept", { token });

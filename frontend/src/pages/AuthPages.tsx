@@ -52,7 +52,7 @@ export function AuthPage({ mode, onSession }: { mode: "login" | "signup"; onSess
             minLength={signup ? 10 : undefined}
             autoComplete={signup ? "new-password" : "current-password"}
           />
-          {signup && <span className="hint">At least 10 characters.</span>}
+          {signup && <span className="hint">At least 10 characters, not a common or easily guessed one.</span>}
         </label>
         {error && (
           <p className="form-error" role="alert">
@@ -69,6 +69,8 @@ export function AuthPage({ mode, onSession }: { mode: "login" | "signup"; onSess
             </>
           ) : (
             <>
+              <Link href="/forgot-password">Forgot your password?</Link>
+              <br />
               New to Hitcurve? <Link href="/signup">Create an account</Link>
             </>
           )}

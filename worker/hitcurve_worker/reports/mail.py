@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import smtplib
 from email.message import EmailMessage
 from email.utils import formatdate
 
-from hitcurve_worker.reports.settings import SmtpSettings
+from hitcurve.core.mail import send
+
+__all__ = ["build_message", "send"]
 
 
 def build_message(
@@ -24,15 +25,3 @@ def build_message(
     msg.set_content(text)
     msg.add_alternative(html, subtype="html")
     return msg
-
-
-def send(settings: SmtpSettings, msg: EmailMessage) -> None:
-    """One SMTP session; raises smtplib.SMTPException or OSError when the server is unavailable."""
-    with smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
-        smtp.ehlo()
-        if settings.starttls:
-            smtp.starttls()
-            smtp.ehlo()
-        if settings.user:
-            smtp.login(settings.user, settings.password or "")
-        smtp.send_message(msg)

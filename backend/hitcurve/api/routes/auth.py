@@ -1,4 +1,5 @@
-"""Sign-up, log-in (throttled), log-out, password change, organization switch, memberships."""
+"""Sign-up, log-in (throttled), log-out, password change, organization switch, memberships.
+Members join through invitations they accept (account.py)."""
 
 import secrets
 import uuid
@@ -18,11 +19,11 @@ from hitcurve.api.deps import (
 from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError, not_found
-from hitcurve.core.security import hash_password, new_secret, sha256_hex, verify_password
+from hitcurve.core.security import hash_password, new_secret, password_problem, sha256_hex, verify_password
+from hitcurve.crud.accounts import login_failures, revoke_sessions
 from hitcurve.models import LoginAttempt, Membership, Organization, User, UserSession
 from hitcurve.schemas.api import (
     LoginIn,
-    MemberIn,
     MemberOut,
     MemberRoleIn,
     MembershipOut,
@@ -39,6 +40,22 @@ router = APIRouter(tags=["auth"])
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def cookie_secure(request: Request) -> bool:
+    """Settings.cookie_secure when set, else whether this request came over HTTPS."""
+    forced = get_settings().cookie_secure
+    return forced if forced is not None else request.url.scheme == "https"
+
+
+def refuse_weak(password: str, field: str, *user_inputs: str) -> None:
+    """422 located at the field when the password contains the user's own e-mail or name or is
+    otherwise guessable (the schema already refused the generally weak ones)."""
+    problem = password_problem(password, tuple(u for u in user_inputs if u))
+    if problem:
+        raise ApiError(
+            422, "invalid_request", [{"loc": ["body", field], "msg": problem, "type": "weak_password"}]
+        )
 
 
 def _start_session(
@@ -61,7 +78,7 @@ def _start_session(
         secret,
         max_age=s.session_ttl_s,
         httponly=True,
-        secure=s.cookie_secure,
+        secure=cookie_secure(request),
         samesite="lax",
         path="/",
     )
@@ -70,7 +87,7 @@ def _start_session(
         sess.csrf_token,
         max_age=s.session_ttl_s,
         httponly=False,
-        secure=s.cookie_secure,
+        secure=cookie_secure(request),
         samesite="lax",
         path="/",
     )
@@ -107,6 +124,7 @@ def _me(db: DbDep, user_id: uuid.UUID, org_id: uuid.UUID, csrf: str) -> MeOut:
 )
 def signup(body: SignupIn, request: Request, response: Response, db: DbDep) -> MeOut:
     email = body.email.lower()
+    refuse_weak(body.password, "password", email, body.display_name)
     if db.execute(select(User.id).where(User.email == email)).first():
         raise ApiError(409, "email_taken", "an account with this e-mail already exists; log in instead")
     user = User(email=email, display_name=body.display_name, password_hash=hash_password(body.password))
@@ -141,18 +159,12 @@ def login(body: LoginIn, request: Request, response: Response, db: DbDep) -> MeO
     s = get_settings()
     email = body.email.strip().lower()
     ip = client_ip(request)
-    since = _now() - timedelta(seconds=s.login_window_s)
-    fails = db.execute(
-        select(func.count())
-        .select_from(LoginAttempt)
-        .where(LoginAttempt.email == email, LoginAttempt.at > since, LoginAttempt.succeeded.is_(False))
-    ).scalar_one()
-    ip_fails = db.execute(
-        select(func.count())
-        .select_from(LoginAttempt)
-        .where(LoginAttempt.ip == ip, LoginAttempt.at > since, LoginAttempt.succeeded.is_(False))
-    ).scalar_one()
-    if fails >= s.login_max_failures_per_email or ip_fails >= s.login_max_failures_per_ip:
+    fails, ip_fails, all_fails = login_failures(db, email, ip)
+    if (
+        fails >= s.login_max_failures_per_email
+        or ip_fails >= s.login_max_failures_per_ip
+        or all_fails >= s.login_max_failures_global
+    ):
         audit(db, "login.throttled", ip=ip, email=email)
         db.commit()
         raise ApiError(
@@ -214,15 +226,10 @@ def change_password(body: PasswordChangeIn, me: UserDep, request: Request, db: D
         audit(db, "password.change_failed", org_id=me.org_id, user_id=me.user_id, ip=client_ip(request))
         db.commit()
         raise ApiError(401, "bad_credentials", "the current password is wrong")
+    refuse_weak(body.new_password, "new_password", user.email, user.display_name)
     user.password_hash = hash_password(body.new_password)
     user.password_changed_at = _now()
-    db.execute(
-        update(UserSession)
-        .where(
-            UserSession.user_id == user.id, UserSession.id != me.session_id, UserSession.revoked_at.is_(None)
-        )
-        .values(revoked_at=_now())
-    )
+    revoke_sessions(db, user.id, keep=me.session_id)
     audit(db, "password.changed", org_id=me.org_id, user_id=me.user_id, ip=client_ip(request))
     db.commit()
     return Response(status_code=204)
@@ -281,34 +288,6 @@ def _members(db: DbDep, org_id: uuid.UUID) -> list[MemberOut]:
 
 @router.get("/org/members", response_model=list[MemberOut], summary="Members of the current organization")
 def list_members(me: UserDep, db: DbDep) -> list[MemberOut]:
-    return _members(db, me.org_id)
-
-
-@router.post(
-    "/org/members",
-    status_code=201,
-    response_model=list[MemberOut],
-    summary="Add an existing user to the current organization (owners only)",
-)
-def add_member(body: MemberIn, me: OwnerDep, db: DbDep) -> list[MemberOut]:
-    user = db.execute(select(User).where(User.email == body.email.lower())).scalar_one_or_none()
-    if user is None:
-        raise ApiError(404, "not_found", "no account with this e-mail; ask them to sign up first")
-    if db.execute(
-        select(Membership.id).where(Membership.org_id == me.org_id, Membership.user_id == user.id)
-    ).first():
-        raise ApiError(409, "already_member", "this user is already a member")
-    db.add(Membership(org_id=me.org_id, user_id=user.id, role=body.role))
-    audit(
-        db,
-        "member.added",
-        org_id=me.org_id,
-        user_id=me.user_id,
-        target_type="user",
-        target_id=user.id,
-        role=body.role,
-    )
-    db.commit()
     return _members(db, me.org_id)
 
 

@@ -1,0 +1,216 @@
+"""Invitations (an owner invites an e-mail; the invited person accepts) and password reset by
+e-mail. No answer here tells whether an e-mail has an account: inviting and asking for a reset
+answer the same either way, and the mails go out after the response."""
+
+import uuid
+from datetime import UTC, datetime
+
+from fastapi import APIRouter, BackgroundTasks, Request, Response
+from sqlalchemy import select, update
+
+from hitcurve.api.deps import DbDep, OwnerDep, UserDep, client_ip
+from hitcurve.api.routes.auth import refuse_weak
+from hitcurve.core.audit import audit
+from hitcurve.core.config import get_settings
+from hitcurve.core.errors import ApiError, not_found
+from hitcurve.core.mail import send_text
+from hitcurve.core.security import hash_password
+from hitcurve.crud import accounts
+from hitcurve.models import Invitation, Organization, User
+from hitcurve.schemas.api import (
+    Accepted,
+    InvitationAcceptIn,
+    InvitationIn,
+    InvitationOut,
+    InvitationView,
+    MembershipOut,
+    PasswordResetConfirmIn,
+    PasswordResetIn,
+)
+
+router = APIRouter(tags=["auth"])
+
+
+def _link(path: str) -> str:
+    return get_settings().public_url.rstrip("/") + path
+
+
+@router.post(
+    "/org/invitations",
+    status_code=201,
+    response_model=InvitationOut,
+    summary="Invite an e-mail address into the current organization (owners only)",
+    responses={409: {"description": "already a member of this organization"}},
+)
+def invite(body: InvitationIn, me: OwnerDep, db: DbDep, tasks: BackgroundTasks) -> InvitationOut:
+    email = body.email.lower()
+    if accounts.is_member(db, me.org_id, email):
+        raise ApiError(409, "already_member", "this e-mail is already a member of this organization")
+    inv, secret = accounts.create_invitation(db, me.org_id, email, body.role, me.user_id)
+    org = db.get(Organization, me.org_id)
+    inviter = db.get(User, me.user_id)
+    audit(
+        db,
+        "member.invited",
+        org_id=me.org_id,
+        user_id=me.user_id,
+        target_type="invitation",
+        target_id=inv.id,
+        role=body.role,
+    )
+    db.commit()
+    who = inviter.email if inviter else "An owner"
+    org_name = org.name if org else "an organization"
+    tasks.add_task(
+        send_text,
+        email,
+        f"Join {org_name} on Hitcurve",
+        f"{who} invites you to join {org_name} on Hitcurve as {body.role}.\n\n"
+        f"Accept: {_link('/invite/' + secret)}\n\n"
+        f"Log in (or create an account) with this e-mail address, {email}, to accept. "
+        f"The link works until {inv.expires_at:%Y-%m-%d %H:%M} UTC. If you did not expect it, ignore it.\n",
+    )
+    return InvitationOut.model_validate(inv)
+
+
+@router.get(
+    "/org/invitations",
+    response_model=list[InvitationOut],
+    summary="Pending invitations of the current organization (owners only)",
+)
+def list_invitations(me: OwnerDep, db: DbDep) -> list[InvitationOut]:
+    return [InvitationOut.model_validate(i) for i in accounts.pending_invitations(db, me.org_id)]
+
+
+@router.delete("/org/invitations/{invitation_id}", status_code=204, summary="Withdraw an invitation")
+def revoke_invitation(invitation_id: uuid.UUID, me: OwnerDep, db: DbDep) -> Response:
+    done = db.execute(
+        update(Invitation)
+        .where(Invitation.id == invitation_id, Invitation.org_id == me.org_id)
+        .where(Invitation.accepted_at.is_(None))
+        .values(revoked_at=datetime.now(UTC))
+        .returning(Invitation.id)
+    ).first()
+    if done is None:
+        raise not_found("invitation")
+    audit(
+        db,
+        "member.invitation_revoked",
+        org_id=me.org_id,
+        user_id=me.user_id,
+        target_type="invitation",
+        target_id=invitation_id,
+    )
+    db.commit()
+    return Response(status_code=204)
+
+
+INVALID_INVITATION = "this invitation link is invalid, was used, withdrawn or expired"
+
+
+def _open(db: DbDep, token: str) -> Invitation:
+    inv = accounts.open_invitation(db, token)
+    if inv is None:
+        raise ApiError(404, "invitation_invalid", INVALID_INVITATION)
+    return inv
+
+
+@router.get(
+    "/invitations/{token}",
+    response_model=InvitationView,
+    summary="What an invitation link offers (for its holder, before logging in)",
+)
+def view_invitation(token: str, db: DbDep) -> InvitationView:
+    inv = _open(db, token)
+    org = db.get(Organization, inv.org_id)
+    inviter = db.get(User, inv.invited_by) if inv.invited_by else None
+    return InvitationView(
+        org_name=org.name if org else "",
+        role=inv.role,
+        email=inv.email,
+        invited_by=inviter.email if inviter else None,
+        expires_at=inv.expires_at,
+    )
+
+
+@router.post(
+    "/invitations/accept",
+    response_model=MembershipOut,
+    summary="Accept an invitation: the logged-in user (with the invited e-mail) joins the organization",
+    responses={403: {"description": "logged in with another e-mail than the invited one"}},
+)
+def accept_invitation(body: InvitationAcceptIn, me: UserDep, db: DbDep, request: Request) -> MembershipOut:
+    inv = _open(db, body.token)
+    user = db.get(User, me.user_id)
+    assert user is not None
+    if user.email != inv.email:
+        raise ApiError(
+            403, "invitation_other_email", "this invitation is for another e-mail address: log in with it"
+        )
+    if not accounts.accept_invitation(db, inv, user.id):
+        db.rollback()
+        raise ApiError(404, "invitation_invalid", INVALID_INVITATION)
+    audit(
+        db,
+        "member.joined",
+        org_id=inv.org_id,
+        user_id=user.id,
+        ip=client_ip(request),
+        target_type="invitation",
+        target_id=inv.id,
+        role=inv.role,
+    )
+    db.commit()
+    org_name = db.execute(select(Organization.name).where(Organization.id == inv.org_id)).scalar_one()
+    return MembershipOut(org_id=inv.org_id, org_name=org_name, role=inv.role)
+
+
+RESET_ANSWER = "if an account uses this e-mail, a link to choose a new password is on its way"
+
+
+@router.post(
+    "/auth/password-reset",
+    status_code=202,
+    response_model=Accepted,
+    summary="Mail a single-use password-reset link (answers the same for unknown e-mails)",
+)
+def request_password_reset(
+    body: PasswordResetIn, request: Request, db: DbDep, tasks: BackgroundTasks
+) -> Accepted:
+    email = body.email.strip().lower()
+    ip = client_ip(request)
+    made = accounts.create_password_reset(db, email, ip)
+    audit(db, "password.reset_requested", ip=ip, email=email, user_id=made[0].id if made else None)
+    db.commit()
+    if made is not None:
+        minutes = get_settings().password_reset_ttl_s // 60
+        tasks.add_task(
+            send_text,
+            email,
+            "Choose a new Hitcurve password",
+            f"Someone (hopefully you) asked to reset the Hitcurve password of {email}.\n\n"
+            f"Choose a new password: {_link('/reset-password/' + made[1])}\n\n"
+            f"The link works once, for {minutes} minutes. If you did not ask, ignore this mail: "
+            f"your password stays as it is.\n",
+        )
+    return Accepted(detail=RESET_ANSWER)
+
+
+@router.post(
+    "/auth/password-reset/confirm",
+    status_code=204,
+    summary="Set a new password with a reset link; ends every session of the account",
+    responses={400: {"description": "the link is invalid, used or expired"}},
+)
+def confirm_password_reset(body: PasswordResetConfirmIn, request: Request, db: DbDep) -> Response:
+    user = accounts.use_password_reset(db, body.token)
+    if user is None:
+        db.rollback()
+        raise ApiError(400, "reset_invalid", "this reset link is invalid, used or expired; ask for a new one")
+    refuse_weak(body.new_password, "new_password", user.email, user.display_name)
+    user.password_hash = hash_password(body.new_password)
+    user.password_changed_at = datetime.now(UTC)
+    accounts.revoke_sessions(db, user.id)
+    audit(db, "password.reset", user_id=user.id, ip=client_ip(request))
+    db.commit()
+    return Response(status_code=204)

@@ -1,0 +1,61 @@
+"""Outgoing e-mail over SMTP (environment HITCURVE_SMTP_*): the backend's account mails
+(invitations, password reset) and the worker's weekly reports use these settings and `send`."""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+log = logging.getLogger("hitcurve.mail")
+
+
+class SmtpSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HITCURVE_SMTP_", extra="ignore", populate_by_name=True)
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=25, ge=1, le=65535)
+    user: str | None = None
+    password: str | None = None
+    # HITCURVE_SMTP_FROM (from is a Python keyword, hence the alias)
+    sender: str = Field(default="Hitcurve <reports@hitcurve.invalid>", alias="HITCURVE_SMTP_FROM")
+    starttls: bool = False
+    timeout_s: float = 20.0
+
+
+def smtp_settings() -> SmtpSettings:
+    """Read fresh each time: a process picks up changed settings on its next delivery."""
+    return SmtpSettings()
+
+
+def send(settings: SmtpSettings, msg: EmailMessage) -> None:
+    """One SMTP session; raises smtplib.SMTPException or OSError when the server is unavailable."""
+    with smtplib.SMTP(settings.host, settings.port, timeout=settings.timeout_s) as smtp:
+        smtp.ehlo()
+        if settings.starttls:
+            smtp.starttls()
+            smtp.ehlo()
+        if settings.user:
+            smtp.login(settings.user, settings.password or "")
+        smtp.send_message(msg)
+
+
+def send_text(recipient: str, subject: str, text: str) -> None:
+    """A plain-text account mail, sent after the response (a BackgroundTask): the answer's timing
+    does not depend on whether a mail went out. A failure is logged, never raised."""
+    settings = smtp_settings()
+    msg = EmailMessage()
+    msg["From"] = settings.sender
+    msg["To"] = recipient
+    msg["Subject"] = subject
+    msg["Date"] = formatdate(usegmt=True)
+    msg["Message-ID"] = make_msgid(domain="hitcurve.account")
+    msg.set_content(text)
+    try:
+        send(settings, msg)
+    except (smtplib.SMTPException, OSError) as exc:
+        log.error("could not send %r to %s: %s: %s", subject, recipient, type(exc).__name__, exc)

@@ -1,0 +1,249 @@
+"""Account hygiene against the real database and a real SMTP server (aiosmtpd on loopback):
+weak passwords refused, Secure cookies over HTTPS, invitations the invited user accepts (and that
+answer the same for unknown e-mails), password reset by e-mail (single use, expiring, no user
+enumeration), and the global log-in limit."""
+
+import re
+import socket
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from typing import Any
+
+import pytest
+from aiosmtpd.controller import Controller
+from fastapi.testclient import TestClient
+from sqlalchemy import update
+
+from conftest import PASSWORD, Account, new_account
+from hitcurve.core.config import get_settings
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.models import PasswordReset
+
+NEW_PASSWORD = "plum orbit tadpole seventy"
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[EmailMessage] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd API
+        msg = message_from_bytes(envelope.content, policy=policy.default)
+        assert isinstance(msg, EmailMessage)
+        msg["X-Envelope-To"] = ",".join(envelope.rcpt_tos)
+        self.messages.append(msg)
+        return "250 OK"
+
+    def to(self, addr: str) -> list[EmailMessage]:
+        return [m for m in self.messages if m["X-Envelope-To"] == addr]
+
+    def link(self, addr: str, path: str) -> str:
+        """The secret of the newest link to `path` mailed to addr."""
+        body = str(self.to(addr)[-1].get_body(preferencelist=("plain",)).get_content())  # type: ignore[union-attr]
+        m = re.findall(rf"https?://\S+{re.escape(path)}([A-Za-z0-9_-]+)", body)
+        assert m, body
+        return str(m[-1])
+
+
+@pytest.fixture
+def inbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    box = Inbox()
+    ctl = Controller(box, hostname="127.0.0.1", port=port)
+    ctl.start()
+    monkeypatch.setenv("HITCURVE_SMTP_HOST", "127.0.0.1")
+    monkeypatch.setenv("HITCURVE_SMTP_PORT", str(port))
+    yield box
+    ctl.stop()
+
+
+@pytest.mark.parametrize(
+    "weak",
+    ["password123", " " * 10, "qwertyuiop12", "aaaaaaaaaaaa", "iloveyou2024", "1234567890"],
+)
+def test_weak_passwords_are_refused_at_signup(anon: TestClient, weak: str) -> None:
+    r = anon.post(
+        "/api/v1/auth/signup",
+        json={"email": f"w{uuid.uuid4().hex[:8]}@example.com", "password": weak, "org_name": "W"},
+    )
+    assert r.status_code == 422, r.text
+    (err,) = [e for e in r.json()["detail"] if e["loc"][-1] == "password"]
+    assert "guess" in err["msg"] or "blank" in err["msg"]
+
+
+def test_password_containing_own_email_is_refused(anon: TestClient) -> None:
+    r = anon.post(
+        "/api/v1/auth/signup",
+        json={"email": "margarethamilton@example.com", "password": "margarethamilton1", "org_name": "M"},
+    )
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "password"]
+
+
+def test_weak_new_password_is_refused_on_change(account: Account) -> None:
+    r = account.post(
+        "/api/v1/auth/password", json={"current_password": PASSWORD, "new_password": "password1234"}
+    )
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"][-1] == "new_password"
+
+
+def test_cookies_are_secure_over_https_only(app: Any) -> None:
+    email = f"s{uuid.uuid4().hex[:8]}@example.com"
+    body = {"email": email, "password": PASSWORD, "org_name": "S"}
+    with TestClient(app, base_url="https://hitcurve.example") as https:
+        r = https.post("/api/v1/auth/signup", json=body)
+        assert r.status_code == 201
+        cookies = r.headers.get_list("set-cookie")
+        assert len(cookies) == 2 and all("; secure" in c.lower() for c in cookies), cookies
+    with TestClient(app) as http:
+        r = http.post("/api/v1/auth/login", json={"email": email, "password": PASSWORD})
+        assert r.status_code == 200
+        assert not any("secure" in c.lower() for c in r.headers.get_list("set-cookie"))
+
+
+def test_forwarded_proto_counts_only_from_a_trusted_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import _fresh_app
+
+    email = f"p{uuid.uuid4().hex[:8]}@example.com"
+    body = {"email": email, "password": PASSWORD, "org_name": "P"}
+    spoof = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"}
+    with TestClient(_fresh_app()) as c:  # default: no proxy trusted
+        r = c.post("/api/v1/auth/signup", json=body, headers=spoof)
+        assert r.status_code == 201
+        assert not any("secure" in x.lower() for x in r.headers.get_list("set-cookie"))
+    # TestClient's peer address is "testclient": trusting it stands for a real proxy in front.
+    monkeypatch.setenv("HITCURVE_TRUSTED_PROXIES", "testclient")
+    with TestClient(_fresh_app()) as c:
+        r = c.post("/api/v1/auth/login", json={"email": email, "password": PASSWORD}, headers=spoof)
+        assert r.status_code == 200
+        assert all("; secure" in x.lower() for x in r.headers.get_list("set-cookie"))
+    monkeypatch.delenv("HITCURVE_TRUSTED_PROXIES")
+    _fresh_app()
+
+
+def test_invitation_must_be_accepted_by_the_invited_user(app: Any, account: Account, inbox: Inbox) -> None:
+    invitee = new_account(app, org_name="Invitee Inc")
+    stranger = new_account(app, org_name="Stranger Co")
+    r = account.post("/api/v1/org/invitations", json={"email": invitee.email, "role": "viewer"})
+    assert r.status_code == 201, r.text
+    # nothing changed yet: the invitee is not a member until they accept
+    assert invitee.email not in {m["email"] for m in account.get("/api/v1/org/members").json()}
+    assert account.org_id not in {o["org_id"] for o in invitee.get("/api/v1/orgs").json()}
+    token = inbox.link(invitee.email, "/invite/")
+    view = stranger.get(f"/api/v1/invitations/{token}").json()
+    assert view["org_name"] == "Acme" and view["role"] == "viewer" and view["email"] == invitee.email
+    # someone else holding the link cannot use it
+    r = stranger.post("/api/v1/invitations/accept", json={"token": token})
+    assert r.status_code == 403 and r.json()["code"] == "invitation_other_email"
+    r = invitee.post("/api/v1/invitations/accept", json={"token": token})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"org_id": account.org_id, "org_name": "Acme", "role": "viewer"}
+    assert invitee.email in {m["email"] for m in account.get("/api/v1/org/members").json()}
+    # single use
+    assert invitee.post("/api/v1/invitations/accept", json={"token": token}).status_code == 404
+    # a second invitation of a member: 409 (the owner sees the member list anyway)
+    r = account.post("/api/v1/org/invitations", json={"email": invitee.email})
+    assert r.status_code == 409
+    # the direct add is gone
+    assert account.post("/api/v1/org/members", json={"email": stranger.email}).status_code == 405
+    invitee.client.close()
+    stranger.client.close()
+
+
+def test_inviting_does_not_tell_whether_an_email_is_registered(
+    app: Any, account: Account, inbox: Inbox
+) -> None:
+    registered = new_account(app, org_name="Reg")
+    answers = []
+    for email in (registered.email, f"nobody-{uuid.uuid4().hex[:6]}@example.com"):
+        r = account.post("/api/v1/org/invitations", json={"email": email, "role": "member"})
+        answers.append((r.status_code, sorted(r.json())))
+        assert len(inbox.to(email)) == 1
+    assert answers[0] == answers[1] == (201, ["created_at", "email", "expires_at", "id", "role"])
+    pending = account.get("/api/v1/org/invitations").json()
+    assert len(pending) == 2
+    # withdrawn: the link stops working
+    token = inbox.link(registered.email, "/invite/")
+    assert account.delete(f"/api/v1/org/invitations/{pending[0]['id']}").status_code == 204
+    assert registered.post("/api/v1/invitations/accept", json={"token": token}).status_code == 404
+    # only owners invite
+    assert registered.post("/api/v1/org/invitations", json={"email": account.email}).status_code in (201, 409)
+    registered.client.close()
+
+
+def test_password_reset_by_email_single_use_and_expiring(app: Any, account: Account, inbox: Inbox) -> None:
+    anon = TestClient(app)
+    unknown = f"ghost-{uuid.uuid4().hex[:6]}@example.com"
+    a = anon.post("/api/v1/auth/password-reset", json={"email": account.email.upper()})
+    b = anon.post("/api/v1/auth/password-reset", json={"email": unknown})
+    assert (
+        (a.status_code, a.json())
+        == (b.status_code, b.json())
+        == (
+            202,
+            {"detail": "if an account uses this e-mail, a link to choose a new password is on its way"},
+        )
+    )
+    assert inbox.to(unknown) == []
+    token = inbox.link(account.email, "/reset-password/")
+    # a weak new password is refused and does not spend the link
+    r = anon.post(
+        "/api/v1/auth/password-reset/confirm", json={"token": token, "new_password": "password1234"}
+    )
+    assert r.status_code == 422
+    r = anon.post("/api/v1/auth/password-reset/confirm", json={"token": token, "new_password": NEW_PASSWORD})
+    assert r.status_code == 204, r.text
+    # every session of the account ended; the old password no longer works, the new one does
+    assert account.get("/api/v1/auth/me").status_code == 401
+    assert (
+        anon.post("/api/v1/auth/login", json={"email": account.email, "password": PASSWORD}).status_code
+        == 401
+    )
+    assert (
+        anon.post("/api/v1/auth/login", json={"email": account.email, "password": NEW_PASSWORD}).status_code
+        == 200
+    )
+    # single use
+    r = anon.post(
+        "/api/v1/auth/password-reset/confirm", json={"token": token, "new_password": NEW_PASSWORD + "x"}
+    )
+    assert r.status_code == 400 and r.json()["code"] == "reset_invalid"
+    # expired
+    anon.post("/api/v1/auth/password-reset", json={"email": account.email})
+    token2 = inbox.link(account.email, "/reset-password/")
+    assert token2 != token
+    with get_sessionmaker()() as db:
+        db.execute(update(PasswordReset).values(expires_at=datetime.now(UTC) - timedelta(seconds=1)))
+        db.commit()
+    r = anon.post(
+        "/api/v1/auth/password-reset/confirm", json={"token": token2, "new_password": NEW_PASSWORD + "y"}
+    )
+    assert r.status_code == 400
+    anon.close()
+
+
+def test_global_login_limit(app: Any, account: Account, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlalchemy import func, select
+
+    from hitcurve.models import LoginAttempt
+
+    with get_sessionmaker()() as db:
+        since = datetime.now(UTC) - timedelta(seconds=get_settings().login_window_s)
+        failed = db.execute(
+            select(func.count())
+            .select_from(LoginAttempt)
+            .where(LoginAttempt.at > since, ~LoginAttempt.succeeded)
+        ).scalar_one()
+    monkeypatch.setattr(get_settings(), "login_max_failures_global", failed + 2)
+    anon = TestClient(app)
+    for i in range(2):
+        email = f"g{i}-{uuid.uuid4().hex[:6]}@example.com"
+        assert anon.post("/api/v1/auth/login", json={"email": email, "password": "x"}).status_code == 401
+    r = anon.post("/api/v1/auth/login", json={"email": account.email, "password": PASSWORD})
+    assert r.status_code == 429
+    anon.close()

@@ -1,0 +1,45 @@
+import { fireEvent, render, screen } from "@testing-library/react";
+import { afterEach, expect, test, vi } from "vitest";
+import type { Session } from "../api/types";
+import { fakeApi } from "../test/fakeApi";
+import { InvitePage, ResetPasswordPage } from "./AccountPages";
+
+afterEach(() => vi.unstubAllGlobals());
+const as = (email: string): Session => ({ user: { id: "u", email, name: null }, orgs: [{ id: "o1", name: "Own", role: "owner" }], currentOrgId: "o1" });
+const view = { org_name: "Acme", role: "viewer", email: "ada@example.com", invited_by: "boss@example.com", expires_at: "2026-12-01T00:00:00Z" };
+
+test("an invitation is accepted only by a user logged in with the invited e-mail", async () => {
+  const calls = fakeApi({ "GET /api/v1/invitations/tok123": view, "POST /api/v1/invitations/accept": { org_id: "o2", org_name: "Acme", role: "viewer" } });
+  const joined = vi.fn();
+  const { unmount } = render(<InvitePage token="tok123" session={as("eve@example.com")} onJoined={joined} />);
+  expect((await screen.findByRole("alert")).textContent).toContain("log in as ada@example.com");
+  expect(screen.queryByRole("button", { name: "Join Acme" })).toBeNull();
+  unmount();
+
+  render(<InvitePage token="tok123" session={as("ADA@example.com")} onJoined={joined} />);
+  fireEvent.click(await screen.findByRole("button", { name: "Join Acme" }));
+  await vi.waitFor(() => expect(joined).toHaveBeenCalled());
+  const accept = calls.find((c) => c.method === "POST");
+  expect(accept?.body).toEqual({ token: "tok123" });
+});
+
+test("logged out, an invitation offers log-in and sign-up that come back to it", async () => {
+  fakeApi({ "GET /api/v1/invitations/tok123": view });
+  render(<InvitePage token="tok123" session={null} onJoined={() => undefined} />);
+  const login = await screen.findByRole("link", { name: "Log in" });
+  expect(login.getAttribute("href")).toBe("/login?next=%2Finvite%2Ftok123");
+  expect(screen.getByRole("link", { name: "create an account" }).getAttribute("href")).toBe("/signup?next=%2Finvite%2Ftok123");
+});
+
+test("a refused new password shows the backend's reason", async () => {
+  fakeApi({
+    "POST /api/v1/auth/password-reset/confirm": () => ({
+      status: 422,
+      body: { detail: [{ loc: ["body", "new_password"], msg: "this password is too easy to guess", type: "weak_password" }] },
+    }),
+  });
+  const { container } = render(<ResetPasswordPage token="abc" />);
+  fireEvent.change(container.querySelector("input")!, { target: { value: "password1234" } });
+  fireEvent.click(screen.getByRole("button", { name: "Set new password" }));
+  expect((await screen.findByRole("alert")).textContent).toContain("too easy to guess");
+});
