@@ -4,6 +4,7 @@
 #include "config.h"
 #include "log.h"
 #include "../core/profile.h"
+#include "../core/keyprefix.h"
 
 #include <stddef.h>
 
@@ -43,6 +44,11 @@ void ag_config_defaults(ag_config *c)
     c->upload_timeout_s = 30;
     c->backoff_max_s = 60;
     c->ttl_max_keys = 1u << 18;
+    c->breakdown = 1;
+    snprintf(c->prefix_delimiter, sizeof c->prefix_delimiter, ":");
+    c->prefix_depth = 1;
+    c->prefix_top = 20;
+    c->hot_keys = 10;
 }
 
 void ag_config_usage(void)
@@ -80,6 +86,14 @@ void ag_config_usage(void)
         "  --reorder-ms MS          gid reordering window (default 1000)\n"
         "  --ring-size N            lines buffered between the reader and the profiler (131072)\n"
         "  --ttl-max-keys N         keys with a TTL tracked for silent expiry (262144)\n"
+        "  --breakdown 0|1          TTL-aware curves, prefixes, hot keys, expired vs evicted (1)\n"
+        "  --prefix-delimiter C     a key's prefix is its first fields split by C (default :)\n"
+        "  --prefix-depth N         fields in a prefix, 1..8 (default 1: text before the first C)\n"
+        "  --prefix-regex RE        POSIX extended regex instead; group 1 (or the match) is the\n"
+        "                           prefix; keys without a match have none\n"
+        "  --prefix-top N           prefixes reported per snapshot, 1..100 (default 20)\n"
+        "  --hot-keys N             hot keys reported, by requests and by requests x size (10)\n"
+        "  --hot-keys-clear 0|1     send hot keys in clear (default 0: XXH3 hashes only)\n"
         "  --upload-timeout SECONDS per request (default 30)\n"
         "  --backoff-max SECONDS    longest wait between retries (default 60)\n"
         "  --shutdown-timeout SECONDS  on SIGTERM, time allowed to drain the queue (default 10)\n"
@@ -133,6 +147,13 @@ static const opt_def opts[] = {
     ODBL("reorder-ms", reorder_ms, 1, 60000),
     OU32("ring-size", ring_size, 1024, 1 << 26),
     OU64("ttl-max-keys", ttl_max_keys, 0, 1e10),
+    OU32("breakdown", breakdown, 0, 1),
+    OSTR("prefix-delimiter", prefix_delimiter),
+    OU32("prefix-depth", prefix_depth, 1, 8),
+    OSTR("prefix-regex", prefix_regex),
+    OU32("prefix-top", prefix_top, 1, 100),
+    OU32("hot-keys", hot_keys, 0, 100),
+    OU32("hot-keys-clear", hot_keys_clear, 0, 1),
     ODBL("upload-timeout", upload_timeout_s, 0.1, 3600),
     ODBL("backoff-max", backoff_max_s, 0.01, 86400),
     ODBL("shutdown-timeout", shutdown_timeout_s, 0, 3600),
@@ -308,6 +329,21 @@ int ag_config_parse(ag_config *c, int argc, char **argv)
     if (hc_estimator_parse(c->estimator) < 0) {
         fprintf(stderr, "hitcurve-agent: --estimator must be rounder or stacker\n");
         return -1;
+    }
+    if (strlen(c->prefix_delimiter) != 1) {
+        fprintf(stderr, "hitcurve-agent: --prefix-delimiter must be one character, got '%s'\n",
+                c->prefix_delimiter);
+        return -1;
+    }
+    if (c->prefix_regex[0]) {
+        hc_prefix_rule r;
+        char err[200];
+        if (hc_prefix_rule_init(&r, c->prefix_delimiter[0], (int)c->prefix_depth, c->prefix_regex,
+                                err, sizeof err) < 0) {
+            fprintf(stderr, "hitcurve-agent: --prefix-regex: %s\n", err);
+            return -1;
+        }
+        hc_prefix_rule_free(&r);
     }
     if (c->backend_url[0] && !c->agent_key_file[0]) {
         fprintf(stderr, "hitcurve-agent: --backend-url needs --agent-key-file\n");

@@ -37,6 +37,14 @@ typedef struct ag_config {
     double upload_timeout_s;
     double backoff_max_s;
     uint64_t ttl_max_keys;     /* bound of the TTL tracker */
+    /* issue 16: TTL-aware curves, prefixes, hot keys (breakdown.h) */
+    uint32_t breakdown;        /* 1 on (default), 0 off */
+    char prefix_delimiter[8];  /* one character (default ":") */
+    uint32_t prefix_depth;     /* fields in a prefix (default 1) */
+    char prefix_regex[256];    /* overrides delimiter/depth when set */
+    uint32_t prefix_top;       /* prefixes reported (default 20, max 100) */
+    uint32_t hot_keys;         /* hot keys reported per list (default 10, max 100) */
+    uint32_t hot_keys_clear;   /* 1: send hot keys in clear (default 0: hashed) */
 } ag_config;
 
 void ag_config_defaults(ag_config *c);

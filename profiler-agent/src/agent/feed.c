@@ -28,6 +28,10 @@ int ag_feed_init(ag_feed *f, const ag_feed_config *cfg, const char **err)
         ag_feed_free(f);
         return -1;
     }
+    if (ag_bd_init(&f->bd, &cfg->bd, err) < 0) {
+        ag_feed_free(f);
+        return -1;
+    }
     ag_costs_init(&f->costs, cfg->seed + 1);
     return 0;
 }
@@ -41,6 +45,7 @@ void ag_feed_free(ag_feed *f)
     free(f->pm_ts);
     ag_ttl_free(&f->ttl);
     ag_trace_free(&f->trace);
+    ag_bd_free(&f->bd);
     memset(f, 0, sizeof *f);
 }
 
@@ -49,6 +54,7 @@ void ag_feed_clear_keys(ag_feed *f)
     memset(f->ctag, 0, (f->cmask + 1) * sizeof *f->ctag);
     memset(f->pm_key, 0, (f->pm_mask + 1) * sizeof *f->pm_key);
     ag_ttl_clear(&f->ttl);
+    ag_bd_clear(&f->bd);
     f->stream_now_us = 0;
 }
 
@@ -117,7 +123,10 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
             }
             f->pm_key[i] = 0;
         }
-        ag_ttl_store(&f->ttl, q->key, cls, q->ts_us, q->ttl);
+        /* a store over an item whose TTL passed: memcached found it expired (the store's
+         * internal read, which the normaliser drops); count that expiry */
+        if (ag_ttl_store(&f->ttl, q->key, cls, q->ts_us, q->ttl))
+            ag_bd_silent_expiry(&f->bd, q->key, cls);
         break;
     }
     case TR_DELETE:
@@ -125,7 +134,10 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
         if (cls <= 0)
             cls = class_recall(f, q->key);
         hc_profile_event(f->prof, HC_EV_DELETE, cls, q->key, q->size);
-        ag_ttl_forget(&f->ttl, q->key);
+        /* an expired read of a key whose expiry the tracker had not applied yet (memcached's
+         * 1 s clock; our 1 s slack) is that key's expiry */
+        if (ag_ttl_forget(&f->ttl, q->key) && ev->cause == WN_EXPIRED)
+            ag_bd_silent_expiry(&f->bd, q->key, cls);
         break;
     case TR_EVICT:
         f->win.evictions++;
@@ -136,6 +148,7 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
     default:
         return;
     }
+    ag_bd_event(&f->bd, ev, cls);
     trace_add(f, ev, cls, cost);
 }
 
@@ -146,8 +159,10 @@ void ag_feed_expire(ag_feed *f)
     /* memcached's clock ticks in whole seconds: give a second of slack. */
     while (ag_ttl_next_expired(&f->ttl, f->stream_now_us - 1000000, &key, &cls)) {
         hc_profile_event(f->prof, HC_EV_DELETE, cls, key, 0);
+        ag_bd_silent_expiry(&f->bd, key, cls);
         f->win.silent_expiries++;
     }
+    ag_bd_expire(&f->bd, f->stream_now_us);
 }
 
 void ag_feed_window_reset(ag_feed *f)
@@ -155,4 +170,5 @@ void ag_feed_window_reset(ag_feed *f)
     memset(&f->win, 0, sizeof f->win);
     ag_costs_reset(&f->costs);
     ag_trace_next_window(&f->trace);
+    ag_bd_window(&f->bd);
 }

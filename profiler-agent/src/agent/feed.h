@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "../core/profile.h"
+#include "breakdown.h"
 #include "costs.h"
 #include "trace.h"
 #include "ttl.h"
@@ -42,6 +43,7 @@ typedef struct ag_feed {
     ag_costs costs;
     ag_ttl ttl;
     ag_trace trace;
+    ag_bd bd;                /* TTL-aware, prefix and hot-key breakdown (issue 16) */
     int64_t stream_now_us;   /* latest event ts seen */
     ag_window_counts win;
 } ag_feed;
@@ -52,6 +54,7 @@ typedef struct ag_feed_config {
     double trace_rate;
     uint32_t trace_max_records;
     uint64_t seed;
+    ag_bd_config bd;
 } ag_feed_config;
 
 int ag_feed_init(ag_feed *f, const ag_feed_config *cfg, const char **err);

@@ -18,6 +18,7 @@
 typedef struct ag_item {
     wl_line line;
     int64_t arrival_us;   /* monotonic clock when read */
+    uint16_t pfx;         /* the key's prefix id (keys.h), 0 none */
 } ag_item;
 
 typedef struct ag_ring {

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "ring.h"
 #include "snapshot.h"
+#include "snapshot_bd.h"
 #include "spool.h"
 #include "stats.h"
 #include "upload.h"
@@ -50,6 +51,9 @@ typedef struct agent {
     wn_norm *wn;
     ag_feed feed;
     ag_feed_config fcfg;
+    ag_keys keys;              /* prefix ids and clear hot keys (reader thread side) */
+    int keys_on;
+    int64_t hot_published_us;  /* stream time of the last hot-key request to the reader */
     /* window */
     int have_start;
     int mem_full;              /* memcached had allocated all its memory at the last poll */
@@ -99,10 +103,12 @@ static void sync_capacities(agent *a, const mc_stats *s, int force)
         a->mem_full = full;
         hc_profile_set_memory_full(a->feed.prof, full);
     }
+    ag_bd_set_memory(&a->feed.bd, s->limit_maxbytes);
     for (int c = 1; c < MC_MAX_CLASSES && c < HC_MAX_CLASSES; c++) {
         const mc_class_stats *k = &s->cls[c];
         if (!k->present || k->total_chunks == 0 || k->chunk_size == 0)
             continue;
+        ag_bd_set_class(&a->feed.bd, c, k->total_chunks, k->chunk_size);
         if (force || !hc_profile_has_class(a->feed.prof, c)) {
             hc_curve cv;
             if (hc_profile_has_class(a->feed.prof, c) &&
@@ -139,6 +145,15 @@ static void feed_one(agent *a, const wn_event *in)
         }
     }
     ag_feed_event(&a->feed, ev);
+    if (a->cfg.hot_keys_clear && (a->feed.bd.reads_since_publish >= 4096 ||
+                                  ev->req.ts_us - a->hot_published_us > 1000000)) {
+        /* ask the reader for the clear text of the current hot keys */
+        uint64_t want[2 * AG_HOT_MAX];
+        uint32_t n = 2 * (a->cfg.hot_keys + 8);
+        ag_keys_want(&a->keys, want, ag_bd_hot_candidates(&a->feed.bd, want, n));
+        a->feed.bd.reads_since_publish = 0;
+        a->hot_published_us = ev->req.ts_us;
+    }
 }
 
 static void hold(agent *a, const wn_event *ev)
@@ -327,6 +342,8 @@ static void finish_close(agent *a)
                loss.watcher_skipped);
     } else {
         snap = ag_snapshot_build(&a->cfg, sid, a->s0, a->s1, &a->feed, &loss, &si, &feat, &v);
+        if (snap && a->keys_on)
+            ag_snapshot_breakdown(snap, &a->cfg, &a->feed, &a->keys);
         if (v.check == 0)
             ag_log(AG_LOG_WARN, "self_check_failed",
                    "agent_hit_ratio=%.4f measured_hit_ratio=%.4f tolerance=%.4f reads_seen=%"
@@ -400,8 +417,10 @@ static void process_ring(agent *a, ag_item *batch, uint32_t n)
             wn_reset(a->wn);
             continue;
         }
-        if (l->type != WL_SKIPPED && l->type != WL_OTHER)
+        if (l->type != WL_SKIPPED && l->type != WL_OTHER) {
             a->lines_total++;
+            ag_bd_note_prefix(&a->feed.bd, l->key, batch[i].pfx);
+        }
         wn_push(a->wn, l, batch[i].arrival_us);
     }
 }
@@ -431,6 +450,23 @@ static int setup(agent *a)
     a->fcfg.trace_rate = (c->backend_url[0] || c->snapshot_dir[0]) ? c->trace_rate : 0;
     a->fcfg.trace_max_records = c->trace_max_records;
     a->fcfg.seed = 0x48435f4147454e54ULL;
+    a->fcfg.bd = (ag_bd_config){.enabled = (int)c->breakdown,
+                                .prefix_top = c->prefix_top,
+                                .hot_keys = c->hot_keys,
+                                .class_keys = 1024,
+                                .merged_keys = 32768,
+                                .prefix_keys = 1024,
+                                .ghost_factor = c->ghost_factor,
+                                .seed = a->fcfg.seed + 16};
+    if (c->breakdown) {
+        char err[200];
+        if (ag_keys_init(&a->keys, c->prefix_delimiter[0], (int)c->prefix_depth, c->prefix_regex,
+                         (int)c->hot_keys_clear, err, sizeof err) < 0) {
+            ag_log(AG_LOG_ERROR, "prefix_rule_failed", "error=\"%s\"", err);
+            return -1;
+        }
+        a->keys_on = 1;
+    }
     if (feed_init(a) < 0)
         return -1;
     wn_config wc = {.reorder_lines = 1u << 17,
@@ -501,7 +537,7 @@ int cmd_run(int argc, char **argv)
            a->cfg.snapshot_dir[0] ? a->cfg.snapshot_dir : "none",
            a->spool_on ? a->cfg.spool_dir : "none");
     if (ag_poller_start(&a->poller, a->cfg.memcached, a->cfg.stats_interval_s) < 0 ||
-        ag_watch_start(&a->watch, a->cfg.memcached, &a->ring) < 0) {
+        ag_watch_start(&a->watch, a->cfg.memcached, &a->ring, a->keys_on ? &a->keys : NULL) < 0) {
         ag_log(AG_LOG_ERROR, "thread_start_failed", "%s", "");
         return 1;
     }
@@ -571,6 +607,8 @@ int cmd_run(int argc, char **argv)
     if (a->events_log)
         fclose(a->events_log);
     ag_feed_free(&a->feed);
+    if (a->keys_on)
+        ag_keys_free(&a->keys);
     wn_free(a->wn);
     ag_ring_free(&a->ring);
     free(a->s0);

@@ -128,21 +128,22 @@ static void compact(ag_ttl *t)
             heap_push(t, (ag_ttl_entry){t->exp[i], t->keys[i], t->cls[i]});
 }
 
-void ag_ttl_store(ag_ttl *t, uint64_t key, int clsid, int64_t ts_us, int32_t ttl_s)
+int ag_ttl_store(ag_ttl *t, uint64_t key, int clsid, int64_t ts_us, int32_t ttl_s)
 {
     if (!t->keys)
-        return;
+        return 0;
     key = norm_key(key);
     uint64_t i = find(t, key);
+    int passed = t->keys[i] && t->exp[i] <= ts_us;
     if (ttl_s <= 0) {
         if (t->keys[i])
             del_at(t, i);
-        return;
+        return passed;
     }
     if (!t->keys[i]) {
         if (t->count >= t->max_keys) {
             t->untracked++;
-            return;
+            return 0;
         }
         t->keys[i] = key;
         t->count++;
@@ -153,15 +154,18 @@ void ag_ttl_store(ag_ttl *t, uint64_t key, int clsid, int64_t ts_us, int32_t ttl
     heap_push(t, (ag_ttl_entry){e, key, (int16_t)clsid});
     if (t->hn > 4 * t->max_keys + 1024)
         compact(t);
+    return passed;
 }
 
-void ag_ttl_forget(ag_ttl *t, uint64_t key)
+int ag_ttl_forget(ag_ttl *t, uint64_t key)
 {
     if (!t->keys)
-        return;
+        return 0;
     uint64_t i = find(t, norm_key(key));
-    if (t->keys[i])
-        del_at(t, i);
+    if (!t->keys[i])
+        return 0;
+    del_at(t, i);
+    return 1;
 }
 
 int ag_ttl_next_expired(ag_ttl *t, int64_t now_us, uint64_t *key, int *clsid)

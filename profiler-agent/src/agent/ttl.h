@@ -31,10 +31,12 @@ typedef struct ag_ttl {
 int ag_ttl_init(ag_ttl *t, uint64_t max_keys);
 void ag_ttl_free(ag_ttl *t);
 void ag_ttl_clear(ag_ttl *t);
-/* A store: ttl_s > 0 tracks it, otherwise forgets any earlier expiry of the key. */
-void ag_ttl_store(ag_ttl *t, uint64_t key, int clsid, int64_t ts_us, int32_t ttl_s);
-/* The key left the cache (delete, evict, expired read). */
-void ag_ttl_forget(ag_ttl *t, uint64_t key);
+/* A store: ttl_s > 0 tracks it, otherwise forgets any earlier expiry of the key. Returns 1
+ * when the key's tracked expiry had already passed at ts_us (memcached's store found it
+ * expired: an expiry not yet applied here, which the caller counts), else 0. */
+int ag_ttl_store(ag_ttl *t, uint64_t key, int clsid, int64_t ts_us, int32_t ttl_s);
+/* The key left the cache (delete, evict, expired read). Returns 1 if it was tracked. */
+int ag_ttl_forget(ag_ttl *t, uint64_t key);
 /* Next key expired at stream time now_us: 1 with key and clsid set (and forgotten), else 0. */
 int ag_ttl_next_expired(ag_ttl *t, int64_t now_us, uint64_t *key, int *clsid);
 

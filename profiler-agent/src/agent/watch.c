@@ -77,6 +77,8 @@ static void read_stream(ag_watch *w, int fd, char *buf)
     int saw_ok = 0;
     size_t attempt = 0;
     ag_item it;
+    unsigned char key[WL_MAX_KEY + 1];
+    memset(&it, 0, sizeof it);
     for (;;) {
         if (w->stop)
             return;
@@ -142,10 +144,13 @@ static void read_stream(ag_watch *w, int fd, char *buf)
             }
             if (len == 0)
                 continue;
-            if (wl_parse(s, len, &it.line, NULL) < 0) {
+            if (wl_parse(s, len, &it.line, w->keys ? key : NULL) < 0) {
                 atomic_fetch_add_explicit(&w->malformed, 1, memory_order_relaxed);
                 continue;
             }
+            it.pfx = w->keys && it.line.keylen ? ag_keys_line(w->keys, it.line.key, key,
+                                                              it.line.keylen)
+                                               : 0;
             it.arrival_us = now;
             atomic_fetch_add_explicit(&w->lines, 1, memory_order_relaxed);
             if (it.line.fields)
@@ -218,11 +223,12 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring)
+int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring, ag_keys *keys)
 {
     memset(w, 0, sizeof *w);
     w->addr = addr;
     w->ring = ring;
+    w->keys = keys;
     return pthread_create(&w->th, NULL, watch_main, w) == 0 ? 0 : -1;
 }
 

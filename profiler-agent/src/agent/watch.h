@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "keys.h"
 #include "ring.h"
 
 /* What probing found (feature detection by asking, memcached's version is a second signal). */
@@ -20,6 +21,7 @@ typedef struct ag_watch {
     pthread_t th;
     const char *addr;
     ag_ring *ring;
+    ag_keys *keys;        /* prefix ids and clear hot-key names (NULL: off) */
     volatile int stop;
     _Atomic uint64_t lines, bytes, malformed, connects;
     _Atomic int connected;
@@ -30,7 +32,7 @@ typedef struct ag_watch {
 
 const char *ag_watch_mode_name(int mode);
 
-int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring);
+int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring, ag_keys *keys);
 void ag_watch_stop(ag_watch *w);
 
 #endif

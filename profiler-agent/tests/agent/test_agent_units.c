@@ -42,8 +42,13 @@ static void test_ttl(void)
     CHECK(ag_ttl_next_expired(&t, 7000000, &k, &c) == 0, "nothing at 7 s (22 was re-stored)");
     CHECK(ag_ttl_next_expired(&t, 12000000, &k, &c) == 1 && k == 11 && c == 3, "11 at 12 s");
     CHECK(ag_ttl_next_expired(&t, 12000000, &k, &c) == 0, "once only");
-    ag_ttl_forget(&t, 22);
+    CHECK(ag_ttl_forget(&t, 22) == 1 && ag_ttl_forget(&t, 22) == 0, "forget says if it was tracked");
     CHECK(ag_ttl_next_expired(&t, 99000000, &k, &c) == 0, "forgotten key never expires");
+    /* a store over a passed expiry reports it (memcached found the item expired) */
+    CHECK(ag_ttl_store(&t, 44, 2, 1000000, 2) == 0, "new key");
+    CHECK(ag_ttl_store(&t, 44, 2, 2500000, 2) == 0, "re-stored before its expiry");
+    CHECK(ag_ttl_store(&t, 44, 2, 4600000, 0) == 1, "re-stored after its expiry (4.5 s)");
+    CHECK(ag_ttl_forget(&t, 44) == 0, "no TTL now: untracked");
     /* bound: 4 keys */
     for (uint64_t i = 100; i < 110; i++)
         ag_ttl_store(&t, i, 1, 0, 1);

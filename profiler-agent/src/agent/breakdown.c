@@ -1,0 +1,269 @@
+#include "breakdown.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PFX_TABLE_BITS 19     /* 512K keys, 3 MiB */
+
+static hc_sdc *mk(const ag_bd *b, uint32_t keys, int ttl, double range, uint32_t cells)
+{
+    hc_sdc_config c;
+    hc_sdc_config_default(&c);
+    c.max_keys = keys;
+    c.ttl_aware = ttl;
+    c.max_size = range;
+    c.cells = cells;
+    c.seed = b->cfg.seed;
+    return hc_sdc_new(&c, NULL);
+}
+
+int ag_bd_init(ag_bd *b, const ag_bd_config *c, const char **err)
+{
+    memset(b, 0, sizeof *b);
+    b->cfg = *c;
+    if (!c->enabled)
+        return 0;
+    hc_prefixes_config pc;
+    hc_prefixes_config_default(&pc);
+    pc.top_n = c->prefix_top;
+    pc.keys_per_prefix = c->prefix_keys;
+    pc.seed = c->seed;
+    b->pfx = hc_prefixes_new(&pc, err);
+    if (!b->pfx)
+        return -1;
+    b->all_ttl = mk(b, c->merged_keys, 1, 64.0 * 1048576, 2000);
+    b->all_obl = mk(b, c->merged_keys, 0, 64.0 * 1048576, 2000);
+    b->hot = hc_topk_new(AG_HOT_SLOTS);
+    b->hot_bytes = hc_topk_new(AG_HOT_SLOTS);
+    b->pmask = (1u << PFX_TABLE_BITS) - 1;
+    b->ptag = calloc(b->pmask + 1, sizeof *b->ptag);
+    b->pid = calloc(b->pmask + 1, sizeof *b->pid);
+    if (!b->all_ttl || !b->all_obl || !b->hot || !b->hot_bytes || !b->ptag || !b->pid) {
+        *err = "out of memory";
+        ag_bd_free(b);
+        return -1;
+    }
+    return 0;
+}
+
+void ag_bd_free(ag_bd *b)
+{
+    for (int c = 0; c < HC_MAX_CLASSES; c++)
+        hc_sdc_free(b->cls[c]);
+    hc_sdc_free(b->all_ttl);
+    hc_sdc_free(b->all_obl);
+    hc_prefixes_free(b->pfx);
+    hc_topk_free(b->hot);
+    hc_topk_free(b->hot_bytes);
+    free(b->ptag);
+    free(b->pid);
+    memset(b, 0, sizeof *b);
+}
+
+void ag_bd_set_class(ag_bd *b, int cls, uint64_t items, uint32_t chunk)
+{
+    if (!b->cfg.enabled || cls <= 0 || cls >= HC_MAX_CLASSES || items == 0)
+        return;
+    b->chunk[cls] = chunk;
+    double range = b->cfg.ghost_factor * (double)items;
+    if (!b->cls[cls])
+        b->cls[cls] = mk(b, b->cfg.class_keys, 1, range, 1000);
+    else if (hc_sdc_max_size(b->cls[cls]) != range)
+        hc_sdc_set_range(b->cls[cls], range);
+}
+
+void ag_bd_set_memory(ag_bd *b, uint64_t limit_bytes)
+{
+    if (!b->cfg.enabled || limit_bytes == 0)
+        return;
+    double range = b->cfg.ghost_factor * (double)limit_bytes;
+    if (hc_sdc_max_size(b->all_ttl) == range)
+        return;
+    hc_sdc_set_range(b->all_ttl, range);
+    hc_sdc_set_range(b->all_obl, range);
+    hc_prefixes_set_range(b->pfx, range);
+    b->have_range = 1;
+}
+
+static uint32_t tag_of(uint64_t key) { return (uint32_t)(key >> 32) | 1; }
+
+void ag_bd_note_prefix(ag_bd *b, uint64_t key, uint16_t pfx)
+{
+    if (!b->cfg.enabled)
+        return;
+    uint64_t i = ag_mix64(key) & b->pmask;
+    b->ptag[i] = tag_of(key);
+    b->pid[i] = pfx;
+}
+
+/* Prefix of a key as last seen on the ring; 0 ("no prefix") if the table lost it. */
+static uint16_t prefix_of(const ag_bd *b, uint64_t key)
+{
+    uint64_t i = ag_mix64(key) & b->pmask;
+    return b->ptag[i] == tag_of(key) ? b->pid[i] : 0;
+}
+
+static void left(ag_bd *b, uint64_t key, int cls, int how)
+{
+    if (cls > 0 && cls < HC_MAX_CLASSES) {
+        hc_leave_counts *l = &b->left[cls];
+        if (how == 0) l->expired++;
+        else if (how == 1) l->evicted++;
+        else l->deleted++;
+    }
+    hc_prefixes_left(b->pfx, prefix_of(b, key), key, how);
+}
+
+static void hot(ag_bd *b, uint64_t key, uint32_t size)
+{
+    int rep;
+    uint32_t s = hc_topk_add(b->hot, key, 1.0, &rep);
+    hc_topk_slot *sl = hc_topk_slot_at(b->hot, s);
+    if (size)
+        sl->aux = size;
+    double w = (double)(size ? size : sl->aux ? sl->aux : 1);
+    s = hc_topk_add(b->hot_bytes, key, w, &rep);
+    hc_topk_slot_at(b->hot_bytes, s)->aux = (uint64_t)w;
+}
+
+void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
+{
+    if (!b->cfg.enabled)
+        return;
+    const tr_request *q = &ev->req;
+    hc_sdc *cc = cls > 0 && cls < HC_MAX_CLASSES ? b->cls[cls] : NULL;
+    /* bytes an item takes: its class's chunk when known (memcached allocates chunks) */
+    uint32_t w = q->size ? (cls > 0 && cls < HC_MAX_CLASSES && b->chunk[cls] ? b->chunk[cls]
+                                                                              : q->size)
+                         : 0;
+    uint64_t k = q->key;
+    int64_t t = q->ts_us;
+    switch (q->op) {
+    case TR_HIT:
+    case TR_MISS: {
+        int h = q->op == TR_HIT;
+        hc_sdc_read(b->all_ttl, k, w, t);
+        hc_sdc_read(b->all_obl, k, w, t);
+        if (cc)
+            hc_sdc_read(cc, k, h ? 1 : 0, t);
+        hc_prefixes_read(b->pfx, prefix_of(b, k), k, h, w, t);
+        hot(b, k, q->size);
+        b->reads_since_publish++;
+        break;
+    }
+    case TR_SET: {
+        int64_t exp = q->ttl > 0 ? t + (int64_t)q->ttl * 1000000 : 0;
+        hc_sdc_write(b->all_ttl, k, w, t, exp);
+        hc_sdc_write(b->all_obl, k, w, t, exp);
+        if (cc)
+            hc_sdc_write(cc, k, 1, t, exp);
+        hc_prefixes_write(b->pfx, prefix_of(b, k), k, w, t, exp);
+        break;
+    }
+    case TR_DELETE:
+        if (ev->cause == WN_EXPIRED) {
+            /* memcached's 1 s clock can expire an item just before our heap does; the
+             * oblivious model keeps it by definition. Counted when the TTL tracker fires. */
+            b->expired_reads++;
+            hc_sdc_remove(b->all_ttl, k);
+            if (cc)
+                hc_sdc_remove(cc, k);
+            break;
+        }
+        hc_sdc_remove(b->all_ttl, k);
+        hc_sdc_remove(b->all_obl, k);
+        if (cc)
+            hc_sdc_remove(cc, k);
+        if (ev->cause == WN_PLAIN)
+            left(b, k, cls, 2);
+        break;
+    case TR_EVICT:
+        hc_sdc_evicted(b->all_ttl, k);
+        hc_sdc_evicted(b->all_obl, k);
+        left(b, k, cls, 1);
+        break;
+    default:
+        break;
+    }
+}
+
+void ag_bd_silent_expiry(ag_bd *b, uint64_t key, int cls)
+{
+    if (b->cfg.enabled)
+        left(b, key, cls, 0);
+}
+
+void ag_bd_expire(ag_bd *b, int64_t now_us)
+{
+    if (!b->cfg.enabled)
+        return;
+    hc_sdc_expire(b->all_ttl, now_us);
+    for (int c = 1; c < HC_MAX_CLASSES; c++)
+        if (b->cls[c])
+            hc_sdc_expire(b->cls[c], now_us);
+}
+
+uint32_t ag_bd_hot_candidates(const ag_bd *b, uint64_t *out, uint32_t n)
+{
+    if (!b->cfg.enabled)
+        return 0;
+    uint32_t idx[2 * AG_HOT_MAX], m = 0;
+    uint32_t half = n / 2 > AG_HOT_MAX ? AG_HOT_MAX : n / 2;
+    uint32_t a = hc_topk_sorted(b->hot, idx, half);
+    for (uint32_t i = 0; i < a; i++)
+        out[m++] = hc_topk_slot_at(b->hot, idx[i])->key;
+    a = hc_topk_sorted(b->hot_bytes, idx, half);
+    for (uint32_t i = 0; i < a; i++)
+        out[m++] = hc_topk_slot_at(b->hot_bytes, idx[i])->key;
+    return m;
+}
+
+void ag_bd_window(ag_bd *b)
+{
+    if (!b->cfg.enabled)
+        return;
+    for (int c = 0; c < HC_MAX_CLASSES; c++)
+        if (b->cls[c])
+            hc_sdc_reset(b->cls[c]);
+    memset(b->left, 0, sizeof b->left);
+    hc_sdc_reset(b->all_ttl);
+    hc_sdc_reset(b->all_obl);
+    hc_prefixes_window(b->pfx);
+    hc_topk_scale(b->hot, 0);
+    hc_topk_scale(b->hot_bytes, 0);
+    b->expired_reads = 0;
+}
+
+void ag_bd_clear(ag_bd *b)
+{
+    if (!b->cfg.enabled)
+        return;
+    ag_bd_window(b);
+    for (int c = 0; c < HC_MAX_CLASSES; c++)
+        if (b->cls[c])
+            hc_sdc_clear(b->cls[c]);
+    hc_sdc_clear(b->all_ttl);
+    hc_sdc_clear(b->all_obl);
+    hc_prefixes_clear(b->pfx);
+    memset(b->ptag, 0, (b->pmask + 1) * sizeof *b->ptag);
+}
+
+size_t ag_bd_bytes(const ag_bd *b)
+{
+    if (!b->cfg.enabled)
+        return 0;
+    size_t n = sizeof *b + (b->pmask + 1) * 6 + hc_topk_bytes(b->hot) + hc_topk_bytes(b->hot_bytes) +
+               hc_prefixes_bytes(b->pfx);
+    hc_sdc_stats st;
+    hc_sdc_stats_get(b->all_ttl, &st);
+    n += st.bytes;
+    hc_sdc_stats_get(b->all_obl, &st);
+    n += st.bytes;
+    for (int c = 0; c < HC_MAX_CLASSES; c++)
+        if (b->cls[c]) {
+            hc_sdc_stats_get(b->cls[c], &st);
+            n += st.bytes;
+        }
+    return n;
+}

@@ -1,0 +1,70 @@
+/*
+ * Issue 16's view of the event stream, beside the per-class LRU profile: TTL-aware curves
+ * (SHARDS++, core/sdcurve) per class in items and merged in bytes, the merged TTL-oblivious
+ * curve from the same estimator (so the two differ only in expiry), per-prefix curves and
+ * counts (core/prefixes), hot keys by requests and by requests x size (core/topk,
+ * space-saving, reset every window), and how items left per class and prefix: expired,
+ * evicted, deleted. Fed by feed.c on the main thread; the prefix id of each key comes from the
+ * reader thread (keys.c) through the ring and a key -> prefix table here.
+ */
+#ifndef AG_BREAKDOWN_H
+#define AG_BREAKDOWN_H
+
+#include <stdint.h>
+
+#include "../core/prefixes.h"
+#include "../core/profile.h"
+#include "../core/sdcurve.h"
+#include "../core/topk.h"
+#include "watchline.h"
+
+#define AG_HOT_SLOTS 256       /* space-saving counters per hot-key sketch */
+#define AG_HOT_MAX 100         /* hot keys reported (protocol limit) */
+
+typedef struct ag_bd_config {
+    int enabled;
+    uint32_t prefix_top;       /* prefixes reported (1..100) */
+    uint32_t hot_keys;         /* hot keys reported (0..100) */
+    uint32_t class_keys;       /* sampled keys per class curve */
+    uint32_t merged_keys;      /* sampled keys of each merged curve */
+    uint32_t prefix_keys;      /* sampled keys per prefix curve */
+    double ghost_factor;       /* curves span (0, k x current size] like the LRU curves */
+    uint64_t seed;
+} ag_bd_config;
+
+typedef struct ag_bd {
+    ag_bd_config cfg;
+    hc_sdc *cls[HC_MAX_CLASSES];
+    uint32_t chunk[HC_MAX_CLASSES];
+    hc_leave_counts left[HC_MAX_CLASSES];
+    hc_sdc *all_ttl, *all_obl;
+    hc_prefixes *pfx;
+    hc_topk *hot, *hot_bytes;
+    uint32_t *ptag;            /* key -> prefix id, direct-mapped */
+    uint16_t *pid;
+    uint64_t pmask;
+    uint64_t expired_reads, reads_since_publish;
+    int have_range;
+} ag_bd;
+
+int ag_bd_init(ag_bd *b, const ag_bd_config *c, const char **err);
+void ag_bd_free(ag_bd *b);
+/* A class's capacity (items) and chunk size: its TTL curve spans k x items. */
+void ag_bd_set_class(ag_bd *b, int cls, uint64_t items, uint32_t chunk);
+/* memcached's memory limit: the merged and prefix curves span k x bytes. */
+void ag_bd_set_memory(ag_bd *b, uint64_t limit_bytes);
+/* From the ring, before the line enters the normaliser. */
+void ag_bd_note_prefix(ag_bd *b, uint64_t key, uint16_t pfx);
+/* A normalised event; cls is the class feed.c attributed (-1 unknown). */
+void ag_bd_event(ag_bd *b, const wn_event *ev, int cls);
+/* A key memcached expired silently (its TTL passed in stream time). */
+void ag_bd_silent_expiry(ag_bd *b, uint64_t key, int cls);
+/* Stream time moved: apply expiries in the TTL-aware curves. */
+void ag_bd_expire(ag_bd *b, int64_t now_us);
+/* The hot keys the reader should capture in clear (at most n hashes into out). */
+uint32_t ag_bd_hot_candidates(const ag_bd *b, uint64_t *out, uint32_t n);
+void ag_bd_window(ag_bd *b);
+void ag_bd_clear(ag_bd *b);
+size_t ag_bd_bytes(const ag_bd *b);
+
+#endif
