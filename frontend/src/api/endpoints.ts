@@ -273,6 +273,7 @@ export async function getServerCurve(id: string, signal?: AbortSignal): Promise<
     advice: adv.moves,
     adviceHitGain: adv.gain,
     lossRatio: num(j.latest_snapshot?.loss_ratio),
+    observedMaxBytes: num(m?.observed_max_bytes),
   };
 }
 
@@ -298,6 +299,7 @@ export async function getClusterCurve(id: string, signal?: AbortSignal): Promise
     advice: [],
     adviceHitGain: null,
     lossRatio: null,
+    observedMaxBytes: num(j.observed_max_bytes),
   };
 }
 
@@ -316,34 +318,60 @@ export async function getSizing(
   return sizing(j, target, pricePerGbMonth);
 }
 
+const STATUSES = ["ok", "warming_up", "above_curve", "unreachable"] as const;
+
+/** The API's status; an older backend says beyond_curve for above_curve. */
+function sizingStatus(j: J): Sizing["status"] {
+  if (j.status === "beyond_curve") return "above_curve";
+  return (STATUSES as readonly string[]).includes(j.status) ? j.status : "ok";
+}
+
 export function sizing(j: J, target: number, price: number | null): Sizing {
-  const bytes = j.status === "ok" ? num(j.memory_bytes) : null;
+  const status = sizingStatus(j);
+  // A warming answer still carries the curve's provisional number.
+  const bytes = status === "ok" || status === "warming_up" ? num(j.memory_bytes) : null;
   const current = num(j.curve?.current_bytes) ?? 0;
   const costNow = price !== null ? monthlyCost(current, price) : null;
   const costAt = price !== null && bytes !== null ? monthlyCost(bytes, price) : null;
+  const b = j.band;
+  const band = !b
+    ? null
+    : "memory_bytes_min" in b || "memory_bytes_max" in b
+      ? { minBytes: num(b.memory_bytes_min), maxBytes: num(b.memory_bytes_max), confidence: num(b.confidence) }
+      : // older backend: band.low is the pessimistic end (more memory), band.high the optimistic one
+        { minBytes: num(b.high), maxBytes: num(b.low), confidence: null };
   return {
     target: num(j.target_hit_ratio) ?? target,
+    status,
     bytes,
+    memoryLimitBytes: num(j.memory_limit_bytes),
+    currentLimitBytes: num(j.current_memory_limit_bytes),
+    usedBytes: num(j.used_bytes),
+    atLeastBytes: num(j.memory_bytes_at_least) ?? (status === "above_curve" || status === "unreachable" ? num(j.curve?.max_bytes) : null),
     currentBytes: current,
     deltaBytes: bytes !== null ? bytes - current : null,
     monthlyCostNow: costNow,
     monthlyCostAtTarget: costAt,
     deltaCost: costNow !== null && costAt !== null ? costAt - costNow : null,
     currency: "USD",
-    // band.low is the pessimistic end (more memory), band.high the optimistic one.
-    band: j.band ? { loBytes: num(j.band.high), hiBytes: num(j.band.low) } : null,
+    band,
+    recommendedBytes: num(j.recommended_memory_limit_bytes),
+    stable: typeof j.stable === "boolean" ? j.stable : null,
+    fillRatio: num(j.fill_ratio),
+    fullInSeconds: num(j.full_in_seconds),
     basis: j.policy ? `simulated ${j.policy}` : j.basis,
     curveAgeSeconds: num(j.curve?.age_seconds),
-    reachable: j.status === "ok",
+    reachable: status === "ok" || status === "warming_up",
     message: j.message ?? null,
     maxBytes: num(j.curve?.max_bytes),
     maxHitRatio: num(j.curve?.max_hit_ratio),
   };
 }
 
-export async function getHistory(kind: "server" | "cluster", id: string, days: number, signal?: AbortSignal): Promise<History> {
-  const start = new Date(Date.now() - days * 86400_000).toISOString();
-  const maxPoints = Math.min(2000, days * 48);
+/** The last `hours` of measurements, accuracy and curves (windows are a minute: up to one point each). */
+export async function getHistory(kind: "server" | "cluster", id: string, hours: number, signal?: AbortSignal): Promise<History> {
+  const start = new Date(Date.now() - hours * HOUR).toISOString();
+  const maxPoints = Math.min(2000, Math.max(60, hours * 60));
   const [hist, acc, curves] = await Promise.all([
     get<J>(`/${kind}s/${id}/history${qs({ start, max_points: maxPoints })}`, signal),
     get<J>(`/${kind}s/${id}/accuracy${qs({ start, max_points: maxPoints })}`, signal),

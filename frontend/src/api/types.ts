@@ -79,18 +79,41 @@ export type CurveView = {
   advice: PageMove[];
   adviceHitGain: number | null;
   lossRatio: number | null;
+  /** Past this memory the agent has observed nothing yet (null: the whole curve is observed). */
+  observedMaxBytes: number | null;
 };
+
+/** What the sizing API said: ok, memcached still filling (warming_up), the target past the curve's
+ * reach (above_curve: `atLeastBytes` is then a lower bound), or no memory reaches it (unreachable). */
+export type SizingStatus = "ok" | "warming_up" | "above_curve" | "unreachable";
 
 export type Sizing = {
   target: number;
+  status: SizingStatus;
+  /** The curve's memory for the target (null above the curve). */
   bytes: number | null;
+  /** The memcached memory limit (-m) to set for the target, whole MiB; null when not known. */
+  memoryLimitBytes: number | null;
+  /** -m today (limit_maxbytes). */
+  currentLimitBytes: number | null;
+  /** Slab pages memcached has taken today (counts toward -m). */
+  usedBytes: number | null;
+  /** Above the curve: the target needs more than this. */
+  atLeastBytes: number | null;
   currentBytes: number;
   deltaBytes: number | null;
   monthlyCostNow: number | null;
   monthlyCostAtTarget: number | null;
   deltaCost: number | null;
   currency: string;
-  band: { loBytes: number | null; hiBytes: number | null } | null;
+  /** Memory range for the target at the stated confidence (maxBytes null: past the curve). */
+  band: { minBytes: number | null; maxBytes: number | null; confidence: number | null } | null;
+  /** A limit that moves only outside the hysteresis band, for autoscalers; `stable` says it held. */
+  recommendedBytes: number | null;
+  stable: boolean | null;
+  /** Warming up: share of -m memcached has taken, and an estimate of when it is full. */
+  fillRatio: number | null;
+  fullInSeconds: number | null;
   basis: string;
   curveAgeSeconds: number | null;
   reachable: boolean;

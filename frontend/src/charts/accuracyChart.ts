@@ -1,7 +1,7 @@
 // Measured versus predicted hit rate over time (top), and the prediction error in percentage
 // points (bottom bars): how right the curve has been on this server.
 import * as d3 from "d3";
-import { formatPercent, formatPp } from "../lib/format";
+import { formatPercent, formatPp, timeAxisDomain, timeTickFormat } from "../lib/format";
 import type { Margin } from "./curveChart";
 
 export type AccuracyDatum = { time: Date; measured: number | null; predicted: number | null };
@@ -12,11 +12,9 @@ export function drawAccuracyChart(svgEl: SVGSVGElement, data: AccuracyDatum[], o
   const errH = Math.round((height - m.top - m.bottom) * 0.32);
   const gap = 26;
   const topBottom = height - m.bottom - errH - gap;
-  const ext = d3.extent(data, (d) => d.time) as [Date, Date] | [undefined, undefined];
-  const x = d3
-    .scaleTime()
-    .domain(ext[0] ? [ext[0], ext[1]!] : [new Date(0), new Date(1)])
-    .range([m.left, width - m.right]);
+  const dom = timeAxisDomain(data.map((d) => d.time));
+  const x = d3.scaleTime().domain(dom).range([m.left, width - m.right]);
+  const tickFmt = timeTickFormat(dom);
   const values = data.flatMap((d) => [d.measured, d.predicted]).filter((v): v is number => v !== null);
   const lo = values.length ? Math.max(0, Math.floor((d3.min(values)! - 0.02) * 20) / 20) : 0;
   const hi = values.length ? Math.min(1, Math.ceil((d3.max(values)! + 0.02) * 20) / 20) : 1;
@@ -37,7 +35,12 @@ export function drawAccuracyChart(svgEl: SVGSVGElement, data: AccuracyDatum[], o
       .attr("class", `layer-${name}`);
   layer("x-axis")
     .attr("transform", `translate(0,${height - m.bottom})`)
-    .call(d3.axisBottom(x).ticks(Math.max(2, Math.round((width - m.left - m.right) / 100))));
+    .call(
+      d3
+        .axisBottom(x)
+        .ticks(Math.max(2, Math.round((width - m.left - m.right) / 100)))
+        .tickFormat((d) => tickFmt(d as Date)),
+    );
   layer("y-axis")
     .attr("transform", `translate(${m.left},0)`)
     .call(

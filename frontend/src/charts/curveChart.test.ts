@@ -79,3 +79,15 @@ test("the target handle moves with the arrow keys", () => {
   handle.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowDown", shiftKey: true, bubbles: true }));
   expect(onTarget).toHaveBeenLastCalledWith(0.54);
 });
+
+test("past what was observed the curve is drawn faded and labelled, not as a line of its own", () => {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  const points = [1, 2, 3, 4, 5, 6, 7, 8].map((g) => ({ bytes: g * 1024 ** 3, hit: Math.min(0.8, g * 0.1) }));
+  drawCurveChart(svg, { points, currentBytes: 4 * 1024 ** 3, measuredHit: 0.4, target: null, targetBytes: null, hoverBytes: null, observedMaxBytes: 4 * 1024 ** 3 }, { width: 600, height: 300, margin: { top: 20, right: 40, bottom: 30, left: 40 }, id: "t", xDomain: null });
+  expect(svg.querySelector("path.curve-unobserved")).not.toBeNull();
+  expect(svg.querySelector("rect.unobserved")).not.toBeNull();
+  expect(svg.querySelector("text.unobserved-label")!.textContent).toBe("not observed yet");
+  drawCurveChart(svg, { points, currentBytes: 4 * 1024 ** 3, measuredHit: 0.4, target: null, targetBytes: null, hoverBytes: null, observedMaxBytes: null }, { width: 600, height: 300, margin: { top: 20, right: 40, bottom: 30, left: 40 }, id: "t", xDomain: null });
+  expect(svg.querySelector("path.curve-unobserved")).toBeNull();
+  expect(svg.querySelector("rect.unobserved")).toBeNull();
+});

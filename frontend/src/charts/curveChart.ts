@@ -20,6 +20,9 @@ export type CurveChartData = {
   targetBytes: number | null;
   /** Memory under the pointer, for the readout. */
   hoverBytes: number | null;
+  /** Past this memory the agent has seen nothing yet (memcached still filling: nothing evicted, so
+   * nothing asked again after eviction). The curve there is drawn faded and labelled, not as fact. */
+  observedMaxBytes?: number | null;
 };
 
 export type CurveChartOptions = {
@@ -170,7 +173,32 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
     .join("path")
     .attr("class", "estimate")
     .attr("d", line);
-  plot.selectAll("path.curve").data([pts]).join("path").attr("class", "curve").attr("d", line);
+  const seen = data.observedMaxBytes ?? Infinity;
+  const solid = pts.filter((p) => p.bytes <= seen);
+  const faded = seen < Infinity ? pts.filter((p) => p.bytes >= seen) : [];
+  if (faded.length && solid.length && faded[0].bytes > seen) faded.unshift({ ...solid[solid.length - 1] });
+  plot.selectAll("path.curve").data([solid]).join("path").attr("class", "curve").attr("d", line);
+  plot.selectAll("path.curve-unobserved").data(faded.length > 1 ? [faded] : []).join("path").attr("class", "curve-unobserved").attr("d", line);
+  // The unobserved region: shaded from the last observed memory to the right edge, labelled.
+  const unseen = seen < xDom[1] ? [Math.max(seen, xDom[0])] : [];
+  plot
+    .selectAll("rect.unobserved")
+    .data(unseen)
+    .join("rect")
+    .attr("class", "unobserved")
+    .attr("x", (d) => x(d))
+    .attr("y", m.top)
+    .attr("width", (d) => Math.max(0, width - m.right - x(d)))
+    .attr("height", Math.max(0, plotH));
+  layer("unobserved-label")
+    .selectAll("text.unobserved-label")
+    .data(unseen)
+    .join("text")
+    .attr("class", "unobserved-label")
+    .attr("x", (d) => Math.min(x(d) + 6, width - m.right - 4))
+    .attr("y", height - m.bottom - 8)
+    .attr("text-anchor", (d) => (x(d) + 150 > width - m.right ? "end" : "start"))
+    .text("not observed yet");
 
   // Current allocation and the measured hit rate.
   const marks = layer("marks").attr("clip-path", `url(#${clipId})`);

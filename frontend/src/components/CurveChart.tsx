@@ -12,6 +12,8 @@ type Props = {
   measuredHit: number | null;
   target: number | null;
   targetBytes: number | null;
+  /** Past this memory nothing has been observed yet (drawn faded, labelled). */
+  observedMaxBytes?: number | null;
   zoom: [number, number] | null;
   onZoom: (d: [number, number] | null) => void;
   onTarget: (t: number) => void;
@@ -36,6 +38,7 @@ export function CurveChart(props: Props) {
         target: props.target,
         targetBytes: props.targetBytes,
         hoverBytes: hover,
+        observedMaxBytes: props.observedMaxBytes ?? null,
       },
       {
         id: props.id,
@@ -48,7 +51,7 @@ export function CurveChart(props: Props) {
         onHover: setHover,
       },
     );
-  }, [props.points, props.estimate, props.currentBytes, props.measuredHit, props.target, props.targetBytes, props.id, props.zoom, props.onTarget, props.onZoom, hover, width, height, narrow]);
+  }, [props.points, props.estimate, props.currentBytes, props.measuredHit, props.target, props.targetBytes, props.observedMaxBytes, props.id, props.zoom, props.onTarget, props.onZoom, hover, width, height, narrow]);
   const label =
     `Hit rate versus memory: measured ${props.measuredHit === null ? "unknown" : formatPercent(props.measuredHit)} ` +
     `at ${formatBytes(props.currentBytes)} today. The table view lists the same numbers.`;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import {
-  byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatMoney, formatMoneyDelta, formatPercent, formatPp,
+  byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoneyDelta, formatPercent, formatPp,
+  formatTime, timeAxisDomain, timeTickFormat,
 } from "./format";
 
 // Compare with ordinary spaces and hyphens; the formatter uses no-break spaces and true minus signs.
@@ -78,4 +79,18 @@ describe("byteTicks", () => {
   test("is empty for an empty domain", () => {
     expect(byteTicks(5, 5)).toEqual([]);
   });
+});
+
+test("time axes fit the data and never tick in milliseconds", () => {
+  const t = new Date(2026, 10, 25, 14, 5, 0);
+  const [lo, hi] = timeAxisDomain([t]);
+  expect(hi.getTime() - lo.getTime()).toBe(10 * 60_000);
+  expect(lo.getTime() + 5 * 60_000).toBe(t.getTime());
+  const fmt = timeTickFormat([lo, hi]);
+  expect(fmt(new Date(2026, 10, 25, 14, 5, 0, 379))).toBe("14:05");
+  expect(timeTickFormat([new Date(2026, 10, 18), new Date(2026, 10, 25)])(new Date(2026, 10, 22, 0, 0))).toBe("Nov 22");
+  expect(formatTime(t, new Date(2026, 10, 25, 18, 0))).toBe("14:05");
+  expect(formatTime(t, new Date(2026, 10, 26, 18, 0))).toBe("Nov 25, 14:05");
+  expect(formatDuration(240)).toBe("4\u00a0min");
+  expect(formatDuration(45)).toBe("45\u00a0s");
 });

@@ -134,3 +134,50 @@ export function byteTicks(lo: number, hi: number, count = 6): number[] {
   for (let i = first; i * step <= hi / unit + 1e-9; i++) ticks.push((Math.round(i * step * 1e9) / 1e9) * unit + 0);
   return ticks;
 }
+
+/** A duration for people: "45 s", "4 min", "1.5 h", "3 days". */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return "—";
+  const s = Math.max(0, seconds);
+  if (s < 90) return `${Math.max(1, Math.round(s))}${NBSP}s`;
+  if (s < 90 * 60) return `${Math.round(s / 60)}${NBSP}min`;
+  if (s < 36 * 3600) return `${roundForDisplay(s / 3600)}${NBSP}h`;
+  return `${Math.round(s / 86400)}${NBSP}days`;
+}
+
+/** A point in time, short and local: "14:05" today, "Nov 22, 14:05" on other days. */
+export function formatTime(d: Date, now: Date = new Date()): string {
+  const hm = `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+  if (d.toDateString() === now.toDateString()) return hm;
+  return `${d.toLocaleString("en-US", { month: "short" })} ${d.getDate()}, ${hm}`;
+}
+
+/**
+ * A time axis fitted to the data: the data's own span (at least 10 minutes, centred on a lone
+ * point), with tick labels that never show seconds or milliseconds: "14:05" within a day,
+ * "Nov 22 14:00" / "Nov 22" across days.
+ */
+export function timeAxisDomain(times: Date[]): [Date, Date] {
+  if (!times.length) {
+    const now = Date.now();
+    return [new Date(now - 3600_000), new Date(now)];
+  }
+  let lo = Math.min(...times.map((t) => t.getTime()));
+  let hi = Math.max(...times.map((t) => t.getTime()));
+  const minSpan = 10 * 60_000;
+  if (hi - lo < minSpan) {
+    const mid = (lo + hi) / 2;
+    lo = mid - minSpan / 2;
+    hi = mid + minSpan / 2;
+  }
+  return [new Date(lo), new Date(hi)];
+}
+
+export function timeTickFormat(domain: [Date, Date]): (d: Date) => string {
+  const span = domain[1].getTime() - domain[0].getTime();
+  const hm = (d: Date) => `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+  const md = (d: Date) => `${d.toLocaleString("en-US", { month: "short" })} ${d.getDate()}`;
+  if (span <= 36 * 3600_000) return hm;
+  if (span <= 3 * 86400_000) return (d) => (d.getHours() === 0 && d.getMinutes() === 0 ? md(d) : `${md(d)} ${hm(d)}`);
+  return md;
+}

@@ -2,7 +2,7 @@ import { act, fireEvent, render, screen, waitFor } from "@testing-library/react"
 import { afterEach, expect, test, vi } from "vitest";
 import type { Session } from "../api/types";
 import { SessionContext } from "../session";
-import { CLUSTER, fakeApi, GiB, serverCurve, sizingFor } from "../test/fakeApi";
+import { CLUSTER, fakeApi, serverCurve, sizingFor } from "../test/fakeApi";
 import { CurvePage } from "./CurvePage";
 
 afterEach(() => vi.unstubAllGlobals());
@@ -10,11 +10,11 @@ afterEach(() => vi.unstubAllGlobals());
 const session: Session = { user: { id: "u", email: "a@b.c", name: null }, orgs: [{ id: "o1", name: "x", role: "owner" }], currentOrgId: "o1" };
 const plain = (s: string | null) => (s ?? "").replace(/\u00a0/g, " ").replace(/\u2212/g, "-");
 
-function renderPage(classes = 3) {
+function renderPage(classes = 3, sizing: (u: URL) => unknown = sizingFor) {
   const calls = fakeApi({
     "GET /api/v1/servers/s1/curve": serverCurve(classes),
     "GET /api/v1/clusters/c1": CLUSTER,
-    "GET /api/v1/sizing/servers/s1/memory": sizingFor,
+    "GET /api/v1/sizing/servers/s1/memory": sizing,
   });
   render(
     <SessionContext.Provider value={{ session, setSession: () => undefined }}>
@@ -28,15 +28,31 @@ test("states the sizing API's answer for the cluster's target, with memory and c
   renderPage();
   const answer = await screen.findByTestId("target-answer");
   // Target 65 % (the cluster's) → the API says 6.5 GiB; today 4 GiB; price $10/GiB-month.
-  await waitFor(() => expect(plain(answer.textContent)).toBe("65 % needs 6.5 GiB, +2.5 GiB, +$25/month"));
-  expect(Number(answer.getAttribute("data-bytes"))).toBeCloseTo(6.5 * GiB, 0);
+  await waitFor(() => expect(plain(answer.textContent)).toBe("65 % hit rate needs 6.5 GiB (-m 6656), +2.5 GiB, +$25/month"));
+  expect(Number(answer.getAttribute("data-bytes"))).toBe(6656 * 2 ** 20);
+  const facts = plain(document.querySelector(".answer-facts")!.textContent);
+  expect(facts).toContain("memcached -m to set-m 6656");
+  expect(facts).toContain("Likely range (90 % confidence)6.3 GiB – 6.7 GiB");
+  expect(facts).toContain("-m 6656 (stable)");
+});
+
+test("a warming server says how full memcached is and that the answer is provisional", async () => {
+  renderPage(3, (u) => sizingFor(u, { status: "warming_up", fill_ratio: 0.64, full_in_seconds: 240, used_bytes: 41 * 2 ** 20, current_memory_limit_bytes: 64 * 2 ** 20 }));
+  const warm = await screen.findByTestId("warming");
+  expect(plain(warm.textContent)).toBe("memcached still filling — 41 MiB of 64 MiB, full in about 4 min. The answer settles once memcached's memory is full.");
+  expect(plain(screen.getByTestId("target-answer").textContent)).toMatch(/^For now, 65 % hit rate needs/);
+  expect(screen.getByTestId("target-answer").textContent).not.toContain("beyond");
 });
 
 test("typing a target asks the API again and says when the curve cannot reach it", async () => {
   const calls = renderPage();
   await screen.findByTestId("target-answer");
   fireEvent.change(screen.getByTestId("target-input"), { target: { value: "95" } });
-  await waitFor(() => expect(plain(screen.getByTestId("target-answer").textContent)).toContain("95.0% is above what the curve reaches"));
+  await waitFor(() =>
+    expect(plain(screen.getByTestId("target-answer").textContent)).toBe("95 % hit rate needs more than 9.0 GiB (the curve reaches 90 % at 9.0 GiB)."),
+  );
+  expect(screen.getByTestId("target-answer").getAttribute("data-status")).toBe("above_curve");
+  expect(plain(document.querySelector(".answer")!.textContent)).toContain("larger --ghost-factor");
   const asked = calls.filter((c) => c.url.pathname.endsWith("/memory")).map((c) => c.url.searchParams.get("target_hit_ratio"));
   expect(asked).toContain("0.95");
 });

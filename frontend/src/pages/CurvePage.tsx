@@ -84,6 +84,9 @@ function CurveBody({ view }: { view: CurveView }) {
   };
 
   const top = maxHit(view.points);
+  // While memcached is still filling it has evicted nothing: past today's memory nothing is observed.
+  const warming = sizing.state === "ready" && sizing.data.status === "warming_up";
+  const observedMax = view.observedMaxBytes ?? (warming ? view.currentBytes : null);
   return (
     <div ref={root} className="curve-view" data-testid="curve-view">
       <header className="view-head">
@@ -138,8 +141,9 @@ function CurveBody({ view }: { view: CurveView }) {
           </p>
         )}
         <p className="muted small">
-          The curve covers up to {formatBytes(view.points[view.points.length - 1].bytes)} ({formatPercent(top)}); beyond that the agent
-          has not observed enough to say.
+          {observedMax !== null && observedMax < view.points[view.points.length - 1].bytes
+            ? `Observed up to ${formatBytes(observedMax)} so far; the faded part of the curve is not observed yet.`
+            : `The curve covers up to ${formatBytes(view.points[view.points.length - 1].bytes)} (${formatPercent(top)}); beyond that the agent has not observed enough to say.`}
         </p>
       </section>
 
@@ -167,12 +171,14 @@ function CurveBody({ view }: { view: CurveView }) {
             measuredHit={view.measuredHitRatio}
             target={target}
             targetBytes={localBytes}
+            observedMaxBytes={observedMax}
             zoom={zoom}
             onZoom={setZoom}
             onTarget={onTarget}
           />
           <ul className="legend" aria-hidden="true">
             <li className="lg-curve">calibrated curve</li>
+            {observedMax !== null && <li className="lg-unobserved">not observed yet</li>}
             <li className="lg-band">uncertainty band</li>
             {view.estimate && <li className="lg-estimate">uncalibrated estimate</li>}
             <li className="lg-measured">measured today</li>

@@ -7,11 +7,11 @@ import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { Breadcrumbs, SubjectTabs } from "../components/Bits";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useWidth } from "../hooks";
-import { formatPercent } from "../lib/format";
+import { formatPercent, formatTime } from "../lib/format";
 
 export function HistoryPage({ kind, id }: { kind: "server" | "cluster"; id: string }) {
-  const [days, setDays] = useState(7);
-  const data = useAsync((signal) => getHistory(kind, id, days, signal), [kind, id, days]);
+  const [hours, setHours] = useState(24);
+  const data = useAsync((signal) => getHistory(kind, id, hours, signal), [kind, id, hours]);
   return (
     <div className="page">
       <Breadcrumbs items={kind === "server" ? [["Servers", "/servers"], ["History", null]] : [["Clusters", "/"], ["History", null]]} />
@@ -20,10 +20,11 @@ export function HistoryPage({ kind, id }: { kind: "server" | "cluster"; id: stri
         <h1>History</h1>
         <label>
           Period{" "}
-          <select value={days} onChange={(e) => setDays(Number(e.target.value))}>
-            <option value={1}>1 day</option>
-            <option value={7}>7 days</option>
-            <option value={30}>30 days</option>
+          <select value={hours} onChange={(e) => setHours(Number(e.target.value))} data-testid="history-period">
+            <option value={1}>1 hour</option>
+            <option value={6}>6 hours</option>
+            <option value={24}>1 day</option>
+            <option value={168}>7 days</option>
           </select>
         </label>
       </header>
@@ -56,7 +57,7 @@ function HistoryBody({ history }: { history: History }) {
     const n = list.length;
     return list.map((c, i) => ({
       key: c.time,
-      label: new Date(c.time).toLocaleString(),
+      label: formatTime(new Date(c.time)),
       color: d3.interpolateViridis(n > 1 ? 0.15 + (0.7 * i) / (n - 1) : 0.5),
       points: c.points,
       opacity: n > 1 ? 0.35 + (0.65 * i) / (n - 1) : 1,

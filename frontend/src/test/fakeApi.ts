@@ -74,20 +74,32 @@ export const CLUSTER = {
   created_at: "2026-01-01T00:00:00Z", server_count: 1,
 };
 
-/** The sizing answer the fake API gives for a line curve (hit = 0.1 per GiB), like the real one. */
-export function sizingFor(url: URL) {
+/** The sizing answer the fake API gives for a line curve (hit = 0.1 per GiB), like the real one:
+ * up to 90 % at 9 GiB; above that a lower bound (above_curve). */
+export function sizingFor(url: URL, extra: Record<string, unknown> = {}) {
   const t = Number(url.searchParams.get("target_hit_ratio"));
   const ok = t <= 0.9;
+  const mem = t * 10 * GiB;
   return {
     body: {
-      subject: { type: "server", id: "s1" }, question: "memory_for_hit_ratio", status: ok ? "ok" : "unreachable",
-      basis: "calibrated", policy: null, target_hit_ratio: t, memory_bytes: ok ? t * 10 * GiB : null,
-      band: { low: ok ? (t + 0.02) * 10 * GiB : null, high: ok ? (t - 0.02) * 10 * GiB : null, source: "model" },
+      subject: { type: "server", id: "s1" }, question: "memory_for_hit_ratio", status: ok ? "ok" : "above_curve",
+      basis: "calibrated", policy: null, target_hit_ratio: t, memory_bytes: ok ? Math.round(mem) : null,
+      memory_limit_bytes: ok ? Math.ceil(mem / 2 ** 20) * 2 ** 20 : null,
+      current_memory_limit_bytes: 4 * GiB, used_bytes: 4 * GiB,
+      memory_bytes_at_least: ok ? null : 9 * GiB,
+      band: {
+        memory_bytes_min: ok ? Math.round((t - 0.02) * 10 * GiB) : 9 * GiB,
+        memory_bytes_max: ok ? Math.round((t + 0.02) * 10 * GiB) : null,
+        hit_rate_min: t - 0.02, hit_rate_max: t + 0.02, confidence: 0.9, source: "model",
+      },
+      recommended_memory_limit_bytes: ok ? Math.ceil(mem / 2 ** 20) * 2 ** 20 : null, stable: ok,
+      fill_ratio: 1, full_in_seconds: null,
       curve: {
         computed_at: "2026-01-01T00:00:00Z", window_end: "2026-01-01T00:00:00Z", age_seconds: 42, current_bytes: 4 * GiB,
         measured_hit_ratio: 0.4, max_bytes: 9 * GiB, max_hit_ratio: 0.9,
       },
-      message: ok ? "ok" : `a hit ratio of ${(t * 100).toFixed(1)}% is above what the curve reaches (90.0% at 9.00 GiB); unreachable on this basis`,
+      message: ok ? "ok" : `a hit rate of ${(t * 100).toFixed(1)} % needs more than 9 GiB`,
+      ...extra,
     },
   };
 }
