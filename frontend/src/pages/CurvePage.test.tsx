@@ -6,6 +6,8 @@ import { CLUSTER, fakeApi, serverCurve, sizingFor } from "../test/fakeApi";
 import { CurvePage } from "./CurvePage";
 
 afterEach(() => vi.unstubAllGlobals());
+// The answers arrive after a debounce and a fetch: generous deadlines for a loaded machine.
+vi.setConfig({ testTimeout: 30_000 });
 
 const session: Session = { user: { id: "u", email: "a@b.c", name: null }, orgs: [{ id: "o1", name: "x", role: "owner" }], currentOrgId: "o1" };
 const plain = (s: string | null) => (s ?? "").replace(/\u00a0/g, " ").replace(/\u2212/g, "-");
@@ -28,7 +30,8 @@ test("states the sizing API's answer for the cluster's target, with memory and c
   renderPage();
   const answer = await screen.findByTestId("target-answer");
   // Target 65 % (the cluster's) → the API says 6.5 GiB; today 4 GiB; price $10/GiB-month.
-  await waitFor(() => expect(plain(answer.textContent)).toBe("65 % hit rate needs 6.5 GiB (-m 6656), +2.5 GiB, +$25/month"));
+  // generous deadline: the answer arrives after a debounce and a fetch, slow on a loaded machine
+  await waitFor(() => expect(plain(answer.textContent)).toBe("65 % hit rate needs 6.5 GiB (-m 6656), +2.5 GiB, +$25/month"), { timeout: 15_000 });
   expect(Number(answer.getAttribute("data-bytes"))).toBe(6656 * 2 ** 20);
   const facts = plain(document.querySelector(".answer-facts")!.textContent);
   expect(facts).toContain("memcached -m to set-m 6656");
@@ -38,7 +41,7 @@ test("states the sizing API's answer for the cluster's target, with memory and c
 
 test("a warming server says how full memcached is and that the answer is provisional", async () => {
   renderPage(3, (u) => sizingFor(u, { status: "warming_up", fill_ratio: 0.64, full_in_seconds: 240, used_bytes: 41 * 2 ** 20, current_memory_limit_bytes: 64 * 2 ** 20 }));
-  const warm = await screen.findByTestId("warming");
+  const warm = await screen.findByTestId("warming", {}, { timeout: 15_000 });
   expect(plain(warm.textContent)).toBe("memcached still filling — 41 MiB of 64 MiB, full in about 4 min. The answer settles once memcached's memory is full.");
   expect(plain(screen.getByTestId("target-answer").textContent)).toMatch(/^For now, 65 % hit rate needs/);
   expect(screen.getByTestId("target-answer").textContent).not.toContain("beyond");
@@ -48,8 +51,9 @@ test("typing a target asks the API again and says when the curve cannot reach it
   const calls = renderPage();
   await screen.findByTestId("target-answer");
   fireEvent.change(screen.getByTestId("target-input"), { target: { value: "95" } });
-  await waitFor(() =>
-    expect(plain(screen.getByTestId("target-answer").textContent)).toBe("95 % hit rate needs more than 9.0 GiB (the curve reaches 90 % at 9.0 GiB)."),
+  await waitFor(
+    () => expect(plain(screen.getByTestId("target-answer").textContent)).toBe("95 % hit rate needs more than 9.0 GiB (the curve reaches 90 % at 9.0 GiB)."),
+    { timeout: 15_000 },
   );
   expect(screen.getByTestId("target-answer").getAttribute("data-status")).toBe("above_curve");
   expect(plain(document.querySelector(".answer")!.textContent)).toContain("larger --ghost-factor");
