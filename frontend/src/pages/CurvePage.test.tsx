@@ -28,7 +28,7 @@ function renderPage(classes = 3, sizing: (u: URL) => unknown = sizingFor) {
 
 test("states the sizing API's answer for the cluster's target, with memory and cost deltas", async () => {
   renderPage();
-  const answer = await screen.findByTestId("target-answer");
+  const answer = await screen.findByTestId("target-answer", {}, { timeout: 15_000 });
   // Target 65 % (the cluster's) → the API says 6.5 GiB; today 4 GiB; price $10/GiB-month.
   // generous deadline: the answer arrives after a debounce and a fetch, slow on a loaded machine
   await waitFor(() => expect(plain(answer.textContent)).toBe("65 % hit rate needs 6.5 GiB (-m 6656), +2.5 GiB, +$25/month"), { timeout: 15_000 });
@@ -49,7 +49,7 @@ test("a warming server says how full memcached is and that the answer is provisi
 
 test("typing a target asks the API again and says when the curve cannot reach it", async () => {
   const calls = renderPage();
-  await screen.findByTestId("target-answer");
+  await screen.findByTestId("target-answer", {}, { timeout: 15_000 });
   fireEvent.change(screen.getByTestId("target-input"), { target: { value: "95" } });
   await waitFor(
     () => expect(plain(screen.getByTestId("target-answer").textContent)).toBe("95 % hit rate needs more than 9.0 GiB (the curve reaches 90 % at 9.0 GiB)."),
@@ -63,7 +63,7 @@ test("typing a target asks the API again and says when the curve cannot reach it
 
 test("the table view lists the chart's points, today's size marked", async () => {
   renderPage();
-  await screen.findByTestId("curve-chart");
+  await screen.findByTestId("curve-chart", {}, { timeout: 15_000 });
   fireEvent.click(screen.getByTestId("show-table"));
   const rows = screen.getByTestId("curve-table").querySelectorAll("tbody tr");
   expect(rows.length).toBe(9);
@@ -74,7 +74,7 @@ test("the table view lists the chart's points, today's size marked", async () =>
 
 test("draws the curve, the band, the measured point and one small multiple per class", async () => {
   renderPage(40);
-  const svg = await screen.findByTestId("curve-chart");
+  const svg = await screen.findByTestId("curve-chart", {}, { timeout: 15_000 });
   expect(svg.querySelector("path.curve")).not.toBeNull();
   expect(svg.querySelector("path.band")).not.toBeNull();
   expect(svg.querySelector("circle.measured")).not.toBeNull();
