@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 from sqlalchemy import select  # noqa: E402
 
 from hitcurve.api.deps import Principal  # noqa: E402
-from hitcurve.api.routes.agent import store_snapshot  # noqa: E402
 from hitcurve.core.db import get_sessionmaker  # noqa: E402
 from hitcurve.core.security import AGENT_KEY_PREFIX, hash_password, new_secret, sha256_hex  # noqa: E402
+from hitcurve.crud.ingest import store_snapshot  # noqa: E402
 from hitcurve.models import (  # noqa: E402
     AccuracyRecord,
     AgentKey,

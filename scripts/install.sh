@@ -43,8 +43,17 @@ for dir in frontend e2e; do
         say "installing node_modules in $dir/ from package-lock.json"
         # `npm install` rather than `npm ci`: npm 11 leaves other platforms' optional packages
         # (rollup's native builds) out of the lock, which `npm ci` then calls out of sync. With a
-        # lock present, `npm install` installs exactly the locked versions.
-        (cd "$dir" && npm install --no-audit --no-fund --loglevel=error)
+        # lock present, `npm install` installs exactly the locked versions, but it also rewrites
+        # the lock (adding those packages): the committed lock is put back afterwards, so the
+        # checkout stays clean and the stamp (the committed lock's hash) matches on the next run.
+        saved=$(mktemp)
+        cp "$dir/package-lock.json" "$saved"
+        if ! (cd "$dir" && npm install --no-audit --no-fund --loglevel=error); then
+            cp "$saved" "$dir/package-lock.json"; rm -f "$saved"
+            die "npm install failed in $dir/"
+        fi
+        cmp -s "$saved" "$dir/package-lock.json" || cp "$saved" "$dir/package-lock.json"
+        rm -f "$saved"
         echo "$js_stamp" > "$dir/node_modules/.hitcurve-stamp"
     fi
 done

@@ -12,9 +12,8 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from hitcurve import __version__
-from hitcurve.api.main import api_router
-from hitcurve.api.routes.agent import extend_openapi
-from hitcurve.api.routes.metrics import root_router as metrics_root_router
+from hitcurve.api.main import api_router, extend_openapi
+from hitcurve.api.main import root_router as metrics_root_router
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import install_handlers
 

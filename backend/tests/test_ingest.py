@@ -466,8 +466,8 @@ def test_broker_down_still_accepts_and_leaves_row_pending(monkeypatch, account) 
 def test_snapshot_enqueued_at_tells_whether_the_broker_took_it(
     anon, key, monkeypatch, backing_off, accepted, recorded
 ) -> None:
-    from hitcurve.api.routes import agent as agent_routes
     from hitcurve.core import tasks
+    from hitcurve.crud import ingest as agent_routes
 
     published: list[str] = []
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from sqlalchemy import create_engine, text
 
 from hitcurve.api.deps import Principal
-from hitcurve.api.routes.agent import store_snapshot
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import AGENT_KEY_PREFIX, API_TOKEN_PREFIX, new_secret, sha256_hex
+from hitcurve.crud.ingest import store_snapshot
 from hitcurve.models import AgentKey, ApiToken, Organization, Server, ServerCurve
 from hitcurve.sample import make_snapshot, proportional_curve
 from hitcurve.schemas import agent as proto

@@ -1,9 +1,9 @@
 """What a weekly report says, per organization (or one of its clusters), read from the database.
 
 Every number comes from the computation the API serves, not a re-derivation: the sizing answer
-(hitcurve.api.routes.sizing: cluster_basis + memory_answer, the same code behind
+(hitcurve.sizing: cluster_basis + memory_answer, the same code behind
 GET /sizing/clusters/{id}/memory), the measured hit ratio and accuracy record over the week
-(hitcurve.api.routes.inventory: history and accuracy, behind /clusters/{id}/history and
+(hitcurve.crud.history: history and accuracy, behind /clusters/{id}/history and
 /accuracy, one bucket), the alert rules of the worker (stale agent, stream loss), and money as
 alerts.savings counts it (GiB x price per GiB-month). Every query is scoped to the one org_id.
 """
@@ -17,10 +17,11 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hitcurve.api.routes.inventory import CLUSTER_SUBJECT, accuracy, history
-from hitcurve.api.routes.sizing import SizingAnswer, Subject, cluster_basis, memory_answer
 from hitcurve.core.errors import ApiError
+from hitcurve.crud.history import accuracy, history
 from hitcurve.models import Alert, Cluster, Organization, Server, Snapshot
+from hitcurve.schemas.sizing import SizingAnswer, Subject
+from hitcurve.sizing import cluster_basis, memory_answer
 from hitcurve_worker import alerts as rules
 
 GIB = rules.GIB
@@ -122,9 +123,9 @@ def _cluster_report(
     server_ids = list(
         db.execute(select(Server.id).where(Server.org_id == org_id, Server.cluster_id == c.id)).scalars()
     )
-    hist = history(db, org_id, CLUSTER_SUBJECT, c.id, start, end, 1)
+    hist = history(db, org_id, "cluster", c.id, start, end, 1)
     measured = hist.points[0].measured_hit_ratio if hist.points else None
-    acc = accuracy(db, org_id, CLUSTER_SUBJECT, c.id, start, end, 1)
+    acc = accuracy(db, org_id, "cluster", c.id, start, end, 1)
     sizing: SizingAnswer | None = None
     reason: str | None = None
     allocated: float | None = None

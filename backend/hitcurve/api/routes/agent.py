@@ -2,46 +2,25 @@
 
 The body is read as a stream with a cap on its compressed size and, for gzip, decompressed as a
 stream with a cap on its decompressed size (a gzip bomb stops at the cap with 413, it is never
-inflated in memory). The JSON is validated strictly, stored in one transaction, and handed to
-the worker by task name after the commit (best effort: see hitcurve.core.tasks).
+inflated in memory). Parsing, storing and the hand-off to the worker are hitcurve.crud.ingest.
 """
 
-import gzip
-import json
-import logging
-import uuid
 import zlib
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from itertools import chain
 from typing import Any
 
-import numpy as np
 from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
-from pydantic import ValidationError
-from sqlalchemy import literal_column, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from hitcurve import tracecodec
 from hitcurve.api.deps import AgentDep, Principal
-from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
-from hitcurve.core.db import get_engine, get_sessionmaker
-from hitcurve.core.errors import ApiError, clean_errors
-from hitcurve.core.pgarray import Float8Array
-from hitcurve.core.tasks import (
-    PROCESS_SNAPSHOT,
-    PROCESS_TRACE_CHUNK,
-    broker_backing_off,
-    enqueue_after_commit,
-    enqueue_on,
-)
-from hitcurve.models import Server, Snapshot, TraceChunk
+from hitcurve.core.errors import ApiError
+from hitcurve.core.tasks import PROCESS_TRACE_CHUNK, enqueue_after_commit
+from hitcurve.crud import ingest
+from hitcurve.models import TraceChunk
 from hitcurve.schemas import agent as proto
 
-log = logging.getLogger("hitcurve.ingest")
 router = APIRouter(prefix="/agent", tags=["agent"])
 
 
@@ -96,282 +75,16 @@ async def read_body(request: Request) -> Body:
     return Body(bytes(out), bytes(compressed) if compressed is not None else None)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed: numbers must be finite")
-
-
-def parse(raw: bytes, model: type[proto.Snapshot] | type[proto.TraceChunk]) -> Any:
-    """The validated model. Malformed JSON (including bytes that are not UTF-8): 400; schema
-    violations: 422. The body is parsed once, by Pydantic (in Rust)."""
-    if b"\\u0000" in raw:
-        raise ApiError(422, "invalid_payload", "strings must not contain NUL (\\u0000)")
-    if model is proto.Snapshot:
-        # Cheap guard before parsing: every class carries one "points" key. A body with far more
-        # curves than a snapshot may have (a few KiB of gzip can inflate to thousands of classes)
-        # is refused before it costs seconds of parsing; up to 4x the limit gets the exact check.
-        curves = raw.count(b'"points"')
-        if curves > 4 * proto.MAX_CLASSES:
-            raise ApiError(
-                422,
-                "invalid_payload",
-                f"classes: at most {proto.MAX_CLASSES} classes per snapshot; this body has {curves} curves",
-            )
-    if b"NaN" in raw or b"Infinity" in raw:
-        # JSON has no NaN or Infinity, though lenient parsers accept them: find out exactly
-        # (only bodies that mention these words pay for this second parse).
-        try:
-            json.loads(raw, parse_constant=_reject_constant)
-        except ValueError as exc:
-            raise ApiError(400, "malformed_json", f"malformed JSON: {exc}") from None
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        errors = exc.errors()
-        if errors and errors[0]["type"] == "json_invalid":
-            raise ApiError(400, "malformed_json", f"malformed JSON: {errors[0]['msg']}") from None
-        if errors and errors[0]["type"] == "model_type" and not errors[0]["loc"]:
-            raise ApiError(422, "invalid_payload", "the body must be a JSON object") from None
-        raise ApiError(422, "invalid_payload", clean_errors(errors)) from None
-
-
-def _upsert_server(
-    db: Any, org_id: uuid.UUID, values: dict[str, Any], update: dict[str, Any]
-) -> tuple[uuid.UUID, bool]:
-    stmt = pg_insert(Server).values(org_id=org_id, **values)
-    stmt = stmt.on_conflict_do_update(constraint="uq_servers_org_address", set_=update)
-    row = db.execute(stmt.returning(Server.id, literal_column("(xmax = 0)").label("inserted"))).one()
-    return row.id, bool(row.inserted)
-
-
-def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> JSONResponse | None:
-    owner = db.execute(select(model.org_id).where(model.id == obj_id)).scalar_one_or_none()
-    if owner is None:
-        return None
-    if owner != org_id:
-        raise ApiError(409, "id_conflict", "this id is already used; generate a new random UUID")
-    return JSONResponse({"id": str(obj_id), "status": "duplicate"}, status_code=200)
-
-
-# One statement stores a snapshot: the server row (registered or refreshed), the snapshot with its
-# gzip payload, its per-class rows, and the audit entry of a first registration. It runs in a
-# transaction that is rolled back when the id was a duplicate.
-#
-# Sent through the driver (psycopg placeholders) so that the curves travel as two binary float8
-# arrays (hitcurve.core.pgarray), all classes' points end to end, which PostgreSQL slices per
-# class: that costs the least on both sides (JSONB extraction in PostgreSQL or text arrays cost
-# 1-3 ms more CPU per upload).
-_STORE_SNAPSHOT = """
-WITH srv AS (
-    INSERT INTO servers (id, org_id, address, instance_id, version, limit_maxbytes, settings, hostname,
-                         agent_version, agent_key_id, first_seen_at, last_seen_at, last_snapshot_at)
-    VALUES (%(server_id)s, %(org_id)s, %(address)s, %(instance_id)s, %(version)s, %(limit_maxbytes)s,
-            CAST(%(settings)s AS jsonb), %(hostname)s, %(agent_version)s, %(key_id)s,
-            %(now)s, %(now)s, %(now)s)
-    ON CONFLICT ON CONSTRAINT uq_servers_org_address DO UPDATE SET
-        instance_id = EXCLUDED.instance_id, version = EXCLUDED.version,
-        limit_maxbytes = EXCLUDED.limit_maxbytes, settings = EXCLUDED.settings, hostname = EXCLUDED.hostname,
-        agent_version = EXCLUDED.agent_version, agent_key_id = EXCLUDED.agent_key_id,
-        last_seen_at = EXCLUDED.last_seen_at, last_snapshot_at = EXCLUDED.last_snapshot_at
-    RETURNING id, (xmax = 0) AS inserted
-), snap AS (
-    INSERT INTO snapshots (id, org_id, server_id, agent_key_id, instance_id, window_start, window_end,
-                           received_at, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,
-                           bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload_gzip,
-                           status, attempts, enqueued_at)
-    SELECT %(id)s, %(org_id)s, srv.id, %(key_id)s, %(instance_id)s, %(window_start)s, %(window_end)s, %(now)s,
-           %(limit_maxbytes)s, %(curve_points)s, %(cmd_get)s, %(get_hits)s, %(get_misses)s, %(bytes_used)s,
-           %(curr_items)s, %(measured_hit_ratio)s, %(loss_ratio)s, %(flagged)s, %(payload_gzip)s,
-           'pending', 0, %(enqueued_at)s
-    FROM srv
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id, org_id
-), cls AS (
-    INSERT INTO snapshot_classes (org_id, snapshot_id, class_id, chunk_size, pages, items, evictions,
-                                  requests, current_items, sizes_items, hit_ratios, cost_count, cost_mean_us,
-                                  cost_p50_us, cost_p90_us, cost_p99_us)
-    SELECT snap.org_id, snap.id, c.class_id, c.chunk_size, c.pages, c.items, c.evictions, c.requests,
-           c.current_items,
-           (%(xs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
-           (%(ys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
-           c.cost_count, c.cost_mean, c.cost_p50, c.cost_p90, c.cost_p99
-    FROM snap CROSS JOIN unnest(
-        %(class_id)s::smallint[], %(chunk_size)s::int[], %(pages)s::int[], %(items)s::bigint[],
-        %(evictions)s::bigint[], %(requests)s::bigint[], %(current_items)s::bigint[],
-        %(cost_count)s::bigint[],
-        %(cost_mean)s::float8[], %(cost_p50)s::float8[], %(cost_p90)s::float8[], %(cost_p99)s::float8[]
-    ) WITH ORDINALITY AS c(class_id, chunk_size, pages, items, evictions, requests, current_items, cost_count,
-                           cost_mean, cost_p50, cost_p90, cost_p99, o)
-    RETURNING 1
-), aud AS (
-    INSERT INTO audit_log (org_id, actor_key_id, action, target_type, target_id, details, at)
-    SELECT %(org_id)s, %(key_id)s, 'server.registered', 'server', srv.id::text,
-           jsonb_build_object('address', CAST(%(address)s AS text)), %(now)s
-    FROM srv JOIN snap ON true WHERE srv.inserted
-    RETURNING 1
-)
-SELECT (SELECT id FROM snap) AS stored, (SELECT count(*) FROM cls) AS classes,
-       (SELECT count(*) FROM aud) AS audited
-"""
-
-
-def _class_columns(snap: proto.Snapshot) -> dict[str, Any]:
-    """The per-class values as one list per column, and the curves' points end to end as two
-    binary float8[] parameters (PostgreSQL slices them per class)."""
-    classes = snap.classes
-    costs = [c.cost_us for c in classes]
-    n = sum(len(c.curve.points) for c in classes)
-    flat = chain.from_iterable(chain.from_iterable(c.curve.points for c in classes))
-    points = np.fromiter(flat, np.float64, count=2 * n).reshape(-1, 2)  # 3x faster than np.asarray
-    return {
-        "class_id": [c.id for c in classes],
-        "chunk_size": [c.chunk_size for c in classes],
-        "pages": [c.pages for c in classes],
-        "items": [c.items for c in classes],
-        "evictions": [c.evictions for c in classes],
-        "requests": [c.requests for c in classes],
-        "current_items": [c.curve.current_items for c in classes],
-        "cost_count": [k.count if k else None for k in costs],
-        "cost_mean": [k.mean if k else None for k in costs],
-        "cost_p50": [k.p50 if k else None for k in costs],
-        "cost_p90": [k.p90 if k else None for k in costs],
-        "cost_p99": [k.p99 if k else None for k in costs],
-        "xs": Float8Array(points[:, 0]),
-        "ys": Float8Array(points[:, 1]),
-    }
-
-
-def gzip_payload(doc: bytes) -> bytes:
-    """The stored form of a payload that did not arrive gzip-compressed."""
-    return gzip.compress(doc, compresslevel=1, mtime=0)
-
-
-def store_snapshot(
-    agent: Principal,
-    snap: proto.Snapshot,
-    doc: bytes | str,
-    enqueue: bool = False,
-    gzipped: bytes | None = None,
-) -> JSONResponse:
-    """Store a validated snapshot. 202 when new, 200 when a duplicate.
-
-    doc: its JSON text; gzipped: the same, gzip-compressed, when the request body came that way
-    (stored as received, so nothing is compressed twice).
-
-    enqueue: hand the snapshot to the worker right after the commit, on the same connection and
-    thread (no background task, no second pool checkout). enqueued_at is written with the row
-    when the broker is not known to be down, and cleared again if publishing fails, which saves
-    an UPDATE transaction per upload. If the process dies between the commit and the publish,
-    the row is `pending` with enqueued_at = received_at, which the worker's re-enqueue job
-    (coalesce(enqueued_at, received_at) < cutoff) treats exactly like a null enqueued_at."""
-    now = datetime.now(UTC)
-    marked = now if enqueue and not broker_backing_off() else None
-    srv, m, loss = snap.server, snap.measured, snap.loss
-    if gzipped is None:
-        gzipped = gzip_payload(doc.encode() if isinstance(doc, str) else doc)
-    params = {
-        "server_id": uuid.uuid4(),
-        "org_id": agent.org_id,
-        "key_id": agent.key_id,
-        "now": now,
-        "enqueued_at": marked,
-        "address": srv.address,
-        "instance_id": srv.instance_id,
-        "version": srv.version,
-        "limit_maxbytes": srv.limit_maxbytes,
-        "settings": json.dumps(dict(srv.settings)),
-        "hostname": snap.agent.hostname,
-        "agent_version": snap.agent.version,
-        "id": snap.snapshot_id,
-        "window_start": snap.window.start,
-        "window_end": snap.window.end,
-        "curve_points": snap.curve_points,
-        "n": snap.curve_points,
-        "cmd_get": m.cmd_get,
-        "get_hits": m.get_hits,
-        "get_misses": m.get_misses,
-        "bytes_used": m.bytes,
-        "curr_items": m.curr_items,
-        "measured_hit_ratio": m.hit_ratio,
-        "loss_ratio": loss.loss_ratio,
-        "flagged": loss.flagged,
-        "payload_gzip": gzipped,
-        **_class_columns(snap),
-    }
-    with get_engine().connect() as conn:
-        row = conn.exec_driver_sql(_STORE_SNAPSHOT, params).one()
-        if row.stored is None:  # the id is already stored: undo the server refresh
-            conn.rollback()
-            with get_sessionmaker()() as db:
-                return _duplicate(db, Snapshot, snap.snapshot_id, agent.org_id) or JSONResponse(
-                    {"id": str(snap.snapshot_id), "status": "duplicate"}, status_code=200
-                )
-        conn.commit()
-        if enqueue:
-            enqueue_on(conn, PROCESS_SNAPSHOT, Snapshot, snap.snapshot_id, marked)
-    return JSONResponse({"id": str(snap.snapshot_id), "status": "accepted"}, status_code=202)
+def _answer(stored: ingest.Stored) -> JSONResponse:
+    return JSONResponse(
+        {"id": str(stored.id), "status": stored.status}, status_code=202 if stored.accepted else 200
+    )
 
 
 def ingest_snapshot(agent: Principal, body: Body) -> JSONResponse:
     """Parse, validate, store and enqueue in one worker-thread hop."""
-    snap = parse(body.data, proto.Snapshot)
-    return store_snapshot(agent, snap, body.data, enqueue=True, gzipped=body.gzipped)
-
-
-def store_trace(agent: Principal, chunk: proto.TraceChunk) -> JSONResponse:
-    now = datetime.now(UTC)
-    r = chunk.records
-    data = tracecodec.encode_records(r.ts_us, r.key, r.op, r.size, r.clsid, r.ttl, r.cost_us)
-    with get_sessionmaker()() as db:
-        dup = _duplicate(db, TraceChunk, chunk.chunk_id, agent.org_id)
-        if dup is not None:
-            return dup
-        server_id, inserted = _upsert_server(
-            db,
-            agent.org_id,
-            {
-                "address": chunk.server.address,
-                "instance_id": chunk.server.instance_id,
-                "agent_key_id": agent.key_id,
-                "last_seen_at": now,
-            },
-            {"last_seen_at": now},
-        )
-        row = db.execute(
-            pg_insert(TraceChunk)
-            .values(
-                id=chunk.chunk_id,
-                org_id=agent.org_id,
-                server_id=server_id,
-                agent_key_id=agent.key_id,
-                instance_id=chunk.server.instance_id,
-                seq=chunk.seq,
-                window_start=chunk.start,
-                window_end=chunk.end,
-                sample_rate=chunk.sample_rate,
-                record_count=len(r.ts_us),
-                data_format=tracecodec.FORMAT,
-                data=data,
-                received_at=now,
-                status="pending",
-            )
-            .on_conflict_do_nothing(index_elements=["id"])
-            .returning(TraceChunk.id)
-        ).scalar_one_or_none()
-        if row is None:
-            db.rollback()
-            return JSONResponse({"id": str(chunk.chunk_id), "status": "duplicate"}, status_code=200)
-        if inserted:
-            audit(
-                db,
-                "server.registered",
-                org_id=agent.org_id,
-                key_id=agent.key_id,
-                target_type="server",
-                target_id=server_id,
-                address=chunk.server.address,
-            )
-        db.commit()
-    return JSONResponse({"id": str(chunk.chunk_id), "status": "accepted"}, status_code=202)
+    snap = ingest.parse(body.data, proto.Snapshot)
+    return _answer(ingest.store_snapshot(agent, snap, body.data, enqueue=True, gzipped=body.gzipped))
 
 
 _ANSWERS: dict[int | str, dict[str, Any]] = {
@@ -419,27 +132,8 @@ async def upload_snapshot(request: Request, agent: AgentDep) -> JSONResponse:
 )
 async def upload_trace(request: Request, agent: AgentDep, background: BackgroundTasks) -> JSONResponse:
     body = await read_body(request)
-    chunk = await run_in_threadpool(parse, body.data, proto.TraceChunk)
-    answer = await run_in_threadpool(store_trace, agent, chunk)
-    if answer.status_code == 202:
+    chunk = await run_in_threadpool(ingest.parse, body.data, proto.TraceChunk)
+    stored = await run_in_threadpool(ingest.store_trace, agent, chunk)
+    if stored.accepted:
         background.add_task(enqueue_after_commit, PROCESS_TRACE_CHUNK, TraceChunk, chunk.chunk_id)
-    return answer
-
-
-def extend_openapi(app: Any) -> None:
-    """Publish the protocol models in components/schemas (the upload bodies refer to them)."""
-    base = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema:
-            return app.openapi_schema
-        schema = base()
-        comps = schema.setdefault("components", {}).setdefault("schemas", {})
-        for model in (proto.Snapshot, proto.TraceChunk):
-            js = model.model_json_schema(ref_template="#/components/schemas/{model}")
-            for name, d in js.pop("$defs", {}).items():
-                comps.setdefault(name, d)
-            comps[model.__name__] = js
-        return schema
-
-    app.openapi = openapi
+    return _answer(stored)

@@ -1,30 +1,30 @@
-"""Clusters and servers: CRUD, latest curves (per class, merged, calibrated), history and accuracy."""
+"""Clusters and servers: CRUD, latest curves (per class, merged, calibrated), history and accuracy
+(HTTP only: queries in hitcurve.crud, the sizing answer in hitcurve.sizing)."""
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
-from sqlalchemy import func, select, text
-from sqlalchemy.dialects.postgresql import distinct_on
+from pydantic import BaseModel
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hitcurve.api.deps import DbDep, MemberDep, ReaderDep
 from hitcurve.core.audit import audit
-from hitcurve.core.errors import ApiError, not_found
-from hitcurve.models import (
-    AccuracyRecord,
-    Alert,
-    Cluster,
-    ClusterCurve,
-    Server,
-    ServerCurve,
-    Snapshot,
-    SnapshotClass,
+from hitcurve.core.errors import ApiError
+from hitcurve.crud import curves as curves_crud
+from hitcurve.crud.history import accuracy, history, mae_by_server, time_range
+from hitcurve.crud.inventory import (
+    cluster_server_count,
+    get_cluster,
+    get_server,
+    open_alert_counts,
+    server_counts_by_cluster,
 )
+from hitcurve.models import Cluster, Server
 from hitcurve.schemas.api import (
     AccuracyOut,
-    AccuracyPoint,
     ClassCurveOut,
     ClusterCurveOut,
     ClusterIn,
@@ -33,48 +33,26 @@ from hitcurve.schemas.api import (
     CurveAt,
     CurveHistoryOut,
     HistoryOut,
-    HistoryPoint,
     MergedCurveOut,
     ServerCurveOut,
     ServerOut,
     ServerPatch,
     SnapshotSummary,
 )
+from hitcurve.sizing import memory_for_target
 
 router = APIRouter(tags=["inventory"])
 
 Limit = Annotated[int, Query(ge=1, le=500)]
 Offset = Annotated[int, Query(ge=0, le=10**9)]
-MAX_SPAN = timedelta(days=400)
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def get_cluster(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) -> Cluster:
-    row = db.execute(
-        select(Cluster).where(Cluster.id == cluster_id, Cluster.org_id == org_id)
-    ).scalar_one_or_none()
-    if row is None:
-        raise not_found("cluster")
-    return row
-
-
-def get_server(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> Server:
-    row = db.execute(
-        select(Server).where(Server.id == server_id, Server.org_id == org_id)
-    ).scalar_one_or_none()
-    if row is None:
-        raise not_found("server")
-    return row
-
-
 def _cluster_out(db: Session, c: Cluster) -> ClusterOut:
-    n = db.execute(
-        select(func.count()).select_from(Server).where(Server.cluster_id == c.id, Server.org_id == c.org_id)
-    ).scalar_one()
-    return ClusterOut.model_validate(c).model_copy(update={"server_count": n})
+    return ClusterOut.model_validate(c).model_copy(update={"server_count": cluster_server_count(db, c)})
 
 
 # --- clusters ---------------------------------------------------------------------------------
@@ -84,42 +62,17 @@ def _cluster_out(db: Session, c: Cluster) -> ClusterOut:
     summary="Clusters of the organization, each with its latest state (curve, sizing answer, open alerts)",
 )
 def list_clusters(me: ReaderDep, db: DbDep, limit: Limit = 100, offset: Offset = 0) -> list[ClusterOut]:
-    counts = dict(
-        db.execute(
-            select(Server.cluster_id, func.count())
-            .where(Server.org_id == me.org_id)
-            .group_by(Server.cluster_id)
-        ).all()
-    )
+    counts = server_counts_by_cluster(db, me.org_id)
     q = select(Cluster).where(Cluster.org_id == me.org_id).order_by(Cluster.name)
     rows = list(db.execute(q.limit(limit).offset(offset)).scalars())
     ids = [c.id for c in rows]
-    latest = {
-        cc.cluster_id: cc
-        for cc in db.execute(
-            select(ClusterCurve)
-            .where(ClusterCurve.org_id == me.org_id, ClusterCurve.cluster_id.in_(ids))
-            .order_by(ClusterCurve.cluster_id, ClusterCurve.computed_at.desc())
-            .ext(distinct_on(ClusterCurve.cluster_id))
-        ).scalars()
-    }
-    alerts: dict[uuid.UUID, tuple[int, int]] = {
-        r.cluster_id: (r.n, r.critical)
-        for r in db.execute(
-            select(
-                Alert.cluster_id,
-                func.count().label("n"),
-                func.count().filter(Alert.severity == "critical").label("critical"),
-            )
-            .where(Alert.org_id == me.org_id, Alert.state == "open", Alert.cluster_id.in_(ids))
-            .group_by(Alert.cluster_id)
-        ).all()
-    }
+    latest = curves_crud.latest_cluster_curves(db, me.org_id, ids)
+    alerts = open_alert_counts(db, me.org_id, ids)
     out = []
     for c in rows:
         cc = latest.get(c.id)
         n_open, n_critical = alerts.get(c.id, (0, 0))
-        status, needed = _memory_for_target(db, c) if cc is not None else (None, None)
+        status, needed = memory_for_target(db, c) if cc is not None else (None, None)
         out.append(
             ClusterOut.model_validate(c).model_copy(
                 update={
@@ -135,23 +88,6 @@ def list_clusters(me: ReaderDep, db: DbDep, limit: Limit = 100, offset: Offset =
             )
         )
     return out
-
-
-def _memory_for_target(db: Session, c: Cluster) -> tuple[str | None, float | None]:
-    """The answer of GET /sizing/clusters/{id}/memory for the cluster's target: the same fitted
-    curve (and its cache entry) and the same inverse, so the overview and the sizing API agree."""
-    from hitcurve.api.routes import sizing  # imports this module
-
-    try:
-        b, _ = sizing.cached(
-            ("cluster", c.org_id, c.id, None), lambda: sizing.cluster_basis(db, c.org_id, c.id, None)
-        )
-    except ApiError as exc:
-        if exc.code == "not_enough_data":
-            return None, None
-        raise
-    ans = sizing.memory_answer(sizing.Subject(type="cluster", id=c.id), b, c.target_hit_ratio)
-    return ans.status, ans.memory_bytes if ans.status == "ok" else None
 
 
 @router.post(
@@ -240,28 +176,9 @@ def list_servers(
         q = q.where(Server.cluster_id == cluster_id)
     rows = list(db.execute(q.order_by(Server.address).limit(limit).offset(offset)).scalars())
     ids = [s.id for s in rows]
-    snaps = {
-        r.server_id: r
-        for r in db.execute(
-            select(Snapshot.server_id, Snapshot.loss_ratio, Snapshot.measured_hit_ratio)
-            .where(Snapshot.org_id == me.org_id, Snapshot.server_id.in_(ids))
-            .order_by(Snapshot.server_id, Snapshot.window_end.desc())
-            .ext(distinct_on(Snapshot.server_id))
-        ).all()
-    }
+    snaps = curves_crud.latest_snapshot_facts(db, me.org_id, ids)
     end = _now()
-    errors: dict[uuid.UUID, float] = dict(
-        db.execute(
-            select(AccuracyRecord.server_id, func.avg(func.abs(AccuracyRecord.error_pp)))
-            .where(
-                AccuracyRecord.org_id == me.org_id,
-                AccuracyRecord.server_id.in_(ids),
-                AccuracyRecord.window_end > end - timedelta(days=1),
-                AccuracyRecord.window_end <= end,
-            )
-            .group_by(AccuracyRecord.server_id)
-        ).all()
-    )
+    errors = mae_by_server(db, me.org_id, ids, end - timedelta(days=1), end)
     out = []
     for s in rows:
         snap = snaps.get(s.id)
@@ -303,6 +220,13 @@ def update_server(server_id: uuid.UUID, body: ServerPatch, me: MemberDep, db: Db
     return s
 
 
+def _attrs(row: object, model: type[BaseModel]) -> dict[str, Any]:
+    """The row's attributes named like the model's fields, except the ones the row lacks or the
+    caller computes (age_seconds, sizes_bytes of a class, the cluster itself)."""
+    computed = {"age_seconds", "cluster"} | ({"sizes_bytes"} if model is ClassCurveOut else set())
+    return {k: getattr(row, k) for k in model.model_fields if k not in computed and hasattr(row, k)}
+
+
 def _age(t: datetime) -> float:
     return max(0.0, (_now() - t).total_seconds())
 
@@ -314,69 +238,16 @@ def _age(t: datetime) -> float:
 )
 def server_curve(server_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ServerCurveOut:
     s = get_server(db, me.org_id, server_id)
-    snap = db.execute(
-        select(Snapshot)
-        .where(Snapshot.org_id == me.org_id, Snapshot.server_id == s.id)
-        .order_by(Snapshot.window_end.desc())
-        .limit(1)
-    ).scalar_one_or_none()
-    classes: list[ClassCurveOut] = []
-    if snap is not None:
-        for c in db.execute(
-            select(SnapshotClass)
-            .where(SnapshotClass.snapshot_id == snap.id, SnapshotClass.org_id == me.org_id)
-            .order_by(SnapshotClass.class_id)
-        ).scalars():
-            classes.append(
-                ClassCurveOut(
-                    class_id=c.class_id,
-                    chunk_size=c.chunk_size,
-                    pages=c.pages,
-                    items=c.items,
-                    requests=c.requests,
-                    current_items=c.current_items,
-                    sizes_items=c.sizes_items,
-                    sizes_bytes=[v * c.chunk_size for v in c.sizes_items],
-                    hit_ratios=c.hit_ratios,
-                )
-            )
-    curve = db.execute(
-        select(ServerCurve)
-        .where(ServerCurve.org_id == me.org_id, ServerCurve.server_id == s.id)
-        .order_by(ServerCurve.window_end.desc())
-        .limit(1)
-    ).scalar_one_or_none()
+    snap = curves_crud.latest_snapshot(db, me.org_id, s.id)
+    classes = [
+        ClassCurveOut(**_attrs(c, ClassCurveOut), sizes_bytes=[v * c.chunk_size for v in c.sizes_items])
+        for c in (curves_crud.snapshot_classes(db, me.org_id, snap.id) if snap is not None else [])
+    ]
+    curve = curves_crud.latest_server_curve(db, me.org_id, s.id)
     merged = None
     if curve is not None:
-        merged = MergedCurveOut(
-            snapshot_id=curve.snapshot_id,
-            window_end=curve.window_end,
-            computed_at=curve.computed_at,
-            age_seconds=_age(curve.window_end),
-            sizes_bytes=curve.sizes_bytes,
-            hit_ratio_proportional=curve.hit_ratio_proportional,
-            hit_ratio_optimal=curve.hit_ratio_optimal,
-            hit_ratio_calibrated=curve.hit_ratio_calibrated,
-            band_low=curve.band_low,
-            band_high=curve.band_high,
-            current_bytes=curve.current_bytes,
-            measured_hit_ratio=curve.measured_hit_ratio,
-            predicted_hit_ratio=curve.predicted_hit_ratio,
-            calibration=curve.calibration,
-            advice=curve.advice,
-        )
-    summary = None
-    if snap is not None:
-        summary = SnapshotSummary(
-            id=snap.id,
-            window_start=snap.window_start,
-            window_end=snap.window_end,
-            received_at=snap.received_at,
-            measured_hit_ratio=snap.measured_hit_ratio,
-            loss_ratio=snap.loss_ratio,
-            flagged=snap.flagged,
-            status=snap.status,
-        )
+        merged = MergedCurveOut(**_attrs(curve, MergedCurveOut), age_seconds=_age(curve.window_end))
+    summary = SnapshotSummary(**_attrs(snap, SnapshotSummary)) if snap is not None else None
     return ServerCurveOut(
         server=ServerOut.model_validate(s), latest_snapshot=summary, classes=classes, merged=merged
     )
@@ -389,163 +260,17 @@ def server_curve(server_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ServerCurveO
 )
 def cluster_curve(cluster_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ClusterCurveOut:
     c = get_cluster(db, me.org_id, cluster_id)
-    cc = db.execute(
-        select(ClusterCurve)
-        .where(ClusterCurve.org_id == me.org_id, ClusterCurve.cluster_id == c.id)
-        .order_by(ClusterCurve.computed_at.desc())
-        .limit(1)
-    ).scalar_one_or_none()
+    cc = curves_crud.latest_cluster_curve(db, me.org_id, c.id)
     out = ClusterCurveOut(cluster=_cluster_out(db, c))
     if cc is None:
         return out
-    return out.model_copy(
-        update=dict(
-            computed_at=cc.computed_at,
-            age_seconds=_age(cc.window_end),
-            window_end=cc.window_end,
-            basis=cc.basis,
-            sizes_bytes=cc.sizes_bytes,
-            hit_ratios=cc.hit_ratios,
-            band_low=cc.band_low,
-            band_high=cc.band_high,
-            current_bytes=cc.current_bytes,
-            measured_hit_ratio=cc.measured_hit_ratio,
-            node_size_bytes=cc.node_size_bytes,
-            node_counts=cc.node_counts,
-            node_hit_ratios=cc.node_hit_ratios,
-            server_count=cc.server_count,
-        )
-    )
+    return out.model_copy(update=_attrs(cc, ClusterCurveOut) | {"age_seconds": _age(cc.window_end)})
 
 
 # --- history and accuracy (downsampled into at most max_points buckets) ------------------------
-def time_range(start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:
-    end = end or _now()
-    try:
-        start = start or end - timedelta(days=1)
-    except OverflowError:
-        raise ApiError(422, "invalid_request", "end is too early to have a default start") from None
-    if start.tzinfo is None or end.tzinfo is None:
-        raise ApiError(422, "invalid_request", "start and end need a time zone (e.g. 2026-11-22T12:00:00Z)")
-    if end <= start:
-        raise ApiError(422, "invalid_request", "end must be after start")
-    if end - start > MAX_SPAN:
-        raise ApiError(422, "invalid_request", "at most 400 days per request")
-    return start, end
-
-
 MaxPoints = Annotated[int, Query(ge=1, le=2000, description="downsample into at most this many buckets")]
 Start = Annotated[datetime | None, Query(description="default: 24 hours before end")]
 End = Annotated[datetime | None, Query(description="default: now")]
-
-_HISTORY_SQL = """
-SELECT least(floor(extract(epoch FROM (s.window_end - :start)) / :bw)::bigint, :last) AS b, count(*) AS n,
-       sum(s.get_hits)::float8 / nullif(sum(s.get_hits + s.get_misses), 0) AS measured,
-       avg(c.predicted_hit_ratio) AS predicted, avg(s.loss_ratio) AS loss, avg(s.bytes_used) AS bytes_used,
-       sum(s.flagged::int) AS flagged
-FROM snapshots s
-JOIN servers v ON v.id = s.server_id AND v.org_id = s.org_id
-LEFT JOIN server_curves c ON c.snapshot_id = s.id AND c.org_id = s.org_id
-WHERE s.org_id = :org AND {subject} AND s.window_end > :start AND s.window_end <= :end
-GROUP BY b ORDER BY b
-"""
-
-_ACCURACY_SQL = """
-SELECT least(floor(extract(epoch FROM (a.window_end - :start)) / :bw)::bigint, :last) AS b, count(*) AS n,
-       avg(a.predicted_hit_ratio) AS predicted, avg(a.measured_hit_ratio) AS measured, avg(a.error_pp) AS err,
-       avg(abs(a.error_pp)) AS abs_err, max(abs(a.error_pp)) AS max_abs_err
-FROM accuracy_records a
-JOIN servers v ON v.id = a.server_id AND v.org_id = a.org_id
-WHERE a.org_id = :org AND {subject} AND a.window_end > :start AND a.window_end <= :end
-GROUP BY b ORDER BY b
-"""
-
-
-def _bucket_bounds(start: datetime, bw: float, b: int) -> tuple[datetime, datetime]:
-    return start + timedelta(seconds=b * bw), start + timedelta(seconds=(b + 1) * bw)
-
-
-def history(
-    db: Session,
-    org_id: uuid.UUID,
-    subject: str,
-    subject_id: uuid.UUID,
-    start: datetime | None,
-    end: datetime | None,
-    max_points: int,
-) -> HistoryOut:
-    start, end = time_range(start, end)
-    bw = (end - start).total_seconds() / max_points
-    rows = db.execute(
-        text(_HISTORY_SQL.format(subject=subject)),
-        {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_points - 1},
-    ).all()
-    points = []
-    for r in rows:
-        b0, b1 = _bucket_bounds(start, bw, min(int(r.b), max_points - 1))
-        points.append(
-            HistoryPoint(
-                start=b0,
-                end=b1,
-                samples=r.n,
-                measured_hit_ratio=r.measured,
-                predicted_hit_ratio=r.predicted,
-                loss_ratio=r.loss,
-                bytes_used=float(r.bytes_used) if r.bytes_used is not None else None,
-                flagged=int(r.flagged or 0),
-            )
-        )
-    return HistoryOut(start=start, end=end, bucket_seconds=bw, points=points)
-
-
-def accuracy(
-    db: Session,
-    org_id: uuid.UUID,
-    subject: str,
-    subject_id: uuid.UUID,
-    start: datetime | None,
-    end: datetime | None,
-    max_points: int,
-) -> AccuracyOut:
-    start, end = time_range(start, end)
-    bw = (end - start).total_seconds() / max_points
-    rows = db.execute(
-        text(_ACCURACY_SQL.format(subject=subject)),
-        {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_points - 1},
-    ).all()
-    points: list[AccuracyPoint] = []
-    total = 0
-    weighted_abs = 0.0
-    worst: float | None = None
-    for r in rows:
-        b0, b1 = _bucket_bounds(start, bw, min(int(r.b), max_points - 1))
-        points.append(
-            AccuracyPoint(
-                start=b0,
-                end=b1,
-                samples=r.n,
-                predicted_hit_ratio=r.predicted,
-                measured_hit_ratio=r.measured,
-                error_pp=r.err,
-                abs_error_pp=r.abs_err,
-            )
-        )
-        total += r.n
-        weighted_abs += r.abs_err * r.n
-        worst = r.max_abs_err if worst is None else max(worst, r.max_abs_err)
-    return AccuracyOut(
-        start=start,
-        end=end,
-        bucket_seconds=bw,
-        samples=total,
-        mean_abs_error_pp=weighted_abs / total if total else None,
-        max_abs_error_pp=worst,
-        points=points,
-    )
-
-
-SERVER_SUBJECT = "v.id = :sid"
-CLUSTER_SUBJECT = "v.cluster_id = :sid"
 
 
 @router.get(
@@ -562,7 +287,7 @@ def server_history(
     max_points: MaxPoints = 200,
 ) -> HistoryOut:
     get_server(db, me.org_id, server_id)
-    return history(db, me.org_id, SERVER_SUBJECT, server_id, start, end, max_points)
+    return history(db, me.org_id, "server", server_id, start, end, max_points)
 
 
 @router.get(
@@ -579,7 +304,7 @@ def server_accuracy(
     max_points: MaxPoints = 200,
 ) -> AccuracyOut:
     get_server(db, me.org_id, server_id)
-    return accuracy(db, me.org_id, SERVER_SUBJECT, server_id, start, end, max_points)
+    return accuracy(db, me.org_id, "server", server_id, start, end, max_points)
 
 
 @router.get(
@@ -596,7 +321,7 @@ def cluster_history(
     max_points: MaxPoints = 200,
 ) -> HistoryOut:
     get_cluster(db, me.org_id, cluster_id)
-    return history(db, me.org_id, CLUSTER_SUBJECT, cluster_id, start, end, max_points)
+    return history(db, me.org_id, "cluster", cluster_id, start, end, max_points)
 
 
 @router.get(
@@ -613,22 +338,12 @@ def cluster_accuracy(
     max_points: MaxPoints = 200,
 ) -> AccuracyOut:
     get_cluster(db, me.org_id, cluster_id)
-    return accuracy(db, me.org_id, CLUSTER_SUBJECT, cluster_id, start, end, max_points)
+    return accuracy(db, me.org_id, "cluster", cluster_id, start, end, max_points)
 
 
 # --- stored curves over time (downsampled: the latest curve of each time bucket) ----------------
 MaxCurves = Annotated[int, Query(ge=1, le=200, description="at most this many curves, spread over time")]
 CurveStart = Annotated[datetime | None, Query(description="default: 7 days before end")]
-
-_CURVES_SQL = """
-SELECT DISTINCT ON (b) id FROM (
-  SELECT id, window_end, computed_at,
-         least(floor(extract(epoch FROM (window_end - :start)) / :bw)::bigint, :last) AS b
-  FROM {table}
-  WHERE org_id = :org AND {column} = :sid AND window_end > :start AND window_end <= :end
-) t
-ORDER BY b, window_end DESC, computed_at DESC, id DESC
-"""
 
 
 def _curve_window(
@@ -641,26 +356,6 @@ def _curve_window(
             raise ApiError(422, "invalid_request", "end is too early to have a default start") from None
     start, end = time_range(start, end)
     return start, end, (end - start).total_seconds() / max_curves
-
-
-def _curve_ids(
-    db: Session,
-    table: str,
-    column: str,
-    org_id: uuid.UUID,
-    sid: uuid.UUID,
-    start: datetime,
-    end: datetime,
-    bw: float,
-    max_curves: int,
-) -> list[int]:
-    return [
-        r.id
-        for r in db.execute(
-            text(_CURVES_SQL.format(table=table, column=column)),
-            {"org": org_id, "sid": sid, "start": start, "end": end, "bw": bw, "last": max_curves - 1},
-        ).all()
-    ]
 
 
 @router.get(
@@ -678,12 +373,7 @@ def server_curves(
 ) -> CurveHistoryOut:
     get_server(db, me.org_id, server_id)
     start, end, bw = _curve_window(start, end, max_curves)
-    ids = _curve_ids(db, "server_curves", "server_id", me.org_id, server_id, start, end, bw, max_curves)
-    rows = db.execute(
-        select(ServerCurve)
-        .where(ServerCurve.org_id == me.org_id, ServerCurve.id.in_(ids))
-        .order_by(ServerCurve.window_end, ServerCurve.id)
-    ).scalars()
+    rows = curves_crud.server_curves_over_time(db, me.org_id, server_id, start, end, bw, max_curves)
     curves = [
         CurveAt(
             window_end=r.window_end,
@@ -716,12 +406,7 @@ def cluster_curves(
 ) -> CurveHistoryOut:
     get_cluster(db, me.org_id, cluster_id)
     start, end, bw = _curve_window(start, end, max_curves)
-    ids = _curve_ids(db, "cluster_curves", "cluster_id", me.org_id, cluster_id, start, end, bw, max_curves)
-    rows = db.execute(
-        select(ClusterCurve)
-        .where(ClusterCurve.org_id == me.org_id, ClusterCurve.id.in_(ids))
-        .order_by(ClusterCurve.window_end, ClusterCurve.id)
-    ).scalars()
+    rows = curves_crud.cluster_curves_over_time(db, me.org_id, cluster_id, start, end, bw, max_curves)
     curves = [
         CurveAt(
             window_end=r.window_end,

@@ -17,8 +17,8 @@ from prometheus_client.registry import Collector
 from sqlalchemy.orm import Session
 
 from hitcurve.api.deps import DbDep, ReaderDep
-from hitcurve.core.errors import ApiError
 from hitcurve.crud import metrics as crud
+from hitcurve.sizing import target_answer
 
 router = APIRouter(tags=["metrics"])
 
@@ -31,23 +31,9 @@ def _memory_for_target(
 ) -> tuple[float, float] | None:
     """(memory for the target in bytes or NaN when unreachable, 1 if reachable) from the same
     fitted curve and inverse as GET /sizing/.../memory; None without a curve yet."""
-    from hitcurve.api.routes import sizing
-
-    try:
-        if subject == "server":
-            b = sizing.cached(
-                ("server", org_id, ident, "best", None),
-                lambda: sizing.server_basis(db, org_id, ident, "best", None),
-            )
-        else:
-            b, _ = sizing.cached(
-                ("cluster", org_id, ident, None), lambda: sizing.cluster_basis(db, org_id, ident, None)
-            )
-    except ApiError as exc:
-        if exc.code == "not_enough_data":
-            return None
-        raise
-    ans = sizing.memory_answer(sizing.Subject(type=subject, id=ident), b, target)
+    ans = target_answer(db, subject, org_id, ident, target)
+    if ans is None:
+        return None
     if ans.memory_bytes is None:
         return float("nan"), 0.0
     return ans.memory_bytes, 1.0

@@ -8,10 +8,11 @@ from fastapi import APIRouter, BackgroundTasks, Query, Response
 from sqlalchemy import select
 
 from hitcurve.api.deps import DbDep, MemberDep, OwnerDep, ReaderDep, WriterDep
-from hitcurve.api.routes.inventory import Limit, Offset, get_cluster, get_server
+from hitcurve.api.routes.inventory import Limit, Offset
 from hitcurve.core.audit import audit
 from hitcurve.core.errors import ApiError, not_found
 from hitcurve.core.tasks import RUN_SIMULATION, enqueue_after_commit
+from hitcurve.crud.inventory import get_cluster, get_server
 from hitcurve.models import Alert, AuditLog, ReportSubscription, SimulationResult, SimulationRun
 from hitcurve.schemas.api import (
     AlertOut,

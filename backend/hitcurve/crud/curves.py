@@ -1,0 +1,191 @@
+"""Stored curves and the snapshots they came from: the one place that says which curve is a
+subject's latest (server curves by window end, cluster curves by computation time), and the
+stored curves over time. Every query is scoped by org_id."""
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.dialects.postgresql import distinct_on
+from sqlalchemy.orm import Session
+
+from hitcurve.models import (
+    ClusterCurve,
+    ServerCurve,
+    SimulationResult,
+    SimulationRun,
+    Snapshot,
+    SnapshotClass,
+)
+from hitcurve.schemas.sizing import SubjectKind
+
+
+def latest_server_curve(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> ServerCurve | None:
+    return db.execute(
+        select(ServerCurve)
+        .where(ServerCurve.org_id == org_id, ServerCurve.server_id == server_id)
+        .order_by(ServerCurve.window_end.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def latest_cluster_curve(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) -> ClusterCurve | None:
+    return db.execute(
+        select(ClusterCurve)
+        .where(ClusterCurve.org_id == org_id, ClusterCurve.cluster_id == cluster_id)
+        .order_by(ClusterCurve.computed_at.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def latest_cluster_curves(
+    db: Session, org_id: uuid.UUID, cluster_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, ClusterCurve]:
+    """latest_cluster_curve of each cluster, in one query."""
+    return {
+        cc.cluster_id: cc
+        for cc in db.execute(
+            select(ClusterCurve)
+            .where(ClusterCurve.org_id == org_id, ClusterCurve.cluster_id.in_(cluster_ids))
+            .order_by(ClusterCurve.cluster_id, ClusterCurve.computed_at.desc())
+            .ext(distinct_on(ClusterCurve.cluster_id))
+        ).scalars()
+    }
+
+
+def latest_snapshot(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> Snapshot | None:
+    return db.execute(
+        select(Snapshot)
+        .where(Snapshot.org_id == org_id, Snapshot.server_id == server_id)
+        .order_by(Snapshot.window_end.desc())
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def latest_snapshot_facts(
+    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, Any]:
+    """Per server: (loss_ratio, measured_hit_ratio) of its latest snapshot, in one query."""
+    return {
+        r.server_id: r
+        for r in db.execute(
+            select(Snapshot.server_id, Snapshot.loss_ratio, Snapshot.measured_hit_ratio)
+            .where(Snapshot.org_id == org_id, Snapshot.server_id.in_(server_ids))
+            .order_by(Snapshot.server_id, Snapshot.window_end.desc())
+            .ext(distinct_on(Snapshot.server_id))
+        ).all()
+    }
+
+
+def snapshot_classes(db: Session, org_id: uuid.UUID, snapshot_id: uuid.UUID) -> list[SnapshotClass]:
+    return list(
+        db.execute(
+            select(SnapshotClass)
+            .where(SnapshotClass.snapshot_id == snapshot_id, SnapshotClass.org_id == org_id)
+            .order_by(SnapshotClass.class_id)
+        ).scalars()
+    )
+
+
+def snapshot_loss(db: Session, snapshot_id: uuid.UUID) -> Any:
+    """(loss_ratio, flagged) of the snapshot a curve was computed from, or None."""
+    return db.execute(
+        select(Snapshot.loss_ratio, Snapshot.flagged).where(Snapshot.id == snapshot_id)
+    ).one_or_none()
+
+
+def latest_simulation(
+    db: Session, org_id: uuid.UUID, policy: str, kind: SubjectKind, subject_id: uuid.UUID
+) -> tuple[SimulationRun, list[tuple[int, float]]] | None:
+    """The newest finished simulation of a policy for a server or cluster, with its (size, hit
+    ratio) results in size order."""
+    column = SimulationRun.server_id if kind == "server" else SimulationRun.cluster_id
+    run = db.execute(
+        select(SimulationRun)
+        .where(
+            SimulationRun.org_id == org_id,
+            SimulationRun.status == "done",
+            SimulationRun.policies.contains([policy]),
+            column == subject_id,
+        )
+        .order_by(SimulationRun.finished_at.desc().nulls_last())
+        .limit(1)
+    ).scalar_one_or_none()
+    if run is None:
+        return None
+    rows = db.execute(
+        select(SimulationResult.size_bytes, SimulationResult.hit_ratio)
+        .where(
+            SimulationResult.run_id == run.id,
+            SimulationResult.org_id == org_id,
+            SimulationResult.policy == policy,
+        )
+        .order_by(SimulationResult.size_bytes)
+    ).all()
+    return run, [(r[0], r[1]) for r in rows]
+
+
+# The latest curve of each time bucket (stored curves over time, downsampled).
+_CURVES_SQL = """
+SELECT DISTINCT ON (b) id FROM (
+  SELECT id, window_end, computed_at,
+         least(floor(extract(epoch FROM (window_end - :start)) / :bw)::bigint, :last) AS b
+  FROM {table}
+  WHERE org_id = :org AND {column} = :sid AND window_end > :start AND window_end <= :end
+) t
+ORDER BY b, window_end DESC, computed_at DESC, id DESC
+"""
+_CURVE_TABLES: dict[str, tuple[str, str]] = {
+    "server": ("server_curves", "server_id"),
+    "cluster": ("cluster_curves", "cluster_id"),
+}
+
+
+def _curve_ids(
+    db: Session,
+    kind: SubjectKind,
+    org_id: uuid.UUID,
+    subject_id: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    bw: float,
+    max_curves: int,
+) -> list[int]:
+    table, column = _CURVE_TABLES[kind]
+    return [
+        r.id
+        for r in db.execute(
+            text(_CURVES_SQL.format(table=table, column=column)),
+            {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_curves - 1},
+        ).all()
+    ]
+
+
+def server_curves_over_time(
+    db: Session, org_id: uuid.UUID, server_id: uuid.UUID, start: datetime, end: datetime, bw: float, n: int
+) -> list[ServerCurve]:
+    """The latest stored curve of each of n buckets of bw seconds from start, oldest first."""
+    ids = _curve_ids(db, "server", org_id, server_id, start, end, bw, n)
+    return list(
+        db.execute(
+            select(ServerCurve)
+            .where(ServerCurve.org_id == org_id, ServerCurve.id.in_(ids))
+            .order_by(ServerCurve.window_end, ServerCurve.id)
+        ).scalars()
+    )
+
+
+def cluster_curves_over_time(
+    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, start: datetime, end: datetime, bw: float, n: int
+) -> list[ClusterCurve]:
+    """The latest stored curve of each of n buckets of bw seconds from start, oldest first."""
+    ids = _curve_ids(db, "cluster", org_id, cluster_id, start, end, bw, n)
+    return list(
+        db.execute(
+            select(ClusterCurve)
+            .where(ClusterCurve.org_id == org_id, ClusterCurve.id.in_(ids))
+            .order_by(ClusterCurve.window_end, ClusterCurve.id)
+        ).scalars()
+    )

@@ -1,0 +1,179 @@
+"""History and accuracy of a server or a cluster over time, downsampled in PostgreSQL into at
+most max_points buckets; and the recent accuracy figures the sizing band and server list use.
+
+A subject is a kind ("server" or "cluster") and an id; which servers a kind covers is said here
+only (_SUBJECT_SQL), never by callers."""
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
+
+from hitcurve.core.errors import ApiError
+from hitcurve.models import AccuracyRecord
+from hitcurve.schemas.api import AccuracyOut, AccuracyPoint, HistoryOut, HistoryPoint
+from hitcurve.schemas.sizing import SubjectKind
+
+MAX_SPAN = timedelta(days=400)
+
+# The servers a subject covers (v = servers).
+_SUBJECT_SQL: dict[str, str] = {"server": "v.id = :sid", "cluster": "v.cluster_id = :sid"}
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def time_range(start: datetime | None, end: datetime | None) -> tuple[datetime, datetime]:
+    end = end or _now()
+    try:
+        start = start or end - timedelta(days=1)
+    except OverflowError:
+        raise ApiError(422, "invalid_request", "end is too early to have a default start") from None
+    if start.tzinfo is None or end.tzinfo is None:
+        raise ApiError(422, "invalid_request", "start and end need a time zone (e.g. 2026-11-22T12:00:00Z)")
+    if end <= start:
+        raise ApiError(422, "invalid_request", "end must be after start")
+    if end - start > MAX_SPAN:
+        raise ApiError(422, "invalid_request", "at most 400 days per request")
+    return start, end
+
+
+_HISTORY_SQL = """
+SELECT least(floor(extract(epoch FROM (s.window_end - :start)) / :bw)::bigint, :last) AS b, count(*) AS n,
+       sum(s.get_hits)::float8 / nullif(sum(s.get_hits + s.get_misses), 0) AS measured,
+       avg(c.predicted_hit_ratio) AS predicted, avg(s.loss_ratio) AS loss, avg(s.bytes_used) AS bytes_used,
+       sum(s.flagged::int) AS flagged
+FROM snapshots s
+JOIN servers v ON v.id = s.server_id AND v.org_id = s.org_id
+LEFT JOIN server_curves c ON c.snapshot_id = s.id AND c.org_id = s.org_id
+WHERE s.org_id = :org AND {subject} AND s.window_end > :start AND s.window_end <= :end
+GROUP BY b ORDER BY b
+"""
+
+_ACCURACY_SQL = """
+SELECT least(floor(extract(epoch FROM (a.window_end - :start)) / :bw)::bigint, :last) AS b, count(*) AS n,
+       avg(a.predicted_hit_ratio) AS predicted, avg(a.measured_hit_ratio) AS measured, avg(a.error_pp) AS err,
+       avg(abs(a.error_pp)) AS abs_err, max(abs(a.error_pp)) AS max_abs_err
+FROM accuracy_records a
+JOIN servers v ON v.id = a.server_id AND v.org_id = a.org_id
+WHERE a.org_id = :org AND {subject} AND a.window_end > :start AND a.window_end <= :end
+GROUP BY b ORDER BY b
+"""
+
+
+def _bucket_bounds(start: datetime, bw: float, b: int) -> tuple[datetime, datetime]:
+    return start + timedelta(seconds=b * bw), start + timedelta(seconds=(b + 1) * bw)
+
+
+def history(
+    db: Session,
+    org_id: uuid.UUID,
+    kind: SubjectKind,
+    subject_id: uuid.UUID,
+    start: datetime | None,
+    end: datetime | None,
+    max_points: int,
+) -> HistoryOut:
+    start, end = time_range(start, end)
+    bw = (end - start).total_seconds() / max_points
+    rows = db.execute(
+        text(_HISTORY_SQL.format(subject=_SUBJECT_SQL[kind])),
+        {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_points - 1},
+    ).all()
+    points = []
+    for r in rows:
+        b0, b1 = _bucket_bounds(start, bw, min(int(r.b), max_points - 1))
+        points.append(
+            HistoryPoint(
+                start=b0,
+                end=b1,
+                samples=r.n,
+                measured_hit_ratio=r.measured,
+                predicted_hit_ratio=r.predicted,
+                loss_ratio=r.loss,
+                bytes_used=float(r.bytes_used) if r.bytes_used is not None else None,
+                flagged=int(r.flagged or 0),
+            )
+        )
+    return HistoryOut(start=start, end=end, bucket_seconds=bw, points=points)
+
+
+def accuracy(
+    db: Session,
+    org_id: uuid.UUID,
+    kind: SubjectKind,
+    subject_id: uuid.UUID,
+    start: datetime | None,
+    end: datetime | None,
+    max_points: int,
+) -> AccuracyOut:
+    start, end = time_range(start, end)
+    bw = (end - start).total_seconds() / max_points
+    rows = db.execute(
+        text(_ACCURACY_SQL.format(subject=_SUBJECT_SQL[kind])),
+        {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_points - 1},
+    ).all()
+    points: list[AccuracyPoint] = []
+    total = 0
+    weighted_abs = 0.0
+    worst: float | None = None
+    for r in rows:
+        b0, b1 = _bucket_bounds(start, bw, min(int(r.b), max_points - 1))
+        points.append(
+            AccuracyPoint(
+                start=b0,
+                end=b1,
+                samples=r.n,
+                predicted_hit_ratio=r.predicted,
+                measured_hit_ratio=r.measured,
+                error_pp=r.err,
+                abs_error_pp=r.abs_err,
+            )
+        )
+        total += r.n
+        weighted_abs += r.abs_err * r.n
+        worst = r.max_abs_err if worst is None else max(worst, r.max_abs_err)
+    return AccuracyOut(
+        start=start,
+        end=end,
+        bucket_seconds=bw,
+        samples=total,
+        mean_abs_error_pp=weighted_abs / total if total else None,
+        max_abs_error_pp=worst,
+        points=points,
+    )
+
+
+def recent_mae(
+    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], since: datetime
+) -> tuple[int, float | None]:
+    """(count, mean absolute error in pp) of the servers' accuracy records after since."""
+    n, mae = db.execute(
+        select(func.count(), func.avg(func.abs(AccuracyRecord.error_pp))).where(
+            AccuracyRecord.org_id == org_id,
+            AccuracyRecord.server_id.in_(server_ids),
+            AccuracyRecord.window_end > since,
+        )
+    ).one()
+    return n, float(mae) if mae is not None else None
+
+
+def mae_by_server(
+    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], start: datetime, end: datetime
+) -> dict[uuid.UUID, float]:
+    """Per server: the mean absolute error of its accuracy records in (start, end]."""
+    return dict(
+        db.execute(
+            select(AccuracyRecord.server_id, func.avg(func.abs(AccuracyRecord.error_pp)))
+            .where(
+                AccuracyRecord.org_id == org_id,
+                AccuracyRecord.server_id.in_(server_ids),
+                AccuracyRecord.window_end > start,
+                AccuracyRecord.window_end <= end,
+            )
+            .group_by(AccuracyRecord.server_id)
+        ).all()
+    )
