@@ -14,25 +14,8 @@
 #include "core/profile.h"
 #include "../ref/mattson.h"
 #include "../ref/workload.h"
+#include "workloads.h"
 
-static const struct { const char *file, *fmt, *name; } TRACES[] = {
-    {"arc-OLTP.lis.zst", "arc", "arc-OLTP"},
-    {"arc-P3.lis.zst", "arc", "arc-P3"},
-    {"cache2k-web07.trace.xz", "cache2k", "web07"},
-    {"cache2k-web12.trace.xz", "cache2k", "web12"},
-    {"lirs-2_pools.trace.gz", "lirs", "2_pools"},
-    {"lirs-cpp.trace.gz", "lirs", "cpp"},
-    {"lirs-cs.trace.gz", "lirs", "cs"},
-    {"lirs-gli.trace.gz", "lirs", "gli"},
-    {"lirs-loop.trace.gz", "lirs", "loop"},
-    {"lirs-multi1.trace.gz", "lirs", "multi1"},
-    {"lirs-multi2.trace.gz", "lirs", "multi2"},
-    {"lirs-multi3.trace.gz", "lirs", "multi3"},
-    {"lirs-ps.trace.gz", "lirs", "ps"},
-    {"lirs-scan.trace.gz", "lirs", "scan"},
-    {"lirs-sprite.trace.gz", "lirs", "sprite"},
-    {"lirs-zigzag.trace.gz", "lirs", "zigzag"},
-};
 
 typedef struct { double lo, hi, max; } score;
 static int g_dump = 0;
@@ -87,9 +70,8 @@ int main(int argc, char **argv)
         }
         else { fprintf(stderr, "accuracy: bad argument %s\n", argv[i]); return 2; }
     }
-    const char *dir = wl_traces_dir();
-    int ntr = sizeof(TRACES) / sizeof(TRACES[0]);
-    int nsyn = 7;
+    int ntr = BENCH_NTRACES;
+    int nsyn = BENCH_NSYN;
     printf("# accuracy vs exact LRU (Mattson): estimator=%s B=%u filters=%u k=%.1f sampling=%s",
            hc_estimator_name(cfg.estimator), cfg.buckets, cfg.ghost_filters, cfg.ghost_factor,
            cfg.sampling == HC_SAMPLE_OFF ? "off" : cfg.sampling == HC_SAMPLE_RATE ? "rate" : "fixed-size");
@@ -102,27 +84,7 @@ int main(int argc, char **argv)
     char worst_name[160] = "";
     for (int t = 0; t < ntr + nsyn; t++) {
         workload w;
-        if (t < ntr) {
-            if (quick && (t == 1)) continue;             /* P3 is the slow one */
-            if (only && strcmp(only, TRACES[t].name)) continue;
-            char path[1024];
-            snprintf(path, sizeof(path), "%s/%s", dir, TRACES[t].file);
-            if (wl_load_trace(&w, TRACES[t].name, path, TRACES[t].fmt) != 0) continue;
-        } else {
-            int s = t - ntr;
-            static const char *names[] = {"zipf-0.6", "zipf-0.8", "zipf-1.0", "zipf-1.2", "zipf+loop", "zipf+scan", "loop+scan"};
-            if (only && strcmp(only, names[s])) continue;
-            uint64_t n = quick ? 300000 : 1000000;
-            switch (s) {
-            case 0: wl_zipf(&w, names[s], n, 100000, 0.6, 1); break;
-            case 1: wl_zipf(&w, names[s], n, 100000, 0.8, 2); break;
-            case 2: wl_zipf(&w, names[s], n, 100000, 1.0, 3); break;
-            case 3: wl_zipf(&w, names[s], n, 100000, 1.2, 4); break;
-            case 4: wl_mix(&w, names[s], n, 100000, 0.9, 8000, 0.3, 0, 5); break;
-            case 5: wl_mix(&w, names[s], n, 100000, 0.9, 0, 0, 0.2, 6); break;
-            default: wl_mix(&w, names[s], n, 50000, 0.7, 20000, 0.4, 0.2, 7); break;
-            }
-        }
+        if (bench_workload(t, quick, only, &w)) continue;
         mattson *m = mattson_new(w.n + 1);
         for (uint64_t i = 0; i < w.n; i++) mattson_access(m, w.keys[i]);
         for (int f = 0; f < 2; f++) {

@@ -46,8 +46,21 @@ int main(int argc, char **argv)
     printf("ghost: %zu bytes for (k-1)N = %.0f entries = %.2f bytes per ghost entry (%llu live now)\n",
            st.ghost_bytes, ghost_cap, st.ghost_bytes / ghost_cap, (unsigned long long)st.ghost_entries);
     printf("reference: MIMIR's counting filter ~5 bytes per entry at 1%% fpp (seed 001 §4.3.1); a key list ~39 B\n");
-    printf("total %.1f MiB for N = %llu\n\n", st.total_bytes / 1048576.0, (unsigned long long)N);
+    printf("total %.1f MiB for N = %llu\n", st.total_bytes / 1048576.0, (unsigned long long)N);
+    double kt_bytes = (double)st.table_slots * st.bytes_per_slot;
+    printf("ROUNDER: key table + buckets = %.1f bytes per tracked key\n", (kt_bytes + st.estimator_bytes) / st.tracked_keys);
     hc_profile_free(p);
+    /* STACKER: the same cache; its node pool (prev, next, epoch) comes on top of the table */
+    c.estimator = HC_EST_STACKER;
+    p = hc_profile_new(&c, NULL);
+    hc_profile_set_capacity(p, 1, N, 100);
+    for (uint64_t i = 0; i < N; i++) hc_profile_set(p, 1, wl_keyhash(i), 100);
+    hc_profile_stats_get(p, &st);
+    printf("STACKER: key table + node pool + buckets = %.1f bytes per tracked key (pool %.1f; total %.1f MiB)\n\n",
+           ((double)st.table_slots * st.bytes_per_slot + st.estimator_bytes) / st.tracked_keys,
+           (double)st.estimator_bytes / st.tracked_keys, st.total_bytes / 1048576.0);
+    hc_profile_free(p);
+    c.estimator = HC_EST_ROUNDER;
 
     printf("# fixed-size sampling, max %llu tracked keys, %llu distinct keys streamed\n",
            (unsigned long long)max_keys, (unsigned long long)keys);

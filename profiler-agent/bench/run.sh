@@ -15,6 +15,12 @@ echo
 echo "== accuracy, MIMIR aging and rotation (tail-pair aging, flush-oldest ghost, B=128, F=3; found-key removal and FP subtraction kept) for comparison"
 "$B/accuracy" $QUICK --mimir --filters 3
 echo
+echo "== estimators: ROUNDER vs STACKER (--estimator), accuracy, GETs/s and bytes per key side by side, MIMIR's figures beside"
+"$B/estimators" $QUICK
+echo
+echo "== estimators under fixed-size sampling, 16384 tracked keys (the live agent samples)"
+"$B/estimators" $QUICK --sample-keys 16384 | sed '/^# at MIMIR/,$d'
+echo
 echo "== accuracy vs B (defaults otherwise, quick set)"
 printf "%-6s %11s %11s\n" B "MAE[0,N]" "MAE[N,2N]"
 for b in 8 32 128 512; do

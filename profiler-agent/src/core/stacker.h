@@ -8,7 +8,7 @@
  * uniformly over the bucket: the error term of Theorem 3 (largest bucket / (M/2)) vanishes and,
  * against an exact LRU event stream, the curve below N *is* the Mattson curve. What is traded:
  * 12 more bytes per tracked item (prev, next, epoch) and a walk of up to half a bucket per hit,
- * O(log B + B/32 + N/(2B)) instead of ROUNDER's O(log B + B/32), with B grown to ~4 sqrt(N)
+ * O(log B + B/32 + N/(2B)) instead of ROUNDER's O(log B + B/32), with B grown to ~8 sqrt(N)
  * for large classes (below).
  *
  * Why not MIMIR's printed recipe: the thesis omits STACKER's routines ("not shown") and only
@@ -36,10 +36,13 @@ typedef struct stk_node {
 } stk_node;
 
 /* Buckets: at least the configured B, and STK_SQRT_K * sqrt(N) for large classes (at most
- * STK_MAX_B), so a hit costs about sqrt(N)/(4*STK_SQRT_K) pointer steps of walk plus sqrt(N)/8
- * group sums, and aging O(B) every N/B arrivals (STK_SQRT_K^2 per arrival, amortised). With a
- * fixed B the walk would grow linearly with N (0.8 M events/s at N = 100K, B = 128). */
-#define STK_SQRT_K 4.0
+ * STK_MAX_B), so a bucket holds ~sqrt(N)/STK_SQRT_K items: a hit walks at most half of that
+ * (pointer chasing, the dominant cost: 86 % of stacker_hit under perf at N = 100K, K = 4) and
+ * sums ~STK_SQRT_K*sqrt(N)/32 group counters; aging costs O(B) every N/B arrivals
+ * (STK_SQRT_K^2 sequential steps per arrival, amortised). K = 8 measured faster than 4 and 16
+ * at N = 100K (`bench/speed`); with a fixed B = 128 the walk grew linearly with N (0.8 M
+ * events/s at N = 100K against 2 M with B grown). */
+#define STK_SQRT_K 8.0
 #define STK_MAX_B (1u << 16)
 
 typedef struct stacker {
