@@ -709,9 +709,10 @@ def test_stacker_estimator_live(tmp_path):
             ys = [p[1] for p in cl["curve"]["points"]]
             assert len(ys) == 100 and all(0 <= y <= 1 for y in ys) and all(b >= a for a, b in pairwise(ys))
         # every observed hit lies within N, so the curve at N reads the measured hit ratio (what
-        # would catch hits lost or double-counted by the estimator), and it rises towards N
+        # would catch hits lost or double-counted by the estimator; the tolerance is the sibling
+        # ROUNDER test's, for stream loss on a loaded machine), and it rises towards N
         pred = s["diagnostics"]["predicted_hit_ratio_at_current"]
-        assert abs(pred - s["measured"]["hit_ratio"]) < 0.02, (pred, s["measured"]["hit_ratio"])
+        assert abs(pred - s["measured"]["hit_ratio"]) < 0.05, (pred, s["measured"]["hit_ratio"], s["loss"])
         cl = max(s["classes"], key=lambda c: c["requests"])
         n = cl["curve"]["current_items"]
         half, full = (min(cl["curve"]["points"], key=lambda p, f=f: abs(p[0] - f * n))[1] for f in (0.5, 1))
