@@ -28,8 +28,8 @@ demo: build  ## the whole product locally, with a live demo memcached and traffi
 stop:  ## stop exactly what the scripts started (by pid)
 	@bash scripts/stop.sh
 
-status:
-	@bash scripts/services.sh status dev; bash scripts/services.sh status test
+status:  ## every process the scripts started: PostgreSQL, Redis, API, workers, beat, demo programs
+	@for i in dev test; do bash scripts/services.sh status $$i; bash scripts/supervise.sh status $$i; done
 
 bench: build  ## accuracy, speed and memory benchmarks, printed next to their references
 	@bash scripts/bench.sh

@@ -20,3 +20,6 @@ COPY alembic.ini ./
 RUN pip install --no-cache-dir --no-deps -e backend -e worker -e simulator/python
 COPY --from=frontend /src/frontend/dist frontend/dist
 ENV HITCURVE_FRONTEND_DIST=/app/frontend/dist
+# API, worker and beat run unprivileged; beat keeps its schedule in /var/lib/hitcurve.
+RUN useradd --system --home-dir /var/lib/hitcurve --create-home --shell /usr/sbin/nologin hitcurve
+USER hitcurve

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole product on this machine: private PostgreSQL and Redis (instance "dev"), the backend
 # serving the dashboard, a Celery worker and beat, a demo memcached with a load generator and
-# the agent watching it. Everything runs in the background; `make stop` stops it by pid.
+# the agent watching it, all under supervisord (scripts/supervise.sh: restarted when they die,
+# logs appended and rotated). `make status` lists them; `make stop` stops them.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -13,50 +14,62 @@ mkdir -p "$procs" "$logs"
 bash scripts/services.sh start "$inst"
 set -a; source "$RUN_DIR/$inst/env"; set +a
 
-running() { [ -f "$procs/$1.pid" ] && kill -0 "$(cat "$procs/$1.pid")" 2>/dev/null; }
-launch() {  # launch NAME COMMAND...: start in the background unless already running
-    local name="$1"; shift
-    if running "$name"; then return 0; fi
-    nohup "$@" >"$logs/$name.log" 2>&1 &
-    echo $! > "$procs/$name.pid"
-}
 port_file() { local f="$RUN_DIR/$inst/$1.port"; [ -s "$f" ] || free_port > "$f"; cat "$f"; }
+# program NAME ONESHOT COMMAND...: a demo program for supervisord (scripts/supervise.sh), which
+# restarts it when it dies (ONESHOT=1: run once to success) and appends/rotates its log.
+program() {
+    local name="$1" oneshot="$2"; shift 2
+    local restart="autorestart=true
+startsecs=3"
+    [ "$oneshot" = 1 ] && restart="autorestart=unexpected
+exitcodes=0
+startsecs=0"
+    cat > "$procs_conf/$name.conf" <<CONF
+[program:$name]
+command=$*
+stdout_logfile=$logs/$name.log
+redirect_stderr=true
+stdout_logfile_maxbytes=10MB
+stdout_logfile_backups=5
+startretries=1000
+stopasgroup=true
+killasgroup=true
+$restart
+CONF
+}
+procs_conf="$RUN_DIR/$inst/programs"; mkdir -p "$procs_conf"
+rm -f "$procs_conf"/*.conf
 
 say "migrating the database"
-"$VENV/bin/alembic" upgrade head >"$logs/migrate.log" 2>&1 || die "migration failed, see $logs/migrate.log"
+"$VENV/bin/alembic" upgrade head >>"$logs/migrate.log" 2>&1 || die "migration failed, see $logs/migrate.log"
 
 api_port=$(port_file api)
-launch api "$VENV/bin/uvicorn" hitcurve.main:app --host 127.0.0.1 --port "$api_port"
-launch worker "$VENV/bin/celery" -A hitcurve_worker.celery_app worker --loglevel=INFO --concurrency=2 -n "demo@%h"
-if "$VENV/bin/python" -c 'import hitcurve_worker.schedule' 2>/dev/null; then
-    launch beat "$VENV/bin/celery" -A hitcurve_worker.celery_app beat --loglevel=INFO \
-        --schedule "$RUN_DIR/$inst/celerybeat-schedule"
-fi
+mc_port=$(port_file memcached)
+mc_user=""; [ "$(id -u)" -eq 0 ] && mc_user="-u root"   # memcached refuses root without -u
+program memcached 0 "$(command -v memcached) -l 127.0.0.1 -p $mc_port -U 0 -m 64 -t 2 $mc_user"
+HITCURVE_API_PORT="$api_port" bash scripts/supervise.sh start "$inst"
 
-for _ in $(seq 100); do
-    curl -fsS "http://127.0.0.1:$api_port/api/v1/health" >/dev/null 2>&1 && break
-    running api || die "the backend exited, see $logs/api.log"
+api="http://127.0.0.1:$api_port"
+for _ in $(seq 600); do
+    curl -fsS "$api/api/v1/health" >/dev/null 2>&1 && break
     sleep 0.2
 done
-curl -fsS "http://127.0.0.1:$api_port/api/v1/health" >/dev/null || die "the backend does not answer, see $logs/api.log"
-
-# Demo tenant, memcached, traffic and agent (each part joins when it is built).
-mc_port=$(port_file memcached)
-mc_user=(); [ "$(id -u)" -eq 0 ] && mc_user=(-u root)   # memcached refuses root without -u
-launch memcached memcached -l 127.0.0.1 -p "$mc_port" -U 0 -m 64 -t 2 "${mc_user[@]}"
+curl -fsS "$api/api/v1/health" >/dev/null || die "the backend does not answer, see $logs/api.log"
 for _ in $(seq 50); do port_open "$mc_port" && break; sleep 0.1; done
 port_open "$mc_port" || die "the demo memcached did not start, see $logs/memcached.log"
-api="http://127.0.0.1:$api_port"
+
+# Demo tenant, traffic and agent (each part joins when it is built).
 "$VENV/bin/python" scripts/demo_setup.py account "$api" "$RUN_DIR/$inst" || die "demo account setup failed"
 # Traffic: Zipf 0.9 over 400k keys of ~200 B against a 64 MiB memcached, so it evicts and the
 # curve has something to say; misses are refilled after a simulated recompute delay.
-launch loadgen bin/hc-loadgen --server "127.0.0.1:$mc_port" --dist zipf --alpha 0.9 --keys 400000 \
-    --requests 0 --duration 604800 --value-size 200 --conns 1 --recompute-us 200,1000,5000 --quiet
+program loadgen 0 "$ROOT/bin/hc-loadgen --server 127.0.0.1:$mc_port --dist zipf --alpha 0.9 --keys 400000 \
+    --requests 0 --duration 604800 --value-size 200 --conns 1 --recompute-us 200,1000,5000 --quiet"
 mkdir -p "$RUN_DIR/$inst/spool" "$RUN_DIR/$inst/snapshots"
-launch agent bin/hitcurve-agent run --memcached "127.0.0.1:$mc_port" --backend-url "$api" \
-    --agent-key-file "$RUN_DIR/$inst/agent.key" --spool-dir "$RUN_DIR/$inst/spool" \
-    --snapshot-dir "$RUN_DIR/$inst/snapshots" --interval 20
-launch assign "$VENV/bin/python" scripts/demo_setup.py assign "$api" "$RUN_DIR/$inst" "127.0.0.1:$mc_port"
+program agent 0 "$ROOT/bin/hitcurve-agent run --memcached 127.0.0.1:$mc_port --backend-url $api \
+    --agent-key-file $RUN_DIR/$inst/agent.key --spool-dir $RUN_DIR/$inst/spool \
+    --snapshot-dir $RUN_DIR/$inst/snapshots --interval 20"
+program assign 1 "$VENV/bin/python $ROOT/scripts/demo_setup.py assign $api $RUN_DIR/$inst 127.0.0.1:$mc_port"
+HITCURVE_API_PORT="$api_port" bash scripts/supervise.sh start "$inst"
 
 cat <<MSG
 
@@ -66,7 +79,8 @@ cat <<MSG
     Health:      http://127.0.0.1:$api_port/api/v1/health
     memcached:   127.0.0.1:$mc_port (demo traffic from bin/hc-loadgen, watched by bin/hitcurve-agent)
     First curves appear about 20 s after start (one snapshot every 20 s).
-    Logs:        $logs/
+    Logs:        $logs/ (appended, rotated at 10 MB; processes restart when they die)
+    Processes:   make status
   Stop everything with: make stop
 
 MSG

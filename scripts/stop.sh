@@ -4,6 +4,14 @@
 set -uo pipefail
 source "$(dirname "$0")/lib.sh"
 [ -d "$RUN_DIR" ] || exit 0
+# Supervised processes first (their supervisor would restart them otherwise).
+for conf in "$RUN_DIR"/*/supervisord.conf; do
+    [ -f "$conf" ] || continue
+    inst=$(basename "$(dirname "$conf")")
+    if [ -s "$RUN_DIR/$inst/procs/supervisord.pid" ]; then
+        bash "$ROOT/scripts/supervise.sh" stop "$inst" && say "stopped the supervised processes ($inst)"
+    fi
+done
 for pidfile in "$RUN_DIR"/*/procs/*.pid; do
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")

@@ -83,7 +83,17 @@ def k8s_commands() -> Iterator[tuple[str, list[str]]]:
                     yield f"{f.relative_to(ROOT)} {c['name']}", argv
 
 
-ALL = list(compose_commands()) + list(dockerfile_commands()) + list(k8s_commands())
+def systemd_commands() -> Iterator[tuple[str, list[str]]]:
+    """ExecStart/ExecStartPre of the units under deploy/systemd (venv programs by their name)."""
+    for f in sorted((ROOT / "deploy" / "systemd").glob("*.service")):
+        for line in f.read_text().splitlines():
+            m = re.match(r"^(ExecStart|ExecStartPre)=(.+)$", line)
+            if m:
+                argv = shlex.split(m.group(2))
+                yield f"{f.relative_to(ROOT)} {m.group(1)}", [os.path.basename(argv[0]), *argv[1:]]
+
+
+ALL = list(compose_commands()) + list(dockerfile_commands()) + list(k8s_commands()) + list(systemd_commands())
 
 
 def _flags(args: list[str]) -> list[str]:
@@ -130,6 +140,12 @@ def check_uvicorn(where: str, argv: list[str]) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.strip() == "FastAPI", (where, out.stderr[-2000:])
+
+
+def check_python(where: str, argv: list[str]) -> None:
+    """`python -m hitcurve.serve …`: the launcher every install uses for the API."""
+    assert argv[1:3] == ["-m", "hitcurve.serve"], f"{where}: unexpected python command {argv}"
+    _assert_flags_in_help(where, argv[3:], _help([sys.executable, "-m", "hitcurve.serve", "--help"]))
 
 
 def check_celery(where: str, argv: list[str]) -> None:
@@ -196,6 +212,7 @@ def check_redis(where: str, argv: list[str], tmp: Path) -> None:
 CHECKERS = {
     "hitcurve-agent": check_agent,
     "uvicorn": check_uvicorn,
+    "python": check_python,
     "celery": check_celery,
     "alembic": check_alembic,
     "memcached": check_memcached,
@@ -288,3 +305,21 @@ def test_dockerfile_make_targets_exist() -> None:
             argv = ["make", "-n", *m.group(1).split(), m.group(2), *m.group(3).split()]
             out = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT)
             assert out.returncode == 0, f"{name}: {' '.join(argv)}: {out.stderr}"
+
+
+@pytest.mark.parametrize(
+    "unit", sorted((ROOT / "deploy" / "systemd").glob("*.service")), ids=lambda p: p.name
+)
+def test_systemd_units_restart_and_run_unprivileged(unit: Path) -> None:
+    text = unit.read_text()
+    assert re.search(r"^User=hitcurve$", text, re.M), f"{unit.name} must not run as root"
+    assert re.search(r"^Restart=always$", text, re.M), f"{unit.name} must be restarted when it dies"
+
+
+def test_compose_services_restart_and_images_run_unprivileged() -> None:
+    services = _compose()["services"]
+    for name in ("postgres", "redis", "backend", "worker", "beat", "agent"):
+        assert services[name].get("restart") == "unless-stopped", name
+    for df in ("backend.Dockerfile", "agent.Dockerfile"):
+        users = re.findall(r"^USER\s+(\S+)", (ROOT / "docker" / df).read_text(), re.M)
+        assert users and users[-1] not in ("root", "0"), f"{df} runs as root"

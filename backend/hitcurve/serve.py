@@ -31,6 +31,9 @@ def main(argv: list[str] | None = None) -> None:
         proxy_headers=False,
         forwarded_allow_ips="",
         server_header=False,
+        # A process that answers no health ping within this time is replaced; importing the app
+        # takes several seconds on a loaded machine, so the default 5 s killed healthy starts.
+        timeout_worker_healthcheck=30,
         log_level=args.log_level,
     )
 

@@ -37,7 +37,10 @@ def test_health_reports_both_dependencies_reachable() -> None:
     response = _fresh_client().get("/api/v1/health")
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["status"] == "ok"
+    # "degraded" only for want of a worker (none may run in this test session) or queue lag
+    assert body["status"] == (
+        "ok" if body["checks"]["workers"]["ok"] and body["checks"]["queue"]["ok"] else "degraded"
+    )
     assert body["checks"]["database"]["ok"] is True
     assert body["checks"]["redis"]["ok"] is True
     assert body["checks"]["database"]["latency_ms"] >= 0

@@ -7,6 +7,7 @@ from celery.signals import worker_process_init
 
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine, get_sessionmaker
+from hitcurve_worker.heartbeat import Heartbeat
 from hitcurve_worker.schedule import BEAT_SCHEDULE
 
 TASK_MODULES = [
@@ -41,6 +42,8 @@ def make_celery() -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
         beat_schedule=BEAT_SCHEDULE,
     )
+    # Liveness for /health: a heartbeat key on the broker (heartbeat.py).
+    app.steps["worker"].add(Heartbeat)
     return app
 
 

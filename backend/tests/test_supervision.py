@@ -1,0 +1,138 @@
+"""The service's processes as the scripts run them (scripts/supervise.sh: supervisord with the
+API, a Celery worker and beat) on a database and a Redis index of their own: /health reports the
+worker's heartbeat, a SIGKILLed worker and API are restarted (its log appended, the kill recorded),
+/health says degraded while no worker runs, and `status` lists every process."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import create_engine, text
+
+ROOT = Path(__file__).resolve().parents[2]
+SUPERVISE = ROOT / "scripts" / "supervise.sh"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Stack:
+    def __init__(self, run_dir: Path, inst: str, api: str, env: dict[str, str]) -> None:
+        self.run_dir, self.inst, self.api, self.env = run_dir, inst, api, env
+
+    def sh(self, *args: str) -> str:
+        out = subprocess.run(
+            ["bash", str(SUPERVISE), *args], env=self.env, capture_output=True, text=True, timeout=120
+        )
+        assert out.returncode == 0 or args[0] == "ctl", out.stdout + out.stderr
+        return out.stdout
+
+    def pid(self, program: str) -> int:
+        return int(self.sh("ctl", self.inst, "pid", program).strip() or 0)
+
+    def health(self) -> dict[str, Any]:
+        r = httpx.get(self.api + "/api/v1/health", timeout=10)
+        assert r.status_code == 200, r.text
+        return dict(r.json())
+
+    def wait(self, what: str, cond: Any, timeout: float = 90) -> Any:
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            try:
+                last = cond()
+                if last:
+                    return last
+            except (httpx.TransportError, ValueError, AssertionError) as exc:
+                last = exc
+            time.sleep(0.5)
+        logs = self.run_dir / self.inst / "logs"
+        tails = {p.name: p.read_text()[-2000:] for p in logs.glob("*.log")}
+        raise AssertionError(f"timed out waiting for {what}: {last!r}\n{json.dumps(tails, indent=1)}")
+
+
+@pytest.fixture(scope="module")
+def stack(migrated_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    base = os.environ["HITCURVE_DATABASE_URL"].rsplit("/", 1)[0]
+    db = f"hitcurve_sup_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(base + "/postgres", isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{db}"'))
+    redis_base = os.environ["HITCURVE_REDIS_URL"].rsplit("/", 1)[0]
+    run_dir = tmp_path_factory.mktemp("run")
+    inst = "sup"
+    (run_dir / inst).mkdir()
+    env_vars = {
+        "HITCURVE_DATABASE_URL": f"{base}/{db}",
+        "HITCURVE_REDIS_URL": f"{redis_base}/{2 + uuid.uuid4().int % 13}",
+        "HITCURVE_WORKER_HEARTBEAT_S": "1",
+        "HITCURVE_WORKER_STALE_S": "4",
+        "HITCURVE_API_WORKERS": "1",
+        "HITCURVE_WORKER_CONCURRENCY": "1",
+    }
+    (run_dir / inst / "env").write_text("".join(f"{k}={v}\n" for k, v in env_vars.items()))
+    port = _free_port()
+    env = {**os.environ, **env_vars, "HITCURVE_RUN_DIR": str(run_dir), "HITCURVE_API_PORT": str(port)}
+    subprocess.run(
+        [str(ROOT / ".venv/bin/alembic"), "upgrade", "head"],
+        env=env,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    s = Stack(run_dir, inst, f"http://127.0.0.1:{port}", env)
+    s.sh("start", inst)
+    try:
+        yield s
+    finally:
+        s.sh("stop", inst)
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def test_killed_worker_is_restarted_and_health_follows(stack: Stack) -> None:
+    # API, worker and beat run; the worker's heartbeat reaches /health through the broker
+    body = stack.wait(
+        "a worker heartbeat", lambda: (h := stack.health())["checks"]["workers"]["alive"] >= 1 and h
+    )
+    assert body["status"] == "ok", body
+    assert body["checks"]["queue"] == {"ok": True, "depth": 0, "oldest_pending_s": 0.0}
+    status = stack.sh("status", stack.inst)
+    for program in ("api", "worker", "beat"):
+        assert any(line.startswith(program) and "RUNNING" in line for line in status.splitlines()), status
+
+    # SIGKILL the Celery master and the API: supervisord starts new ones
+    first, api = stack.pid("worker"), stack.pid("api")
+    os.kill(first, signal.SIGKILL)
+    os.kill(api, signal.SIGKILL)
+    second = stack.wait("a new worker", lambda: (p := stack.pid("worker")) not in (0, first) and p)
+    stack.wait("a new API process", lambda: stack.pid("api") not in (0, api))
+    stack.wait("the new worker's heartbeat", lambda: stack.health()["checks"]["workers"]["alive"] >= 1)
+    logs = stack.run_dir / stack.inst / "logs"
+    assert "terminated by SIGKILL" in (logs / "supervisord.log").read_text()
+    # the log was appended to, not overwritten: both workers' "ready" lines are in it
+    stack.wait("two start-ups in worker.log", lambda: (logs / "worker.log").read_text().count(" ready.") >= 2)
+    assert second != first
+
+    # no worker: /health still answers (the API serves) but says degraded, and why
+    stack.sh("ctl", stack.inst, "stop", "worker")
+    body = stack.wait("degraded", lambda: (h := stack.health())["status"] == "degraded" and h)
+    assert body["checks"]["workers"]["ok"] is False and body["checks"]["workers"]["alive"] == 0
+    assert "no worker heartbeat" in body["checks"]["workers"]["error"]
+    assert body["checks"]["database"]["ok"] and body["checks"]["redis"]["ok"]
+    stack.sh("ctl", stack.inst, "start", "worker")
+    stack.wait("ok again", lambda: stack.health()["status"] == "ok")
