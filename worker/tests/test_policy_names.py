@@ -1,8 +1,11 @@
 """The API's policy names are exactly the simulator's: a run the API accepts is one the worker
-can simulate, and every simulator policy can be asked for."""
+can simulate, every simulator policy can be asked for, and each runs in the worker's byte mode."""
+
+import numpy as np
 
 from hitcurve.schemas.api import POLICIES, SimulationIn
-from hitcurve_worker.trace_data import sim_module
+from hitcurve_worker.simulation_tasks import simulate
+from hitcurve_worker.trace_data import Trace, sim_module
 
 
 def test_api_policies_are_the_simulators() -> None:
@@ -24,3 +27,27 @@ def test_api_accepts_every_policy_at_once_and_rejects_unknown() -> None:
         assert "nosuch" in str(exc)
     else:
         raise AssertionError("an unknown policy was accepted")
+
+
+def test_every_policy_runs_in_the_worker_and_sizes_drive_the_size_aware_ones() -> None:
+    """The worker's run (bytes, value sizes from the trace): every policy answers, and with
+    equally popular small (100 B) and large (8000 B) values the size-aware policies keep more
+    objects than LRU at the same memory."""
+    rng = np.random.default_rng(3)
+    ranks = np.arange(1, 4001, dtype=np.float64) ** -0.6
+    keys = rng.choice(4000, size=60_000, p=ranks / ranks.sum()).astype(np.uint64)
+    sizes = np.where(keys % 2 == 0, 100, 8000).astype(np.uint32)
+    trace = Trace(
+        keys=keys * np.uint64(0x9E3779B97F4A7C15),
+        ops=np.zeros(len(keys), dtype=np.uint8),
+        sizes=sizes,
+        costs=np.ones(len(keys)),
+        sample_rate=1.0,
+        chunks=1,
+    )
+    mem = [2 << 20, 6 << 20]
+    hr = {p: [r["hit_ratio"] for r in simulate(trace, p, mem)] for p in POLICIES}
+    for p, (small, big) in hr.items():
+        assert 0.0 < small <= big < 1.0, (p, small, big)
+    for p in ("gdsf", "lhd"):
+        assert hr[p][0] > hr["lru"][0] + 0.05, (p, hr[p], hr["lru"])

@@ -29,10 +29,12 @@
 #define EXPLORE_INV 32u
 
 typedef struct {
+    uint64_t ts;
     uint32_t idx;                /* object */
     uint32_t last_hit, last_last;
+    float size;                  /* the object's charge, kept here: ranking reads only tags */
+    uint8_t cls;                 /* hit-age class, fixed between accesses */
     uint8_t explorer;
-    uint64_t ts;
 } lhd_tag;
 
 typedef struct {
@@ -48,7 +50,8 @@ typedef struct {
     uint32_t shift;
     float ewma_objs, ewma_mass, ewma_victim;
     int64_t explorer_budget;
-    uint64_t admitted[ADMISSIONS];
+    uint64_t admitted[ADMISSIONS];     /* keys of recent poor admissions ... */
+    uint32_t admitted_idx[ADMISSIONS]; /* ... and their objects (checked before use) */
     int admitted_head;
 } lhd_state;
 
@@ -73,10 +76,7 @@ static uint32_t hit_age_class(uint64_t age)
     return log;
 }
 
-static inline lhd_class *class_of(lhd_state *s, const lhd_tag *t)
-{
-    return &s->cls[hit_age_class((uint64_t)t->last_hit + t->last_last)];
-}
+static inline lhd_class *class_of(lhd_state *s, const lhd_tag *t) { return &s->cls[t->cls]; }
 
 static inline uint32_t age_of(const lhd_state *s, const lhd_tag *t)
 {
@@ -89,7 +89,8 @@ static float density_of(hc_cache *c, lhd_state *s, const lhd_tag *t)
     uint32_t age = age_of(s, t);
     if (age == MAX_AGE - 1)
         return -FLT_MAX;
-    float d = class_of(s, t)->density[age] / (float)c->objs[t->idx].charge;
+    (void)c;
+    float d = class_of(s, t)->density[age] / t->size;
     return t->explorer ? d + 1.0f : d;
 }
 
@@ -205,6 +206,8 @@ static void update(hc_cache *c, lhd_state *s, lhd_tag *t, int insert)
         t->last_last = t->last_hit;
         t->last_hit = age;
     }
+    t->cls = (uint8_t)hit_age_class((uint64_t)t->last_hit + t->last_last);
+    t->size = (float)charge;
     t->ts = s->timestamp;
     int explore = next_rand(s) % EXPLORE_INV == 0;
     if (explore && s->explorer_budget > 0 && s->nreconf < 50) {
@@ -214,7 +217,10 @@ static void update(hc_cache *c, lhd_state *s, lhd_tag *t, int insert)
         t->explorer = 0;
     }
     if (insert && !explore && density_of(c, s, t) < s->ewma_victim)
-        s->admitted[s->admitted_head++ % ADMISSIONS] = c->objs[t->idx].key;
+    {
+        s->admitted[s->admitted_head % ADMISSIONS] = c->objs[t->idx].key;
+        s->admitted_idx[s->admitted_head++ % ADMISSIONS] = t->idx;
+    }
     s->timestamp++;
     if (--s->next_reconf == 0) {
         reconfigure(c, s);
@@ -280,8 +286,10 @@ static void lhd_evict(hc_cache *c, const hc_req *r)
         }
     }
     for (int i = 0; i < ADMISSIONS; i++) {
-        uint32_t o = s->admitted[i] == UINT64_MAX ? HC_NIL : hc_find(c, s->admitted[i]);
-        if (o == HC_NIL)
+        /* still resident as the same key? (an index lookup per slot would cost more) */
+        uint32_t o = s->admitted_idx[i];
+        if (s->admitted[i] == UINT64_MAX || c->objs[o].key != s->admitted[i] || c->objs[o].aux >= s->ntags ||
+            s->tags[c->objs[o].aux].idx != o)
             continue;
         float d = density_of(c, s, &s->tags[c->objs[o].aux]);
         if (d < best) {
@@ -307,7 +315,9 @@ static int lhd_verify(hc_cache *c, char *why, size_t n)
         const lhd_tag *t = &s->tags[k];
         if (c->objs[t->idx].aux != k || (c->objs[t->idx].flags & HC_F_GHOST))
             return snprintf(why, n, "tag %u does not point back", k), -1;
-        if (t->ts >= s->timestamp || t->last_hit >= MAX_AGE || t->last_last > MAX_AGE)
+        if (t->ts >= s->timestamp || t->last_hit >= MAX_AGE || t->last_last > MAX_AGE ||
+            t->cls != hit_age_class((uint64_t)t->last_hit + t->last_last) ||
+            t->size != (float)c->objs[t->idx].charge)
             return snprintf(why, n, "tag %u: age fields out of range", k), -1;
     }
     if (s->shift > 40)
