@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Any
 
@@ -175,6 +175,7 @@ class PageMove:
     from_class: int
     to_class: int
     pages: int
+    hit_gain: float | None = None  # hit ratio this move alone adds (model), None if not valued
 
 
 @dataclass
@@ -194,10 +195,12 @@ class MergeResult:
     allocation: dict[int, int] = field(default_factory=dict)  # class -> pages, best at today's total
     moves: list[PageMove] = field(default_factory=list)  # slab rebalancing advice
     valid_max_bytes: float = 0.0  # beyond this some class's curve is extrapolated (held flat)
+    # the allocation the advice leads to: the optimum, except that a class holding items keeps a page
+    advised_at_current: float = 0.0
 
     @property
     def rebalance_gain(self) -> float:
-        return self.optimal_at_current - self.current_allocation_hit_ratio
+        return max(self.advised_at_current - self.current_allocation_hit_ratio, 0.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -484,6 +487,17 @@ def rebalancing_moves(current: Mapping[int, int], target: Mapping[int, int]) -> 
     return moves
 
 
+def _valued(mv: PageMove, ids: list[int], current: Mapping[int, int], fns: _PageFns, norm: float) -> PageMove:
+    """The move with the hit ratio it adds on its own (from today's pages, the model's curves)."""
+    i_from, i_to = ids.index(mv.from_class), ids.index(mv.to_class)
+    a, b = current[mv.from_class], current[mv.to_class]
+    v = fns.g(
+        np.array([i_from, i_to, i_from, i_to], dtype=np.int64),
+        np.array([a - mv.pages, b + mv.pages, a, b], dtype=np.int64),
+    )
+    return replace(mv, hit_gain=float((v[0] + v[1] - v[2] - v[3]) / norm))
+
+
 def _validate_packed(
     fns: _PageFns, classes: Sequence[ClassCurve], pages: IntArray | None = None, items: IntArray | None = None
 ) -> None:
@@ -643,6 +657,28 @@ def merge(
         target[cid] += give
         spare -= give
 
+    # A class that holds items keeps at least one page: with none, memcached could store none of
+    # its items any more (every SET of that size would fail), whatever the model says it is worth.
+    holding = {cid for cid, k in zip(ids, items_in.tolist(), strict=True) if k > 0}
+    for cid in sorted(holding):
+        if target[cid] > 0:
+            continue
+        donor = max(
+            (c for c in target if target[c] > 1 or (target[c] == 1 and c not in holding)),
+            key=lambda c: (target[c] - current[c], target[c]),
+            default=None,
+        )
+        if donor is None:
+            break
+        target[donor] -= 1
+        target[cid] = 1
+    kept = np.array([target[c] for c in ids], dtype=np.int64)
+    value_advised = float(fns.g(idx, kept).sum())
+    moves = rebalancing_moves(current, target) if value_advised > value_today + 1e-12 else []
+    if not moves:  # nothing worth moving: the advice is today's allocation
+        target, value_advised = dict(current), value_today
+    moves = [_valued(mv, ids, current, fns, norm) for mv in moves]
+
     valid_max = (scale_valid * current_bytes) if current_pages > 0 else float(memory[-1])
     return MergeResult(
         memory_bytes=memory,
@@ -658,6 +694,7 @@ def merge(
         current_allocation_hit_ratio=min(value_today / norm, 1.0),
         optimal_at_current=max(min(value_cur_alloc / norm, 1.0), min(value_today / norm, 1.0)),
         allocation=target,
-        moves=rebalancing_moves(current, target) if value_cur_alloc > value_today + 1e-12 else [],
+        moves=moves,
         valid_max_bytes=float(valid_max),
+        advised_at_current=max(min(value_advised / norm, 1.0), min(value_today / norm, 1.0)),
     )

@@ -274,6 +274,7 @@ export async function getServerCurve(id: string, signal?: AbortSignal): Promise<
     adviceHitGain: adv.gain,
     lossRatio: num(j.latest_snapshot?.loss_ratio),
     observedMaxBytes: num(m?.observed_max_bytes),
+    memcachedVersion: str(server.version),
   };
 }
 
@@ -300,6 +301,7 @@ export async function getClusterCurve(id: string, signal?: AbortSignal): Promise
     adviceHitGain: null,
     lossRatio: null,
     observedMaxBytes: num(j.observed_max_bytes),
+    memcachedVersion: null,
   };
 }
 

@@ -81,6 +81,8 @@ export type CurveView = {
   lossRatio: number | null;
   /** Past this memory the agent has observed nothing yet (null: the whole curve is observed). */
   observedMaxBytes: number | null;
+  /** memcached's version (servers). */
+  memcachedVersion: string | null;
 };
 
 /** What the sizing API said: ok, memcached still filling (warming_up), the target past the curve's

@@ -30,7 +30,18 @@ const SmallCurve = memo(function SmallCurve({ cls, width }: { cls: SlabClass; wi
 });
 
 /** Per-slab-class curves, busiest first, on a grid whose cell width follows the page width. */
-export function SlabClasses({ classes, advice, adviceHitGain }: { classes: SlabClass[]; advice: PageMove[]; adviceHitGain: number | null }) {
+export function SlabClasses({
+  classes,
+  advice,
+  adviceHitGain,
+  version = null,
+}: {
+  classes: SlabClass[];
+  advice: PageMove[];
+  adviceHitGain: number | null;
+  /** memcached's version, for the manual command */
+  version?: string | null;
+}) {
   const [box, width] = useWidth<HTMLDivElement>();
   const cols = Math.max(2, Math.floor(width / 190));
   const cell = Math.floor((width - (cols - 1) * 12) / cols);
@@ -38,7 +49,7 @@ export function SlabClasses({ classes, advice, adviceHitGain }: { classes: SlabC
   return (
     <section aria-labelledby="slab-title">
       <h2 id="slab-title">Slab classes</h2>
-      <Advice advice={advice} gain={adviceHitGain} />
+      <Advice advice={advice} gain={adviceHitGain} version={version} />
       <p className="muted">
         {classes.length} classes, busiest first. Each: hit rate (0–100 %) versus the class's memory; the line marks its size
         today.
@@ -51,7 +62,17 @@ export function SlabClasses({ classes, advice, adviceHitGain }: { classes: SlabC
   );
 }
 
-function Advice({ advice, gain }: { advice: PageMove[]; gain: number | null }) {
+/** memcached before 1.6.42 can crash on a manual `slabs reassign`: offer the command from 1.6.42 on only. */
+export function reassignIsSafe(version: string | null): boolean {
+  const m = /^(\d+)\.(\d+)\.(\d+)/.exec(version ?? "");
+  if (!m) return false;
+  const [a, b, c] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return a > 1 || (a === 1 && (b > 6 || (b === 6 && c >= 42)));
+}
+
+const pages = (n: number) => `${n} page${n === 1 ? "" : "s"}`;
+
+function Advice({ advice, gain, version }: { advice: PageMove[]; gain: number | null; version: string | null }) {
   if (!advice.length)
     return (
       <p className="advice none" data-testid="advice">
@@ -61,7 +82,7 @@ function Advice({ advice, gain }: { advice: PageMove[]; gain: number | null }) {
   return (
     <div className="advice" data-testid="advice">
       <p>
-        <strong>Slab rebalancing advice:</strong> move {advice.reduce((s, a) => s + a.pages, 0)} pages of 1 MiB
+        <strong>Slab rebalancing advice:</strong> move {pages(advice.reduce((s, a) => s + a.pages, 0))} of 1 MiB
         {gain !== null && <> for {formatPp(gain)} hit rate at the same memory</>}.
       </p>
       <table>
@@ -84,9 +105,22 @@ function Advice({ advice, gain }: { advice: PageMove[]; gain: number | null }) {
           ))}
         </tbody>
       </table>
-      <p className="muted small">
-        memcached's automover (<code>slab_reassign</code>, <code>slab_automove</code>) moves pages itself; to move one by hand:{" "}
-        <code>slabs reassign {advice[0].fromClass} {advice[0].toClass}</code>.
+      <p className="muted small" data-testid="advice-how">
+        memcached's automover (<code>slab_reassign</code>, <code>slab_automove</code>) moves pages itself
+        {reassignIsSafe(version) ? (
+          <>
+            ; to move one by hand:{" "}
+            <code>
+              slabs reassign {advice[0].fromClass} {advice[0].toClass}
+            </code>
+            .
+          </>
+        ) : (
+          <>
+            . Do not move pages by hand with <code>slabs reassign</code> on memcached {version ?? "of this version"}: before 1.6.42 it can
+            crash memcached.
+          </>
+        )}
       </p>
     </div>
   );

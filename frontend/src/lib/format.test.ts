@@ -94,3 +94,12 @@ test("time axes fit the data and never tick in milliseconds", () => {
   expect(formatDuration(240)).toBe("4\u00a0min");
   expect(formatDuration(45)).toBe("45\u00a0s");
 });
+
+test("slabs reassign is offered from memcached 1.6.42 on only", async () => {
+  const { reassignIsSafe } = await import("../components/SlabClasses");
+  expect(reassignIsSafe("1.6.18")).toBe(false);
+  expect(reassignIsSafe("1.6.41")).toBe(false);
+  expect(reassignIsSafe("1.6.42")).toBe(true);
+  expect(reassignIsSafe("1.7.0")).toBe(true);
+  expect(reassignIsSafe(null)).toBe(false);
+});

@@ -195,7 +195,7 @@ function CurveBody({ view }: { view: CurveView }) {
         />
       )}
 
-      {view.classes.length > 0 && <SlabClasses classes={view.classes} advice={view.advice} adviceHitGain={view.adviceHitGain} />}
+      {view.classes.length > 0 && <SlabClasses classes={view.classes} advice={view.advice} adviceHitGain={view.adviceHitGain} version={view.memcachedVersion} />}
     </div>
   );
 }
