@@ -158,3 +158,81 @@ def proportional_curve(snapshot: dict[str, Any]) -> tuple[list[float], list[floa
         xs.append(f * current)
         ys.append(h / weights)
     return xs, ys, current
+
+
+def byte_curve(top: float, h_max: float, scale: float, points: int = 100) -> list[list[float]]:
+    """A concave curve over (0, top] bytes, integral sizes (as the agent sends bytes)."""
+    return [
+        [round(top * (i + 1) / points), round(h_max * (1 - math.exp(-(top * (i + 1) / points) / scale)), 6)]
+        for i in range(points)
+    ]
+
+
+# (prefix, requests, measured hit ratio, resident bytes, curve h_max, curve scale as a share of -m)
+SAMPLE_PREFIXES = [
+    ("user", 480_000, 0.93, 21_000_000, 0.95, 0.08),
+    ("sess", 300_000, 0.74, 4_000_000, 0.80, 0.02),
+    ("feed", 240_000, 0.71, 30_000_000, 0.90, 0.30),
+    ("cfg", 120_000, 0.997, 5_000, 0.998, 0.0005),
+]
+
+
+def add_breakdown(snap: dict[str, Any], *, hashed: bool = True, seed: int = 1) -> dict[str, Any]:
+    """Issue 16's optional fields (docs/agent-protocol.md "Breakdown") on a make_snapshot()
+    document: per class ttl_points and left, merged ttl_points and the oblivious curve, four
+    prefixes plus other, hot keys."""
+    rnd = random.Random(seed)
+    m = snap["server"]["limit_maxbytes"]
+    top = 2 * m
+    for c in snap["classes"]:
+        c["curve"]["ttl_points"] = [[x, min(1.0, round(y * 1.03, 6))] for x, y in c["curve"]["points"]]
+        c["left"] = {"expired": rnd.randint(0, 900), "evicted": c["evictions"], "deleted": 0}
+    snap["ttl_points"] = byte_curve(top, 0.93, 0.10 * m)
+    snap["ttl"] = {
+        "unit": "bytes",
+        "oblivious_points": byte_curve(top, 0.93, 0.30 * m),
+        "working_set_bytes": int(0.4 * m),
+        "working_set_bytes_oblivious": int(1.3 * m),
+        "sample_rate": 0.25,
+        "sampled_reads": 300_000,
+        "expired_reads": 9_000,
+        "gaps": "touch/gat TTL changes are not in the watch stream",
+    }
+    snap["prefix_rule"] = "delimiter ':' depth 1"
+    snap["prefixes"] = [
+        {
+            "prefix": name,
+            "requests": req,
+            "hit_ratio": hr,
+            "bytes": b,
+            "points": byte_curve(top, hm, sc * m),
+            "sets": int(req * (1 - hr)),
+            "left": {
+                "expired": int(req * 0.01) if name == "sess" else 0,
+                "evicted": int(b / 5000),
+                "deleted": 0,
+            },
+        }
+        for name, req, hr, b, hm, sc in SAMPLE_PREFIXES
+    ]
+    snap["prefix_other"] = {
+        "requests": 60_000,
+        "hit_ratio": 0.41,
+        "bytes": 2_000_000,
+        "left": {"expired": 120, "evicted": 300, "deleted": 0},
+    }
+    names = ["cfg:flags", "user:1", "user:2", "sess:abc", "feed:home", "user:3", "cfg:limits", "feed:top"]
+    keys = [
+        {
+            "key": n if not hashed else f"xxh3:{rnd.getrandbits(64):016x}",
+            "requests": 9000 // (i + 1),
+            "bytes": [50, 300, 300, 100, 1500, 300, 50, 1500][i],
+            "error": 0,
+            "hashed": hashed,
+        }
+        for i, n in enumerate(names)
+    ]
+    snap["hot_keys"] = keys
+    snap["hot_keys_by_bytes"] = sorted(keys, key=lambda k: -k["requests"] * k["bytes"])
+    snap["hot_keys_hashed"] = hashed
+    return snap

@@ -4,7 +4,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from hitcurve.api.routes import account, agent, auth, health, inventory, keys, metrics, ops, sizing
+from hitcurve.api.routes import account, agent, auth, breakdown, health, inventory, keys, metrics, ops, sizing
 from hitcurve.schemas import agent as proto
 
 api_router = APIRouter(prefix="/api/v1")
@@ -15,6 +15,7 @@ api_router.include_router(auth.router)
 api_router.include_router(account.router)
 api_router.include_router(keys.router)
 api_router.include_router(inventory.router)
+api_router.include_router(breakdown.router)
 api_router.include_router(sizing.router)
 api_router.include_router(ops.router)
 api_router.include_router(metrics.router)

@@ -94,12 +94,67 @@ class Loss(_Strict):
     flagged: bool
 
 
+Points = Annotated[
+    list[tuple[Annotated[float, Field(gt=0)], Ratio]], Field(min_length=1, max_length=CURVE_POINTS * 10)
+]
+
+
 class Curve(_Strict):
     unit: Literal["items"]
     current_items: NonNeg
-    points: Annotated[
-        list[tuple[Annotated[float, Field(gt=0)], Ratio]], Field(min_length=1, max_length=CURVE_POINTS * 10)
-    ]
+    points: Points
+    ttl_points: Points | None = None  # issue 16: the same sizes with expiry modelled (SHARDS++)
+
+
+# --- issue 16's breakdown (optional; docs/agent-protocol.md "Breakdown") -----------------------
+MAX_PREFIXES = 100
+MAX_PREFIX_LEN = 64
+MAX_HOT_KEYS = 100
+MAX_KEY_LEN = 250
+
+
+class Left(_Strict):
+    """How items left in the window."""
+
+    expired: NonNeg
+    evicted: NonNeg
+    deleted: NonNeg
+
+
+class TtlInfo(_Strict):
+    unit: Literal["bytes"]
+    oblivious_points: Points
+    working_set_bytes: NonNeg
+    working_set_bytes_oblivious: NonNeg
+    sample_rate: Annotated[float, Field(gt=0, le=1)]
+    sampled_reads: NonNeg = 0
+    expired_reads: NonNeg = 0
+    gaps: Annotated[str, StringConstraints(max_length=300)] = ""
+
+
+class PrefixStat(_Strict):
+    prefix: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PREFIX_LEN)]
+    requests: NonNeg
+    hit_ratio: Ratio
+    bytes: NonNeg
+    points: Annotated[list[tuple[Annotated[float, Field(gt=0)], Ratio]], Field(max_length=CURVE_POINTS)]
+    sets: NonNeg = 0
+    left: Left | None = None
+
+
+class PrefixOther(_Strict):
+    requests: NonNeg
+    hit_ratio: Ratio | None
+    bytes: NonNeg
+    left: Left | None = None
+
+
+class HotKey(_Strict):
+    key: Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEY_LEN)]
+    requests: NonNeg
+    bytes: NonNeg
+    error: NonNeg = 0
+    hashed: bool = True
 
 
 class CostStats(_Strict):
@@ -119,6 +174,7 @@ class SlabClass(_Strict):
     requests: NonNeg
     curve: Curve
     cost_us: CostStats | None = None
+    left: Left | None = None
 
 
 def _first_bad_point(where: str, pts: list[tuple[float, float]]) -> None:
@@ -127,6 +183,16 @@ def _first_bad_point(where: str, pts: list[tuple[float, float]]) -> None:
             raise ValueError(f"{where}: curve sizes must be strictly increasing (point {i})")
         if pts[i][1] < pts[i - 1][1]:
             raise ValueError(f"{where}: curve hit ratios must be non-decreasing (point {i})")
+
+
+def _check_curve(where: str, pts: list[tuple[float, float]], n: int) -> None:
+    if len(pts) != n:
+        raise ValueError(f"{where}: curve has {len(pts)} points, expected exactly {n}")
+    xs = [p[0] for p in pts]
+    ys = [p[1] for p in pts]
+    # checked in C (sorted); the loop only runs to name the offending point
+    if xs != sorted(set(xs)) or ys != sorted(ys):
+        _first_bad_point(where, pts)
 
 
 class Snapshot(_Strict):
@@ -140,10 +206,39 @@ class Snapshot(_Strict):
     loss: Loss
     curve_points: Literal[100]
     classes: Annotated[list[SlabClass], Field(max_length=MAX_CLASSES)]
+    # issue 16 (optional)
+    ttl_points: Points | None = None
+    ttl: TtlInfo | None = None
+    prefix_rule: Annotated[str, StringConstraints(max_length=300)] | None = None
+    prefixes: Annotated[list[PrefixStat], Field(max_length=MAX_PREFIXES)] | None = None
+    prefix_other: PrefixOther | None = None
+    hot_keys: Annotated[list[HotKey], Field(max_length=MAX_HOT_KEYS)] | None = None
+    hot_keys_by_bytes: Annotated[list[HotKey], Field(max_length=MAX_HOT_KEYS)] | None = None
+    hot_keys_hashed: bool | None = None
+
+    def _breakdown_rules(self) -> None:
+        curves: list[tuple[str, list[tuple[float, float]]]] = []
+        if self.ttl_points is not None:
+            curves.append(("ttl_points", self.ttl_points))
+        if self.ttl is not None:
+            curves.append(("ttl.oblivious_points", self.ttl.oblivious_points))
+        for c in self.classes:
+            if c.curve.ttl_points is not None:
+                curves.append((f"class {c.id} ttl_points", c.curve.ttl_points))
+        names: set[str] = set()
+        for p in self.prefixes or []:
+            if p.prefix in names:
+                raise ValueError(f"prefix {p.prefix!r} appears twice")
+            names.add(p.prefix)
+            if p.points:  # empty before the agent knew memcached's limit
+                curves.append((f"prefix {p.prefix!r}", p.points))
+        for where, pts in curves:
+            _check_curve(where, pts, self.curve_points)
 
     @model_validator(mode="after")
     def _rules(self) -> "Snapshot":
         _check_times(self.window.start, self.window.end, "window")
+        self._breakdown_rules()
         seen: set[int] = set()
         for c in self.classes:
             where = f"class {c.id}"
@@ -151,15 +246,7 @@ class Snapshot(_Strict):
                 raise ValueError(f"{where}: class id appears twice")
             seen.add(c.id)
             pts = c.curve.points
-            if len(pts) != self.curve_points:
-                raise ValueError(
-                    f"{where}: curve has {len(pts)} points, expected exactly {self.curve_points}"
-                )
-            xs = [p[0] for p in pts]
-            ys = [p[1] for p in pts]
-            # checked in C (sorted); the loop only runs to name the offending point
-            if xs != sorted(set(xs)) or ys != sorted(ys):
-                _first_bad_point(where, pts)
+            _check_curve(where, pts, self.curve_points)
             if pts[-1][0] < c.curve.current_items:
                 raise ValueError(
                     f"{where}: the last curve size ({pts[-1][0]:g}) must cover current_items "

@@ -1,0 +1,155 @@
+"""The breakdown of a server (issue 16) read from its latest snapshot that carries one. The
+agent's upload is stored whole (gzip) with each snapshot row; the breakdown fields were
+validated at ingestion (schemas/agent.py), so here they are only decoded and summarised."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import uuid
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hitcurve.models import Snapshot
+from hitcurve.schemas.breakdown import (
+    BreakdownOut,
+    ClassLeftOut,
+    HotKeyOut,
+    LeftOut,
+    PrefixOut,
+    TtlOut,
+)
+
+LOOK_BACK = 20  # snapshots searched for one with a breakdown (an agent may have restarted without)
+
+
+def memory_for(points: list[list[float]], target: float) -> float | None:
+    """Smallest size whose hit ratio reaches target (linear between points; from 0 at size 0),
+    or None when the curve never does."""
+    px, py = 0.0, 0.0
+    for x, y in points:
+        if y >= target:
+            if y == py:
+                return float(x)
+            return px + (target - py) * (x - px) / (y - py)
+        px, py = x, y
+    return None
+
+
+def _left(d: dict[str, Any] | None) -> LeftOut | None:
+    return LeftOut(**d) if d else None
+
+
+def _hot(rows: list[dict[str, Any]] | None) -> list[HotKeyOut]:
+    return [
+        HotKeyOut(
+            key=h["key"],
+            hashed=h.get("hashed", True),
+            requests=h["requests"],
+            bytes=h["bytes"],
+            error=h.get("error", 0),
+        )
+        for h in rows or []
+    ]
+
+
+def latest_breakdown(
+    db: Session, org_id: uuid.UUID, server_id: uuid.UUID, target: float
+) -> BreakdownOut | None:
+    rows = db.execute(
+        select(Snapshot.id, Snapshot.window_start, Snapshot.window_end, Snapshot.payload_gzip)
+        .where(Snapshot.org_id == org_id, Snapshot.server_id == server_id)
+        .order_by(Snapshot.window_end.desc())
+        .limit(LOOK_BACK)
+    ).all()
+    for r in rows:
+        if r.payload_gzip is None:
+            continue
+        doc = json.loads(gzip.decompress(r.payload_gzip))
+        if doc.get("prefixes") is None and doc.get("ttl_points") is None:
+            continue
+        return _summarise(server_id, r, doc, target)
+    return None
+
+
+def _summarise(server_id: uuid.UUID, r: Any, doc: dict[str, Any], target: float) -> BreakdownOut:
+    prefixes = doc.get("prefixes") or []
+    other = doc.get("prefix_other")
+    total_req = sum(p["requests"] for p in prefixes) + (other["requests"] if other else 0)
+    total_bytes = sum(p["bytes"] for p in prefixes) + (other["bytes"] if other else 0)
+    out: list[PrefixOut] = []
+    for p in prefixes:
+        out.append(
+            PrefixOut(
+                prefix=p["prefix"],
+                other=False,
+                requests=p["requests"],
+                request_share=p["requests"] / total_req if total_req else 0.0,
+                hit_ratio=p["hit_ratio"],
+                bytes=p["bytes"],
+                memory_share=p["bytes"] / total_bytes if total_bytes else None,
+                memory_for_target=memory_for(p["points"], target) if p["points"] else None,
+                curve_step=p["points"][0][0] if p["points"] else None,
+                points=[(x, y) for x, y in p["points"]],
+                left=_left(p.get("left")),
+            )
+        )
+    if other and other["requests"] > 0:
+        out.append(
+            PrefixOut(
+                prefix="(other)",
+                other=True,
+                requests=other["requests"],
+                request_share=other["requests"] / total_req if total_req else 0.0,
+                hit_ratio=other["hit_ratio"],
+                bytes=other["bytes"],
+                memory_share=other["bytes"] / total_bytes if total_bytes else None,
+                memory_for_target=None,
+                curve_step=None,
+                points=[],
+                left=_left(other.get("left")),
+            )
+        )
+    ttl = None
+    if doc.get("ttl_points") and doc.get("ttl"):
+        t = doc["ttl"]
+        aware = memory_for(doc["ttl_points"], target)
+        obl = memory_for(t["oblivious_points"], target)
+        ttl = TtlOut(
+            points=[(x, y) for x, y in doc["ttl_points"]],
+            oblivious_points=[(x, y) for x, y in t["oblivious_points"]],
+            working_set_bytes=t["working_set_bytes"],
+            working_set_bytes_oblivious=t["working_set_bytes_oblivious"],
+            memory_for_target=aware,
+            memory_for_target_oblivious=obl,
+            saved_ratio=1 - aware / obl if aware is not None and obl else None,
+            expired_reads=t.get("expired_reads", 0),
+            gaps=t.get("gaps", ""),
+        )
+    classes = [
+        ClassLeftOut(id=c["id"], chunk_size=c["chunk_size"], **c["left"])
+        for c in doc["classes"]
+        if c.get("left")
+    ]
+    left = LeftOut(
+        expired=sum(c.expired for c in classes),
+        evicted=sum(c.evicted for c in classes),
+        deleted=sum(c.deleted for c in classes),
+    )
+    return BreakdownOut(
+        server_id=server_id,
+        snapshot_id=r.id,
+        window_start=r.window_start,
+        window_end=r.window_end,
+        target=target,
+        prefix_rule=doc.get("prefix_rule"),
+        prefixes=out,
+        hot_keys_hashed=bool(doc.get("hot_keys_hashed", True)),
+        hot_keys=_hot(doc.get("hot_keys")),
+        hot_keys_by_bytes=_hot(doc.get("hot_keys_by_bytes")),
+        ttl=ttl,
+        classes=classes,
+        left=left,
+    )

@@ -1,0 +1,73 @@
+"""Response bodies of the breakdown API (issue 16): prefixes, hot keys, TTL-aware vs oblivious
+memory, and how items left, from a server's latest snapshot that carries them."""
+
+import uuid
+from datetime import datetime
+
+from pydantic import BaseModel
+
+Point = tuple[float, float]
+
+
+class LeftOut(BaseModel):
+    expired: int
+    evicted: int
+    deleted: int
+
+
+class PrefixOut(BaseModel):
+    prefix: str
+    other: bool  # the rest of the keys, beyond the agent's top-N
+    requests: int
+    request_share: float  # of all reads in the window
+    hit_ratio: float | None  # measured
+    bytes: int  # memory its resident items take (estimated from the agent's sample)
+    memory_share: float | None
+    memory_for_target: float | None  # bytes its own TTL-aware curve needs for the target
+    curve_step: float | None  # bytes between curve points: an answer below it means "at most"
+    points: list[Point]  # its own curve in bytes (as if it had its own pool)
+    left: LeftOut | None
+
+
+class HotKeyOut(BaseModel):
+    key: str
+    hashed: bool
+    requests: int
+    bytes: int
+    error: int  # requests over-estimate by at most this
+
+
+class TtlOut(BaseModel):
+    points: list[Point]  # TTL-aware, bytes
+    oblivious_points: list[Point]
+    working_set_bytes: int
+    working_set_bytes_oblivious: int
+    memory_for_target: float | None
+    memory_for_target_oblivious: float | None
+    saved_ratio: float | None  # 1 - aware / oblivious at the target (paper: 0.69 on average)
+    expired_reads: int
+    gaps: str
+
+
+class ClassLeftOut(BaseModel):
+    id: int
+    chunk_size: int
+    expired: int
+    evicted: int
+    deleted: int
+
+
+class BreakdownOut(BaseModel):
+    server_id: uuid.UUID
+    snapshot_id: uuid.UUID
+    window_start: datetime
+    window_end: datetime
+    target: float
+    prefix_rule: str | None
+    prefixes: list[PrefixOut]
+    hot_keys_hashed: bool
+    hot_keys: list[HotKeyOut]
+    hot_keys_by_bytes: list[HotKeyOut]
+    ttl: TtlOut | None
+    classes: list[ClassLeftOut]
+    left: LeftOut

@@ -1,0 +1,91 @@
+"""Issue 16's breakdown through the real upload and read APIs (real PostgreSQL): the agent's
+optional fields are validated with their limits at ingestion, stored with the snapshot, and
+GET /servers/{id}/breakdown answers per-prefix memory for a target, hot keys, TTL-aware vs
+oblivious memory and expired vs evicted."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from conftest import Account, bearer, upload_snapshot
+from hitcurve.crud.breakdown import memory_for
+from hitcurve.sample import add_breakdown, make_snapshot
+
+
+def post(account: Account, snap: dict[str, Any]) -> Any:
+    key = account.extra.get("agent_key") or account.agent_key()
+    account.extra["agent_key"] = key
+    return account.client.post("/api/v1/agent/snapshots", json=snap, headers=bearer(key))
+
+
+def test_memory_for_interpolates_and_says_when_unreachable() -> None:
+    pts = [[100.0, 0.2], [200.0, 0.6], [300.0, 0.6], [400.0, 0.9]]
+    assert memory_for(pts, 0.1) == 50.0  # from (0, 0)
+    assert memory_for(pts, 0.4) == 150.0
+    assert memory_for(pts, 0.6) == 200.0  # the first size that reaches it
+    assert memory_for(pts, 0.75) == 350.0
+    assert memory_for(pts, 0.95) is None
+
+
+def test_breakdown_round_trip(account: Account, other: Account) -> None:
+    server_id, snap = upload_snapshot(account, "10.0.0.9:11211")
+    r = account.get(f"/api/v1/servers/{server_id}/breakdown")
+    assert r.status_code == 404 and r.json()["code"] == "no_breakdown", r.text
+
+    snap = add_breakdown(make_snapshot("10.0.0.9:11211", seed=2), hashed=False)
+    assert post(account, snap).status_code == 202
+    r = account.get(f"/api/v1/servers/{server_id}/breakdown", params={"target": 0.8})
+    assert r.status_code == 200, r.text
+    b = r.json()
+    assert b["snapshot_id"] == snap["snapshot_id"] and b["target"] == 0.8
+    names = [p["prefix"] for p in b["prefixes"]]
+    assert names == ["user", "sess", "feed", "cfg", "(other)"]
+    total = sum(p["requests"] for p in snap["prefixes"]) + snap["prefix_other"]["requests"]
+    user = b["prefixes"][0]
+    assert abs(user["request_share"] - 480_000 / total) < 1e-9
+    assert user["hit_ratio"] == 0.93 and user["bytes"] == 21_000_000
+    assert user["memory_for_target"] == memory_for(snap["prefixes"][0]["points"], 0.8)
+    assert b["prefixes"][-1]["other"] and b["prefixes"][-1]["memory_for_target"] is None
+    assert abs(sum(p["memory_share"] for p in b["prefixes"]) - 1) < 1e-9
+    # TTL-aware vs oblivious memory at the target, and what expiry saves
+    t = b["ttl"]
+    aware = memory_for(snap["ttl_points"], 0.8)
+    obl = memory_for(snap["ttl"]["oblivious_points"], 0.8)
+    assert t["memory_for_target"] == aware and t["memory_for_target_oblivious"] == obl
+    assert abs(t["saved_ratio"] - (1 - aware / obl)) < 1e-12 and 0 < t["saved_ratio"] < 1
+    # hot keys as sent (clear here), expired vs evicted per class and in total
+    assert not b["hot_keys_hashed"] and b["hot_keys"][0]["key"] == "cfg:flags"
+    assert b["hot_keys_by_bytes"][0]["key"] == "feed:home"
+    assert b["left"]["evicted"] == sum(c["left"]["evicted"] for c in snap["classes"])
+    assert [c["id"] for c in b["classes"]] == [c["id"] for c in snap["classes"]]
+    # another organization sees nothing
+    r = other.get(f"/api/v1/servers/{server_id}/breakdown")
+    assert r.status_code == 404 and r.json()["code"] == "not_found"
+    r = account.get(f"/api/v1/servers/{server_id}/breakdown", params={"target": 1.5})
+    assert r.status_code == 422
+
+
+def test_breakdown_limits_are_enforced_at_ingestion(account: Account) -> None:
+    base = add_breakdown(make_snapshot("10.0.0.10:11211", seed=3))
+
+    def rejected(mutate: Any, needle: str) -> None:
+        s = copy.deepcopy(base)
+        mutate(s)
+        r = post(account, s)
+        assert r.status_code == 422 and needle in r.text, (needle, r.text)
+
+    def many_prefixes(s: dict[str, Any]) -> None:
+        s["prefixes"] = [dict(s["prefixes"][0], prefix=f"p{i}") for i in range(101)]
+
+    rejected(many_prefixes, "prefixes")
+    rejected(lambda s: s["prefixes"][0].update(prefix="x" * 65), "prefix")
+    rejected(lambda s: s["prefixes"][1].update(prefix="user"), "appears twice")
+    rejected(lambda s: s["hot_keys"][0].update(key="k" * 251), "hot_keys")
+    rejected(lambda s: s.update(hot_keys=s["hot_keys"] * 13), "hot_keys")
+    rejected(lambda s: s["prefixes"][2]["points"].reverse(), "prefix 'feed'")
+    rejected(lambda s: s["ttl_points"].pop(), "ttl_points: curve has 99 points")
+    rejected(lambda s: s["classes"][0]["left"].update(evicted=-1), "evicted")
+    # nothing of the rejected uploads was stored; the valid one is
+    assert account.get("/api/v1/servers").json() == []
+    assert post(account, base).status_code == 202
