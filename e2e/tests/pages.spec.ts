@@ -63,7 +63,9 @@ test("agents page: a new agent key is shown once, with copyable snippets, and ca
   await expect(row).toContainText(secret.slice(0, 10));
   await page.screenshot({ path: "artifacts/agents.png", fullPage: true });
   await page.getByRole("button", { name: "I have stored it" }).click();
-  await expect(page.locator("pre", { hasText: secret })).toHaveCount(0);
+  // The card goes; the install block keeps the key until the page is left, ready to paste.
+  await expect(page.locator("pre", { hasText: secret })).toHaveCount(1);
+  await expect(page.getByTestId("install-block")).toContainText(secret);
   page.once("dialog", (d) => d.accept());
   await row.getByRole("button", { name: "Revoke" }).click();
   await expect(row).toContainText("revoked");

@@ -37,22 +37,11 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
 export function NoAgentYet() {
   return (
     <Empty title="No agent has reported yet">
-      <p>Here is how to install one beside each memcached server:</p>
-      <ol>
-        <li>
-          Create an agent key on the <Link href="/agents">Agents</Link> page (it is shown once).
-        </li>
-        <li>
-          Build and run the agent next to memcached:
-          <pre>
-            <code>{`make -C profiler-agent all
-echo 'hca_…' > agent.key && chmod 600 agent.key
-bin/hitcurve-agent run --memcached 127.0.0.1:11211 \\
-  --backend-url ${location.origin} --agent-key-file agent.key`}</code>
-          </pre>
-        </li>
-        <li>The first curve appears about a minute later, when the agent uploads its first snapshot.</li>
-      </ol>
+      <p>
+        Install one beside each memcached server: on the <Link href="/agents">Agents</Link> page, create an agent key and copy the
+        install block (it installs the Debian package, writes the configuration and key, and starts the agent). The page then waits
+        for the first upload, which comes about a minute later.
+      </p>
     </Empty>
   );
 }

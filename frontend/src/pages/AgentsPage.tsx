@@ -1,35 +1,200 @@
-import { useState, type FormEvent } from "react";
-import { createKey, listKeys, revokeKey } from "../api/endpoints";
-import type { KeyInfo, KeyKind, NewKey } from "../api/types";
+import { useEffect, useRef, useState, type FormEvent } from "react";
+import { assignServer, createKey, listClusters, listKeys, listServers, revokeKey } from "../api/endpoints";
+import type { ClusterSummary, KeyInfo, KeyKind, NewKey, ServerSummary } from "../api/types";
 import { CopyBlock } from "../components/Copy";
+import { Link } from "../components/Link";
 import { Fetched } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
-import { agentConfig, agentInstall, sizingCurl } from "../lib/snippets";
+import { agentInstall, DEFAULT_MEMCACHED, sizingCurl, validMemcachedAddress } from "../lib/snippets";
 import { canWrite, useSession } from "../session";
 
+/** How often the page asks whether the new agent has uploaded. */
+const POLL_MS = 3000;
+
 export function AgentsPage() {
-  const [fresh, setFresh] = useState<NewKey | null>(null);
+  // The newest secret of each kind: creating an API token keeps the agent key in the install
+  // block (and the other way round).
+  const [agentKey, setAgentKey] = useState<(NewKey & { at: number }) | null>(null);
+  const [apiToken, setApiToken] = useState<NewKey | null>(null);
+  const [shown, setShown] = useState<NewKey | null>(null);
+  const [memcached, setMemcached] = useState(DEFAULT_MEMCACHED);
   const origin = window.location.origin;
+  const valid = validMemcachedAddress(memcached);
+  const address = valid ? memcached.trim() : DEFAULT_MEMCACHED;
+  const ids = useAsync(async (signal) => {
+    const [clusters, servers] = await Promise.all([listClusters(signal), listServers(undefined, signal)]);
+    return { clusterId: clusters[0]?.id ?? null, serverId: servers[0]?.id ?? null };
+  }, []);
+  const created = (k: NewKey) => {
+    setShown(k);
+    if (k.kind === "agent") setAgentKey({ ...k, at: Date.now() });
+    else setApiToken(k);
+  };
   return (
-    <div className="page">
+    <div className="page agents-page">
       <header className="view-head">
         <h1>Agents & keys</h1>
-        <p className="muted">Agent keys only upload; API tokens let autoscalers read answers. Each secret is shown once.</p>
+        <p className="muted">Agent keys only upload; API tokens let autoscalers and Prometheus read answers. Each secret is shown once.</p>
       </header>
-      {fresh && <FreshKey k={fresh} onClose={() => setFresh(null)} />}
-      <KeySection kind="agent" title="Agent keys" onCreated={setFresh} />
+      {shown && <FreshKey k={shown} onClose={() => setShown(null)} />}
+      <KeySection kind="agent" title="Agent keys" onCreated={created} />
       <section aria-labelledby="install-title">
         <h2 id="install-title">Install an agent</h2>
-        <p>Beside each memcached server, build the agent, give it a key and point it at this service:</p>
-        <CopyBlock label="install commands" text={agentInstall(fresh?.kind === "agent" ? fresh.secret : null)} />
-        <CopyBlock label="agent configuration" text={agentConfig(origin)} />
+        <p>
+          Beside each memcached server: create an agent key above, give the memcached address the agent should watch, and paste this
+          block on that host. It builds and installs the Debian package (binary, systemd unit, user <code>hitcurve</code>), writes its
+          configuration and key, and starts it. Other systems: <code>make -C profiler-agent tarball</code>, the agent image{" "}
+          <code>docker/agent.Dockerfile</code> or the Kubernetes sidecar in <code>deploy/kubernetes/</code>.
+        </p>
+        <label className="field">
+          memcached address (host:port or socket path)
+          <input
+            value={memcached}
+            onChange={(e) => setMemcached(e.target.value)}
+            aria-invalid={!valid}
+            aria-describedby="memcached-help"
+            spellCheck={false}
+            data-testid="memcached-address"
+          />
+        </label>
+        <p id="memcached-help" className={valid ? "muted" : "form-error"} role={valid ? undefined : "alert"}>
+          {valid
+            ? "The address as the agent reaches it; the server is registered under it, so use one per memcached (not 127.0.0.1 on every host)."
+            : `“${memcached}” is not host:port or a socket path; the block below keeps ${DEFAULT_MEMCACHED}.`}
+        </p>
+        <CopyBlock label="install commands" testId="install-block" text={agentInstall({ key: agentKey?.secret ?? null, backendUrl: origin, memcached: address })} />
+        {agentKey && <FirstUpload address={address} since={agentKey.at} />}
       </section>
-      <KeySection kind="api" title="API tokens" onCreated={setFresh} />
+      <KeySection kind="api" title="API tokens" onCreated={created} />
       <section aria-labelledby="api-title">
         <h2 id="api-title">Ask the sizing API</h2>
-        <CopyBlock label="sizing request" text={sizingCurl(origin, fresh?.kind === "api" ? fresh.secret : null)} />
+        <p>
+          Every endpoint, with its parameters and answers: <a href="/api/v1/docs">API reference (Swagger UI)</a> or{" "}
+          <a href="/api/v1/redoc">ReDoc</a>. Prometheus scrapes <code>/metrics</code> with a read token.
+        </p>
+        <CopyBlock
+          label="sizing request"
+          testId="sizing-curl"
+          text={sizingCurl(origin, apiToken?.secret ?? null, ids.state === "ready" ? ids.data : {})}
+        />
       </section>
+    </div>
+  );
+}
+
+/**
+ * After an agent key is created: "waiting for the first upload from …" until a server with that
+ * address uploads, then "reporting" with a way to put it into a cluster.
+ */
+function FirstUpload({ address, since }: { address: string; since: number }) {
+  const [server, setServer] = useState<ServerSummary | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const startedAt = useRef(since);
+  useEffect(() => {
+    setServer(null);
+    let stop = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const ctl = new AbortController();
+    const poll = async () => {
+      try {
+        const found = (await listServers(undefined, ctl.signal)).find(
+          // A snapshot after the key was made (a minute of slack for clocks): this agent, not an old one.
+          (s) => s.address === address && s.lastSeen !== null && Date.parse(s.lastSeen) > startedAt.current - 60_000,
+        );
+        if (found) {
+          setServer(found);
+          return;
+        }
+        setError(null);
+      } catch (e) {
+        if (!ctl.signal.aborted) setError(e instanceof Error ? e.message : String(e));
+      }
+      if (!stop) timer = setTimeout(poll, POLL_MS);
+    };
+    void poll();
+    return () => {
+      stop = true;
+      ctl.abort();
+      clearTimeout(timer);
+    };
+  }, [address]);
+  if (!server) {
+    return (
+      <div className="card onboarding" role="status" data-testid="onboarding">
+        <p>
+          <span className="spinner" aria-hidden="true" /> Waiting for the first upload from <code>{address}</code>… The agent sends one
+          after its first window (60 s).
+        </p>
+        {error && <p className="form-error">Could not ask the server list: {error}</p>}
+      </div>
+    );
+  }
+  return <Reporting server={server} />;
+}
+
+function Reporting({ server }: { server: ServerSummary }) {
+  const clusters = useAsync((signal) => listClusters(signal), []);
+  const { session } = useSession();
+  const [choice, setChoice] = useState("");
+  const [assigned, setAssigned] = useState<string | null>(server.clusterName);
+  const [error, setError] = useState<string | null>(null);
+  const assign = async (e: FormEvent, list: ClusterSummary[]) => {
+    e.preventDefault();
+    try {
+      await assignServer(server.id, choice);
+      setAssigned(list.find((c) => c.id === choice)?.name ?? null);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  return (
+    <div className="card onboarding ok" role="status" data-testid="onboarding">
+      <p>
+        <code>{server.address}</code> is reporting
+        {assigned ? (
+          <>
+            {" "}
+            — in cluster <strong>{assigned}</strong>.
+          </>
+        ) : (
+          " — assign it to a cluster to size it with the others."
+        )}{" "}
+        <Link href={`/servers/${server.id}`}>Open the server</Link>
+      </p>
+      {!assigned && canWrite(session) && (
+        <Fetched result={clusters} what="clusters">
+          {(list) =>
+            list.length === 0 ? (
+              <p className="muted">
+                No cluster yet: create one on the <Link href="/">Clusters</Link> page.
+              </p>
+            ) : (
+              <form className="row-form" onSubmit={(e) => assign(e, list)}>
+                <label>
+                  Cluster
+                  <select value={choice} onChange={(e) => setChoice(e.target.value)} required>
+                    <option value="">choose…</option>
+                    {list.map((c) => (
+                      <option key={c.id} value={c.id}>
+                        {c.name}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+                <button type="submit" className="primary">
+                  Assign
+                </button>
+              </form>
+            )
+          }
+        </Fetched>
+      )}
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
     </div>
   );
 }
@@ -113,13 +278,17 @@ function KeySection({ kind, title, onCreated }: { kind: KeyKind; title: string; 
             <p className="muted">None yet.</p>
           ) : (
             <div className="table-wrap">
-              <table data-testid={`${kind}-keys-table`}>
+              <table className="keys-table" data-testid={`${kind}-keys-table`}>
                 <thead>
                   <tr>
                     <th scope="col">Name</th>
                     <th scope="col">Key</th>
-                    <th scope="col">Scope</th>
-                    <th scope="col">Created</th>
+                    <th scope="col" className="col-optional">
+                      Scope
+                    </th>
+                    <th scope="col" className="col-optional">
+                      Created
+                    </th>
                     <th scope="col">Last used</th>
                     <th scope="col">
                       <span className="sr-only">Actions</span>
@@ -133,8 +302,8 @@ function KeySection({ kind, title, onCreated }: { kind: KeyKind; title: string; 
                       <td>
                         <code>{k.prefix ?? ""}…</code>
                       </td>
-                      <td>{k.scope}</td>
-                      <td>{formatAge(k.createdAt)}</td>
+                      <td className="col-optional">{k.scope}</td>
+                      <td className="col-optional">{formatAge(k.createdAt)}</td>
                       <td>{formatAge(k.lastUsedAt)}</td>
                       <td>
                         {k.revokedAt ? (
