@@ -1,0 +1,137 @@
+"""deploy/autoscaler/: the reference client, run as a program against the real API served over
+HTTP by uvicorn on a free loopback port, and the KEDA ScaledObject's request and valueLocation
+applied to a real answer."""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+import uvicorn
+import yaml
+
+from conftest import bearer
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.models import ClusterCurve
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "deploy/autoscaler/hitcurve_client.py"
+GB = 1e9
+
+
+@pytest.fixture(scope="module")
+def base_url(app: Any) -> Iterator[str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(30)
+
+
+def _run(base_url: str, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(CLIENT), "--url", base_url, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"HITCURVE_TOKEN": token, "PATH": "/usr/bin:/bin"},
+    )
+
+
+def _cluster_with_curve(account: Any, node_size: int | None) -> str:
+    body: dict[str, Any] = {"name": f"web-{uuid.uuid4().hex[:6]}", "target_hit_ratio": 0.45}
+    if node_size:
+        body["node_size_bytes"] = node_size
+    r = account.post("/api/v1/clusters", json=body)
+    assert r.status_code == 201, r.text
+    cid = str(r.json()["id"])
+    with get_sessionmaker()() as db:
+        db.add(
+            ClusterCurve(
+                org_id=uuid.UUID(account.org_id),
+                cluster_id=uuid.UUID(cid),
+                window_end=datetime.now(UTC),
+                basis="calibrated",
+                sizes_bytes=[10 * GB, 20 * GB, 40 * GB, 80 * GB],
+                hit_ratios=[0.2, 0.4, 0.6, 0.7],
+                current_bytes=int(30 * GB),
+                server_count=3,
+            )
+        )
+        db.commit()
+    return cid
+
+
+def test_client_prints_the_api_answer(account: Any, base_url: str) -> None:
+    token = account.api_token("read")
+    cid = _cluster_with_curve(account, int(16 * GB))
+    out = _run(base_url, token, "--cluster", cid)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    want = account.get(f"/api/v1/sizing/clusters/{cid}/memory").json()
+    nodes = account.get(f"/api/v1/sizing/clusters/{cid}/nodes").json()
+    assert got["memory_bytes"] == pytest.approx(want["memory_bytes"]) and got["status"] == "ok"
+    assert got["nodes"] == nodes["nodes"] == math.ceil(want["memory_bytes"] / (16 * GB))
+    assert got["target_hit_ratio"] == 0.45 and got["basis"] == "calibrated"
+
+    # Another target and node size on the command line.
+    out = _run(base_url, token, "--cluster", cid, "--target", "0.6", "--node-size-bytes", str(int(8 * GB)))
+    got = json.loads(out.stdout)
+    assert got["target_hit_ratio"] == 0.6 and got["nodes"] == math.ceil(got["memory_bytes"] / (8 * GB))
+    # Unreachable target: an answer with nulls, exit 0.
+    got = json.loads(_run(base_url, token, "--cluster", cid, "--target", "0.95").stdout)
+    assert got["status"] == "unreachable" and got["memory_bytes"] is None and got["nodes"] is None
+
+
+def test_client_without_node_size_and_errors(account: Any, other: Any, base_url: str) -> None:
+    token = account.api_token("read")
+    cid = _cluster_with_curve(account, None)
+    got = json.loads(_run(base_url, token, "--cluster", cid).stdout)
+    assert got["nodes"] is None and got["memory_bytes"] > 0  # no node size anywhere: memory only
+    empty = account.post("/api/v1/clusters", json={"name": "new", "target_hit_ratio": 0.9}).json()["id"]
+    out = _run(base_url, token, "--cluster", empty)
+    assert out.returncode == 3 and json.loads(out.stderr)["error"] == "not_enough_data"
+    out = _run(base_url, other.api_token("read"), "--cluster", cid)  # another organization's id
+    assert out.returncode == 4 and json.loads(out.stderr)["status_code"] == 404
+    out = _run(base_url, "hct_" + "x" * 40, "--cluster", cid)
+    assert out.returncode == 4 and json.loads(out.stderr)["status_code"] == 401
+
+
+def test_keda_scaled_object_reads_nodes_from_a_real_answer(account: Any, anon: Any) -> None:
+    docs = list(yaml.safe_load_all((ROOT / "deploy/autoscaler/keda-scaledobject.yaml").read_text()))
+    scaled = next(d for d in docs if d["kind"] == "ScaledObject")
+    (trigger,) = scaled["spec"]["triggers"]
+    meta = trigger["metadata"]
+    assert trigger["type"] == "metrics-api" and meta["authMode"] == "bearer"
+    assert scaled["spec"]["scaleTargetRef"]["name"] == "memcached"  # the sidecar example's Deployment
+    cid = _cluster_with_curve(account, int(16 * GB))
+    example_id = urlparse(meta["url"]).path.split("/")[5]
+    path = urlparse(meta["url"]).path.replace(example_id, cid)
+    r = anon.get(path, headers=bearer(account.api_token("read")))
+    assert r.status_code == 200, r.text
+    value: Any = r.json()
+    for part in meta["valueLocation"].split("."):
+        value = value[part]
+    assert isinstance(value, int) and value >= 1
+    # AverageValue with targetValue 1: the desired replica count is the node count.
+    assert trigger["metricType"] == "AverageValue" and float(meta["targetValue"]) == 1

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Reference client for autoscalers: asks Hitcurve's sizing API how much memory and how many
+nodes a cluster needs for a hit-rate target, and prints one JSON object. Standard library only,
+so it runs in any container with Python 3.9+.
+
+    HITCURVE_TOKEN=hct_... hitcurve_client.py --url https://hitcurve.example.com \
+        --cluster 3f0c2a9e-... [--target 0.92] [--node-size-bytes 17179869184]
+
+Output: {"cluster_id", "target_hit_ratio", "status", "memory_bytes", "nodes", "node_size_bytes",
+"basis", "curve_age_seconds", "message"}. Exit status: 0 answer (status ok, or unreachable with
+nulls), 3 no curve yet (not_enough_data), 4 API error, 2 usage. An autoscaler should keep the
+current size on anything but 0, and on a curve older than it trusts (curve_age_seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, detail: str):
+        super().__init__(f"HTTP {status} {code}: {detail}")
+        self.status, self.code, self.detail = status, code, detail
+
+
+def _get(base: str, path: str, params: dict[str, Any], token: str, timeout: float) -> dict[str, Any]:
+    if urllib.parse.urlsplit(base).scheme not in ("http", "https"):
+        raise ValueError(f"--url must be http:// or https://, got {base!r}")
+    query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+    req = urllib.request.Request(  # noqa: S310 (scheme checked above)
+        f"{base.rstrip('/')}/api/v1{path}{'?' + query if query else ''}",
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:  # noqa: S310
+            return dict(json.load(r))
+    except urllib.error.HTTPError as e:
+        try:
+            body = json.load(e)
+        except ValueError:
+            body = {}
+        raise ApiError(
+            e.code, str(body.get("code", "http_error")), str(body.get("detail", e.reason))
+        ) from None
+
+
+def cluster_size(
+    base: str,
+    token: str,
+    cluster_id: str,
+    target: float | None = None,
+    node_size_bytes: int | None = None,
+    timeout: float = 10.0,
+) -> dict[str, Any]:
+    """Memory and, when a node size is known (given, or the cluster's default), node count."""
+    mem = _get(base, f"/sizing/clusters/{cluster_id}/memory", {"target_hit_ratio": target}, token, timeout)
+    out = {
+        "cluster_id": cluster_id,
+        "target_hit_ratio": mem["target_hit_ratio"],
+        "status": mem["status"],
+        "memory_bytes": mem["memory_bytes"],
+        "nodes": None,
+        "node_size_bytes": node_size_bytes,
+        "basis": mem["basis"],
+        "curve_age_seconds": mem["curve"]["age_seconds"],
+        "message": mem["message"],
+    }
+    try:
+        nodes = _get(
+            base,
+            f"/sizing/clusters/{cluster_id}/nodes",
+            {"target_hit_ratio": mem["target_hit_ratio"], "node_size_bytes": node_size_bytes},
+            token,
+            timeout,
+        )
+    except ApiError as e:
+        if e.code != "node_size_required":
+            raise
+        return out
+    out["nodes"], out["node_size_bytes"] = nodes["nodes"], nodes["node_size_bytes"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--url", required=True, help="the Hitcurve backend, e.g. https://hitcurve.example.com")
+    p.add_argument("--cluster", required=True, help="cluster id (UUID)")
+    p.add_argument("--target", type=float, help="hit-rate target in (0, 1]; default: the cluster's")
+    p.add_argument("--node-size-bytes", type=int, help="memory per node; default: the cluster's")
+    p.add_argument("--token-file", help="file holding the API token (default: $HITCURVE_TOKEN)")
+    p.add_argument("--timeout", type=float, default=10.0)
+    a = p.parse_args(argv)
+    token = Path(a.token_file).read_text().strip() if a.token_file else os.environ.get("HITCURVE_TOKEN", "")
+    if not token:
+        p.error("give --token-file or set HITCURVE_TOKEN (an API token, scope read)")
+    if urllib.parse.urlsplit(a.url).scheme not in ("http", "https"):
+        p.error(f"--url must be http:// or https://, got {a.url!r}")
+    try:
+        answer = cluster_size(a.url, token, a.cluster, a.target, a.node_size_bytes, a.timeout)
+    except ApiError as e:
+        print(json.dumps({"error": e.code, "detail": e.detail, "status_code": e.status}), file=sys.stderr)
+        return 3 if e.code == "not_enough_data" else 4
+    except (urllib.error.URLError, TimeoutError) as e:
+        print(json.dumps({"error": "unreachable", "detail": str(e)}), file=sys.stderr)
+        return 4
+    print(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
