@@ -50,7 +50,7 @@ from hitcurve.models import (  # noqa: E402
     Snapshot,
     User,
 )
-from hitcurve.sample import make_snapshot, proportional_curve  # noqa: E402
+from hitcurve.sample import add_breakdown, make_snapshot, proportional_curve  # noqa: E402
 from hitcurve.schemas import agent as proto  # noqa: E402
 
 EMAIL = "demo@hitcurve.test"
@@ -335,8 +335,11 @@ def seed_dashboard() -> None:
     )
     agent = Principal(kind="agent_key", org_id=org_id, key_id=uuid.UUID(key["id"]))
 
-    def upload(address: str, **kw: Any) -> dict[str, Any]:
-        raw = json.dumps(make_snapshot(address, **kw))
+    def upload(address: str, breakdown: bool = False, **kw: Any) -> dict[str, Any]:
+        doc = make_snapshot(address, **kw)
+        if breakdown:  # issue 16's fields, on the latest window of the sessions server
+            add_breakdown(doc, hashed=False)
+        raw = json.dumps(doc)
         store_snapshot(agent, proto.Snapshot.model_validate_json(raw), raw)
         return json.loads(raw)
 
@@ -358,6 +361,7 @@ def seed_dashboard() -> None:
             pages = sum(c["pages"] for c in probe["classes"])
             snap = upload(
                 address,
+                breakdown=address == "10.0.0.9:11211" and i == n_snaps - 1,
                 n_classes=n_classes,
                 seed=seed,
                 end=end,

@@ -12,6 +12,7 @@ import { ClusterPage } from "./pages/ClusterPage";
 import { ClustersPage } from "./pages/ClustersPage";
 import { HistoryPage } from "./pages/HistoryPage";
 import { PoliciesPage } from "./pages/PoliciesPage";
+import { BreakdownPage } from "./pages/BreakdownPage";
 import { ReportsPage } from "./pages/ReportsPage";
 import { ServerPage } from "./pages/ServerPage";
 import { ServersPage } from "./pages/ServersPage";
@@ -163,6 +164,7 @@ function Routes({ location, orgId }: { location: string; orgId: string }) {
   if ((m = matchPath("/servers/:id", location))) return <ServerPage key={k(m.id)} id={m.id} />;
   if ((m = matchPath("/servers/:id/history", location))) return <HistoryPage key={k(m.id)} kind="server" id={m.id} />;
   if ((m = matchPath("/servers/:id/policies", location))) return <PoliciesPage key={k(m.id)} kind="server" id={m.id} />;
+  if ((m = matchPath("/servers/:id/breakdown", location))) return <BreakdownPage key={k(m.id)} id={m.id} />;
   if (matchPath("/alerts", location)) return <AlertsPage key={k("a")} />;
   if (matchPath("/agents", location)) return <AgentsPage key={k("k")} />;
   if (matchPath("/reports", location)) return <ReportsPage key={k("r")} />;

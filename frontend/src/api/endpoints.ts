@@ -3,8 +3,8 @@ import type { CurvePoint } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
 import { ApiError, del, get, post, qs, patch } from "./client";
 import type {
-  Alert, ClusterSummary, CurveView, History, HistoryCurve, KeyInfo, KeyKind, NewKey, PageMove, ReportSubscription,
-  ServerSummary, Session, SimulationRun, Sizing, Status,
+  Alert, Breakdown, ClusterSummary, CurveView, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
+  ReportSubscription, ServerSummary, Session, SimulationRun, Sizing, Status,
 } from "./types";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -519,3 +519,54 @@ export const fetchInvitation = async (token: string): Promise<InvitationView> =>
   return { orgName: j.org_name, role: j.role, email: j.email, invitedBy: j.invited_by ?? null, expiresAt: j.expires_at };
 };
 export const acceptInvitation = (token: string) => post<J>("/invitations/accept", { token });
+
+// --- breakdown (issue 16) --------------------------------------------------------------------
+
+const pts = (a: J[] | null | undefined): CurvePoint[] => (a ?? []).map(([x, y]: [number, number]) => ({ bytes: x, hit: y }));
+const hot = (a: J[] | null | undefined): HotKeyRow[] =>
+  (a ?? []).map((h: J) => ({ key: String(h.key), hashed: !!h.hashed, requests: h.requests, bytes: h.bytes, error: h.error }));
+
+/** GET /servers/{id}/breakdown?target=… → prefixes, hot keys, TTL-aware memory, expired vs evicted. */
+export async function getBreakdown(id: string, target: number, signal?: AbortSignal): Promise<Breakdown | null> {
+  let j: J;
+  try {
+    j = await get<J>(`/servers/${id}/breakdown${qs({ target })}`, signal);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404 && (e.detail as { code?: string } | null)?.code === "no_breakdown") return null;
+    throw e;
+  }
+  return {
+    windowEnd: j.window_end,
+    target: j.target,
+    prefixRule: str(j.prefix_rule),
+    prefixes: (j.prefixes ?? []).map((p: J) => ({
+      prefix: String(p.prefix),
+      other: !!p.other,
+      requests: p.requests,
+      requestShare: p.request_share,
+      hitRatio: num(p.hit_ratio),
+      bytes: p.bytes,
+      memoryShare: num(p.memory_share),
+      memoryForTarget: num(p.memory_for_target),
+      curveStep: num(p.curve_step),
+      left: p.left ?? null,
+    })),
+    hotKeysHashed: !!j.hot_keys_hashed,
+    hotKeys: hot(j.hot_keys),
+    hotKeysByBytes: hot(j.hot_keys_by_bytes),
+    ttl: j.ttl
+      ? {
+          aware: pts(j.ttl.points),
+          oblivious: pts(j.ttl.oblivious_points),
+          workingSet: j.ttl.working_set_bytes,
+          workingSetOblivious: j.ttl.working_set_bytes_oblivious,
+          memoryForTarget: num(j.ttl.memory_for_target),
+          memoryForTargetOblivious: num(j.ttl.memory_for_target_oblivious),
+          savedRatio: num(j.ttl.saved_ratio),
+          gaps: String(j.ttl.gaps ?? ""),
+        }
+      : null,
+    classes: (j.classes ?? []).map((c: J) => ({ id: c.id, chunkSize: c.chunk_size, expired: c.expired, evicted: c.evicted, deleted: c.deleted })),
+    left: j.left,
+  };
+}

@@ -192,3 +192,41 @@ export type ReportSubscription = {
   enabled: boolean;
   lastSentAt: string | null;
 };
+
+/** GET /servers/{id}/breakdown (issue 16): what is in the cache, from the latest window. */
+export type Left = { expired: number; evicted: number; deleted: number };
+export type PrefixRow = {
+  prefix: string;
+  other: boolean;
+  requests: number;
+  requestShare: number;
+  hitRatio: number | null;
+  bytes: number;
+  memoryShare: number | null;
+  memoryForTarget: number | null;
+  /** Bytes between curve points: an answer below it reads "at most". */
+  curveStep: number | null;
+  left: Left | null;
+};
+export type HotKeyRow = { key: string; hashed: boolean; requests: number; bytes: number; error: number };
+export type Breakdown = {
+  windowEnd: string;
+  target: number;
+  prefixRule: string | null;
+  prefixes: PrefixRow[];
+  hotKeysHashed: boolean;
+  hotKeys: HotKeyRow[];
+  hotKeysByBytes: HotKeyRow[];
+  ttl: {
+    aware: CurvePoint[];
+    oblivious: CurvePoint[];
+    workingSet: number;
+    workingSetOblivious: number;
+    memoryForTarget: number | null;
+    memoryForTargetOblivious: number | null;
+    savedRatio: number | null;
+    gaps: string;
+  } | null;
+  classes: Array<Left & { id: number; chunkSize: number }>;
+  left: Left;
+};

@@ -16,6 +16,7 @@ export function SubjectTabs({ kind, id }: { kind: "server" | "cluster"; id: stri
     [base, "Curve"],
     [`${base}/history`, "History"],
     [`${base}/policies`, "Policies"],
+    ...(kind === "server" ? ([[`${base}/breakdown`, "Breakdown"]] as Array<[string, string]>) : []),
   ];
   return (
     <nav className="tabs" aria-label={`${kind} views`}>

@@ -78,7 +78,7 @@ void ag_bd_set_memory(ag_bd *b, uint64_t limit_bytes)
     if (!b->cfg.enabled || limit_bytes == 0)
         return;
     double range = b->cfg.ghost_factor * (double)limit_bytes;
-    if (hc_sdc_max_size(b->all_ttl) == range)
+    if (b->have_range && hc_sdc_max_size(b->all_ttl) == range)
         return;
     hc_sdc_set_range(b->all_ttl, range);
     hc_sdc_set_range(b->all_obl, range);

@@ -1,0 +1,246 @@
+import { useLayoutEffect, useMemo, useRef, useState } from "react";
+import { getBreakdown } from "../api/endpoints";
+import type { Breakdown, HotKeyRow, PrefixRow } from "../api/types";
+import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
+import { Breadcrumbs, SubjectTabs } from "../components/Bits";
+import { Empty, Fetched } from "../components/States";
+import { useAsync, useDebounced, useWidth } from "../hooks";
+import { formatBytes, formatPercent } from "../lib/format";
+
+const int = (n: number) => n.toLocaleString("en-US");
+
+/** What is in the cache (issue 16): prefixes, TTL-aware memory, hot keys, expired vs evicted. */
+export function BreakdownPage({ id }: { id: string }) {
+  const [targetPct, setTargetPct] = useState(90);
+  const target = useDebounced(targetPct, 300) / 100;
+  const b = useAsync((signal) => getBreakdown(id, target, signal), [id, target]);
+  return (
+    <div className="page breakdown-page">
+      <Breadcrumbs items={[["Servers", "/servers"], ["Breakdown", null]]} />
+      <SubjectTabs kind="server" id={id} />
+      <header className="view-head">
+        <h1>What is in the cache</h1>
+        <p className="muted">
+          Key prefixes, memory with expiry modelled, hot keys and how items left, from the latest window of the agent.
+        </p>
+      </header>
+      <label className="inline-field">
+        Hit rate target{" "}
+        <input
+          type="number"
+          min={50}
+          max={99}
+          step={1}
+          value={targetPct}
+          aria-label="Hit rate target in percent"
+          onChange={(e) => setTargetPct(Math.min(99, Math.max(50, Number(e.target.value) || 90)))}
+        />{" "}
+        %
+      </label>
+      <Fetched result={b} what="breakdown">
+        {(d) =>
+          d === null ? (
+            <Empty title="No breakdown from this server's agent">
+              <p>Agents from issue 16 on send it by default (`--breakdown 1`); this agent is older or runs without it.</p>
+            </Empty>
+          ) : (
+            <BreakdownView d={d} />
+          )
+        }
+      </Fetched>
+    </div>
+  );
+}
+
+function BreakdownView({ d }: { d: Breakdown }) {
+  const pct = formatPercent(d.target, 0);
+  return (
+    <>
+      <p className="muted small">
+        Window ending {new Date(d.windowEnd).toLocaleString()} · prefix rule: {d.prefixRule ?? "—"}
+      </p>
+      <section className="card" data-testid="prefix-table">
+        <h2>Prefixes</h2>
+        <p className="muted small">
+          Memory for {pct}: what each prefix would need on its own (its own curve with expiry modelled, as a separate
+          pool).
+        </p>
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Prefix</th>
+                <th className="num">Requests</th>
+                <th className="num">Hit rate</th>
+                <th className="num">Memory held</th>
+                <th className="num">Needs for {pct}</th>
+                <th className="num">Expired</th>
+                <th className="num">Evicted</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.prefixes.map((p) => (
+                <PrefixTr key={p.prefix + p.other} p={p} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+      {d.ttl && <TtlPanel d={d} />}
+      <section className="card" data-testid="hot-keys">
+        <h2>Hot keys</h2>
+        <p className="muted small">
+          {d.hotKeysHashed
+            ? "Keys are hashed (XXH3-64) by the agent; run it with --hot-keys-clear 1 to see them in clear."
+            : "Keys in clear, as the agent was told to send them."}{" "}
+          Counts may over-estimate by the ± shown (space-saving sketch).
+        </p>
+        <div className="two-col">
+          <HotTable title="By requests" rows={d.hotKeys} />
+          <HotTable title="By requests × size" rows={d.hotKeysByBytes} />
+        </div>
+      </section>
+      <section className="card" data-testid="left-table">
+        <h2>Expired vs evicted</h2>
+        <p className="muted small">
+          Items that left in the window: {int(d.left.expired)} expired, {int(d.left.evicted)} evicted, {int(d.left.deleted)}{" "}
+          deleted. Many evictions next to few expiries mean the cache is short of memory; many expiries mean TTLs, not
+          memory, decide what stays.
+        </p>
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Class</th>
+                <th className="num">Chunk</th>
+                <th className="num">Expired</th>
+                <th className="num">Evicted</th>
+                <th className="num">Deleted</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.classes.map((c) => (
+                <tr key={c.id}>
+                  <td>{c.id}</td>
+                  <td className="num">{formatBytes(c.chunkSize)}</td>
+                  <td className="num">{int(c.expired)}</td>
+                  <td className="num">{int(c.evicted)}</td>
+                  <td className="num">{int(c.deleted)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+    </>
+  );
+}
+
+function PrefixTr({ p }: { p: PrefixRow }) {
+  const need =
+    p.memoryForTarget == null
+      ? p.other
+        ? "—"
+        : "more than the curve shows"
+      : p.curveStep != null && p.memoryForTarget <= p.curveStep
+        ? `≤ ${formatBytes(p.curveStep)}`
+        : formatBytes(p.memoryForTarget);
+  return (
+    <tr className={p.other ? "muted" : undefined}>
+      <td>
+        <code>{p.other ? "(others)" : p.prefix}</code>
+      </td>
+      <td className="num">
+        {int(p.requests)} <span className="muted small">({formatPercent(p.requestShare, 1)})</span>
+      </td>
+      <td className="num">{p.hitRatio == null ? "—" : formatPercent(p.hitRatio, 1)}</td>
+      <td className="num">
+        {formatBytes(p.bytes)} {p.memoryShare != null && <span className="muted small">({formatPercent(p.memoryShare, 0)})</span>}
+      </td>
+      <td className="num">{need}</td>
+      <td className="num">{p.left ? int(p.left.expired) : "—"}</td>
+      <td className="num">{p.left ? int(p.left.evicted) : "—"}</td>
+    </tr>
+  );
+}
+
+function TtlPanel({ d }: { d: Breakdown }) {
+  const t = d.ttl!;
+  const [box, width] = useWidth<HTMLDivElement>();
+  const svg = useRef<SVGSVGElement>(null);
+  const series: Series[] = useMemo(
+    () => [
+      { key: "aware", label: "Expiry modelled (TTL-aware)", color: "#1f77b4", points: t.aware },
+      { key: "obl", label: "Expiry ignored", color: "#999", points: t.oblivious, dashed: true },
+    ],
+    [t],
+  );
+  useLayoutEffect(() => {
+    if (!width) return;
+    drawMultiCurveChart(svg.current!, series, {
+      width,
+      height: width < 520 ? 220 : 280,
+      margin: { top: 16, right: 16, bottom: 30, left: 48 },
+      currentBytes: null,
+    });
+  });
+  const pct = formatPercent(d.target, 0);
+  return (
+    <section className="card" data-testid="ttl-panel" ref={box}>
+      <h2>Memory with expiry modelled</h2>
+      <p>
+        For {pct}:{" "}
+        <strong>{t.memoryForTarget == null ? "more than the curve shows" : formatBytes(t.memoryForTarget)}</strong> with
+        items leaving at their TTL, against{" "}
+        {t.memoryForTargetOblivious == null ? "more than the curve shows" : formatBytes(t.memoryForTargetOblivious)} if
+        expiry is ignored
+        {t.savedRatio != null && <> — expiry saves {formatPercent(t.savedRatio, 0)}</>}. Working set{" "}
+        {formatBytes(t.workingSet)} (ignoring expiry {formatBytes(t.workingSetOblivious)}).
+      </p>
+      <ul className="legend">
+        {series.map((s) => (
+          <li key={s.key} style={{ ["--c" as string]: s.color }} className="lg-series">
+            {s.label}
+          </li>
+        ))}
+      </ul>
+      <div className="chart">
+        <svg ref={svg} role="img" aria-label="Hit rate versus memory with and without expiry" />
+      </div>
+      <p className="muted small">Not visible to the agent: {t.gaps}.</p>
+    </section>
+  );
+}
+
+function HotTable({ title, rows }: { title: string; rows: HotKeyRow[] }) {
+  return (
+    <div>
+      <h3>{title}</h3>
+      <div className="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th>Key</th>
+              <th className="num">Requests</th>
+              <th className="num">Size</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((h) => (
+              <tr key={h.key}>
+                <td className="key-cell">
+                  <code title={h.key}>{h.key}</code>
+                </td>
+                <td className="num">
+                  {int(h.requests)}
+                  {h.error > 0 && <span className="muted small"> ±{int(h.error)}</span>}
+                </td>
+                <td className="num">{h.bytes ? formatBytes(h.bytes) : "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}
