@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     worker_heartbeat_s: float = 5.0
     worker_stale_s: float = 20.0
     max_queue_lag_s: float = 300.0
+    # Decoder processes per API process (hitcurve.uploads): inflating and validating uploads runs
+    # there, never on the API's event loop; 0 decodes in a thread of the API process instead.
+    upload_decoders: int = Field(default=1, ge=0, le=16)
     # Agent uploads (docs/agent-protocol.md): compressed and decompressed body limits.
     max_body_bytes: int = 8 * 1024 * 1024
     max_decompressed_bytes: int = 32 * 1024 * 1024

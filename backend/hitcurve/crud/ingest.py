@@ -1,6 +1,6 @@
-"""Ingestion of agent uploads (docs/agent-protocol.md) without HTTP: parse a JSON document into
-the protocol model (hitcurve.schemas.agent), store a snapshot or trace chunk in one transaction,
-and hand a snapshot to the worker by task name right after the commit.
+"""Ingestion of agent uploads (docs/agent-protocol.md) without HTTP: `parse` (hitcurve.uploads)
+turns a JSON document into the protocol model (hitcurve.schemas.agent); store a snapshot or
+trace chunk in one transaction, and hand a snapshot to the worker right after the commit.
 
 Used by the /agent routes, and by the e2e and benchmark seeding (the same storage path)."""
 
@@ -13,7 +13,6 @@ from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import ValidationError
 from sqlalchemy import literal_column, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -21,11 +20,12 @@ from hitcurve import tracecodec
 from hitcurve.api.deps import Principal
 from hitcurve.core.audit import audit
 from hitcurve.core.db import get_engine, get_sessionmaker
-from hitcurve.core.errors import ApiError, clean_errors
+from hitcurve.core.errors import ApiError
 from hitcurve.core.pgarray import Float8Array
 from hitcurve.core.tasks import PROCESS_SNAPSHOT, broker_backing_off, enqueue_on
 from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
+from hitcurve.uploads import TraceUpload, parse
 
 
 @dataclass(frozen=True)
@@ -38,44 +38,6 @@ class Stored:
     @property
     def accepted(self) -> bool:
         return self.status == "accepted"
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed: numbers must be finite")
-
-
-def parse(raw: bytes, model: type[proto.Snapshot] | type[proto.TraceChunk]) -> Any:
-    """The validated model. Malformed JSON (including bytes that are not UTF-8): 400; schema
-    violations: 422. The body is parsed once, by Pydantic (in Rust)."""
-    if b"\\u0000" in raw:
-        raise ApiError(422, "invalid_payload", "strings must not contain NUL (\\u0000)")
-    if model is proto.Snapshot:
-        # Cheap guard before parsing: every class carries one "points" key. A body with far more
-        # curves than a snapshot may have (a few KiB of gzip can inflate to thousands of classes)
-        # is refused before it costs seconds of parsing; up to 4x the limit gets the exact check.
-        curves = raw.count(b'"points"')
-        if curves > 4 * proto.MAX_CLASSES:
-            raise ApiError(
-                422,
-                "invalid_payload",
-                f"classes: at most {proto.MAX_CLASSES} classes per snapshot; this body has {curves} curves",
-            )
-    if b"NaN" in raw or b"Infinity" in raw:
-        # JSON has no NaN or Infinity, though lenient parsers accept them: find out exactly
-        # (only bodies that mention these words pay for this second parse).
-        try:
-            json.loads(raw, parse_constant=_reject_constant)
-        except ValueError as exc:
-            raise ApiError(400, "malformed_json", f"malformed JSON: {exc}") from None
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        errors = exc.errors()
-        if errors and errors[0]["type"] == "json_invalid":
-            raise ApiError(400, "malformed_json", f"malformed JSON: {errors[0]['msg']}") from None
-        if errors and errors[0]["type"] == "model_type" and not errors[0]["loc"]:
-            raise ApiError(422, "invalid_payload", "the body must be a JSON object") from None
-        raise ApiError(422, "invalid_payload", clean_errors(errors)) from None
 
 
 def _upsert_server(
@@ -255,11 +217,9 @@ def store_snapshot(
     return Stored(snap.snapshot_id, "accepted")
 
 
-def store_trace(agent: Principal, chunk: proto.TraceChunk) -> Stored:
-    """Store a validated trace chunk (the caller enqueues it after this returns accepted)."""
+def store_trace(agent: Principal, chunk: TraceUpload) -> Stored:
+    """Store a decoded trace chunk (hitcurve.uploads; the caller enqueues it when accepted)."""
     now = datetime.now(UTC)
-    r = chunk.records
-    data = tracecodec.encode_records(r.ts_us, r.key, r.op, r.size, r.clsid, r.ttl, r.cost_us)
     with get_sessionmaker()() as db:
         dup = _duplicate(db, TraceChunk, chunk.chunk_id, agent.org_id)
         if dup is not None:
@@ -268,8 +228,8 @@ def store_trace(agent: Principal, chunk: proto.TraceChunk) -> Stored:
             db,
             agent.org_id,
             {
-                "address": chunk.server.address,
-                "instance_id": chunk.server.instance_id,
+                "address": chunk.address,
+                "instance_id": chunk.instance_id,
                 "agent_key_id": agent.key_id,
                 "last_seen_at": now,
             },
@@ -282,14 +242,14 @@ def store_trace(agent: Principal, chunk: proto.TraceChunk) -> Stored:
                 org_id=agent.org_id,
                 server_id=server_id,
                 agent_key_id=agent.key_id,
-                instance_id=chunk.server.instance_id,
+                instance_id=chunk.instance_id,
                 seq=chunk.seq,
                 window_start=chunk.start,
                 window_end=chunk.end,
                 sample_rate=chunk.sample_rate,
-                record_count=len(r.ts_us),
+                record_count=chunk.record_count,
                 data_format=tracecodec.FORMAT,
-                data=data,
+                data=chunk.data,
                 received_at=now,
                 status="pending",
             )
@@ -307,7 +267,10 @@ def store_trace(agent: Principal, chunk: proto.TraceChunk) -> Stored:
                 key_id=agent.key_id,
                 target_type="server",
                 target_id=server_id,
-                address=chunk.server.address,
+                address=chunk.address,
             )
         db.commit()
     return Stored(chunk.chunk_id, "accepted")
+
+
+__all__ = ["Stored", "TraceUpload", "gzip_payload", "parse", "store_snapshot", "store_trace"]

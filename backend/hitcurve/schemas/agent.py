@@ -17,7 +17,21 @@ MAX_RECORDS = 200_000
 MAX_PAST = timedelta(days=7)
 MAX_FUTURE = timedelta(minutes=5)
 
-NonNeg = Annotated[int, Field(ge=0, le=2**63 - 1)]
+# Physical limits of every number an agent sends (docs/agent-protocol.md "Limits"); a number
+# past them is refused with a 422 that names its place. They are far above any real memcached
+# and far below what would overflow or lose precision downstream.
+MAX_BYTES = 2**50  # 1 PiB: memory, byte sizes
+MAX_ITEMS = 2**40  # 1.1e12 items: more than 1 PiB holds at memcached's smallest chunk (96 B)
+MAX_COUNT = 2**53  # counters (requests, hits, events): exact in a float64; 2.8 years at 100M/s
+MAX_ITEM_BYTES = 2**30  # one item or chunk: memcached's -I maximum is 1 GiB
+MAX_COST_US = 3.6e9  # a recompute cost: one hour in microseconds
+MAX_TTL_S = 2**32  # a TTL in seconds, or an absolute Unix time as memcached accepts (to 2106)
+MAX_TS_US = 2**53  # a timestamp in microseconds since the epoch (year 2255)
+
+NonNeg = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Items = Annotated[int, Field(ge=0, le=MAX_ITEMS)]
+Bytes = Annotated[int, Field(ge=0, le=MAX_BYTES)]
+CostUs = Annotated[float, Field(ge=0, le=MAX_COST_US)]
 Ratio = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
@@ -47,7 +61,7 @@ class ServerInfo(_Strict):
     address: Annotated[str, StringConstraints(min_length=1, max_length=300)]
     instance_id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
     version: Annotated[str, StringConstraints(min_length=1, max_length=64)]
-    limit_maxbytes: Annotated[int, Field(gt=0, le=2**63 - 1)]
+    limit_maxbytes: Annotated[int, Field(gt=0, le=MAX_BYTES)]
     settings: Annotated[
         dict[
             Annotated[str, StringConstraints(max_length=100)],
@@ -68,8 +82,8 @@ class Measured(_Strict):
     get_misses: NonNeg
     cmd_set: NonNeg
     evictions: NonNeg
-    bytes: NonNeg
-    curr_items: NonNeg
+    bytes: Bytes
+    curr_items: Items
     hit_ratio: Ratio | None
 
 
@@ -77,11 +91,11 @@ class MemoryFill(_Strict):
     """How full memcached is at the window's end (optional; agents from 2026-11-25 on send it).
     Until `full`, memcached evicts nothing and its curve still grows: the server is warming up."""
 
-    total_malloced: NonNeg  # bytes of 1 MiB slab pages taken; counts toward -m
-    limit_maxbytes: NonNeg  # -m
+    total_malloced: Bytes  # bytes of 1 MiB slab pages taken; counts toward -m
+    limit_maxbytes: Bytes  # -m
     evictions_total: NonNeg  # cumulative since memcached started
     full: bool | None  # null: this memcached does not report total_malloced
-    hash_bytes: NonNeg = 0  # outside -m
+    hash_bytes: Bytes = 0  # outside -m
     curr_connections: NonNeg = 0  # outside -m
 
 
@@ -94,16 +108,24 @@ class Loss(_Strict):
     flagged: bool
 
 
+# fail_fast: a list stops at its first invalid element, so a body of many bad elements costs one
+# error, not one error object per element (issue 20: 12 s to refuse 17 KB of gzip).
+# Curve sizes in bytes (merged and TTL curves) and in items (a class's curve).
 Points = Annotated[
-    list[tuple[Annotated[float, Field(gt=0)], Ratio]], Field(min_length=1, max_length=CURVE_POINTS * 10)
+    list[tuple[Annotated[float, Field(gt=0, le=MAX_BYTES)], Ratio]],
+    Field(min_length=1, max_length=CURVE_POINTS * 10, fail_fast=True),
+]
+ItemPoints = Annotated[
+    list[tuple[Annotated[float, Field(gt=0, le=MAX_ITEMS)], Ratio]],
+    Field(min_length=1, max_length=CURVE_POINTS * 10, fail_fast=True),
 ]
 
 
 class Curve(_Strict):
     unit: Literal["items"]
-    current_items: NonNeg
-    points: Points
-    ttl_points: Points | None = None  # issue 16: the same sizes with expiry modelled (SHARDS++)
+    current_items: Items
+    points: ItemPoints
+    ttl_points: ItemPoints | None = None  # issue 16: the same sizes with expiry modelled (SHARDS++)
 
 
 # --- issue 16's breakdown (optional; docs/agent-protocol.md "Breakdown") -----------------------
@@ -124,8 +146,8 @@ class Left(_Strict):
 class TtlInfo(_Strict):
     unit: Literal["bytes"]
     oblivious_points: Points
-    working_set_bytes: NonNeg
-    working_set_bytes_oblivious: NonNeg
+    working_set_bytes: Bytes
+    working_set_bytes_oblivious: Bytes
     sample_rate: Annotated[float, Field(gt=0, le=1)]
     sampled_reads: NonNeg = 0
     expired_reads: NonNeg = 0
@@ -136,8 +158,11 @@ class PrefixStat(_Strict):
     prefix: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PREFIX_LEN)]
     requests: NonNeg
     hit_ratio: Ratio
-    bytes: NonNeg
-    points: Annotated[list[tuple[Annotated[float, Field(gt=0)], Ratio]], Field(max_length=CURVE_POINTS)]
+    bytes: Bytes
+    points: Annotated[
+        list[tuple[Annotated[float, Field(gt=0, le=MAX_BYTES)], Ratio]],
+        Field(max_length=CURVE_POINTS, fail_fast=True),
+    ]
     sets: NonNeg = 0
     left: Left | None = None
 
@@ -145,31 +170,31 @@ class PrefixStat(_Strict):
 class PrefixOther(_Strict):
     requests: NonNeg
     hit_ratio: Ratio | None
-    bytes: NonNeg
+    bytes: Bytes
     left: Left | None = None
 
 
 class HotKey(_Strict):
     key: Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEY_LEN)]
     requests: NonNeg
-    bytes: NonNeg
+    bytes: Bytes
     error: NonNeg = 0
     hashed: bool = True
 
 
 class CostStats(_Strict):
     count: NonNeg
-    mean: Annotated[float, Field(ge=0)] | None = None
-    p50: Annotated[float, Field(ge=0)] | None = None
-    p90: Annotated[float, Field(ge=0)] | None = None
-    p99: Annotated[float, Field(ge=0)] | None = None
+    mean: CostUs | None = None
+    p50: CostUs | None = None
+    p90: CostUs | None = None
+    p99: CostUs | None = None
 
 
 class SlabClass(_Strict):
     id: Annotated[int, Field(ge=0, le=255)]
-    chunk_size: Annotated[int, Field(gt=0, le=2**31 - 1)]
-    pages: Annotated[int, Field(ge=0, le=2**31 - 1)]
-    items: NonNeg
+    chunk_size: Annotated[int, Field(gt=0, le=MAX_ITEM_BYTES)]
+    pages: Annotated[int, Field(ge=0, le=MAX_BYTES // 2**20)]
+    items: Items
     evictions: NonNeg
     requests: NonNeg
     curve: Curve
@@ -205,7 +230,7 @@ class Snapshot(_Strict):
     memory: MemoryFill | None = None
     loss: Loss
     curve_points: Literal[100]
-    classes: Annotated[list[SlabClass], Field(max_length=MAX_CLASSES)]
+    classes: Annotated[list[SlabClass], Field(max_length=MAX_CLASSES, fail_fast=True)]
     # issue 16 (optional)
     ttl_points: Points | None = None
     ttl: TtlInfo | None = None
@@ -258,17 +283,17 @@ class Snapshot(_Strict):
 HexKey = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{16}$")]
 
 
-_Col = Field(max_length=MAX_RECORDS)
+_Col = Field(max_length=MAX_RECORDS, fail_fast=True)
 
 
 class Records(_Strict):
-    ts_us: Annotated[list[Annotated[int, Field(ge=0, le=2**63 - 1)]], _Col]
+    ts_us: Annotated[list[Annotated[int, Field(ge=0, le=MAX_TS_US)]], _Col]
     key: Annotated[list[HexKey], _Col]
     op: Annotated[list[Annotated[int, Field(ge=1, le=5)]], _Col]
-    size: Annotated[list[Annotated[int, Field(ge=0, le=2**62)]], _Col]
+    size: Annotated[list[Annotated[int, Field(ge=0, le=MAX_ITEM_BYTES)]], _Col]
     clsid: Annotated[list[Annotated[int, Field(ge=0, le=255)]], _Col]
-    ttl: Annotated[list[Annotated[int, Field(ge=-1, le=2**62)]], _Col]
-    cost_us: Annotated[list[Annotated[float, Field(ge=0)] | None], _Col]
+    ttl: Annotated[list[Annotated[int, Field(ge=-1, le=MAX_TTL_S)]], _Col]
+    cost_us: Annotated[list[CostUs | None], _Col]
 
     @model_validator(mode="after")
     def _same_length(self) -> "Records":

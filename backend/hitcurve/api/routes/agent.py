@@ -1,11 +1,11 @@
 """Agent uploads: POST /agent/snapshots and /agent/traces (docs/agent-protocol.md).
 
-The body is read as a stream with a cap on its compressed size and, for gzip, decompressed as a
-stream with a cap on its decompressed size (a gzip bomb stops at the cap with 413, it is never
-inflated in memory). Parsing, storing and the hand-off to the worker are hitcurve.crud.ingest.
+The body is read as a stream with a cap on its size; inflating (with a cap on the decompressed
+size: a gzip bomb stops there with 413), parsing and validating run in a decoder process
+(hitcurve.uploads), so a costly upload never holds this process's event loop or GIL. Storing
+and the hand-off to the worker are hitcurve.crud.ingest.
 """
 
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,18 +20,20 @@ from hitcurve.core.tasks import PROCESS_TRACE_CHUNK, enqueue_after_commit
 from hitcurve.crud import ingest
 from hitcurve.models import TraceChunk
 from hitcurve.schemas import agent as proto
+from hitcurve.uploads import decode_in_pool
 
 router = APIRouter(prefix="/agent", tags=["agent"])
 
 
 @dataclass(frozen=True)
 class Body:
-    data: bytes  # the JSON document (decompressed)
-    gzipped: bytes | None  # the body as received when it was gzip-compressed
+    data: bytes  # the body as received (at most Settings.max_body_bytes)
+    gzipped: bool  # Content-Encoding: gzip
 
 
 async def read_body(request: Request) -> Body:
-    """The request body, decompressed when gzip, within the configured limits (else 413)."""
+    """The request body as received, within the compressed-size limit (else 413). Inflating and
+    parsing happen in hitcurve.uploads, off the event loop."""
     s = get_settings()
     ctype = request.headers.get("content-type", "")
     if ctype.split(";")[0].strip().lower() != "application/json":
@@ -42,37 +44,19 @@ async def read_body(request: Request) -> Body:
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("identity", "gzip"):
         raise ApiError(415, "unsupported_encoding", "Content-Encoding must be gzip or absent")
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else None
-    cap = s.max_decompressed_bytes
-    received = 0
-    out = bytearray()
-    compressed = bytearray() if inflater is not None else None
+    received = bytearray()
     async for chunk in request.stream():
-        received += len(chunk)
-        if received > s.max_body_bytes:
+        received += chunk
+        if len(received) > s.max_body_bytes:
             raise ApiError(413, "body_too_large", f"body exceeds the limit of {s.max_body_bytes} bytes")
-        if inflater is None or compressed is None:
-            out += chunk
-            continue
-        compressed += chunk
-        buf = chunk
-        try:
-            while buf and not inflater.eof:
-                out += inflater.decompress(buf, cap + 1 - len(out))
-                if len(out) > cap:
-                    raise ApiError(
-                        413, "decompressed_too_large", f"decompressed body exceeds the limit of {cap} bytes"
-                    )
-                buf = inflater.unconsumed_tail
-        except zlib.error as exc:
-            raise ApiError(400, "bad_gzip", f"body is not valid gzip: {exc}") from None
-        if inflater.eof and (buf or inflater.unused_data):
-            raise ApiError(400, "bad_gzip", "data after the end of the gzip stream")
-    if inflater is not None and not inflater.eof:
-        raise ApiError(400, "bad_gzip", "gzip stream is truncated")
-    if not out:
+    if not received:
         raise ApiError(400, "empty_body", "request body is empty")
-    return Body(bytes(out), bytes(compressed) if compressed is not None else None)
+    return Body(bytes(received), encoding == "gzip")
+
+
+async def decode(kind: str, body: Body) -> Any:
+    s = get_settings()
+    return await decode_in_pool(kind, body.data, body.gzipped, s.max_decompressed_bytes, s.upload_decoders)
 
 
 def _answer(stored: ingest.Stored) -> JSONResponse:
@@ -81,10 +65,10 @@ def _answer(stored: ingest.Stored) -> JSONResponse:
     )
 
 
-def ingest_snapshot(agent: Principal, body: Body) -> JSONResponse:
-    """Parse, validate, store and enqueue in one worker-thread hop."""
-    snap = ingest.parse(body.data, proto.Snapshot)
-    return _answer(ingest.store_snapshot(agent, snap, body.data, enqueue=True, gzipped=body.gzipped))
+def ingest_snapshot(agent: Principal, snap: proto.Snapshot, body: Body) -> JSONResponse:
+    """Store and enqueue in one worker-thread hop (a gzip body is stored as received)."""
+    gzipped = body.data if body.gzipped else None
+    return _answer(ingest.store_snapshot(agent, snap, body.data, enqueue=True, gzipped=gzipped))
 
 
 _ANSWERS: dict[int | str, dict[str, Any]] = {
@@ -119,7 +103,8 @@ def _body_doc(model: type) -> dict[str, Any]:
 )
 async def upload_snapshot(request: Request, agent: AgentDep) -> JSONResponse:
     body = await read_body(request)
-    return await run_in_threadpool(ingest_snapshot, agent, body)
+    snap = await decode("snapshot", body)
+    return await run_in_threadpool(ingest_snapshot, agent, snap, body)
 
 
 @router.post(
@@ -132,7 +117,7 @@ async def upload_snapshot(request: Request, agent: AgentDep) -> JSONResponse:
 )
 async def upload_trace(request: Request, agent: AgentDep, background: BackgroundTasks) -> JSONResponse:
     body = await read_body(request)
-    chunk = await run_in_threadpool(ingest.parse, body.data, proto.TraceChunk)
+    chunk = await decode("trace", body)
     stored = await run_in_threadpool(ingest.store_trace, agent, chunk)
     if stored.accepted:
         background.add_task(enqueue_after_commit, PROCESS_TRACE_CHUNK, TraceChunk, chunk.chunk_id)

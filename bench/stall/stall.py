@@ -1,0 +1,122 @@
+"""Stall benchmark driver: 8 processes send the worst uploads (uploads.py) in a loop while one
+autoscaler polls the sizing API and a monitor polls /health. Prints latency percentiles next to
+the targets of issue 20 (sizing p99 < 100 ms, /health < 1 s).
+
+    stall.py BASE_URL DURATION_S    (environment: BENCH_TOKEN, BENCH_AGENT_KEY, BENCH_SERVER_ID)
+"""
+
+import multiprocessing as mp
+import os
+import sys
+import threading
+import time
+from collections import Counter
+
+import httpx
+
+CLIENTS = 8
+
+
+def _uploader(
+    base: str, key: str, until: float, bodies: list[tuple[str, str, bytes]], q: "mp.Queue[object]"
+) -> None:
+    codes: Counter[str] = Counter()
+    slowest: dict[str, float] = {}
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Content-Type": "application/json",
+        "Content-Encoding": "gzip",
+    }
+    with httpx.Client(base_url=base, timeout=30) as c:
+        i = 0
+        while time.monotonic() < until:
+            name, path, body = bodies[i % len(bodies)]
+            i += 1
+            t = time.monotonic()
+            try:
+                r = c.post(path, content=body, headers=headers)
+                codes[f"{name} {r.status_code}"] += 1
+            except httpx.HTTPError as exc:
+                codes[f"{name} {type(exc).__name__}"] += 1
+            slowest[name] = max(slowest.get(name, 0.0), time.monotonic() - t)
+    q.put((dict(codes), slowest))
+
+
+def _poll(url: str, headers: dict[str, str], until: float, out: list[float], pause: float) -> None:
+    with httpx.Client(timeout=30, headers=headers) as c:
+        while time.monotonic() < until:
+            t = time.monotonic()
+            try:
+                r = c.get(url)
+                assert r.status_code in (200, 503), r.text
+            except httpx.TimeoutException:
+                pass  # counted with its full wait: the client gave up after the timeout
+            out.append(time.monotonic() - t)
+            time.sleep(pause)
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs) or [float("nan")]
+    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))] * 1000
+
+
+def main() -> None:
+    base, duration = sys.argv[1], float(sys.argv[2])
+    sys.path.insert(0, os.path.dirname(__file__))
+    from uploads import worst_uploads
+
+    bodies = worst_uploads()
+    for name, _, body in bodies:
+        print(f"  upload {name}: {len(body)} bytes gzip")
+    sizing_url = f"{base}/api/v1/sizing/servers/{os.environ['BENCH_SERVER_ID']}/memory?target_hit_ratio=0.9"
+    token = {"Authorization": f"Bearer {os.environ['BENCH_TOKEN']}"}
+    # quiet baseline first: the same polls with no uploads
+    quiet: list[float] = []
+    _poll(sizing_url, token, time.monotonic() + 5, quiet, 0.02)
+    until = time.monotonic() + duration
+    q: mp.Queue[object] = mp.Queue()
+    procs = [
+        mp.Process(
+            target=_uploader,
+            args=(base, os.environ["BENCH_AGENT_KEY"], until, bodies[i % 4 :] + bodies[: i % 4], q),
+        )
+        for i in range(CLIENTS)
+    ]
+    for p in procs:
+        p.start()
+    sizing: list[float] = []
+    health: list[float] = []
+    threads = [
+        threading.Thread(target=_poll, args=(sizing_url, token, until, sizing, 0.02)),
+        threading.Thread(target=_poll, args=(f"{base}/api/v1/health", {}, until, health, 0.25)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    codes: Counter[str] = Counter()
+    slowest: dict[str, float] = {}
+    for _ in procs:
+        c, s = q.get(timeout=300)
+        codes.update(c)
+        for k, v in s.items():
+            slowest[k] = max(slowest.get(k, 0.0), v)
+    for p in procs:
+        p.join()
+    print(f"== {CLIENTS} clients sending the worst uploads for {duration:g} s")
+    for k, v in sorted(codes.items()):
+        print(f"  {k}: {v} answers (slowest {slowest[k.rsplit(' ', 1)[0]]:.2f} s)")
+    print(f"== sizing poll, quiet: n={len(quiet)} p50={pct(quiet, 50):.1f} ms p99={pct(quiet, 99):.1f} ms")
+    print(
+        f"== sizing poll under the uploads: n={len(sizing)} p50={pct(sizing, 50):.1f} ms "
+        f"p99={pct(sizing, 99):.1f} ms max={pct(sizing, 100):.1f} ms   (target p99 < 100 ms; "
+        f"{sum(x >= 30 for x in sizing)} gave up after 30 s)"
+    )
+    print(
+        f"== /health under the uploads: n={len(health)} p50={pct(health, 50):.1f} ms "
+        f"max={pct(health, 100):.1f} ms   (target < 1000 ms)"
+    )
+
+
+if __name__ == "__main__":
+    main()
