@@ -18,10 +18,13 @@ typedef struct { uint32_t *h; int n; } reflist;
 static void ref_del(reflist *r, int i) { memmove(r->h + i, r->h + i + 1, (size_t)(r->n - i - 1) * sizeof(uint32_t)); r->n--; }
 static void ref_push(reflist *r, uint32_t h) { memmove(r->h + 1, r->h, (size_t)r->n * sizeof(uint32_t)); r->h[0] = h; r->n++; }
 
-static void test_random_ops(uint32_t B, double cap, int maxlive, int ops, uint64_t seed)
+/* epoch0: start the epochs there (near 2^32 to cross the wrap); renumber: renumber_at (0: default) */
+static void test_random_ops_at(uint32_t B, double cap, int maxlive, int ops, uint64_t seed, uint32_t epoch0, uint32_t renumber)
 {
     stacker s;
     CHECK(stacker_init(&s, B, cap) == 0, "init");
+    s.head_epoch = s.lo[0] = epoch0;
+    if (renumber) s.renumber_at = renumber;
     reflist r = {calloc((size_t)maxlive + 1, sizeof(uint32_t)), 0};
     uint64_t rs = seed;
     int bad_dist = 0, bad_inv = 0, bad_bound = 0, bad_rank = 0;
@@ -96,8 +99,14 @@ static void test_random_ops(uint32_t B, double cap, int maxlive, int ops, uint64
     /* and grows again */
     stacker_set_capacity(&s, cap * 64);
     CHECK(stacker_verify(&s) == NULL && s.B >= want, "after growing: %s, B %u", stacker_verify(&s), s.B);
+    if (renumber) CHECK(s.renumbers > 0, "renumbered %llu times", (unsigned long long)s.renumbers);
     free(r.h);
     stacker_free(&s);
+}
+
+static void test_random_ops(uint32_t B, double cap, int maxlive, int ops, uint64_t seed)
+{
+    test_random_ops_at(B, cap, maxlive, ops, seed, 0, 0);
 }
 
 static void test_unknown_hit(void)
@@ -245,6 +254,8 @@ int main(void)
     test_random_ops(7, 100, 300, 20000, 4);
     test_random_ops(128, 1000, 1500, 30000, 5);
     test_random_ops(128, 20, 400, 20000, 6);     /* N < B: ages on every insert */
+    test_random_ops_at(16, 20, 200, 20000, 7, UINT32_MAX - 3000, 0);   /* epochs cross 2^32 */
+    test_random_ops_at(16, 20, 200, 20000, 8, 0, 500);                  /* renumbered often */
     test_profile_exact();
     return TEST_DONE();
 }

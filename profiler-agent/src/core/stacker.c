@@ -37,6 +37,7 @@ int stacker_init(stacker *s, uint32_t B, double n_items)
     s->gsum[0] = 0;
     s->top = STK_NIL;
     s->free_head = STK_NIL;
+    s->renumber_at = 1u << 30;
     stacker_set_capacity(s, n_items);
     return 0;
 }
@@ -122,9 +123,20 @@ static void merge_smallest_pair(stacker *s)
     s->nb--;
 }
 
+/* Epoch of every node := its bucket's index, lo[j] := j: the same buckets, epochs back near 0. */
+static void renumber(stacker *s)
+{
+    for (uint32_t n = s->top; n != STK_NIL; n = s->node[n].next)
+        s->node[n].epoch = bucket_of(s, s->node[n].epoch);
+    for (uint32_t j = 0; j < s->nb; j++) s->lo[j] = j;
+    s->head_epoch = s->nb - 1;
+    s->renumbers++;
+}
+
 static void age(stacker *s)
 {
     if (s->B == 1) return;
+    if (__builtin_expect(s->head_epoch - s->lo[0] >= s->renumber_at, 0)) renumber(s);
     s->head_epoch++;
     s->agings++;
     if (s->nb >= s->B) merge_smallest_pair(s);

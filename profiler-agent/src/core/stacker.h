@@ -19,6 +19,10 @@
  * this file removes. Buckets are aged exactly as balanced ROUNDER ages them (epoch ranges, merge
  * the adjacent pair with the fewest items every N/B arrivals), here to bound the walk.
  *
+ * Epochs are 32-bit and compared relative to the oldest bucket's; a small class ages on every
+ * insert, so 2^31 agings (hours to days) would make the comparison wrap: before that, every
+ * node's epoch is rewritten to its bucket's index (one pass over the list, once per 2^30 agings).
+ *
  * Handles: an item is named by a node index (the uint32 the key table keeps as "activity");
  * the index does not change while the item lives (a hit or re-store moves the node, not the
  * index). Counters are in (sampled) items, like ROUNDER's.
@@ -62,7 +66,9 @@ typedef struct stacker {
     stk_node *node;        /* node pool; free nodes are chained through next */
     uint32_t nnodes, cap;  /* nodes handed out so far (live + free), pool size */
     uint32_t free_head;
+    uint32_t renumber_at;  /* epochs spanned before they are renumbered (2^30; tests lower it) */
     uint64_t agings;
+    uint64_t renumbers;
     uint64_t walked;       /* nodes visited by rank walks (cost figure for benchmarks) */
 } stacker;
 
