@@ -30,7 +30,10 @@ def make_snapshot(
     seed: int = 1,
     limit_maxbytes: int = 64 * 2**20,
     hit_ratio: float | None = None,
+    fill: float | None = 1.0,
 ) -> dict[str, Any]:
+    """`fill`: share of -m memcached has taken (1.0: full and evicting; None: no `memory` object,
+    as older agents send)."""
     rnd = random.Random(seed)
     end = end or datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=5)
     start = end - timedelta(seconds=60)
@@ -64,7 +67,7 @@ def make_snapshot(
     hr = hit_ratio if hit_ratio is not None else (weighted / total_req if total_req else None)
     gets = 1_200_000
     hits = int(gets * hr) if hr is not None else 0
-    return {
+    snap: dict[str, Any] = {
         "schema_version": 1,
         "snapshot_id": str(snapshot_id or uuid.uuid4()),
         "agent": {"version": "0.1.0", "hostname": "cache-07"},
@@ -100,6 +103,19 @@ def make_snapshot(
         "curve_points": 100,
         "classes": classes,
     }
+    if fill is not None:  # the optional memory object, before the classes (they stay the last key)
+        memory = {
+            "total_malloced": int(min(fill, 1.0) * limit_maxbytes) // 2**20 * 2**20,
+            "limit_maxbytes": limit_maxbytes,
+            "evictions_total": 5000 if fill >= 1 else 0,
+            "full": fill >= 1,
+            "hash_bytes": 524288,
+            "curr_connections": 10,
+        }
+        classes_last = snap.pop("classes")
+        snap["memory"] = memory
+        snap["classes"] = classes_last
+    return snap
 
 
 def make_trace_chunk(

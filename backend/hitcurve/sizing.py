@@ -9,17 +9,19 @@ Settings.hot_cache_ttl_s (basis_cache). Interpolation is PCHIP (hitcurve.curves)
 import math
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
+from hitcurve import band as band_model
+from hitcurve import hysteresis, memlimit, warmup, windows
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError
 from hitcurve.core.ttlcache import TTLCache
 from hitcurve.crud import curves as curves_crud
-from hitcurve.crud.history import recent_mae
+from hitcurve.crud.history import recent_errors_pp, recent_mae
 from hitcurve.crud.inventory import cluster_server_ids, get_cluster, get_server
 from hitcurve.curves import Pchip
 from hitcurve.models import Cluster, ClusterCurve, ServerCurve
@@ -43,6 +45,20 @@ class Basis:
     policy: str | None
     info: CurveInfo
     note: str | None = None  # how the curve was made, for the message (e.g. the policy correction)
+    # The band at its stated confidence (hitcurve.band), through today's measured point.
+    conf_low: Pchip | None = None
+    conf_high: Pchip | None = None
+    # Server facts: memcached's fill, its classes (the -m model), -m today, and earlier windows'
+    # curves (the recommended limit's hysteresis runs over their raw answers).
+    fill: warmup.FillState | None = None
+    classes: list[memlimit.ClassNow] = field(default_factory=list)
+    limit_bytes: int | None = None
+    used_bytes: int | None = None
+    connections: int | None = None
+    items_now: int = 0
+    history: list[Pchip] = field(default_factory=list)
+    windows_used: int | None = None
+    windows_note: str | None = None
 
     def fresh_info(self) -> CurveInfo:
         """The curve's facts with its age as of now (a Basis may come from the cache)."""
@@ -246,13 +262,99 @@ def server_basis(
         b.info = b.info.model_copy(
             update={"stream_loss_ratio": float(loss.loss_ratio), "stream_loss_flagged": bool(loss.flagged)}
         )
-        if loss.flagged:
-            warn = (
-                f"the agent lost {loss.loss_ratio:.1%} of memcached's events in this window: "
-                "hit ratios above today's memory may be under-estimated"
-            )
-            b.note = f"{b.note}; {warn}" if b.note else warn
+    _server_facts(db, org_id, server_id, kind, b)
     return b
+
+
+def _curve_ys(c: ServerCurve, kind: CurveKind) -> list[float] | None:
+    try:
+        return _pick(kind, c.hit_ratio_calibrated, c.hit_ratio_optimal, c.hit_ratio_proportional)[0]
+    except ApiError:
+        return None
+
+
+def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: CurveKind, b: Basis) -> None:
+    """What an operator's answer needs beyond the latest curve: the recent windows weighed
+    (a quiet or lossy window never replaces a good curve), memcached's fill, the -m model's
+    classes, the band at its confidence, earlier windows for the recommended limit."""
+    rows = curves_crud.recent_server_windows(db, org_id, server_id)
+    wins = []
+    for r in rows:
+        ys = _curve_ys(r.ServerCurve, kind)
+        cx, cy = _clean(list(r.ServerCurve.sizes_bytes), ys or [])
+        if not cx:
+            continue
+        wins.append(
+            windows.WindowCurve(
+                r.ServerCurve.window_end,
+                cx,
+                cy,
+                int(r.cmd_get),
+                float(r.loss_ratio),
+                bool(r.flagged),
+                int(r.ServerCurve.current_bytes),
+                r.ServerCurve.measured_hit_ratio,
+            )
+        )
+    b.history = [Pchip.fit(w.sizes_bytes, w.hit_ratios) for w in wins]
+    comb = windows.combine(wins)
+    if comb is not None:
+        b.main = Pchip.fit(comb.sizes_bytes, comb.hit_ratios)
+        b.windows_used = len(comb.used)
+        b.windows_note = comb.describe()
+        newest = next(r.ServerCurve for r in rows if r.ServerCurve.window_end == comb.newest.window_end)
+        b.info = b.info.model_copy(
+            update={
+                "window_end": newest.window_end,
+                "computed_at": newest.computed_at,
+                "current_bytes": newest.current_bytes,
+                "measured_hit_ratio": comb.measured_hit_ratio,
+                "max_bytes": b.main.x_max,
+                "max_hit_ratio": b.main.y_max,
+                "stream_loss_ratio": comb.loss_ratio,
+                "stream_loss_flagged": any(w.flagged for w in wins if w.window_end in comb.used),
+            }
+        )
+        snapshot_id = newest.snapshot_id
+    else:
+        snapshot_id = None
+    if b.info.stream_loss_flagged:
+        warn = (
+            f"the agent lost {b.info.stream_loss_ratio or 0:.1%} of memcached's events: "
+            "hit rates above today's memory may be under-estimated"
+        )
+        b.note = f"{b.note}; {warn}" if b.note else warn
+    fill_rows = curves_crud.recent_fill(db, org_id, server_id)
+    if fill_rows:
+        inst = fill_rows[-1].instance_id
+        same = [f for f in fill_rows if f.instance_id == inst]
+        b.fill = warmup.fill_state(
+            [
+                warmup.FillSample(
+                    f.window_end, int(f.total_malloced or 0), int(f.limit_maxbytes), f.memory_full
+                )
+                for f in same
+            ]
+        )
+        last = fill_rows[-1]
+        b.limit_bytes = int(last.limit_maxbytes)
+        b.used_bytes = int(last.total_malloced) if last.total_malloced else None
+        b.connections = int(last.curr_connections) if last.curr_connections is not None else None
+    if snapshot_id is not None:
+        facts = curves_crud.snapshot_class_facts(db, org_id, snapshot_id)
+        b.classes = [memlimit.ClassNow(int(f.chunk_size), int(f.items), int(f.pages)) for f in facts]
+        b.items_now = sum(c.items for c in b.classes)
+    errors = recent_errors_pp(db, org_id, [server_id])
+    drift = band_model.drift_pp(errors)
+    model = band_model.BandModel(
+        current_bytes=float(b.info.current_bytes or 0),
+        drift_pp=drift if drift is not None else band_model.DEFAULT_DRIFT_PP,
+        loss_ratio=float(b.info.stream_loss_ratio or 0.0),
+    )
+    xs = list(b.main.x[1:]) if b.main.x[0] == 0 else list(b.main.x)
+    ys = [b.main(x) for x in xs]
+    lo_c, hi_c = band_model.band_curves(xs, ys, model)
+    b.conf_low, b.conf_high = Pchip.fit(xs, lo_c), Pchip.fit(xs, hi_c)
 
 
 def cluster_basis(
@@ -323,6 +425,9 @@ def _stored_curve_basis(
     )
 
 
+hb = memlimit.human_bytes
+
+
 def gib(b: float | None) -> str:
     """Bytes for people: GiB from 1 GiB up, MiB below."""
     if b is None:
@@ -336,21 +441,111 @@ def _describe(b: Basis) -> str:
     return f"{what} curve{note}, {(_now() - b.info.window_end).total_seconds():.0f} s old"
 
 
+# Above the curve's end the target is unreachable (not merely unseen) when the curve has levelled
+# off: less than LEVEL_PP gained over its last fifth, and it reaches at least twice today's memory.
+LEVEL_PP = 0.1
+# Agent memory per tracked key for each step of --ghost-factor (profiler-agent/README.md).
+GHOST_BYTES_PER_KEY_PER_STEP = 19
+
+
+def _levelled_off(b: Basis) -> bool:
+    m = b.main
+    cur = b.info.current_bytes or 0
+    return m.x_max >= 2 * cur > 0 and (m.y_max - m(0.8 * m.x_max)) * 100 < LEVEL_PP
+
+
+def _ceil(v: float | None) -> int | None:
+    return None if v is None else int(math.ceil(v - 1e-9))
+
+
+def _facts(b: Basis) -> dict[str, object]:
+    """The fields every answer carries about memcached's memory and fill."""
+    f = b.fill
+    return dict(
+        current_memory_limit_bytes=b.limit_bytes,
+        used_bytes=b.used_bytes,
+        fill_ratio=f.fill_ratio if f else None,
+        full_in_seconds=f.full_in_seconds if f and f.warming_up else None,
+        windows=b.windows_used,
+    )
+
+
+def _limit(b: Basis, mem: float) -> int:
+    return memlimit.limit_for_bytes(mem, float(b.info.current_bytes or 0), b.classes)
+
+
+def _warming(b: Basis) -> bool:
+    return bool(b.fill and b.fill.warming_up)
+
+
+def _tail(b: Basis) -> str:
+    parts = [_describe(b)]
+    if b.windows_note:
+        parts.append(b.windows_note)
+    return "; ".join(parts)
+
+
 def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
     mem = b.main.inverse(target)
     band = Band(low=b.low.inverse(target), high=b.high.inverse(target), source=b.band_source)
+    at_least = None
+    limit = None
+    rec = hysteresis.Recommendation(None, False, 0, 0)
     if mem is None:
-        msg = (
-            f"a hit ratio of {target:.1%} is above what the curve reaches ({b.main.y_max:.1%} at "
-            f"{gib(b.main.x_max)}); unreachable on this basis"
-        )
-        status = "unreachable"
+        if _levelled_off(b):
+            status = "unreachable"
+            msg = (
+                f"no memory size reaches a hit rate of {target:.1%}: the curve levels off at "
+                f"{b.main.y_max:.1%} (from {hb(b.main.x_max)} on)"
+            )
+        else:
+            status = "above_curve"
+            at_least = _ceil(b.main.x_max)
+            msg = (
+                f"a hit rate of {target:.1%} needs more than {hb(b.main.x_max)} (the curve reaches "
+                f"{b.main.y_max:.1%} there); to see further, run the agent with a larger --ghost-factor "
+                f"(about {GHOST_BYTES_PER_KEY_PER_STEP} B of agent memory per tracked key for each step)"
+            )
     else:
-        msg = (
-            f"a hit ratio of {target:.1%} needs {gib(mem)} "
-            f"(band {gib(band.high)}–{gib(band.low)}), {_describe(b)}"
-        )
         status = "ok"
+        limit = _limit(b, mem)
+        bmin = b.conf_high.inverse(target) if b.conf_high else None
+        bmax = b.conf_low.inverse(target) if b.conf_low else None
+        range_txt = (
+            f" ({band_model.CONFIDENCE:.0%} band {hb(bmin)} – "
+            + (hb(bmax) if bmax is not None else f"more than {hb(b.main.x_max)}")
+            + ")"
+            if bmin is not None
+            else ""
+        )
+        msg = (
+            f"a hit rate of {target:.1%} needs {hb(mem)}: set -m {limit // memlimit.MIB}{range_txt}, "
+            f"{_tail(b)}"
+        )
+        raw = [f.inverse(target) for f in b.history] or [mem]
+        rec = hysteresis.recommend([None if r is None else float(_limit(b, r)) for r in raw])
+    if b.conf_low is not None and b.conf_high is not None:
+        x = mem if mem is not None else b.main.x_max
+        lo_m = b.conf_high.inverse(target) if mem is not None else None
+        hi_m = b.conf_low.inverse(target) if mem is not None else None
+        band = band.model_copy(
+            update=dict(
+                memory_bytes_min=_ceil(lo_m),
+                memory_bytes_max=_ceil(hi_m) if hi_m is not None and lo_m is not None else None,
+                hit_rate_min=b.conf_low(x),
+                hit_rate_max=b.conf_high(x),
+                confidence=band_model.CONFIDENCE,
+            )
+        )
+    if _warming(b):
+        assert b.fill is not None
+        msg = f"{b.fill.describe()}: the answer is provisional until then; {msg}"
+        status = "warming_up"
+    outside = (
+        memlimit.hash_table_bytes(b.items_now * mem / b.info.current_bytes)
+        if mem is not None and b.items_now and b.info.current_bytes
+        else None
+    )
     return SizingAnswer(
         subject=subject,
         question="memory_for_hit_ratio",
@@ -358,40 +553,56 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
         basis=b.basis,
         policy=b.policy,
         target_hit_ratio=target,
-        memory_bytes=mem,
+        memory_bytes=_ceil(mem),
+        memory_limit_bytes=limit,
+        memory_bytes_at_least=at_least,
+        recommended_memory_limit_bytes=rec.memory_limit_bytes,
+        stable=rec.stable if rec.memory_limit_bytes is not None else None,
+        outside_memory_limit_bytes=outside,
         band=band,
         curve=b.fresh_info(),
         message=msg,
+        **_facts(b),
     )
 
 
 def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
     hr = b.main(memory)
     band = Band(low=b.low(memory), high=b.high(memory), source=b.band_source)
+    if b.conf_low is not None and b.conf_high is not None:
+        band = band.model_copy(
+            update=dict(
+                hit_rate_min=b.conf_low(memory),
+                hit_rate_max=b.conf_high(memory) if memory <= b.main.x_max else None,
+                confidence=band_model.CONFIDENCE,
+            )
+        )
     if memory > b.main.x_max:
-        status = "beyond_curve"
+        status = "above_curve"
         msg = (
-            f"{gib(memory)} is past the curve's last point ({gib(b.main.x_max)}); "
-            "the hit ratio is at least "
-            f"{hr:.1%}, {_describe(b)}"
+            f"{hb(memory)} is past the curve's last point ({hb(b.main.x_max)}); "
+            f"the hit rate is at least {hr:.1%}, {_tail(b)}"
         )
     else:
         status = "ok"
-        msg = (
-            f"{gib(memory)} gives a hit ratio of {hr:.1%} "
-            f"(band {band.low:.1%}–{band.high:.1%}), {_describe(b)}"
-        )
+        msg = f"{hb(memory)} gives a hit rate of {hr:.1%} (band {band.low:.1%}–{band.high:.1%}), {_tail(b)}"
+    if _warming(b):
+        assert b.fill is not None
+        msg = f"{b.fill.describe()}: the answer is provisional until then; {msg}"
+        status = "warming_up"
     return SizingAnswer(
         subject=subject,
         question="hit_ratio_at_memory",
         status=status,
         basis=b.basis,
         policy=b.policy,
-        memory_bytes=memory,
+        memory_bytes=_ceil(memory),
+        memory_limit_bytes=_limit(b, memory),
         hit_ratio=hr,
         band=band,
         curve=b.fresh_info(),
         message=msg,
+        **_facts(b),
     )
 
 
@@ -419,11 +630,12 @@ def nodes_answer(
         return None if mem is None else float(max(1, math.ceil(mem / size)))
 
     band = Band(low=count(ans.band.low), high=count(ans.band.high), source=ans.band.source)
+    status: str
     if nodes is None:
         msg = ans.message
-        status = "unreachable"
+        status = ans.status if ans.status != "ok" else "unreachable"
     else:
-        msg = f"a hit ratio of {target:.1%} needs {nodes} node(s) of {gib(size)}, {_describe(b)}"
+        msg = f"a hit rate of {target:.1%} needs {nodes} node(s) of {hb(size)}, {_describe(b)}"
         status = "ok"
     return ans.model_copy(
         update=dict(
@@ -433,6 +645,10 @@ def nodes_answer(
             status=status,
             band=band,
             message=msg,
+            # -m per node: the node size in whole MiB
+            memory_limit_bytes=memlimit.limit_for_bytes(size, 0, []) if nodes is not None else None,
+            recommended_memory_limit_bytes=None,
+            stable=None,
         )
     )
 

@@ -65,6 +65,20 @@ def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, k
         assert row is not None and str(row.org_id) == account.org_id
         assert row.status == "pending" and json.loads(gzip.decompress(row.payload_gzip or b"")) == snap
         assert row.measured_hit_ratio == snap["measured"]["hit_ratio"]
+        mem = snap["memory"]
+        assert (
+            row.total_malloced,
+            row.memory_full,
+            row.evictions_total,
+            row.hash_bytes,
+            row.curr_connections,
+        ) == (
+            mem["total_malloced"],
+            True,
+            mem["evictions_total"],
+            mem["hash_bytes"],
+            mem["curr_connections"],
+        )
         server = db.get(Server, row.server_id)
         assert server is not None
         assert (

@@ -158,8 +158,11 @@ def test_memory_on_the_estimate_and_unreachable(account, server) -> None:
     ).json()
     assert r["basis"] == "estimate" and r["memory_bytes"] == pytest.approx(50 * GB, rel=1e-6)
     r = account.get(f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.6}).json()
-    assert r["status"] == "unreachable" and r["memory_bytes"] is None
-    assert r["curve"]["max_hit_ratio"] == pytest.approx(0.45) and "unreachable" in r["message"]
+    # a straight line that has not levelled off: not unreachable, a lower bound (the curve's reach)
+    assert r["status"] == "above_curve" and r["memory_bytes"] is None
+    assert r["memory_bytes_at_least"] == int(LINE_X[-1]) and r["memory_limit_bytes"] is None
+    assert r["curve"]["max_hit_ratio"] == pytest.approx(0.45) and "needs more than" in r["message"]
+    assert "--ghost-factor" in r["message"]
     r = account.get(f"/api/v1/sizing/servers/{server}/memory", params={"target_hit_ratio": 0.0}).json()
     assert r["memory_bytes"] == 0
 
@@ -175,7 +178,7 @@ def test_hit_ratio_at_memory(account, server) -> None:
     r = account.get(
         f"/api/v1/sizing/servers/{server}/hit-ratio", params={"memory_bytes": int(500 * GB)}
     ).json()
-    assert r["status"] == "beyond_curve" and r["hit_ratio"] == pytest.approx(0.45)
+    assert r["status"] == "above_curve" and r["hit_ratio"] == pytest.approx(0.45)
 
 
 def test_band_falls_back_to_accuracy_record_then_default(account) -> None:
@@ -283,7 +286,7 @@ def test_cluster_memory_and_nodes(account) -> None:
         f"/api/v1/sizing/clusters/{cid}/nodes",
         params={"node_size_bytes": int(16 * GB), "target_hit_ratio": 0.95},
     ).json()
-    assert u["status"] == "unreachable" and u["nodes"] is None
+    assert u["status"] == "above_curve" and u["nodes"] is None
 
 
 def test_sizing_with_api_token_and_errors(account, other, anon, server) -> None:

@@ -120,10 +120,10 @@ def test_cluster_list_summary_matches_sizing_and_alerts(account, other) -> None:
     assert (a["open_alerts"], a["open_critical_alerts"]) == (2, 1)
     assert b["measured_hit_ratio"] is None and b["allocated_bytes"] is None and b["curve_window_end"] is None
     assert b["memory_for_target_bytes"] is None and b["open_alerts"] == 0
-    # above what the curve reaches: unreachable, no bytes (as the sizing API says)
+    # above what the curve reaches (a curve still climbing): above_curve, no bytes (as the sizing API says)
     account.patch(f"/api/v1/clusters/{cid}", json={"target_hit_ratio": 0.9})
     a = next(c for c in account.get("/api/v1/clusters").json() if c["id"] == cid)
-    assert a["memory_for_target_status"] == "unreachable" and a["memory_for_target_bytes"] is None
+    assert a["memory_for_target_status"] == "above_curve" and a["memory_for_target_bytes"] is None
     assert other.get("/api/v1/clusters").json() == []
 
 

@@ -1,7 +1,14 @@
 import { test, type Page } from "@playwright/test";
 import { api, expect, expectedBytesText, logIn, plain, serverId } from "./helpers";
 
-type Sizing = { status: string; memory_bytes: number | null; target_hit_ratio: number; curve: { current_bytes: number } };
+type Sizing = {
+  status: string;
+  memory_bytes: number | null;
+  memory_limit_bytes: number | null;
+  current_memory_limit_bytes: number | null;
+  target_hit_ratio: number;
+  curve: { current_bytes: number };
+};
 
 /** The answer on screen, once it has settled on the target the page asked for. */
 async function screenAnswer(page: Page, target: number) {
@@ -15,10 +22,13 @@ async function compareWithApi(page: Page, id: string, target: number) {
   const screen = await screenAnswer(page, target);
   const answer = await api<Sizing>(page, `/sizing/servers/${id}/memory?target_hit_ratio=${target}`);
   expect(answer.status).toBe("ok");
-  expect(screen.bytes).toBe(answer.memory_bytes);
+  // the page states the memcached limit to set (-m, whole MiB), as the API gives it
+  const limit = answer.memory_limit_bytes!;
+  expect(limit).toBeGreaterThanOrEqual(answer.memory_bytes!);
+  expect(screen.bytes).toBe(limit);
   const pct = `${Number((target * 100).toFixed(1))} %`;
-  expect(screen.text.startsWith(`${pct} hit rate needs ${expectedBytesText(answer.memory_bytes!)}`)).toBe(true);
-  const delta = answer.memory_bytes! - answer.curve.current_bytes;
+  expect(screen.text.startsWith(`${pct} hit rate needs ${expectedBytesText(limit)} (-m ${limit / 2 ** 20})`)).toBe(true);
+  const delta = limit - (answer.current_memory_limit_bytes ?? answer.curve.current_bytes);
   expect(screen.text).toContain(`${delta >= 0 ? "+" : "-"}${expectedBytesText(Math.abs(delta))}`);
   return { screen, answer };
 }
@@ -54,9 +64,16 @@ test("the target answer on screen equals the sizing API's answer (cluster target
   await page.getByTestId("target-input").fill("97");
   await expect(page.getByTestId("target-answer")).toHaveAttribute("data-target", "0.97");
   await expect(page.locator(".answer.pending")).toHaveCount(0);
-  const unreachable = await api<Sizing & { message: string }>(page, `/sizing/servers/${id}/memory?target_hit_ratio=0.97`);
-  expect(unreachable.status).toBe("unreachable");
-  expect(plain(await page.getByTestId("target-answer").textContent())).toMatch(/^No memory size reaches 97 % hit rate: the curve levels off at/);
+  const above = await api<Sizing & { message: string; memory_bytes_at_least: number | null }>(page, `/sizing/servers/${id}/memory?target_hit_ratio=0.97`);
+  const shown = plain(await page.getByTestId("target-answer").textContent());
+  if (above.status === "above_curve") {
+    // a lower bound, never a dead end
+    expect(shown.startsWith(`97 % hit rate needs more than ${expectedBytesText(above.memory_bytes_at_least!)}`)).toBe(true);
+  } else {
+    expect(above.status).toBe("unreachable");
+    expect(shown).toMatch(/^No memory size reaches 97 % hit rate: the curve levels off at/);
+  }
+  expect(shown).not.toContain("beyond");
   expect(await page.getByTestId("target-answer").getAttribute("data-bytes")).toBe("");
 });
 

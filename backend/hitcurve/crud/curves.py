@@ -96,6 +96,52 @@ def snapshot_loss(db: Session, snapshot_id: uuid.UUID) -> Any:
     ).one_or_none()
 
 
+def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 30) -> list[Any]:
+    """The server's newest `limit` stored curves with their window's reads and stream loss, oldest
+    first: what an answer weighs (quiet and lossy windows) and what the recommended limit's
+    hysteresis runs over."""
+    rows = db.execute(
+        select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged)
+        .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
+        .where(ServerCurve.org_id == org_id, ServerCurve.server_id == server_id)
+        .order_by(ServerCurve.window_end.desc())
+        .limit(limit)
+    ).all()
+    return list(reversed(rows))
+
+
+def recent_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 10) -> list[Any]:
+    """memcached's fill at the end of the server's newest `limit` windows, oldest first:
+    (window_end, instance_id, total_malloced, limit_maxbytes, memory_full, hash_bytes,
+    curr_connections)."""
+    rows = db.execute(
+        select(
+            Snapshot.window_end,
+            Snapshot.instance_id,
+            Snapshot.total_malloced,
+            Snapshot.limit_maxbytes,
+            Snapshot.memory_full,
+            Snapshot.hash_bytes,
+            Snapshot.curr_connections,
+        )
+        .where(Snapshot.org_id == org_id, Snapshot.server_id == server_id)
+        .order_by(Snapshot.window_end.desc())
+        .limit(limit)
+    ).all()
+    return list(reversed(rows))
+
+
+def snapshot_class_facts(db: Session, org_id: uuid.UUID, snapshot_id: uuid.UUID) -> list[Any]:
+    """(chunk_size, items, pages) of each slab class of a snapshot: the -m model's input."""
+    return list(
+        db.execute(
+            select(SnapshotClass.chunk_size, SnapshotClass.items, SnapshotClass.pages).where(
+                SnapshotClass.org_id == org_id, SnapshotClass.snapshot_id == snapshot_id
+            )
+        ).all()
+    )
+
+
 def latest_simulation(
     db: Session, org_id: uuid.UUID, policy: str, kind: SubjectKind, subject_id: uuid.UUID
 ) -> tuple[SimulationRun, list[tuple[int, float]]] | None:

@@ -161,6 +161,21 @@ def recent_mae(
     return n, float(mae) if mae is not None else None
 
 
+def recent_errors_pp(
+    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], limit: int = 60
+) -> list[float]:
+    """The servers' newest `limit` accuracy-record errors (pp): the band's drift term."""
+    return [
+        float(e)
+        for e in db.execute(
+            select(AccuracyRecord.error_pp)
+            .where(AccuracyRecord.org_id == org_id, AccuracyRecord.server_id.in_(server_ids))
+            .order_by(AccuracyRecord.window_end.desc())
+            .limit(limit)
+        ).scalars()
+    ]
+
+
 def mae_by_server(
     db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], start: datetime, end: datetime
 ) -> dict[uuid.UUID, float]:

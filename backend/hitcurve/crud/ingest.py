@@ -83,11 +83,13 @@ WITH srv AS (
     INSERT INTO snapshots (id, org_id, server_id, agent_key_id, instance_id, window_start, window_end,
                            received_at, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,
                            bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload_gzip,
-                           status, attempts, enqueued_at)
+                           status, attempts, enqueued_at, total_malloced, memory_full, evictions_total,
+                           hash_bytes, curr_connections)
     SELECT %(id)s, %(org_id)s, srv.id, %(key_id)s, %(instance_id)s, %(window_start)s, %(window_end)s, %(now)s,
            %(limit_maxbytes)s, %(curve_points)s, %(cmd_get)s, %(get_hits)s, %(get_misses)s, %(bytes_used)s,
            %(curr_items)s, %(measured_hit_ratio)s, %(loss_ratio)s, %(flagged)s, %(payload_gzip)s,
-           'pending', 0, %(enqueued_at)s
+           'pending', 0, %(enqueued_at)s, %(total_malloced)s, %(memory_full)s, %(evictions_total)s,
+           %(hash_bytes)s, %(curr_connections)s
     FROM srv
     ON CONFLICT (id) DO NOTHING
     RETURNING id, org_id
@@ -201,6 +203,12 @@ def store_snapshot(
         "loss_ratio": loss.loss_ratio,
         "flagged": loss.flagged,
         "payload_gzip": gzipped,
+        # memcached's fill (optional: older agents send none)
+        "total_malloced": snap.memory.total_malloced if snap.memory else None,
+        "memory_full": snap.memory.full if snap.memory else None,
+        "evictions_total": snap.memory.evictions_total if snap.memory else None,
+        "hash_bytes": snap.memory.hash_bytes if snap.memory else None,
+        "curr_connections": snap.memory.curr_connections if snap.memory else None,
         **_class_columns(snap),
     }
     with get_engine().connect() as conn:

@@ -69,6 +69,14 @@ class Snapshot(Base):
     measured_hit_ratio: Mapped[float | None] = mapped_column(Float)
     loss_ratio: Mapped[float] = mapped_column(Float, nullable=False)
     flagged: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    # memcached's memory at the window's end (the agent's optional `memory` object; NULL from
+    # older agents): slab pages taken (toward -m), full or still filling, cumulative evictions,
+    # and what lives outside -m.
+    total_malloced: Mapped[int | None] = mapped_column(BigInteger)
+    memory_full: Mapped[bool | None] = mapped_column(Boolean)
+    evictions_total: Mapped[int | None] = mapped_column(BigInteger)
+    hash_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    curr_connections: Mapped[int | None] = mapped_column(BigInteger)
     # The validated upload as the agent sent it, gzip-compressed JSON (the request body itself when
     # it came gzip). Stored as bytes, not JSONB: PostgreSQL neither parses nor re-compresses it
     # (storage EXTERNAL), which halves its CPU per upload. NULL once retention dropped it. Deferred:

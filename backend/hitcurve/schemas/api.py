@@ -211,7 +211,9 @@ class ClusterOut(Out):
         "/sizing/clusters/{id}/memory when its status is ok",
     )
     memory_for_target_status: str | None = Field(
-        default=None, description="status of that sizing answer (ok, unreachable); null without a curve"
+        default=None,
+        description="status of that sizing answer (ok, warming_up, above_curve, unreachable); null "
+        "without a curve",
     )
     curve_window_end: datetime | None = Field(default=None, description="null when there is no curve yet")
     open_alerts: int | None = Field(default=None, description="open alerts of this cluster")

@@ -14,13 +14,34 @@ CurveKind = Literal["best", "calibrated", "optimal", "proportional"]
 
 class Band(BaseModel):
     low: float | None = Field(
-        description="pessimistic end (less hit ratio, or more memory); null if unreachable"
+        description="older band, kept for compatibility: pessimistic end (less hit rate, or more "
+        "memory); null past the curve. Prefer memory_bytes_min/max and hit_rate_min/max"
     )
-    high: float | None = Field(description="optimistic end")
+    high: float | None = Field(description="older band, kept for compatibility: optimistic end")
     source: Literal["model", "accuracy_record", "default"] = Field(
-        description="model: the worker's band; accuracy_record: ± the mean absolute error of recent "
-        "predictions; "
-        "default: ± 6 pp"
+        description="of low/high -- model: the worker's band; accuracy_record: ± the mean absolute "
+        "error of recent predictions; default: ± 6 pp"
+    )
+    memory_bytes_min: int | None = Field(
+        default=None,
+        description="least memory (bytes) that may reach the target at the stated confidence",
+    )
+    memory_bytes_max: int | None = Field(
+        default=None,
+        description="most memory (bytes) the target may need at the stated confidence; null when "
+        "that end lies past the curve (the target may need more than the curve covers)",
+    )
+    hit_rate_min: float | None = Field(
+        default=None, description="lowest hit rate at the answer's memory, at the stated confidence"
+    )
+    hit_rate_max: float | None = Field(
+        default=None, description="highest hit rate at the answer's memory, at the stated confidence"
+    )
+    confidence: float | None = Field(
+        default=None,
+        description="the band's confidence level (0.9: nine in ten measurements fall inside). It is "
+        "narrowest at today's measured point and widens with the distance from it, by this server's "
+        "own prediction-error record and the window's stream loss",
     )
 
 
@@ -50,18 +71,67 @@ class Subject(BaseModel):
 class SizingAnswer(BaseModel):
     subject: Subject
     question: Literal["memory_for_hit_ratio", "hit_ratio_at_memory", "nodes_for_hit_ratio"]
-    status: Literal["ok", "unreachable", "beyond_curve"] = Field(
-        description="unreachable: the target is above the curve's maximum; "
-        "beyond_curve: the memory is past the "
-        "curve's last point, hit_ratio is then a lower bound"
+    status: Literal["ok", "warming_up", "above_curve", "unreachable"] = Field(
+        description="ok; warming_up: memcached is still filling its memory (or just filled it), the "
+        "curve is still growing and the numbers are provisional (fill_ratio, full_in_seconds); "
+        "above_curve: the target or memory lies past what the curve covers -- "
+        "memory_bytes_at_least (or hit_ratio) is then a lower bound; unreachable: no memory size "
+        "reaches the target (the curve has levelled off below it)"
     )
     basis: Literal["estimate", "calibrated", "simulated"]
     policy: str | None = Field(description="the replacement policy of a simulated basis")
     target_hit_ratio: float | None = None
-    memory_bytes: float | None = None
+    memory_bytes: int | None = Field(
+        default=None,
+        description="memory questions: bytes of slab memory the curve needs for the target (null above "
+        "the curve); hit-rate questions: the memory asked about",
+    )
     hit_ratio: float | None = None
     nodes: int | None = None
     node_size_bytes: int | None = None
+    memory_limit_bytes: int | None = Field(
+        default=None,
+        description="the memcached memory limit to set (-m, a whole number of MiB, per node for "
+        "cluster answers) so that memcached holds memory_bytes: slab-class chunk rounding and whole "
+        "1 MiB pages per class included. The hash table and connection buffers come on top",
+    )
+    current_memory_limit_bytes: int | None = Field(
+        default=None, description="memcached's memory limit today (limit_maxbytes, -m)"
+    )
+    used_bytes: int | None = Field(
+        default=None,
+        description="slab memory memcached has taken today (total_malloced), which counts toward -m",
+    )
+    memory_bytes_at_least: int | None = Field(
+        default=None,
+        description="above_curve: the target needs more than this many bytes (the curve's reach)",
+    )
+    fill_ratio: float | None = Field(
+        default=None, description="share of -m memcached has taken (total_malloced / limit_maxbytes)"
+    )
+    full_in_seconds: int | None = Field(
+        default=None, description="warming_up: seconds until memcached's memory is full, at its fill rate"
+    )
+    recommended_memory_limit_bytes: int | None = Field(
+        default=None,
+        description="-m for autoscalers: moves only after the raw memory_limit_bytes has stayed "
+        "outside ±10 % (at least 2 MiB) of it for 3 consecutive windows on one side, then to their "
+        "median (hitcurve/hysteresis.py)",
+    )
+    stable: bool | None = Field(
+        default=None,
+        description="the last 3 windows' raw answers were all inside the recommended limit's hysteresis band",
+    )
+    outside_memory_limit_bytes: int | None = Field(
+        default=None,
+        description="memory memcached uses outside -m at the answer's size: its hash table "
+        "(connection buffers not counted)",
+    )
+    windows: int | None = Field(
+        default=None,
+        description="server answers: how many recent windows the curve rests on (quiet and "
+        "loss-flagged windows are left out)",
+    )
     band: Band
     curve: CurveInfo
     message: str
@@ -76,11 +146,30 @@ class SizingAnswer(BaseModel):
                     "basis": "calibrated",
                     "policy": None,
                     "target_hit_ratio": 0.92,
-                    "memory_bytes": 12240656793.6,
+                    "memory_bytes": 12240656794,
+                    "memory_limit_bytes": 12243173376,
+                    "current_memory_limit_bytes": 8589934592,
+                    "used_bytes": 8589934592,
+                    "memory_bytes_at_least": None,
+                    "fill_ratio": 1.0,
+                    "full_in_seconds": None,
+                    "recommended_memory_limit_bytes": 12243173376,
+                    "stable": True,
+                    "outside_memory_limit_bytes": 268435456,
+                    "windows": 5,
                     "hit_ratio": None,
                     "nodes": None,
                     "node_size_bytes": None,
-                    "band": {"low": 13421772800.0, "high": 11274289152.0, "source": "model"},
+                    "band": {
+                        "low": 13421772800.0,
+                        "high": 11274289152.0,
+                        "source": "model",
+                        "memory_bytes_min": 11274289152,
+                        "memory_bytes_max": 13421772800,
+                        "hit_rate_min": 0.905,
+                        "hit_rate_max": 0.935,
+                        "confidence": 0.9,
+                    },
                     "curve": {
                         "computed_at": "2026-11-22T12:01:05Z",
                         "window_end": "2026-11-22T12:01:00Z",
@@ -90,8 +179,8 @@ class SizingAnswer(BaseModel):
                         "max_bytes": 17179869184.0,
                         "max_hit_ratio": 0.955,
                     },
-                    "message": "a hit ratio of 92.0% needs 11.40 GiB (band 10.50–12.50 GiB), "
-                    "calibrated curve, 42 s old",
+                    "message": "a hit rate of 92 % needs 11.4 GiB: set -m 11676 (90 % band "
+                    "10.5 GiB – 12.5 GiB), calibrated curve from 5 windows, 42 s old",
                 }
             ]
         }

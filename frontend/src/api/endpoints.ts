@@ -98,7 +98,7 @@ export async function listClusters(signal?: AbortSignal): Promise<ClusterSummary
         allocated: num(j.allocated_bytes),
         measured,
         needed: j.memory_for_target_status === "ok" || j.memory_for_target_status == null ? num(j.memory_for_target_bytes) : null,
-        unreachable: j.memory_for_target_status === "unreachable",
+        unreachable: j.memory_for_target_status === "unreachable" || j.memory_for_target_status === "above_curve",
         status: clusterStatus(hasCurve, open, num(j.open_critical_alerts) ?? 0, measured, c.targetHitRatio),
         openAlerts: open,
       });
@@ -114,7 +114,7 @@ export async function listClusters(signal?: AbortSignal): Promise<ClusterSummary
       allocated: num(curve?.current_bytes),
       measured,
       needed: sizing?.status === "ok" ? num(sizing.memory_bytes) : null,
-      unreachable: sizing?.status === "unreachable",
+      unreachable: sizing?.status === "unreachable" || sizing?.status === "above_curve",
       status: clusterStatus(!!curve?.sizes_bytes, open.length, open.filter((a) => a.severity === "critical").length, measured, c.targetHitRatio),
       openAlerts: open.length,
     });

@@ -76,7 +76,7 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
               <div>
                 <dt>Needed for target</dt>
                 <dd>
-                  {c.neededBytes !== null ? formatBytes(c.neededBytes) : c.neededUnreachable ? "beyond the curve" : "not enough data"}
+                  {c.neededBytes !== null ? formatBytes(c.neededBytes) : c.neededUnreachable ? "more than the curve covers" : "not enough data"}
                   {delta !== null && <span className={delta > 0 ? "delta up" : "delta down"}> {formatBytesDelta(delta)}</span>}
                 </dd>
               </div>

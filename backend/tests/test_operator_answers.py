@@ -1,0 +1,153 @@
+"""The sizing answer as an operator or autoscaler acts on it (issue 14), against real PostgreSQL:
+warm-up, the -m to set, bounds instead of dead ends, the band, quiet and lossy windows, the
+recommended limit, and every contract field documented in the OpenAPI schema."""
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from conftest import bearer, insert_server_curve
+from hitcurve.sample import make_snapshot
+
+MIB = 1 << 20
+BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=40)  # one clock for every window
+XS = [float(MIB * k) for k in range(1, 161)]  # 1 .. 160 MiB; today 64 MiB (the snapshot's -m)
+
+
+def curve(top: float) -> list[float]:
+    return [round(top * (1 - 0.975 ** (k + 1)), 6) for k in range(160)]
+
+
+def post(account: Any, snap: dict[str, Any]) -> str:
+    key = account.extra.get("agent_key") or account.agent_key()
+    account.extra["agent_key"] = key
+    r = account.client.post("/api/v1/agent/snapshots", json=snap, headers=bearer(key))
+    assert r.status_code == 202, r.text
+    return str(
+        next(s for s in account.get("/api/v1/servers").json() if s["address"] == snap["server"]["address"])[
+            "id"
+        ]
+    )
+
+
+def window(
+    account: Any,
+    minute: int,
+    *,
+    top: float = 0.9,
+    fill: float | None = 1.0,
+    reads: int | None = None,
+    loss: float = 0.0,
+    address: str = "10.9.0.1:11211",
+) -> str:
+    end = BASE + timedelta(minutes=minute)
+    snap = make_snapshot(address, end=end, fill=fill, n_classes=2)
+    ys = curve(top)
+    hr = ys[63]
+    gets = reads if reads is not None else 1_200_000
+    snap["measured"].update(cmd_get=gets, get_hits=int(gets * hr), get_misses=gets - int(gets * hr))
+    snap["measured"]["hit_ratio"] = round(int(gets * hr) / gets, 6) if gets else None
+    snap["loss"].update(loss_ratio=loss, flagged=loss > 0.05)
+    sid = post(account, snap)
+    insert_server_curve(account.org_id, sid, snap, XS, ys, current_bytes=64 * MIB, hit_ratio_calibrated=ys)
+    return sid
+
+
+def memory(account: Any, sid: str, target: float) -> dict[str, Any]:
+    r = account.get(f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": target})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_warming_up_until_memcached_is_full_then_ok(account) -> None:
+    sid = window(account, 0, fill=0.25)
+    window(account, 1, fill=0.5)
+    a = memory(account, sid, 0.6)
+    assert a["status"] == "warming_up"
+    assert (
+        a["fill_ratio"] == 0.5 and a["used_bytes"] == 32 * MIB and a["current_memory_limit_bytes"] == 64 * MIB
+    )
+    assert a["full_in_seconds"] == 120  # 16 MiB a minute, 32 MiB to go
+    assert "still filling: 32 MiB of 64 MiB, full in about 2 min" in a["message"]
+    assert "beyond" not in a["message"] and a["memory_bytes"] is not None  # provisional, not a dead end
+    # a target past the curve while warming: still warming, with the lower bound
+    w = memory(account, sid, 0.95)
+    assert w["status"] == "warming_up" and w["memory_bytes_at_least"] == int(XS[-1])
+    window(account, 2, fill=1.0)
+    assert memory(account, sid, 0.6)["status"] == "warming_up"  # just filled: one more window
+    window(account, 3, fill=1.0)
+    ok = memory(account, sid, 0.6)
+    assert ok["status"] == "ok" and ok["fill_ratio"] == 1.0 and ok["full_in_seconds"] is None
+    assert "filling" not in ok["message"]
+
+
+def test_the_memory_limit_to_set_the_band_and_the_bound(account) -> None:
+    sid = ""
+    for m in range(6):
+        sid = window(account, m)
+    a = memory(account, sid, 0.8)
+    assert a["status"] == "ok" and isinstance(a["memory_bytes"], int)
+    lim = a["memory_limit_bytes"]
+    assert lim % MIB == 0 and lim >= a["memory_bytes"] and f"set -m {lim // MIB}" in a["message"]
+    b = a["band"]
+    assert b["confidence"] == 0.9
+    assert (
+        isinstance(b["memory_bytes_min"], int)
+        and b["memory_bytes_min"] <= a["memory_bytes"] <= b["memory_bytes_max"]
+    )
+    assert b["hit_rate_min"] <= 0.8 <= b["hit_rate_max"]
+    # the band is narrowest at today's measured point (64 MiB) and passes through it
+    today = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 64 * MIB}).json()
+    far = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 150 * MIB}).json()
+    assert (
+        today["band"]["hit_rate_min"] <= today["curve"]["measured_hit_ratio"] <= today["band"]["hit_rate_max"]
+    )
+    width = lambda r: r["band"]["hit_rate_max"] - r["band"]["hit_rate_min"]  # noqa: E731
+    assert width(today) < width(far)
+    # the recommended limit, stable over windows that agree
+    assert a["recommended_memory_limit_bytes"] == lim and a["stable"] is True and a["windows"] == 5
+    # a target past the curve's reach: a lower bound in words and in a field, never a dead end
+    up = memory(account, sid, 0.899)
+    assert up["status"] == "above_curve" and up["memory_bytes_at_least"] == int(XS[-1])
+    assert "needs more than 160 MiB" in up["message"] and "--ghost-factor" in up["message"]
+
+
+def test_quiet_and_lossy_windows_keep_the_answer_within_1pp(account) -> None:
+    sid = ""
+    for m in range(6):
+        sid = window(account, m, address="10.9.0.2:11211")
+    before = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 96 * MIB}).json()
+    mem_before = memory(account, sid, 0.8)["memory_bytes"]
+    # traffic stops for two windows: the agent uploads near-empty, flat curves
+    window(account, 6, top=0.0001, reads=0, address="10.9.0.2:11211")
+    window(account, 7, top=0.0001, reads=30, address="10.9.0.2:11211")
+    during = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 96 * MIB}).json()
+    assert abs(during["hit_ratio"] - before["hit_ratio"]) < 0.01 and during["status"] == "ok"
+    assert "left out (quiet)" in during["message"]
+    # the agent restarts: its first window lost 20 % of the events and reads low
+    window(account, 8, top=0.7, loss=0.2, address="10.9.0.2:11211")
+    after = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 96 * MIB}).json()
+    assert abs(after["hit_ratio"] - before["hit_ratio"]) < 0.01
+    assert "stream loss" in after["message"]
+    mem_after = memory(account, sid, 0.8)["memory_bytes"]
+    assert abs(mem_after - mem_before) <= 0.01 * mem_before
+
+
+def test_every_new_field_is_documented_in_the_openapi_schema(anon) -> None:
+    spec = anon.get("/api/v1/openapi.json").json()
+    props = spec["components"]["schemas"]["SizingAnswer"]["properties"]
+    for name in (
+        "status",
+        "fill_ratio",
+        "full_in_seconds",
+        "memory_limit_bytes",
+        "current_memory_limit_bytes",
+        "used_bytes",
+        "memory_bytes_at_least",
+        "recommended_memory_limit_bytes",
+        "stable",
+    ):
+        assert props[name].get("description"), name
+    assert set(props["status"]["enum"]) == {"ok", "warming_up", "above_curve", "unreachable"}
+    band = spec["components"]["schemas"]["Band"]["properties"]
+    for name in ("memory_bytes_min", "memory_bytes_max", "hit_rate_min", "hit_rate_max", "confidence"):
+        assert band[name].get("description"), name
