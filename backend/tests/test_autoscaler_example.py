@@ -98,9 +98,9 @@ def test_client_prints_the_api_answer(account: Any, base_url: str) -> None:
     out = _run(base_url, token, "--cluster", cid, "--target", "0.6", "--node-size-bytes", str(int(8 * GB)))
     got = json.loads(out.stdout)
     assert got["target_hit_ratio"] == 0.6 and got["nodes"] == math.ceil(got["memory_bytes"] / (8 * GB))
-    # Unreachable target: an answer with nulls, exit 0.
+    # A target past the curve (still climbing): a lower bound with nulls, exit 0.
     got = json.loads(_run(base_url, token, "--cluster", cid, "--target", "0.95").stdout)
-    assert got["status"] == "unreachable" and got["memory_bytes"] is None and got["nodes"] is None
+    assert got["status"] == "above_curve" and got["memory_bytes"] is None and got["nodes"] is None
 
 
 def test_client_without_node_size_and_errors(account: Any, other: Any, base_url: str) -> None:

@@ -6,9 +6,10 @@ so it runs in any container with Python 3.9+.
     HITCURVE_TOKEN=hct_... hitcurve_client.py --url https://hitcurve.example.com \
         --cluster 3f0c2a9e-... [--target 0.92] [--node-size-bytes 17179869184]
 
-Output: {"cluster_id", "target_hit_ratio", "status", "memory_bytes", "nodes", "node_size_bytes",
-"basis", "curve_age_seconds", "message"}. Exit status: 0 answer (status ok, or unreachable with
-nulls), 3 no curve yet (not_enough_data), 4 API error, 2 usage. An autoscaler should keep the
+Output: {"cluster_id", "target_hit_ratio", "status", "memory_bytes", "memory_limit_bytes",
+"recommended_memory_limit_bytes", "stable", "nodes", "node_size_bytes", "basis",
+"curve_age_seconds", "message"}. Exit status: 0 answer (status ok or warming_up, or above_curve /
+unreachable with nulls), 3 no curve yet (not_enough_data), 4 API error, 2 usage. An autoscaler should keep the
 current size on anything but 0, and on a curve older than it trusts (curve_age_seconds).
 """
 
@@ -67,6 +68,10 @@ def cluster_size(
         "target_hit_ratio": mem["target_hit_ratio"],
         "status": mem["status"],
         "memory_bytes": mem["memory_bytes"],
+        # the -m to set, and the hysteresis-held value an autoscaler should follow (when stable)
+        "memory_limit_bytes": mem.get("memory_limit_bytes"),
+        "recommended_memory_limit_bytes": mem.get("recommended_memory_limit_bytes"),
+        "stable": mem.get("stable"),
         "nodes": None,
         "node_size_bytes": node_size_bytes,
         "basis": mem["basis"],

@@ -31,14 +31,16 @@ export async function serverId(page: Page, address: string): Promise<string> {
 
 /**
  * Memory in binary units, written here independently of the app's formatter: one decimal below
- * 100 of a unit, whole numbers from 100 up.
+ * 100 of a unit (".0" dropped from 10 up), whole numbers from 100 up.
  */
 export function expectedBytesText(bytes: number): string {
   const units: Array<[string, number]> = [["TiB", 2 ** 40], ["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]];
   for (const [name, size] of units) {
     if (bytes >= size) {
       const v = bytes / size;
-      return `${v >= 100 ? Math.round(v) : (Math.round(v * 10) / 10).toFixed(1)} ${name}`;
+      const r = Math.round(v * 10) / 10;
+      // whole numbers from 10 up drop their ".0" ("54 MiB", as the app writes -m limits)
+      return `${v >= 100 ? Math.round(v) : r >= 10 && Number.isInteger(r) ? String(r) : r.toFixed(1)} ${name}`;
     }
   }
   return `${Math.round(bytes)} B`;
