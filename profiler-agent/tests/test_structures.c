@@ -147,10 +147,12 @@ static void test_ghost(void)
 }
 
 /* Property of bucket algorithms: the exact stack distance lies in (start, end]. */
-static void test_rounder_bounds(int B, int balanced, uint64_t N)
+static void test_rounder_bounds_span(int B, int balanced, uint64_t N, uint32_t max_span)
 {
     rounder r;
     rounder_init(&r, B, (double)N, balanced);
+    if (max_span) r.max_span = max_span;
+    int span_bad = 0;
     lruemu e;
     lruemu_init(&e, N);
     keytable act;
@@ -175,8 +177,11 @@ static void test_rounder_bounds(int B, int balanced, uint64_t N)
             }
             kt_insert(&act, k, 0, rounder_set(&r));
         }
+        if (r.balanced && r.head - r.lo[0] > r.max_span) span_bad++;
     }
-    CHECK(bad == 0, "B=%d balanced=%d N=%llu: %d hits outside (start,end]", B, balanced, (unsigned long long)N, bad);
+    CHECK(bad == 0, "B=%d balanced=%d N=%llu span=%u: %d hits outside (start,end]", B, balanced, (unsigned long long)N, r.max_span, bad);
+    CHECK(span_bad == 0, "B=%d balanced=%d N=%llu span=%u: oldest bucket start kept within the span (%d times not)", B, balanced, (unsigned long long)N, r.max_span, span_bad);
+    if (max_span) CHECK(r.folds > 0, "span=%u: far-back buckets were folded (%llu folds)", max_span, (unsigned long long)r.folds);
     int64_t sum = 0;
     for (uint32_t i = 0; i < r.B; i++) sum += r.buckets[i];
     CHECK(sum == r.total && (uint64_t)r.total == e.size, "bucket counts = cached items (%lld, %llu)", (long long)sum, (unsigned long long)e.size);
@@ -185,6 +190,11 @@ static void test_rounder_bounds(int B, int balanced, uint64_t N)
     kt_free(&act);
     lruemu_free(&e);
     rounder_free(&r);
+}
+
+static void test_rounder_bounds(int B, int balanced, uint64_t N)
+{
+    test_rounder_bounds_span(B, balanced, N, 0);
 }
 
 static void test_mattson(void)
@@ -238,6 +248,11 @@ int main(void)
         test_rounder_bounds(128, bal, 1);      /* cache size 1 */
         test_rounder_bounds(64, bal, 3000);
     }
+    /* Epochs compared modulo 2^32: with the span shrunk from 2^30 the fold of far-back buckets
+     * runs thousands of times here and every distance must still be exact within its bucket. */
+    test_rounder_bounds_span(64, 1, 3000, 256);
+    test_rounder_bounds_span(128, 1, 1, 64);       /* ages on every insert, like a small class */
+    test_rounder_bounds_span(8, 1, 500, 16);
     test_mattson();
     return TEST_DONE();
 }

@@ -25,6 +25,8 @@ int rounder_init(rounder *r, uint32_t B, double n_items, int balanced)
     r->tail = 0;
     r->total = 0;
     r->agings = 0;
+    r->max_span = 1u << 30;
+    r->folds = 0;
     rounder_set_capacity(r, n_items);
     return 0;
 }
@@ -67,6 +69,26 @@ static void bal_regroup(rounder *r)
     for (uint32_t j = 0; j < r->nb; j++) r->gsum[j >> GSH] += r->buckets[j];
 }
 
+/* Buckets 0..k all start at least max_span epochs behind the head: make them one oldest bucket
+ * starting exactly max_span behind. An item's bucket is unchanged by this (whatever is older
+ * than lo[k+1] is in bucket 0 either way), so counts and distances stay exact; only resolution
+ * among epochs older than 2^30 agings is given up. */
+static void bal_fold_old(rounder *r)
+{
+    uint32_t k = 0;
+    while (k + 1 < r->nb && r->head - r->lo[k + 1] >= r->max_span) k++;
+    if (k == 0 && r->head - r->lo[0] < r->max_span) return;
+    for (uint32_t j = 1; j <= k; j++) r->buckets[0] += r->buckets[j];
+    for (uint32_t j = k + 1; j < r->nb; j++) {
+        r->buckets[j - k] = r->buckets[j];
+        r->lo[j - k] = r->lo[j];
+    }
+    for (uint32_t j = r->nb - k; j < r->nb; j++) r->buckets[j] = 0;   /* slots past nb stay 0 */
+    r->nb -= k;
+    r->lo[0] = r->head - r->max_span;
+    r->folds++;
+}
+
 static void bal_age(rounder *r)
 {
     r->head++;
@@ -88,6 +110,7 @@ static void bal_age(rounder *r)
     r->buckets[r->nb] = 0;
     r->lo[r->nb] = r->head;
     r->nb++;
+    bal_fold_old(r);
     r->tail = r->lo[0];
     bal_regroup(r);     /* O(B) once per N/B arrivals, like the shift above */
 }

@@ -16,7 +16,11 @@
  * piles up in the tail bucket and is spread uniformly over a wide range (the weakness MIMIR
  * notes in §3.5.2). Keeping buckets as epoch ranges and merging the adjacent pair with the
  * fewest items keeps every bucket near N/B; an item's bucket is found by binary search on the
- * range starts (O(log B)), aging costs O(B) every N/B arrivals.
+ * range starts (O(log B)), aging costs O(B) every N/B arrivals. Epochs are 32-bit and compared
+ * modulo 2^32, so the balanced variant folds buckets that start more than max_span (2^30)
+ * epochs behind the head into the oldest one: a long-lived oldest bucket would otherwise pin
+ * lo[0] while the head runs on (a small class ages on every insert) and after 2^31 agings
+ * every item would read as older than the whole stack.
  * Counters are in (sampled) items; the caller scales distances to the full key space.
  */
 #ifndef HC_ROUNDER_H
@@ -39,6 +43,9 @@ typedef struct rounder {
     int64_t ilimit;        /* ceil(limit): a head bucket holding >= ilimit items ages */
     uint32_t bmask;        /* B - 1 when B is a power of two (MIMIR slots without division) */
     uint64_t agings;
+    uint32_t max_span;     /* balanced: bucket starts are kept within this many epochs of the
+                              head (2^30; smaller only in tests), see bal_fold_old() */
+    uint64_t folds;        /* balanced: times bal_fold_old() folded far-back buckets */
 } rounder;
 
 #define ROUNDER_GROUP_SHIFT 4
