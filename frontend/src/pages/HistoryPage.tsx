@@ -10,7 +10,7 @@ import { useAsync, useWidth } from "../hooks";
 import { formatPercent, formatTime } from "../lib/format";
 
 export function HistoryPage({ kind, id }: { kind: "server" | "cluster"; id: string }) {
-  const [hours, setHours] = useState(24);
+  const [hours, setHours] = useState(168);
   const data = useAsync((signal) => getHistory(kind, id, hours, signal), [kind, id, hours]);
   return (
     <div className="page">
