@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 C_COMPONENTS := tracereader profiler-agent simulator
 
-.PHONY: all install build build-c build-frontend test demo stop status bench lint migrate clean
+.PHONY: all install build build-c build-frontend test demo stop status bench fuzz lint migrate clean
 
 all: build
 
@@ -33,6 +33,9 @@ status:  ## every process the scripts started: PostgreSQL, Redis, API, workers, 
 
 bench: build  ## accuracy, speed and memory benchmarks, printed next to their references
 	@bash scripts/bench.sh
+
+fuzz: install  ## libFuzzer on the watch-line parser + normaliser (FUZZ_SECONDS, default 60)
+	@$(MAKE) --no-print-directory -C tracereader fuzz
 
 lint: install
 	@bash scripts/test.sh --lint-only

@@ -26,6 +26,11 @@ if [ $lint_only -eq 0 ]; then
     for d in tracereader profiler-agent simulator; do
         [ -f "$d/Makefile" ] && step "C unit tests: $d" make --no-print-directory -C "$d" test
     done
+    # The parser/normaliser and the agent's units again under ASan + UBSan (issue 15).
+    step "C unit tests under ASan/UBSan: tracereader" make --no-print-directory -C tracereader test-asan
+    step "C unit tests under ASan/UBSan: profiler-agent" make --no-print-directory -C profiler-agent test-asan
+    # Every memcached of the version matrix, built once and cached under .run/memcached/.
+    step "memcached version matrix (build)" bash scripts/memcached-versions.sh
 
     bash scripts/services.sh start test || die "could not start the test services"
     trap 'bash scripts/services.sh stop test' EXIT

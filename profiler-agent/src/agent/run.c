@@ -31,6 +31,7 @@
 #include "snapshot_bd.h"
 #include "spool.h"
 #include "stats.h"
+#include "statsmodel.h"
 #include "upload.h"
 #include "util.h"
 #include "watch.h"
@@ -64,6 +65,12 @@ typedef struct agent {
     uint64_t lines_total, lines_at_start;
     uint64_t ring_drop_at_start, stream_skip_at_start, malformed_at_start;
     uint64_t windows, snapshots_written, chunks_local_seq, blind_windows;
+    /* After a blind window (the agent was stalled; memcached skipped its lines, and keeps
+     * skipping for seconds after the agent runs again): restart the window once the stream
+     * flows cleanly, so the first window after a stall is a whole, clean one. */
+    int resync;
+    int64_t resync_check_mono, resync_since_mono;
+    uint64_t resync_lines, resync_skipped;
     FILE *events_log;
     /* Two-phase close: the window ends at the stats poll (s1, wall time `boundary`); events
      * with ts <= boundary still in the reorder buffers are let in during a grace period,
@@ -330,18 +337,46 @@ static void finish_close(agent *a)
                         have_items ? !!(fields & WLF_SIZE) : 1,
                         wn_get_stats(a->wn)->unknown_lines};
     json_t *snap = NULL;
+    int stats_only = atomic_load(&a->watch.mode) == AG_WATCH_REFUSED;
+    sm_fit fit;
+    if (stats_only) {
+        /* No events at all: nothing is blind, the curve comes from the stats model. */
+        v.blind = 0;
+        v.check = -1;
+        v.flagged = 0;
+        double secs = (double)(a->s1->wall_us - a->s0->wall_us) / 1e6;
+        double age_num = 0, age_den = 0;
+        for (int c = 1; c < MC_MAX_CLASSES; c++)
+            if (a->s1->cls[c].present && a->s1->cls[c].items > 0) {
+                age_num += (double)a->s1->cls[c].age * (double)a->s1->cls[c].items;
+                age_den += (double)a->s1->cls[c].items;
+            }
+        sm_fit_curve((double)a->s1->curr_items,
+                     v.reads_measured ? v.measured_hit_ratio : -1,
+                     secs > 0 ? (double)v.reads_measured / secs : 0,
+                     age_den > 0 ? age_num / age_den : 0,
+                     a->s1->evictions > a->s0->evictions, a->cfg.ghost_factor, &fit);
+    }
     if (v.blind) {
         /* A window the agent could not see (a stall: memcached skipped our lines) says
          * nothing about the curve; an empty or starved curve would read as "no hits at any
          * size". Nothing is uploaded for it; the log says why. */
         a->blind_windows++;
+        a->resync = 1;
+        a->resync_since_mono = ag_mono_us();
+        a->resync_check_mono = 0;
         ag_log(AG_LOG_WARN, "window_blind",
                "reads_measured=%" PRIu64 " reads_seen=%" PRIu64 " loss_ratio=%.4f skipped=%" PRIu64
                " watcher_skipped=%" PRIu64 " action=no_curve_uploaded",
                v.reads_measured, v.reads_seen, v.loss_ratio, loss.stream_skipped,
                loss.watcher_skipped);
     } else {
-        snap = ag_snapshot_build(&a->cfg, sid, a->s0, a->s1, &a->feed, &loss, &si, &feat, &v);
+        snap = ag_snapshot_build(&a->cfg, sid, a->s0, a->s1, &a->feed, &loss, &si, &feat, &v,
+                                 stats_only ? &fit : NULL);
+        if (stats_only)
+            ag_log(AG_LOG_INFO, "stats_only_window",
+                   "measured_hit_ratio=%.4f items=%.0f model=%s alpha=%.3f keys=%.0f",
+                   fit.hit_ratio, fit.current_items, fit.why, fit.alpha, fit.keys);
         if (snap && a->keys_on)
             ag_snapshot_breakdown(snap, &a->cfg, &a->feed, &a->keys);
         if (v.check == 0)
@@ -392,6 +427,36 @@ static void finish_close(agent *a)
     for (size_t i = 0; i < a->nheld; i++)
         feed_one(a, &a->held[i]);
     a->nheld = 0;
+}
+
+/* Resync after a blind window: every 0.5 s, is the stream flowing (lines arrived) with no new
+ * watcher skips? Then what has been gathered since the blind window is dropped (it was still
+ * lossy) and a fresh window starts now. */
+static void check_resync(agent *a, int64_t now)
+{
+    if (now < a->resync_check_mono)
+        return;
+    a->resync_check_mono = now + 500000;
+    if (!ag_poller_poll_now(&a->poller, 1000, a->tmp) || !a->tmp->ok ||
+        strcmp(a->tmp->instance_id, a->s0->instance_id) != 0)
+        return;
+    int flowing = a->lines_total > a->resync_lines &&
+                  a->tmp->log_watcher_skipped == a->resync_skipped;
+    a->resync_lines = a->lines_total;
+    a->resync_skipped = a->tmp->log_watcher_skipped;
+    if (!flowing)
+        return;
+    a->resync = 0;
+    drain_events(a, now);
+    ag_log(AG_LOG_INFO, "window_resynced",
+           "discarded_s=%.1f lines=%" PRIu64 " skipped=%" PRIu64 " watcher_skipped=%" PRIu64,
+           (double)(now - a->resync_since_mono) / 1e6, a->lines_total - a->lines_at_start,
+           wn_get_stats(a->wn)->stream_skipped - a->stream_skip_at_start,
+           a->tmp->log_watcher_skipped >= a->s0->log_watcher_skipped
+               ? a->tmp->log_watcher_skipped - a->s0->log_watcher_skipped : 0);
+    *a->s0 = *a->tmp;
+    window_counters_start(a);
+    a->win_end_mono = now + (int64_t)(a->cfg.interval_s * 1e6);
 }
 
 static int check_stats(agent *a)
@@ -561,6 +626,8 @@ int cmd_run(int argc, char **argv)
             }
             next_check = now + 200000;
         }
+        if (a->have_start && a->resync && !a->closing)
+            check_resync(a, now);
         if (a->have_start && a->closing && now >= a->grace_end_mono)
             finish_close(a);
         else if (a->have_start && !a->closing && now >= a->win_end_mono)

@@ -63,10 +63,12 @@ void ag_window_verdict(const ag_config *cfg, const mc_stats *s0, const mc_stats 
                        const ag_feed *feed, const ag_loss *loss, ag_verdict *v)
 {
     memset(v, 0, sizeof *v);
-    /* Our watcher's own skips are the skipped=N lines; the stats counter sums every watcher,
-     * so take the larger (never under-report loss). */
-    uint64_t skipped = loss->stream_skipped > loss->watcher_skipped ? loss->stream_skipped
-                                                                    : loss->watcher_skipped;
+    /* Skipped lines: memcached's log_watcher_skipped counts them when they happen (all
+     * watchers together: never under-reports ours). Our skipped=N lines arrive only when the
+     * stream flows again, often a window later, so adding them to that window would count
+     * the same loss twice; they are reported (stream_skipped) and used only where the stats
+     * counter is missing. */
+    uint64_t skipped = s1->has_watcher_skipped ? loss->watcher_skipped : loss->stream_skipped;
     uint64_t lost = loss->worker_dropped + skipped + loss->agent_dropped;
     v->loss_ratio =
         loss->events_seen + lost ? (double)lost / (double)(loss->events_seen + lost) : 0;
@@ -102,7 +104,7 @@ void ag_window_verdict(const ag_config *cfg, const mc_stats *s0, const mc_stats 
 json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const mc_stats *s0,
                           const mc_stats *s1, const ag_feed *feed, const ag_loss *loss,
                           const ag_spool_info *spool, const ag_features *feat,
-                          const ag_verdict *v)
+                          const ag_verdict *v, const sm_fit *stats_only)
 {
     char ws[40], we[40];
     ag_iso8601(s0->wall_us, ws, sizeof ws);
@@ -148,7 +150,7 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
 
     json_t *classes = json_array();
     double pn = 0, pd = 0;
-    for (int c = 1; c < MC_MAX_CLASSES && c < HC_MAX_CLASSES; c++) {
+    for (int c = 1; c < MC_MAX_CLASSES && c < HC_MAX_CLASSES && !stats_only; c++) {
         if (!s1->cls[c].present || !hc_profile_has_class(feed->prof, c))
             continue;
         json_t *o = class_json(feed, s0, s1, c, &pn, &pd);
@@ -219,6 +221,27 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
         (json_int_t)s1->limit_maxbytes, "settings", settings, "window", "start", ws, "end", we,
         "measured", measured, "memory", mem, "loss", jl, "curve_points", HC_CURVE_POINTS, "classes", classes,
         "diagnostics", diag);
+    if (snap && stats_only) {
+        /* Optional fields (protocol v1): the basis, and the model's whole-cache curve. */
+        json_object_set_new(snap, "basis", json_string("stats_only"));
+        json_t *sm = json_pack("{s:s,s:s,s:b,s:s,s:f,s:f}", "model", "che-zipf", "citation",
+                               "Che, Tung, Wang, IEEE JSAC 20(7) 2002; Fricker, Robert, Roberts, "
+                               "ITC 24 2012", "fitted", stats_only->ok, "state", stats_only->why,
+                               "current_items", stats_only->current_items, "hit_ratio",
+                               stats_only->hit_ratio);
+        if (stats_only->ok) {
+            json_t *pts = json_array();
+            for (int k = 0; k < SM_POINTS; k++)
+                json_array_append_new(pts, json_pack("[f,f]", round(stats_only->size_items[k] * 1000) / 1000,
+                                                     round(stats_only->hit[k] * 1e6) / 1e6));
+            json_object_set_new(sm, "alpha", json_real(round(stats_only->alpha * 1e4) / 1e4));
+            json_object_set_new(sm, "keys", json_real(round(stats_only->keys)));
+            json_object_set_new(sm, "t_requests", json_real(round(stats_only->t_requests)));
+            json_object_set_new(sm, "unit", json_string("items"));
+            json_object_set_new(sm, "points", pts);
+        }
+        json_object_set_new(snap, "stats_model", sm);
+    }
     /* which estimator drew the curves below N (optional field, protocol v1) */
     if (snap)
         json_object_set_new(json_object_get(snap, "agent"), "estimator",

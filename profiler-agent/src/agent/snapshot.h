@@ -7,6 +7,7 @@
 #include "config.h"
 #include "feed.h"
 #include "stats.h"
+#include "statsmodel.h"
 
 typedef struct ag_loss {
     uint64_t events_seen;      /* watch lines parsed in the window */
@@ -48,6 +49,8 @@ void ag_window_verdict(const ag_config *cfg, const mc_stats *s0, const mc_stats 
 json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const mc_stats *s0,
                           const mc_stats *s1, const ag_feed *feed, const ag_loss *loss,
                           const ag_spool_info *spool, const ag_features *feat,
-                          const ag_verdict *v);
+                          const ag_verdict *v, const sm_fit *stats_only);
+/* stats_only != NULL: `watch` is refused; no per-class curves, `basis: "stats_only"` and the
+ * model's curve in `stats_model` (statsmodel.h). */
 
 #endif

@@ -75,6 +75,8 @@ void mc_stats_apply(mc_stats *s, const char *group, const char *name, const char
         snprintf(s->version, sizeof s->version, "%s", value);
         return;
     }
+    if (!strcmp(name, "log_watcher_skipped"))
+        s->has_watcher_skipped = 1;
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (!strcmp(tab[i].n, name)) {
             *(uint64_t *)((char *)s + tab[i].off) = u64(value);

@@ -29,6 +29,7 @@ typedef struct mc_stats {
     uint64_t touch_hits, touch_misses, cas_hits, cas_misses, cas_badval;
     uint64_t reclaimed, expired_unfetched, evicted_unfetched, slabs_moved;
     uint64_t log_worker_dropped, log_worker_written, log_watcher_skipped, log_watcher_sent;
+    int has_watcher_skipped;     /* this memcached reports log_watcher_skipped */
     uint64_t total_malloced, hash_bytes, curr_connections;
     mc_class_stats cls[MC_MAX_CLASSES];
     int nsettings;

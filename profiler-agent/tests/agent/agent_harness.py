@@ -89,12 +89,13 @@ class Memcached:
         mem_mb: int = 64,
         extra: list[str] | None = None,
         unix: str | None = None,
+        binary: str = MEMCACHED,
     ):
         self.port = port or free_port()
         self.unix = unix
-        cmd = [MEMCACHED, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", str(mem_mb)]
+        cmd = [binary, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", str(mem_mb)]
         if unix:
-            cmd = [MEMCACHED, "-s", unix, "-U", "0", "-m", str(mem_mb)]
+            cmd = [binary, "-s", unix, "-U", "0", "-m", str(mem_mb)]
         if os.geteuid() == 0:
             cmd += ["-u", "root"]
         cmd += extra or []
@@ -317,3 +318,79 @@ class Receiver:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class Proxy:
+    """A memcached text-protocol proxy on a free port in front of a real memcached: forwards
+    every byte both ways and records each command line clients send (one list per client
+    connection). refuse_watch=True answers `ERROR` to `watch ...` itself, as memcached built
+    or configured without it does (ElastiCache Serverless, `-W`)."""
+
+    def __init__(self, upstream_port: int, refuse_watch: bool = False):
+        self.upstream = upstream_port
+        self.refuse_watch = refuse_watch
+        self.lock = threading.Lock()
+        self.connections: list[list[bytes]] = []
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.stopped = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def commands(self) -> list[bytes]:
+        with self.lock:
+            return [c for conn in self.connections for c in conn]
+
+    def _accept(self) -> None:
+        while not self.stopped:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                log: list[bytes] = []
+                self.connections.append(log)
+            threading.Thread(target=self._serve, args=(c, log), daemon=True).start()
+
+    def _serve(self, c: socket.socket, log: list[bytes]) -> None:
+        try:
+            u = socket.create_connection(("127.0.0.1", self.upstream))
+        except OSError:
+            c.close()
+            return
+
+        def down() -> None:  # upstream -> client
+            try:
+                while data := u.recv(65536):
+                    c.sendall(data)
+            except OSError:
+                pass
+            c.close()
+
+        threading.Thread(target=down, daemon=True).start()
+        buf = b""
+        try:
+            while data := c.recv(65536):
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    cmd = line.rstrip(b"\r")
+                    with self.lock:  # every line (the agent sends no value blocks)
+                        log.append(cmd)
+                    if self.refuse_watch and cmd.startswith(b"watch"):
+                        c.sendall(b"ERROR\r\n")
+                        continue
+                    u.sendall(line + b"\n")
+        except OSError:
+            pass
+        u.close()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.sock.close()

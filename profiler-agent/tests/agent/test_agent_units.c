@@ -3,6 +3,7 @@
  * percentiles, stats parsing, spool, gzip). Built and run by test_agent_units.py.
  * Expected values are computed independently (closed forms, zlib's own inflate).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "../../src/agent/costs.h"
 #include "../../src/agent/spool.h"
 #include "../../src/agent/stats.h"
+#include "../../src/agent/statsmodel.h"
 #include "../../src/agent/trace.h"
 #include "../../src/agent/ttl.h"
 #include "../../src/agent/util.h"
@@ -211,8 +213,52 @@ static void test_spool_and_gzip(void)
         fprintf(stderr, "cleanup failed\n");
 }
 
+/* Versions disagree on stats: unknown names and text values must neither crash nor leak into
+ * the numbers (1.6.40 slab_reassign_last_busy_status is text; 1.5.16 lacks keys). */
+static void test_stats_versions(void)
+{
+    mc_stats *s = calloc(1, sizeof *s);
+    mc_stats_apply(s, "", "slab_reassign_last_busy_status", "from_lru");
+    mc_stats_apply(s, "", "no_such_stat_yet", "42");
+    mc_stats_apply(s, "", "get_hits", "17");
+    mc_stats_apply(s, "", "get_misses", "not-a-number");
+    mc_stats_apply(s, "items", "items:3:brand_new_field", "x");
+    mc_stats_apply(s, "slabs", "999:chunk_size", "96");
+    CHECK(s->get_hits == 17 && s->get_misses == 0 && !s->has_watcher_skipped,
+          "unknown and text stats ignored");
+    mc_stats_apply(s, "", "log_watcher_skipped", "5");
+    CHECK(s->has_watcher_skipped && s->log_watcher_skipped == 5, "watcher skipped seen");
+    free(s);
+}
+
+/* Stats-only model: a cache that behaves exactly as Che's model (Zipf 0.9 over 10^6 keys)
+ * is recovered from its three stats figures, and its curve passes through them. */
+static void test_stats_model(void)
+{
+    double occ, h;
+    double t = 3e5;
+    sm_che(0.9, 1e6, t, &occ, &h);
+    sm_fit f;
+    sm_fit_curve(occ, h, 10000.0, t / 10000.0, 1, 4, &f);
+    CHECK(f.ok && fabs(f.alpha - 0.9) < 0.01 && fabs(f.keys / 1e6 - 1) < 0.05,
+          "fit alpha %.4f keys %.0f (want 0.9, 1e6)", f.alpha, f.keys);
+    CHECK(fabs(f.hit[24] - h) < 0.002 && fabs(f.size_items[24] - occ) < 1,
+          "curve passes through today's point: %.4f at %.0f vs %.4f at %.0f", f.hit[24],
+          f.size_items[24], h, occ);
+    int mono = 1;
+    for (int k = 1; k < SM_POINTS; k++)
+        mono &= f.hit[k] >= f.hit[k - 1] && f.size_items[k] > f.size_items[k - 1];
+    CHECK(mono && f.hit[0] < h && f.hit[SM_POINTS - 1] > h, "monotone, below and above today");
+    sm_fit_curve(occ, h, 10000.0, t / 10000.0, 0, 4, &f);
+    CHECK(!f.ok && !strcmp(f.why, "not_evicting"), "no curve while memcached has room");
+    sm_fit_curve(occ, h, 10000.0, 0, 1, 4, &f);
+    CHECK(!f.ok && !strcmp(f.why, "no_age"), "no curve without an eviction age");
+}
+
 int main(void)
 {
+    test_stats_versions();
+    test_stats_model();
     test_ttl();
     test_trace();
     test_costs();

@@ -13,7 +13,8 @@ def test_agent_units(tmp_path):
     exe = tmp_path / "test_agent_units"
     srcs = [
         str(AGENT / "src/agent" / f)
-        for f in ("costs.c", "spool.c", "stats.c", "trace.c", "ttl.c", "util.c", "log.c", "mcconn.c")
+        for f in ("costs.c", "spool.c", "stats.c", "trace.c", "ttl.c", "util.c", "log.c", "mcconn.c",
+                  "statsmodel.c")
     ]
     subprocess.run(
         [

@@ -1,0 +1,388 @@
+"""The agent against every memcached people run: one row per version, measured live.
+
+For each memcached of the matrix (the tarballs of ../shared/memcached built once by
+scripts/memcached-versions.sh, plus Debian's 1.6.18), on free loopback ports:
+
+  1. memcached -m 32 under demand-fill load (hc-loadgen, ETC size mix: several slab classes,
+     misses refilled by a set) with the agent beside it; its backend URL points at a port
+     nobody listens on for the whole run (the agent spools, memcached must not notice);
+  2. steady windows: the agent's window hit ratio against memcached's own
+     get_hits / (get_hits + get_misses) delta (the self-check the agent reports itself), the
+     event loss, a curve for every slab class memcached holds items in;
+  3. the agent SIGSTOPped for --stall seconds under load: memcached's throughput (cmd_get
+     per second from `stats`) during the stall divided by the rate just before; the agent must
+     count memcached's skipped=N lines, upload no curve for the window it could not see, and
+     be back to a normal window within one window after;
+  4. the agent SIGKILLed under load and restarted; memcached killed and restarted under the
+     agent (it must reattach to the new instance). memcached answers and serves after each.
+
+Prints a markdown table (and --json FILE the raw rows); --readme rewrites the table between
+the markers in profiler-agent/README.md. Exit status 1 if any row fails.
+    .venv/bin/python profiler-agent/tests/agent/version_matrix.py [--stall 30] [--window 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from agent_harness import ROOT, agent_bin, free_port, loadgen_bin, wait_port  # noqa: E402
+
+README = ROOT / "profiler-agent" / "README.md"
+BEGIN, END = "<!-- version-matrix:begin -->", "<!-- version-matrix:end -->"
+TOLERANCE_PP = 0.5        # acceptance: agent window hit rate within 0.5 pp of memcached's
+# memcached keeps serving while the agent is stopped. Measured on a 2-core machine shared with
+# other jobs, so the rate before and during the stall swing by +-40 % on their own; 0.5 still
+# fails a memcached that blocks on its watcher (that would be ~0).
+MIN_THROUGHPUT_RATIO = 0.5
+RECOVERY_MAX_S = 60.0  # the agent's default window: back to clean windows within one
+
+
+def versions() -> list[tuple[str, str]]:
+    """(version, binary) of every memcached of the matrix; builds what is not cached yet."""
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "memcached-versions.sh")], check=True, capture_output=True, text=True
+    ).stdout
+    return [tuple(line.split(" ", 1)) for line in out.splitlines() if line.strip()]  # type: ignore[misc]
+
+
+def stats(port: int, cmd: bytes = b"stats", timeout: float = 5.0) -> dict[str, str]:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(cmd + b"\r\n")
+        buf = b""
+        while not buf.endswith(b"END\r\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed")
+            buf += chunk
+    out = {}
+    for line in buf.decode().splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) == 3 and parts[0] == "STAT":
+            out[parts[1]] = parts[2]
+    return out
+
+
+def serves(port: int) -> bool:
+    """memcached answers a set and a get of a fresh key."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"set __alive__ 0 0 2\r\nok\r\nget __alive__\r\n")
+            buf = b""
+            end = time.time() + 5
+            while b"END\r\n" not in buf and time.time() < end:
+                buf += s.recv(4096)
+            return b"STORED" in buf and b"VALUE __alive__" in buf
+    except OSError:
+        return False
+
+
+@dataclass
+class Row:
+    version: str
+    attaches: bool = False
+    watch_mode: str = ""
+    fields: str = ""
+    classes_active: int = 0
+    classes_with_curve: int = 0
+    windows_checked: int = 0
+    max_diff_pp: float | None = None
+    loss_pct: float | None = None
+    skipped_counted: int = 0
+    watcher_skipped: int = 0
+    blind_windows: int = 0
+    recovered: bool = False
+    recovery_s: float | None = None
+    throughput_before: float = 0.0
+    throughput_stall: float = 0.0
+    alive_after_stall: bool = False
+    alive_after_kill: bool = False
+    alive_after_restart: bool = False
+    reattached: bool = False
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def ratio(self) -> float:
+        return self.throughput_stall / self.throughput_before if self.throughput_before else 0.0
+
+    @property
+    def passed(self) -> bool:
+        return (
+            self.attaches
+            and self.classes_active > 0
+            and self.classes_with_curve == self.classes_active
+            and self.windows_checked >= 2
+            and self.max_diff_pp is not None
+            and self.max_diff_pp <= TOLERANCE_PP
+            and self.recovered
+            and self.recovery_s is not None
+            and self.recovery_s <= RECOVERY_MAX_S
+            and self.alive_after_stall
+            and self.alive_after_kill
+            and self.alive_after_restart
+            and self.reattached
+            and self.ratio >= MIN_THROUGHPUT_RATIO
+            and not self.errors
+        )
+
+
+class Proc:
+    def __init__(self, cmd: list[str], log: Path | None = None):
+        self.logf = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115
+        self.p = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf)
+
+    def kill(self) -> None:
+        if self.p.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.p.pid, signal.SIGCONT)
+            self.p.kill()
+        self.p.wait(10)
+
+
+def snapshots(d: Path) -> list[dict]:
+    out = []
+    for p in sorted(d.glob("snapshot-*.json")):
+        with contextlib.suppress(OSError, ValueError):
+            out.append(json.loads(p.read_text()))
+    return out
+
+
+def wait_for(pred, timeout: float, what: str) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return
+        time.sleep(0.1)
+    raise TimeoutError(what)
+
+
+def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Path) -> Row:
+    row = Row(version)
+    d = workdir / version
+    d.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    dead_backend = free_port()  # nothing listens there: the backend is unreachable all along
+    procs: list[Proc] = []
+    w = args.window
+
+    def start_mc() -> Proc:
+        cmd = [binary, "-l", "127.0.0.1", "-p", str(port), "-U", "0", "-m", "32"]
+        if os.geteuid() == 0:
+            cmd += ["-u", "root"]
+        p = Proc(cmd)
+        procs.append(p)
+        wait_port(port, 10)
+        return p
+
+    def start_agent(tag: str) -> tuple[Proc, Path]:
+        log = d / f"agent-{tag}.log"
+        cmd = [
+            agent_bin(), "run", "--memcached", f"127.0.0.1:{port}", "--interval", str(w),
+            "--stats-interval", "0.5", "--reorder-ms", "300", "--snapshot-dir", str(d / "snaps"),
+            "--backend-url", f"http://127.0.0.1:{dead_backend}", "--agent-key-file",
+            str(d / "key"), "--spool-dir", str(d / f"spool-{tag}"), "--backoff-max", "2",
+        ]
+        p = Proc(cmd, log)
+        procs.append(p)
+        return p, log
+
+    def start_load(seconds: float, seed: int) -> Proc:
+        p = Proc([
+            loadgen_bin(), "--server", f"127.0.0.1:{port}", "--dist", "etc", "--keys", "150000",
+            "--max-value", "8192", "--conns", "2", "--requests", "0", "--duration", str(seconds),
+            "--seed", str(seed), "--quiet",
+        ])
+        procs.append(p)
+        return p
+
+    def rate(seconds: float) -> float:
+        a = stats(port)
+        t0 = time.time()
+        time.sleep(seconds)
+        b = stats(port)
+        return (int(b["cmd_get"]) - int(a["cmd_get"])) / (time.time() - t0)
+
+    (d / "key").write_text("matrix-test-key\n")
+    try:
+        mc = start_mc()
+        agent, log = start_agent("a")
+        wait_for(lambda: "watch_connected" in log.read_text(), 15, "agent did not attach")
+        m = re.search(r"watch_connected .*mode=(\w+)", log.read_text())
+        row.attaches = True
+        row.watch_mode = m.group(1) if m else "?"
+        load = start_load(args.steady + args.stall + 6 * w + 60, 1)
+
+        # Steady windows: the first ones fill memcached; check the last --steady seconds.
+        time.sleep(args.steady)
+        items = stats(port, b"stats items")
+        active = {int(k.split(":")[1]) for k, v in items.items() if k.endswith(":number") and int(v) > 0}
+        time.sleep(2 * w + 1)
+        snaps = snapshots(d / "snaps")
+        steady = snaps[len(snaps) // 2:]  # second half: memcached full, logger warm
+        diffs, losses = [], []
+        for s in steady:
+            sc = s["diagnostics"]["self_check"]
+            losses.append(s["loss"]["loss_ratio"])
+            # windows the agent itself flagged (loss, or its own self-check) are shown as such
+            # to users; the acceptance compares the ones it vouches for
+            if sc["result"] != "too_few_reads" and not s["loss"]["flagged"]:
+                diffs.append(abs(sc["agent_hit_ratio"] - sc["measured_hit_ratio"]) * 100)
+        feats = steady[-1]["diagnostics"]["features"] if steady else {}
+        row.fields = ",".join(f for f in ("cfd", "size") if feats.get(f)) or "none"
+        row.windows_checked = len(diffs)
+        row.max_diff_pp = round(max(diffs), 3) if diffs else None
+        row.loss_pct = round(100 * sum(losses) / len(losses), 2) if losses else None
+        last = steady[-1] if steady else {"classes": []}
+        with_curve = {c["id"] for c in last["classes"] if len(c["curve"]["points"]) == 100}
+        row.classes_active = len(active)
+        row.classes_with_curve = len(active & with_curve)
+
+        # Stall: SIGSTOP the agent under load; memcached must keep serving.
+        row.throughput_before = round(rate(5), 1)
+        n_before = len(snapshots(d / "snaps"))
+        os.kill(agent.p.pid, signal.SIGSTOP)
+        row.throughput_stall = round(rate(args.stall), 1)
+        os.kill(agent.p.pid, signal.SIGCONT)
+        row.alive_after_stall = serves(port)
+        # Recovery: the window spanning the stall is blind (no curve); once memcached stops
+        # skipping our lines the agent restarts its window, and that next window is clean.
+        wait_for(lambda: "msg=window_resynced" in log.read_text(), 90, "no resync after the stall")
+        n_win = log.read_text().count("msg=window ")
+        wait_for(lambda: log.read_text().count("msg=window ") > n_win, 3 * w + 10, "no window after resync")
+        text = log.read_text()
+        m = re.search(r"msg=window_resynced discarded_s=([\d.]+)", text)
+        row.recovery_s = float(m.group(1)) if m else None
+        first = [ln for ln in text.split("msg=window_resynced", 1)[1].splitlines() if "msg=window " in ln][0]
+        row.blind_windows = text.count("msg=window_blind")
+        counted = [ln for ln in text.splitlines() if "msg=window " in ln or "msg=window_resynced" in ln]
+        row.skipped_counted = sum(int(x) for x in re.findall(r" skipped=(\d+)", "\n".join(counted)))
+        row.watcher_skipped = sum(int(x) for x in re.findall(r"watcher_skipped=(\d+)", "\n".join(counted)))
+        row.recovered = "blind=0" in first and "self_check=ok" in first
+        new = snapshots(d / "snaps")[n_before:]
+        for s in new:
+            if s["measured"]["cmd_get"] > 100 and not s["classes"]:
+                row.errors.append("an empty curve was written for a window")
+
+        # Kill -9 under load, restart.
+        agent.p.kill()
+        agent.p.wait(10)
+        row.alive_after_kill = serves(port)
+        agent, log = start_agent("b")
+        wait_for(lambda: "watch_connected" in log.read_text(), 15, "agent did not reattach after kill")
+        wait_for(lambda: log.read_text().count("msg=window ") >= 1, 4 * w + 10, "no window after kill")
+
+        # memcached restarted under the agent.
+        load.kill()
+        mc.kill()
+        mc = start_mc()
+        load = start_load(3 * w + 8, 2)
+        row.alive_after_restart = serves(port)
+        wait_for(lambda: log.read_text().count("watch_connected") >= 2, 30, "agent did not reattach")
+        wait_for(lambda: log.read_text().count("memcached_instance") >= 2, 30, "new instance not seen")
+        row.reattached = True
+        n = log.read_text().count("msg=window ")
+        wait_for(lambda: log.read_text().count("msg=window ") >= n + 1, 4 * w + 10, "no window after restart")
+        if agent.p.poll() is not None:
+            row.errors.append(f"agent exited {agent.p.returncode}")
+    except Exception as e:  # noqa: BLE001 (a row records what went wrong)
+        row.errors.append(f"{type(e).__name__}: {e}")
+    finally:
+        for p in reversed(procs):
+            p.kill()
+    return row
+
+
+def table(rows: list[Row], args: argparse.Namespace) -> str:
+    head = (
+        f"| memcached | attaches (watch) | line fields | curves / active classes | "
+        f"max \\|agent − memcached\\| hit rate, pp (windows) | event loss % | skipped lines counted "
+        f"(stats) | clean window again after | alive after stall / kill / restart | "
+        f"throughput during {args.stall:g} s stall ÷ before | pass |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    body = ""
+    for r in rows:
+        yn = lambda b: "yes" if b else "NO"  # noqa: E731
+        body += (
+            f"| {r.version} | {yn(r.attaches)} ({r.watch_mode}) | {r.fields} | "
+            f"{r.classes_with_curve} / {r.classes_active} | "
+            f"{r.max_diff_pp if r.max_diff_pp is not None else '-'} ({r.windows_checked}) | "
+            f"{r.loss_pct if r.loss_pct is not None else '-'} | {r.skipped_counted} ({r.watcher_skipped}) | "
+            f"{f'{r.recovery_s:.1f} s' if r.recovery_s is not None else '-'}"
+            f"{'' if r.recovered else ' (NOT clean)'} | "
+            f"{yn(r.alive_after_stall)} / {yn(r.alive_after_kill)} / {yn(r.alive_after_restart)} | "
+            f"{r.ratio:.2f} ({r.throughput_stall:.0f} / {r.throughput_before:.0f} gets/s) | "
+            f"{'pass' if r.passed else 'FAIL'} |\n"
+        )
+    return head + body
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--stall", type=float, default=30.0, help="agent SIGSTOP seconds (30)")
+    ap.add_argument("--window", type=float, default=4.0, help="agent --interval (4)")
+    ap.add_argument("--steady", type=float, default=16.0, help="seconds of load before checking (16)")
+    ap.add_argument("--jobs", type=int, default=3, help="versions run at once (3)")
+    ap.add_argument("--only", default="", help="comma-separated versions")
+    ap.add_argument("--json", default="", help="write the rows here")
+    ap.add_argument("--readme", action="store_true", help="rewrite the table in profiler-agent/README.md")
+    ap.add_argument("--workdir", default="", help="keep logs and snapshots here")
+    args = ap.parse_args(argv)
+    vs = versions()
+    if args.only:
+        keep = set(args.only.split(","))
+        vs = [v for v in vs if v[0] in keep]
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="hc-matrix-"))
+    lock = threading.Lock()
+    rows: dict[str, Row] = {}
+
+    def one(v: tuple[str, str]) -> None:
+        r = run_version(v[0], v[1], args, workdir)
+        with lock:
+            rows[v[0]] = r
+            print(f"{r.version}: {'pass' if r.passed else 'FAIL'} {asdict(r)}", file=sys.stderr, flush=True)
+
+    loadgen_bin()
+    agent_bin()
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        list(ex.map(one, vs))
+    ordered = [rows[v] for v, _ in vs]
+    md = table(ordered, args)
+    print(md)
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps([asdict(r) | {"ratio": r.ratio, "passed": r.passed} for r in ordered], indent=1)
+        )
+    if args.readme:
+        text = README.read_text()
+        stamp = (
+            f"`{Path(sys.argv[0]).name} --stall {args.stall:g} --window {args.window:g}`, "
+            f"{time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores:\n\n"
+        )
+        block = f"{BEGIN}\n{stamp}{md}{END}"
+        if BEGIN in text:
+            text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _m: block, text, flags=re.S)
+        else:
+            text += "\n" + block + "\n"
+        README.write_text(text)
+    print(f"logs and snapshots: {workdir}", file=sys.stderr)
+    return 0 if all(r.passed for r in ordered) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
