@@ -70,6 +70,7 @@ typedef struct agent {
      * flows cleanly, so the first window after a stall is a whole, clean one. */
     int resync;
     int64_t resync_check_mono, resync_since_mono;
+    int64_t discard_before_wall_us; /* events of the skipped stretch still in the buffers */
     uint64_t resync_lines, resync_skipped;
     FILE *events_log;
     /* Two-phase close: the window ends at the stats poll (s1, wall time `boundary`); events
@@ -182,6 +183,8 @@ static void drain_events(agent *a, int64_t now)
 {
     wn_event ev;
     while (wn_pop(a->wn, now, &ev)) {
+        if (ev.req.ts_us > 0 && ev.req.ts_us <= a->discard_before_wall_us)
+            continue; /* from the lossy stretch a resync dropped */
         if (a->closing && ev.req.ts_us > a->boundary_wall_us)
             hold(a, &ev);
         else
@@ -216,6 +219,7 @@ static int new_instance(agent *a, const mc_stats *s)
     wn_reset(a->wn);
     a->closing = 0;
     a->nheld = 0;
+    a->resync = 0;
     ag_feed_free(&a->feed);
     if (feed_init(a) < 0)
         return -1;
@@ -444,11 +448,15 @@ static void check_resync(agent *a, int64_t now)
                   a->tmp->log_watcher_skipped == a->resync_skipped;
     a->resync_lines = a->lines_total;
     a->resync_skipped = a->tmp->log_watcher_skipped;
-    if (!flowing)
+    /* memcached that never stops skipping us (an overloaded host): after three windows,
+     * give up waiting and let ordinary windows (flagged by their loss) go on. */
+    int give_up = now - a->resync_since_mono > (int64_t)(3 * a->cfg.interval_s * 1e6);
+    if (!flowing && !give_up)
         return;
     a->resync = 0;
     drain_events(a, now);
-    ag_log(AG_LOG_INFO, "window_resynced",
+    a->discard_before_wall_us = a->tmp->wall_us;
+    ag_log(flowing ? AG_LOG_INFO : AG_LOG_WARN, flowing ? "window_resynced" : "window_resync_gave_up",
            "discarded_s=%.1f lines=%" PRIu64 " skipped=%" PRIu64 " watcher_skipped=%" PRIu64,
            (double)(now - a->resync_since_mono) / 1e6, a->lines_total - a->lines_at_start,
            wn_get_stats(a->wn)->stream_skipped - a->stream_skip_at_start,
@@ -630,8 +638,8 @@ int cmd_run(int argc, char **argv)
             check_resync(a, now);
         if (a->have_start && a->closing && now >= a->grace_end_mono)
             finish_close(a);
-        else if (a->have_start && !a->closing && now >= a->win_end_mono)
-            begin_close(a);
+        else if (a->have_start && !a->closing && !a->resync && now >= a->win_end_mono)
+            begin_close(a); /* (while resyncing, the window waits for a clean stream) */
         if (n == 0) {
             /* Idle: back off to 10 ms (the ring holds far more than 10 ms of any real stream). */
             struct timespec ts = {0, idle_ns};
