@@ -82,7 +82,8 @@ def live_server(migrated_db: str) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def credentials(live_server: str) -> dict[str, Any]:
-    c = httpx.Client(base_url=live_server)
+    # generous: the first upload starts the server's decoder process (hitcurve.uploads)
+    c = httpx.Client(base_url=live_server, timeout=120)
     r = c.post(
         "/api/v1/auth/signup", json={"email": "fuzz@example.com", "password": PASSWORD, "org_name": "Fuzz"}
     )
