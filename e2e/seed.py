@@ -3,9 +3,10 @@
 Creates, once (a second run changes nothing):
 - organization "Demo Org", owner demo@hitcurve.test / password "demo-password-123"
 - cluster "web-cache" (target 92 %, $3.50 per GB-month, 1 GiB nodes) with server 10.0.0.7:11211
-- 48 snapshots over the last 4 hours, stored through the same code path as agent uploads, each
-  marked processed with a server curve (proportional, optimal, calibrated, band) and an accuracy
-  record; a cluster curve; an open alert; a finished simulation run (lru, gdwheel, nbq-clock).
+- 24 snapshots over the last 2 hours, stored through the same code path as agent uploads and
+  processed by the worker's own task (hitcurve_worker.snapshot_tasks.process, in process): server
+  curves, accuracy records, the cluster curve and the alerts its rules open are the rows
+  production makes; a finished simulation run (lru, gdwheel, nbq-clock).
 
 The dashboard engineer may extend this file; keep it idempotent.
 
@@ -13,7 +14,8 @@ Dashboard checks (frontend issue 8, `seed_dashboard` below) add, also once:
 - e2e@example.com / "correct horse battery staple", owner of "Hitcurve Demo" and an empty "Staging"
 - clusters web-cache (85 %, $4.50/GiB-month), sessions (80 %), "analytics (new)" (no servers)
 - servers 10.0.0.7 (40 slab classes, 24 snapshots over 6 days), .8 (12 classes), .9 (6 classes),
-  .10 (silent for 2 hours, no curve); alerts (open and resolved); a finished and a running
+  .10 (silent for 2 hours, no curve), every upload processed by the worker's task; a stale-agent
+  alert and a resolved stream-loss alert besides the worker's own; a finished and a running
   simulation; keys, a token and a report subscription made through the API itself.
 """
 
@@ -23,6 +25,7 @@ import math
 import random
 import sys
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,29 +37,43 @@ from sqlalchemy import select  # noqa: E402
 from hitcurve.api.deps import Principal  # noqa: E402
 from hitcurve.core.db import get_sessionmaker  # noqa: E402
 from hitcurve.core.security import AGENT_KEY_PREFIX, hash_password, new_secret, sha256_hex  # noqa: E402
+from hitcurve.crud.curves import latest_server_curve  # noqa: E402
 from hitcurve.crud.ingest import store_snapshot  # noqa: E402
 from hitcurve.models import (  # noqa: E402
-    AccuracyRecord,
     AgentKey,
     Alert,
     Cluster,
-    ClusterCurve,
     Membership,
     Organization,
     Server,
-    ServerCurve,
     SimulationResult,
     SimulationRun,
-    Snapshot,
     User,
 )
-from hitcurve.sample import add_breakdown, make_snapshot, proportional_curve  # noqa: E402
+from hitcurve.sample import add_breakdown, make_snapshot  # noqa: E402
 from hitcurve.schemas import agent as proto  # noqa: E402
+from hitcurve_worker.snapshot_tasks import process  # noqa: E402
+
+
+def process_all(*servers: list[dict[str, Any]]) -> None:
+    """Run the worker's process_snapshot on each uploaded snapshot (in process, no broker), each
+    server's in window order, servers side by side as a worker pool would: the rows the
+    dashboard reads are the rows production makes."""
+
+    def one(snaps: list[dict[str, Any]]) -> None:
+        for snap in sorted(snaps, key=lambda s: s["window"]["end"]):
+            result = process(uuid.UUID(snap["snapshot_id"]))
+            assert result["status"] == "processed", result
+
+    with ThreadPoolExecutor(max_workers=len(servers)) as pool:
+        for done in [pool.submit(one, snaps) for snaps in servers]:
+            done.result()
+
 
 EMAIL = "demo@hitcurve.test"
 PASSWORD = "demo-password-123"  # noqa: S105 - seed data for local browser checks
 ADDRESS = "10.0.0.7:11211"
-SNAPSHOTS = 48
+SNAPSHOTS = 24
 
 
 def main() -> None:
@@ -104,88 +121,22 @@ def main() -> None:
             select(Server).where(Server.org_id == org_id, Server.address == ADDRESS)
         ).scalar_one()
         server.cluster_id = cluster_id
-        prev_curve: tuple[list[float], list[float]] | None = None
-        for snap in snaps:
-            sid = uuid.UUID(snap["snapshot_id"])
-            xs, ys, current = proportional_curve(snap)
-            measured = snap["measured"]["hit_ratio"]
-            at_current = ys[49]  # x = 1.0 x today's memory
-            scale = measured / at_current if at_current else 1.0
-            cal = [min(1.0, y * scale) for y in ys]
-            opt = [min(1.0, y * 1.03) for y in ys]
-            window_end = datetime.fromisoformat(snap["window"]["end"])
-            db.add(
-                ServerCurve(
-                    org_id=org_id,
-                    server_id=server.id,
-                    snapshot_id=sid,
-                    window_end=window_end,
-                    sizes_bytes=xs,
-                    hit_ratio_proportional=ys,
-                    hit_ratio_optimal=opt,
-                    hit_ratio_calibrated=cal,
-                    band_low=[max(0.0, y - 0.03) for y in cal],
-                    band_high=[min(1.0, y + 0.03) for y in cal],
-                    current_bytes=current,
-                    measured_hit_ratio=measured,
-                    predicted_hit_ratio=cal[49],
-                    calibration={"method": "scale", "factor": scale},
-                    advice={"moves": [{"from_class": 1, "to_class": 5, "pages": 2}]},
-                )
-            )
-            if prev_curve is not None:
-                predicted = prev_curve[1][49]
-                db.add(
-                    AccuracyRecord(
-                        org_id=org_id,
-                        server_id=server.id,
-                        snapshot_id=sid,
-                        window_start=datetime.fromisoformat(snap["window"]["start"]),
-                        window_end=window_end,
-                        memory_bytes=current,
-                        predicted_hit_ratio=predicted,
-                        measured_hit_ratio=measured,
-                        error_pp=(predicted - measured) * 100,
-                    )
-                )
-            prev_curve = (xs, cal)
-            row = db.get(Snapshot, sid)
-            assert row is not None
-            row.status, row.processed_at, row.attempts = "processed", window_end + timedelta(seconds=5), 1
-        assert prev_curve is not None
-        xs, cal = prev_curve
-        db.add(
-            ClusterCurve(
-                org_id=org_id,
-                cluster_id=cluster_id,
-                window_end=now,
-                basis="calibrated",
-                sizes_bytes=xs,
-                hit_ratios=cal,
-                band_low=[max(0.0, y - 0.03) for y in cal],
-                band_high=[min(1.0, y + 0.03) for y in cal],
-                current_bytes=int(xs[49]),
-                measured_hit_ratio=snaps[-1]["measured"]["hit_ratio"],
-                node_size_bytes=2**30,
-                server_count=1,
-                inputs={str(server.id): snaps[-1]["snapshot_id"]},
-            )
-        )
-        db.add(
-            Alert(
-                org_id=org_id,
-                cluster_id=cluster_id,
-                kind="below_target",
-                severity="warning",
-                message="web-cache measures 80.1 % against a 92 % target",
-                details={"measured": 0.801, "target": 0.92},
-            )
-        )
+        db.commit()
+    # What the worker makes of the uploads: its own task, in window order (server curves,
+    # accuracy records, the cluster curve and the alerts its rules open).
+    process_all(snaps)
+    with Session() as db:
+        server = db.execute(
+            select(Server).where(Server.org_id == org_id, Server.address == ADDRESS)
+        ).scalar_one()
+        latest = latest_server_curve(db, org_id, server.id)
+        assert latest is not None and latest.hit_ratio_calibrated is not None
+        xs, cal = latest.sizes_bytes, latest.hit_ratio_calibrated
         run = SimulationRun(
             org_id=org_id,
             server_id=server.id,
             policies=["lru", "gdwheel", "nbq-clock"],
-            sizes_bytes=[int(xs[24]), int(xs[49]), int(xs[74])],
+            sizes_bytes=[int(xs[len(xs) // 4]), int(xs[len(xs) // 2]), int(xs[3 * len(xs) // 4])],
             window_start=now - timedelta(hours=4),
             window_end=now,
             status="done",
@@ -198,7 +149,7 @@ def main() -> None:
         db.flush()
         for policy, lift in (("lru", 0.0), ("gdwheel", -0.001), ("nbq-clock", 0.014)):
             for size in run.sizes_bytes:
-                base = cal[min(99, max(0, round(size / xs[-1] * 100) - 1))]
+                base = _interp(xs, cal, size)
                 db.add(
                     SimulationResult(
                         org_id=org_id,
@@ -221,8 +172,9 @@ def main() -> None:
 
 # --- dashboard data (frontend issue 8) --------------------------------------------------------
 # User actions go through the API in-process (TestClient), uploads through store_snapshot (the
-# agent upload path); what the worker would compute is written directly from the uploaded class
-# curves by a proportional join, so the dashboard shows curves consistent with the uploads.
+# agent upload path), curves through the worker's task (process_all). The measured hit ratios of the
+# synthetic uploads are made from a proportional join of their class curves (_join), a little
+# above the LRU model as memcached's segmented LRU is.
 E2E_EMAIL = "e2e@example.com"
 E2E_PASSWORD = "correct horse battery staple"  # noqa: S105 (a seeded test account)
 GiB = 2**30
@@ -261,23 +213,6 @@ def _join(snap: dict[str, Any]) -> tuple[list[float], list[float], float, float]
 
     fs = [2.0 * (k + 1) / 100 for k in range(100)]
     return [f * current for f in fs], [at(f) for f in fs], float(current), at(1.0)
-
-
-def _running_max(ys: list[float]) -> list[float]:
-    out, top = [], 0.0
-    for y in ys:
-        top = max(top, min(1.0, max(0.0, y)))
-        out.append(top)
-    return out
-
-
-def _calibrated(xs: list[float], ys: list[float], model_now: float, measured: float, current: float):
-    k = measured / model_now if model_now > 0 else 1.0
-    cal = _running_max([y * k for y in ys])
-    width = [0.008 + 0.03 * abs(x - current) / current for x in xs]
-    low = _running_max([y - w for y, w in zip(cal, width, strict=True)])
-    high = _running_max([y + w for y, w in zip(cal, width, strict=True)])
-    return cal, low, high
 
 
 class _Api:
@@ -350,8 +285,9 @@ def seed_dashboard() -> None:
         ("10.0.0.9:11211", 6, sessions["id"], 8, 13),
     ]
     servers: dict[str, dict[str, Any]] = {}
+    uploads: dict[str, list[dict[str, Any]]] = {}
     for address, n_classes, cluster_id, n_snaps, seed in fleet:
-        snaps, joins = [], {}
+        snaps = []
         for i in range(n_snaps):
             end = now - timedelta(hours=6 * (n_snaps - 1 - i), seconds=30)
             probe = make_snapshot(address, n_classes=n_classes, seed=seed, end=end)
@@ -369,75 +305,22 @@ def seed_dashboard() -> None:
                 limit_maxbytes=math.ceil(pages / 64) * 64 * MiB,
             )
             snaps.append(snap)
-            joins[snap["snapshot_id"]] = join
         sid = next(s["id"] for s in api.get("/servers") if s["address"] == address)
         api.patch(f"/servers/{sid}", {"cluster_id": cluster_id})
-        prev = None
+        uploads[address] = snaps
+        servers[address] = {"id": sid}
+    process_all(*uploads.values())  # the worker's own task
+    for address, server in servers.items():
+        sid = server["id"]
         with Session() as db:
-            for snap in snaps:
-                xs, ys, current, model_now = joins[snap["snapshot_id"]]
-                measured = snap["measured"]["hit_ratio"]
-                cal, low, high = _calibrated(xs, ys, model_now, measured, current)
-                by_req = sorted(snap["classes"], key=lambda c: c["requests"])
-                moves = [
-                    {"from_class": by_req[0]["id"], "to_class": by_req[-1]["id"], "pages": 3},
-                    {"from_class": by_req[1]["id"], "to_class": by_req[-2]["id"], "pages": 2},
-                ]
-                window_end = datetime.fromisoformat(snap["window"]["end"].replace("Z", "+00:00"))
-                db.add(
-                    ServerCurve(
-                        org_id=org_id,
-                        server_id=uuid.UUID(sid),
-                        snapshot_id=uuid.UUID(snap["snapshot_id"]),
-                        window_end=window_end,
-                        sizes_bytes=xs,
-                        hit_ratio_proportional=_running_max(ys),
-                        hit_ratio_optimal=None,
-                        hit_ratio_calibrated=cal,
-                        band_low=low,
-                        band_high=high,
-                        current_bytes=int(current),
-                        measured_hit_ratio=measured,
-                        predicted_hit_ratio=_interp(xs, cal, current),
-                        calibration={"method": "scale", "factor": measured / model_now},
-                        advice={"moves": moves, "gain_pp": 0.4},
-                    )
-                )
-                if prev is not None:
-                    predicted = _interp(prev[0], prev[1], current)
-                    db.add(
-                        AccuracyRecord(
-                            org_id=org_id,
-                            server_id=uuid.UUID(sid),
-                            snapshot_id=uuid.UUID(snap["snapshot_id"]),
-                            window_start=window_end - timedelta(seconds=60),
-                            window_end=window_end,
-                            memory_bytes=int(current),
-                            predicted_hit_ratio=predicted,
-                            measured_hit_ratio=measured,
-                            error_pp=(predicted - measured) * 100,
-                            basis="calibrated",
-                        )
-                    )
-                prev = (xs, cal)
-                row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
-                assert row is not None
-                row.status, row.processed_at, row.attempts = "processed", window_end + timedelta(seconds=5), 1
-            db.commit()
-        last = snaps[-1]
-        xs, ys, current, model_now = joins[last["snapshot_id"]]
-        cal, low, high = _calibrated(xs, ys, model_now, last["measured"]["hit_ratio"], current)
-        servers[address] = {
-            "id": sid,
-            "cluster": cluster_id,
-            "xs": xs,
-            "cal": cal,
-            "low": low,
-            "high": high,
-            "current": current,
-            "measured": last["measured"]["hit_ratio"],
-            "weight": sum(c["requests"] for c in last["classes"]),
-        }
+            latest = latest_server_curve(db, org_id, uuid.UUID(sid))
+            assert latest is not None and latest.hit_ratio_calibrated is not None
+            servers[address] = {
+                "id": sid,
+                "xs": latest.sizes_bytes,
+                "cal": latest.hit_ratio_calibrated,
+                "current": float(latest.current_bytes),
+            }
 
     # A server whose agent went quiet two hours ago, with no curve yet.
     quiet_at = now - timedelta(hours=2)
@@ -449,44 +332,9 @@ def seed_dashboard() -> None:
         quiet.last_seen_at = quiet.last_snapshot_at = quiet_at
         quiet_id = quiet.id
 
-        # Cluster curves: servers share the keyspace; memory adds up, hit ratios weigh by requests.
-        for cid in (web["id"], sessions["id"]):
-            members = [s for s in servers.values() if s["cluster"] == cid]
-            w = sum(m["weight"] for m in members)
-
-            def comb(key: str, members: list[dict[str, Any]] = members, w: float = w) -> list[float]:
-                return _running_max([sum(m[key][k] * m["weight"] for m in members) / w for k in range(100)])
-
-            db.add(
-                ClusterCurve(
-                    org_id=org_id,
-                    cluster_id=uuid.UUID(cid),
-                    window_end=now - timedelta(seconds=30),
-                    basis="calibrated",
-                    sizes_bytes=[sum(m["xs"][k] for m in members) for k in range(100)],
-                    hit_ratios=comb("cal"),
-                    band_low=comb("low"),
-                    band_high=comb("high"),
-                    current_bytes=int(sum(m["current"] for m in members)),
-                    measured_hit_ratio=sum(m["measured"] * m["weight"] for m in members) / w,
-                    server_count=len(members),
-                    inputs={},
-                )
-            )
-
         big = servers["10.0.0.7:11211"]
         db.add_all(
             [
-                Alert(
-                    org_id=org_id,
-                    cluster_id=uuid.UUID(web["id"]),
-                    kind="below_target",
-                    severity="warning",
-                    message="web-cache hit rate 75.6 % is below its 85 % target",
-                    details={},
-                    first_seen_at=now - timedelta(hours=20),
-                    last_seen_at=now - timedelta(minutes=3),
-                ),
                 Alert(
                     org_id=org_id,
                     server_id=quiet_id,

@@ -18,7 +18,7 @@ for n in "${names[@]}"; do
         profiler)  run profiler  make --no-print-directory -C profiler-agent bench ;;
         simulator) run simulator make --no-print-directory -C simulator bench ;;
         libcachesim) run libcachesim bash bench/libcachesim/run.sh ;;
-        agent)     run agent-accuracy "$VENV/bin/python" profiler-agent/loadgen/bench_accuracy.py
+        agent)     run agent-accuracy "$VENV/bin/python" bench/accuracy/bench_accuracy.py
                    run agent-overhead "$VENV/bin/python" profiler-agent/loadgen/bench_overhead.py ;;
         backend)   run backend bash bench/backend/run.sh ;;
         stall)     run stall bash bench/stall/run.sh ;;

@@ -116,3 +116,30 @@ def _end_slope(h0: float, h1: float, d0: float, d1: float) -> float:
     if math.copysign(1, d0) != math.copysign(1, d1) and abs(s) > abs(3 * d0):
         return 3 * d0
     return s
+
+
+def clean(xs: Sequence[float | None], ys: Sequence[float | None]) -> tuple[list[float], list[float]]:
+    """A stored curve made fit for Pchip: keep points with finite, strictly increasing sizes > 0;
+    clip ratios to [0, 1] and take their running maximum."""
+    ox: list[float] = []
+    oy: list[float] = []
+    top = 0.0
+    for x, y in zip(xs, ys, strict=False):
+        if x is None or y is None or not (math.isfinite(x) and math.isfinite(y)) or x <= 0:
+            continue
+        if ox and x <= ox[-1]:
+            continue
+        top = max(top, min(1.0, max(0.0, y)))
+        ox.append(float(x))
+        oy.append(top)
+    return ox, oy
+
+
+def fit_stored(xs: Sequence[float | None] | None, ys: Sequence[float | None] | None) -> Pchip | None:
+    """The interpolant of a stored curve (sizes, hit ratios), as the sizing API answers from it and
+    the worker grades its predictions with; None when the curve has no usable point."""
+    if not xs or not ys or len(xs) != len(ys):
+        return None
+    cx, cy = clean(xs, ys)
+    return Pchip.fit(cx, cy) if cx else None
+

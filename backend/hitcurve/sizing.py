@@ -23,7 +23,7 @@ from hitcurve.core.ttlcache import TTLCache
 from hitcurve.crud import curves as curves_crud
 from hitcurve.crud.history import recent_errors_pp, recent_mae
 from hitcurve.crud.inventory import cluster_server_ids, get_cluster, get_server
-from hitcurve.curves import Pchip
+from hitcurve.curves import Pchip, clean, fit_stored
 from hitcurve.models import Cluster, ClusterCurve, ServerCurve
 from hitcurve.schemas.sizing import Band, CurveInfo, CurveKind, SizingAnswer, Subject, SubjectKind
 
@@ -116,31 +116,12 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _clean(xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
-    """Keep points with finite, strictly increasing sizes > 0; clip ratios to [0, 1], running max."""
-    ox: list[float] = []
-    oy: list[float] = []
-    top = 0.0
-    for x, y in zip(xs, ys, strict=False):
-        if x is None or y is None or not (math.isfinite(x) and math.isfinite(y)) or x <= 0:
-            continue
-        if ox and x <= ox[-1]:
-            continue
-        top = max(top, min(1.0, max(0.0, y)))
-        ox.append(float(x))
-        oy.append(top)
-    return ox, oy
-
-
 def _fit(xs: list[float] | None, ys: list[float] | None) -> Pchip | None:
-    if not xs or not ys or len(xs) != len(ys):
-        return None
-    cx, cy = _clean(xs, ys)
-    return Pchip.fit(cx, cy) if cx else None
+    return fit_stored(xs, ys)
 
 
 def _shifted(xs: list[float], ys: list[float], pp: float) -> tuple[Pchip, Pchip]:
-    cx, cy = _clean(xs, ys)
+    cx, cy = clean(xs, ys)
     return (
         Pchip.fit(cx, [max(0.0, y - pp / 100) for y in cy]),
         Pchip.fit(cx, [min(1.0, y + pp / 100) for y in cy]),

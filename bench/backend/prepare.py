@@ -1,10 +1,10 @@
 """Prepare the backend benchmark: a fresh database on the dev instance with one organization, an
-API token, an agent key and a server with a calibrated curve. Prints shell variables for run.sh."""
+API token, an agent key and a server with a calibrated curve (uploaded through the ingestion path,
+computed by the worker's process_snapshot). Prints shell variables for run.sh."""
 
 import json
 import sys
 import uuid
-from datetime import UTC, datetime
 
 from sqlalchemy import create_engine, text
 
@@ -12,9 +12,10 @@ from hitcurve.api.deps import Principal
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import AGENT_KEY_PREFIX, API_TOKEN_PREFIX, new_secret, sha256_hex
 from hitcurve.crud.ingest import store_snapshot
-from hitcurve.models import AgentKey, ApiToken, Organization, Server, ServerCurve
-from hitcurve.sample import make_snapshot, proportional_curve
+from hitcurve.models import AgentKey, ApiToken, Organization, Server
+from hitcurve.sample import make_snapshot
 from hitcurve.schemas import agent as proto
+from hitcurve_worker.snapshot_tasks import process as process_snapshot
 
 
 def recreate(server_url: str, name: str) -> None:
@@ -47,26 +48,11 @@ def seed(classes: int) -> None:
         proto.Snapshot.model_validate_json(raw),
         raw,
     )
-    xs, ys, current = proportional_curve(snap)
+    # the worker's own task computes the server curve (merge, calibration, band), in process
+    result = process_snapshot(uuid.UUID(snap["snapshot_id"]))
+    assert result["status"] == "processed", result
     with get_sessionmaker()() as db:
         server = db.query(Server).filter(Server.org_id == org_id).one()
-        db.add(
-            ServerCurve(
-                org_id=org_id,
-                server_id=server.id,
-                snapshot_id=uuid.UUID(snap["snapshot_id"]),
-                window_end=datetime.now(UTC),
-                sizes_bytes=xs,
-                hit_ratio_proportional=ys,
-                hit_ratio_calibrated=ys,
-                band_low=[max(0, y - 0.02) for y in ys],
-                band_high=[min(1, y + 0.02) for y in ys],
-                current_bytes=current,
-                measured_hit_ratio=snap["measured"]["hit_ratio"],
-                predicted_hit_ratio=ys[49],
-            )
-        )
-        db.commit()
         print(f"BENCH_SERVER_ID={server.id}")
     print(f"BENCH_TOKEN={token}")
     print(f"BENCH_AGENT_KEY={key}")

@@ -26,6 +26,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from hitcurve import tracecodec
+from hitcurve.core import task_names as names
 from hitcurve.models import PolicyCorrection, Server, ServerCurve, Snapshot, SnapshotClass, TraceChunk
 from hitcurve_worker import policy_correction as pc
 from hitcurve_worker.celery_app import app
@@ -34,7 +35,7 @@ from hitcurve_worker.trace_data import assemble
 
 log = logging.getLogger("hitcurve.worker.correction")
 
-TASK = "hitcurve.compute_policy_correction"
+TASK = names.COMPUTE_POLICY_CORRECTION
 # New trace (records of chunks received since the last correction) that makes it worth redoing.
 RECOMPUTE_SHARE = 0.25
 RECOMPUTE_MIN_RECORDS = 10_000

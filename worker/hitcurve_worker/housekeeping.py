@@ -12,6 +12,7 @@ from typing import Any
 from celery import Task
 from sqlalchemy import and_, delete, func, or_, select, text, update
 
+from hitcurve.core import task_names as names
 from hitcurve.models import (
     ClusterCurve,
     Server,
@@ -59,7 +60,7 @@ def requeue(
     sender = sender or app
     cutoff = at - timedelta(seconds=min_age_s)
     counts: dict[str, int] = {}
-    jobs = ((Snapshot, "hitcurve.process_snapshot"), (TraceChunk, "hitcurve.process_trace_chunk"))
+    jobs = ((Snapshot, names.PROCESS_SNAPSHOT), (TraceChunk, names.PROCESS_TRACE_CHUNK))
     with session() as db:
         for model, task in jobs:
             parked = _exec(
@@ -124,7 +125,7 @@ def requeue(
             .all()
         )
         for r in runs:
-            sender.send_task("hitcurve.run_simulation", args=[str(r)])
+            sender.send_task(names.RUN_SIMULATION, args=[str(r)])
         if runs:
             _exec(db, update(SimulationRun).where(SimulationRun.id.in_(runs)).values(enqueued_at=at))
         db.commit()
@@ -212,16 +213,16 @@ def downsample_and_retain(at: datetime | None = None) -> dict[str, int]:
     return out
 
 
-@app.task(name="hitcurve.requeue_stale", bind=True, **RETRY_OPTS)
+@app.task(name=names.REQUEUE_STALE, bind=True, **RETRY_OPTS)
 def requeue_stale(self: Task) -> dict[str, int]:
     return requeue()
 
 
-@app.task(name="hitcurve.check_silent_agents", bind=True, **RETRY_OPTS)
+@app.task(name=names.CHECK_SILENT_AGENTS, bind=True, **RETRY_OPTS)
 def check_silent_agents(self: Task) -> int:
     return silent_agents()
 
 
-@app.task(name="hitcurve.downsample_history", bind=True, **RETRY_OPTS)
+@app.task(name=names.DOWNSAMPLE_HISTORY, bind=True, **RETRY_OPTS)
 def downsample_history(self: Task) -> dict[str, int]:
     return downsample_and_retain()

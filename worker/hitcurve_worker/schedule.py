@@ -5,11 +5,13 @@ always has it and importing this module needs no settings."""
 
 from typing import Any
 
+from hitcurve.core import task_names as names
+
 BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # pending work older than a minute (lost with a killed worker or a dead broker) goes back
-    "requeue-stale-work": {"task": "hitcurve.requeue_stale", "schedule": 30.0},
-    "agent-silent-alerts": {"task": "hitcurve.check_silent_agents", "schedule": 60.0},
-    "downsample-and-retain-history": {"task": "hitcurve.downsample_history", "schedule": 3600.0},
+    "requeue-stale-work": {"task": names.REQUEUE_STALE, "schedule": 30.0},
+    "agent-silent-alerts": {"task": names.CHECK_SILENT_AGENTS, "schedule": 60.0},
+    "downsample-and-retain-history": {"task": names.DOWNSAMPLE_HISTORY, "schedule": 3600.0},
     # weekly e-mail reports: checked hourly, each subscription sent once a week at its weekday/hour
-    "weekly-email-reports": {"task": "hitcurve.dispatch_weekly_reports", "schedule": 3600.0},
+    "weekly-email-reports": {"task": names.DISPATCH_WEEKLY_REPORTS, "schedule": 3600.0},
 }

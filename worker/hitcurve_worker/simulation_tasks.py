@@ -26,6 +26,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from hitcurve import tracecodec
+from hitcurve.core import task_names as names
 from hitcurve.models import Server, SimulationResult, SimulationRun, TraceChunk
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.correction_tasks import READS, sample_read_ratio
@@ -159,7 +160,7 @@ def _fail(run_id: uuid.UUID, error: str) -> None:
         db.commit()
 
 
-@app.task(name="hitcurve.run_simulation", bind=True, **RETRY_OPTS)
+@app.task(name=names.RUN_SIMULATION, bind=True, **RETRY_OPTS)
 def run_simulation(self: Task, run_id: str) -> dict[str, Any]:
     """Validate the run, mark it running and dispatch one task per policy still missing."""
     try:
@@ -234,7 +235,7 @@ def run_simulation(self: Task, run_id: str) -> dict[str, Any]:
     return {"status": "dispatched", "policies": missing}
 
 
-@app.task(name="hitcurve.simulate_policy", bind=True, **RETRY_OPTS)
+@app.task(name=names.SIMULATE_POLICY, bind=True, **RETRY_OPTS)
 def simulate_policy(self: Task, run_id: str, policy: str) -> dict[str, Any]:
     rid = uuid.UUID(run_id)
     with session() as db:
@@ -296,7 +297,7 @@ def simulate_policy(self: Task, run_id: str, policy: str) -> dict[str, Any]:
     return {"status": "done", "policy": policy, "sizes": len(results)}
 
 
-@app.task(name="hitcurve.finish_simulation", bind=True, **RETRY_OPTS)
+@app.task(name=names.FINISH_SIMULATION, bind=True, **RETRY_OPTS)
 def finish_simulation(self: Task, run_id: str) -> dict[str, Any]:
     rid = uuid.UUID(run_id)
     with session() as db:

@@ -1,5 +1,5 @@
-"""process_snapshot: merge -> policy correction -> calibrate -> server curve + accuracy record ->
-cluster curve -> alerts.
+"""process_snapshot: load the inputs, compute the server curve and accuracy record
+(hitcurve_worker.pipeline, pure), store them, then the cluster curve and alerts.
 
 All writes for one snapshot happen in one transaction, keyed on natural keys (the snapshot id
 for server curves and accuracy records, (cluster, window_end, basis) for cluster curves under an
@@ -23,6 +23,7 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
+from hitcurve.core import task_names as names
 from hitcurve.models import (
     AccuracyRecord,
     Cluster,
@@ -33,12 +34,11 @@ from hitcurve.models import (
     SnapshotClass,
 )
 from hitcurve_worker import alerts as rules
-from hitcurve_worker.calibrate import calibrate, curve_at, uncertainty_band
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.cluster import ServerInput, combine
 from hitcurve_worker.correction_tasks import load_correction
-from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows, merge
-from hitcurve_worker.policy_correction import apply as apply_correction
+from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows
+from hitcurve_worker.pipeline import HISTORY_WINDOWS, Inputs, Previous, Window, compute
 from hitcurve_worker.reliability import (
     RETRY_OPTS,
     PoisonInput,
@@ -49,7 +49,6 @@ from hitcurve_worker.reliability import (
 
 log = logging.getLogger("hitcurve.worker.snapshot")
 
-HISTORY_WINDOWS = 60  # accuracy records behind the band
 ALERT_WINDOWS = 10  # accuracy records behind the curve-error alert
 CLUSTER_FRESH = timedelta(minutes=15)  # server curves older than this are left out of a cluster curve
 
@@ -136,6 +135,36 @@ def _json(d: dict[str, Any]) -> str:
     import json
 
     return json.dumps(d, default=str)
+
+
+def _previous(db: Session, snap: Snapshot) -> Previous | None:
+    """The newest calibrated curve before this window, if it is of the same memcached instance."""
+    prev = db.execute(
+        select(ServerCurve, Snapshot.instance_id)
+        .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
+        .where(ServerCurve.server_id == snap.server_id, ServerCurve.window_end < snap.window_end)
+        .order_by(ServerCurve.window_end.desc())
+        .limit(1)
+    ).first()
+    if prev is None or prev[1] != snap.instance_id or not prev[0].hit_ratio_calibrated:
+        return None
+    return Previous(prev[0].snapshot_id, prev[0].sizes_bytes, prev[0].hit_ratio_calibrated)
+
+
+def _history(db: Session, snap: Snapshot) -> list[float]:
+    """Errors (pp) of the server's earlier calibrated predictions, newest first (the band's input)."""
+    return list(
+        db.execute(
+            select(AccuracyRecord.error_pp)
+            .where(
+                AccuracyRecord.server_id == snap.server_id,
+                AccuracyRecord.window_end < snap.window_end,
+                AccuracyRecord.basis == "calibrated",
+            )
+            .order_by(AccuracyRecord.window_end.desc())
+            .limit(HISTORY_WINDOWS)
+        ).scalars()
+    )
 
 
 def _latest_window(db: Session, server_id: uuid.UUID) -> datetime | None:
@@ -268,134 +297,43 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         if snap.status in ("processed", "parked"):
             return {"status": snap.status}
         at = now()
-        try:
-            classes = _classes(db, snap.id)
-            res = merge(classes)
-        except MergeInputError as exc:
-            raise PoisonInput(str(exc)) from exc
-        measured = snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None
-        # memcached's segmented LRU versus the LRU model below today's memory (from the sampled
-        # trace), then the size-rescaling calibration through the measured point.
-        if measured is not None:
-            correction, why_not = load_correction(db, snap.server_id, snap.window_end)
-        else:
-            correction, why_not = None, "no measured hit ratio: the curve is not calibrated"
-        applied = apply_correction(
-            res.memory_bytes, res.proportional, res.current_bytes, classes, correction, why_not
-        )
-        cal = calibrate(res.memory_bytes, applied.curve, res.current_bytes, measured, res.valid_max_bytes)
-        main = cal.calibrated if cal.calibrated is not None else res.proportional
-
-        # Accuracy: what the previous curve (same memcached instance) predicted for this window's
-        # memory, against what memcached measured; the raw model's own error when there is none.
-        prev = db.execute(
-            select(ServerCurve, Snapshot.instance_id)
-            .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
-            .where(ServerCurve.server_id == snap.server_id, ServerCurve.window_end < snap.window_end)
-            .order_by(ServerCurve.window_end.desc())
-            .limit(1)
-        ).first()
-        if measured is not None:
-            if prev is not None and prev[1] == snap.instance_id and prev[0].hit_ratio_calibrated:
-                pc = prev[0]
-                predicted = float(
-                    curve_at(
-                        np.asarray(pc.sizes_bytes), np.asarray(pc.hit_ratio_calibrated), res.current_bytes
-                    )
-                )
-                basis, from_id = "calibrated", pc.snapshot_id
-            else:
-                predicted, basis, from_id = cal.predicted, "model", None
-            db.execute(
-                pg_insert(AccuracyRecord)
-                .values(
-                    org_id=snap.org_id,
-                    server_id=snap.server_id,
-                    snapshot_id=snap.id,
-                    predicted_from_snapshot_id=from_id,
-                    window_start=snap.window_start,
-                    window_end=snap.window_end,
-                    memory_bytes=res.current_bytes,
-                    predicted_hit_ratio=predicted,
-                    measured_hit_ratio=measured,
-                    error_pp=(predicted - measured) * 100.0,
-                    basis=basis,
-                    computed_at=at,
-                )
-                .on_conflict_do_update(
-                    index_elements=["snapshot_id"],
-                    set_={
-                        "predicted_from_snapshot_id": from_id,
-                        "memory_bytes": res.current_bytes,
-                        "predicted_hit_ratio": predicted,
-                        "measured_hit_ratio": measured,
-                        "error_pp": (predicted - measured) * 100.0,
-                        "basis": basis,
-                    },
-                )
-            )
-
-        history = (
-            db.execute(
-                select(AccuracyRecord.error_pp)
-                .where(
-                    AccuracyRecord.server_id == snap.server_id,
-                    AccuracyRecord.window_end < snap.window_end,
-                    AccuracyRecord.basis == "calibrated",
-                )
-                .order_by(AccuracyRecord.window_end.desc())
-                .limit(HISTORY_WINDOWS)
-            )
-            .scalars()
-            .all()
-        )
-        model_error = (cal.predicted - measured) if measured is not None else 0.0
-        low, high, sigma = uncertainty_band(
-            res.memory_bytes,
-            main,
-            res.current_bytes,
-            list(history),
-            model_error=model_error,
-            valid_max_bytes=cal.valid_max_bytes,
-        )
-        calibration = cal.as_json() | {
-            "sigma_pp": sigma,
-            "history_windows": len(history),
-            "model_error_pp": model_error * 100.0,
-            "policy_correction": applied.info,
-        }
-        advice = {
-            "current_pages": res.current_pages,
-            "allocation": {str(k): v for k, v in res.allocation.items()},
-            "moves": [
-                {"from_class": m.from_class, "to_class": m.to_class, "pages": m.pages} for m in res.moves
-            ],
-            "current_allocation_hit_ratio": res.current_allocation_hit_ratio,
-            "optimal_hit_ratio": res.optimal_at_current,
-            "gain_pp": res.rebalance_gain * 100.0,
-            "optimal_method": res.optimal_method,
-            "optimal_gap_pp": res.optimal_gap * 100.0,
-            "note": "model (LRU) hit ratios of the slab classes' curves; memcached's automover moves "
-            "pages by eviction age, not by these gains",
-        }
-        values = dict(
+        classes = _classes(db, snap.id)
+        window = Window(
             org_id=snap.org_id,
             server_id=snap.server_id,
             snapshot_id=snap.id,
+            window_start=snap.window_start,
             window_end=snap.window_end,
-            sizes_bytes=res.memory_bytes.tolist(),
-            hit_ratio_proportional=res.proportional.tolist(),
-            hit_ratio_optimal=res.optimal.tolist(),
-            hit_ratio_calibrated=cal.calibrated.tolist() if cal.calibrated is not None else None,
-            band_low=low.tolist(),
-            band_high=high.tolist(),
-            current_bytes=res.current_bytes,
-            measured_hit_ratio=measured,
-            predicted_hit_ratio=cal.predicted,
-            calibration=calibration,
-            advice=advice,
-            computed_at=at,
+            measured=snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None,
         )
+        inputs = Inputs(window, classes, previous=_previous(db, snap), history_pp=_history(db, snap))
+        if window.measured is not None:
+            inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
+        try:
+            rows = compute(inputs, at)
+        except MergeInputError as exc:
+            raise PoisonInput(str(exc)) from exc
+        if rows.accuracy is not None:
+            acc = rows.accuracy
+            db.execute(
+                pg_insert(AccuracyRecord)
+                .values(**acc)
+                .on_conflict_do_update(
+                    index_elements=["snapshot_id"],
+                    set_={
+                        k: acc[k]
+                        for k in (
+                            "predicted_from_snapshot_id",
+                            "memory_bytes",
+                            "predicted_hit_ratio",
+                            "measured_hit_ratio",
+                            "error_pp",
+                            "basis",
+                        )
+                    },
+                )
+            )
+        values = rows.server_curve
         db.execute(
             pg_insert(ServerCurve)
             .values(**values)
@@ -455,12 +393,12 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         db.commit()
         return {
             "status": "processed",
-            "calibration": cal.method,
-            "optimal": res.optimal_method,
+            "calibration": rows.calibration.method,
+            "optimal": rows.merged.optimal_method,
             "cluster_curve": cluster_row is not None,
         }
 
 
-@app.task(name="hitcurve.process_snapshot", bind=True, **RETRY_OPTS)
+@app.task(name=names.PROCESS_SNAPSHOT, bind=True, **RETRY_OPTS)
 def process_snapshot(self: Task, snapshot_id: str) -> dict[str, Any]:
     return run_reliably(Snapshot, snapshot_id, process, "snapshot", log)

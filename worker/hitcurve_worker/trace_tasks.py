@@ -12,6 +12,7 @@ from celery import Task
 from sqlalchemy import select, update
 
 from hitcurve import tracecodec
+from hitcurve.core import task_names as names
 from hitcurve.models import TraceChunk
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.correction_tasks import maybe_enqueue
@@ -75,6 +76,6 @@ def process(chunk_id: uuid.UUID) -> dict[str, Any]:
     return {"status": "processed", "records": records, "ops": ops, "correction_due": due}
 
 
-@app.task(name="hitcurve.process_trace_chunk", bind=True, **RETRY_OPTS)
+@app.task(name=names.PROCESS_TRACE_CHUNK, bind=True, **RETRY_OPTS)
 def process_trace_chunk(self: Task, chunk_id: str) -> dict[str, Any]:
     return run_reliably(TraceChunk, chunk_id, process, "trace chunk", log)

@@ -18,14 +18,15 @@ from typing import Any
 from celery import Celery
 from sqlalchemy import text
 
+from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine
 
 log = logging.getLogger("hitcurve.tasks")
 
-PROCESS_SNAPSHOT = "hitcurve.process_snapshot"
-PROCESS_TRACE_CHUNK = "hitcurve.process_trace_chunk"
-RUN_SIMULATION = "hitcurve.run_simulation"
+PROCESS_SNAPSHOT = names.PROCESS_SNAPSHOT
+PROCESS_TRACE_CHUNK = names.PROCESS_TRACE_CHUNK
+RUN_SIMULATION = names.RUN_SIMULATION
 
 _lock = threading.Lock()
 _down_until = 0.0

@@ -19,6 +19,7 @@ from celery import Task
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from hitcurve.core import task_names as names
 from hitcurve.models import ReportDelivery, ReportSubscription
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import RETRY_OPTS, RETRYABLE, describe, now, session
@@ -72,7 +73,7 @@ def dispatch(at: datetime | None = None, sender: Any = None) -> dict[str, int]:
                 )
             ).scalar_one_or_none()
             if status is not None and status != "sent":
-                sender.send_task("hitcurve.send_report", args=[str(sid), start.isoformat()])
+                sender.send_task(names.SEND_REPORT, args=[str(sid), start.isoformat()])
                 queued += 1
     return {"subscriptions": len(todo), "queued": queued}
 
@@ -126,12 +127,12 @@ def deliver(subscription_id: uuid.UUID, period_start: datetime) -> dict[str, Any
         return {"status": "sent", "to": sub.email, "clusters": len(report.clusters)}
 
 
-@app.task(name="hitcurve.dispatch_weekly_reports", bind=True, **RETRY_OPTS)
+@app.task(name=names.DISPATCH_WEEKLY_REPORTS, bind=True, **RETRY_OPTS)
 def dispatch_weekly_reports(self: Task) -> dict[str, int]:
     return dispatch()
 
 
-@app.task(name="hitcurve.send_report", bind=True, **SEND_OPTS)
+@app.task(name=names.SEND_REPORT, bind=True, **SEND_OPTS)
 def send_report(self: Task, subscription_id: str, period_start: str) -> dict[str, Any]:
     try:
         sid = uuid.UUID(subscription_id)

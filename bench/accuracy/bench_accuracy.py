@@ -4,11 +4,11 @@
 For each workload: run hc-loadgen against a fresh memcached of size M with the agent attached
 (`--snapshot-dir`: it writes its snapshots and its sampled trace chunks there); then run the same
 seeded workload against fresh memcacheds of M/4, M/2, 2M and 4M and measure their real hit
-ratios from `stats`. Predictions are what the product says, computed with the worker's own
-functions (hitcurve_worker): every snapshot window inside the measured phase is merged
-(`merge`), calibrated through its measured hit ratio by size rescaling (`calibrate`), with and
-without the policy correction computed from the agent's trace chunks (`policy_correction`);
-the prediction at each size is the read-weighted mean over those windows. Columns:
+ratios from `stats`. Predictions are what the product says: every snapshot window inside the
+measured phase goes through the worker's own pipeline (hitcurve_worker.pipeline.compute: merge,
+policy correction from the agent's trace chunks, calibration through the measured hit ratio),
+read at each size with the API's interpolation (hitcurve.curves.fit_stored, PCHIP); the
+prediction at each size is the read-weighted mean over those windows. Columns:
 
   raw        the merged model curve (the agent's LRU stack-distance curves)
   cal today  raw, calibrated (what the worker did before the policy correction)
@@ -21,7 +21,7 @@ samples at 0.01, and the worker uses the most recent <= 2M sampled requests and 
 sampled reads; 0.05 over this run's 1.2M requests gives ~60k sampled reads (~30k after the
 warm-up), what a server at the default 0.01 collects in ~6M requests (10 min at 10k gets/s).
 
-Run with the repository's virtual env: .venv/bin/python profiler-agent/loadgen/bench_accuracy.py
+Run with the repository's virtual env: .venv/bin/python bench/accuracy/bench_accuracy.py (or make bench)
 Bounded: about 2-3 minutes per workload on a 2-core machine.
 """
 
@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2]  # bench/accuracy/ -> repository
 AGENT = ROOT / "bin" / "hitcurve-agent"
 LOADGEN = ROOT / "bin" / "hc-loadgen"
 for _p in ("worker", "backend", "simulator/python"):
@@ -121,26 +121,37 @@ def run_phases(port: int, wl: dict, warm: int, measured: int) -> tuple[float, fl
 
 
 def window_predictions(snap: dict, correction, sizes_bytes: list[float]) -> dict[str, list[float]]:
-    """What the worker makes of one snapshot: raw model, calibrated as before, corrected and
-    calibrated (hitcurve_worker's merge, policy_correction.apply, calibrate)."""
-    from hitcurve_worker.calibrate import calibrate, curve_at
-    from hitcurve_worker.merge import class_from_protocol, merge
-    from hitcurve_worker.policy_correction import apply
+    """What the worker makes of one snapshot (hitcurve_worker.pipeline.compute, the function the
+    process_snapshot task stores): raw model, calibrated without the correction, and what the
+    worker stores (corrected, calibrated); each read at the sizes as the API reads a curve."""
+    import uuid
+    from datetime import UTC, datetime
+
+    from hitcurve.curves import fit_stored
+    from hitcurve_worker.merge import class_from_protocol
+    from hitcurve_worker.pipeline import Inputs, Window, compute
 
     classes = [class_from_protocol(c) for c in snap["classes"]]
-    res = merge(classes)
-    measured = snap["measured"]["hit_ratio"]
-    cal = calibrate(res.memory_bytes, res.proportional, res.current_bytes, measured, res.valid_max_bytes)
-    applied = apply(res.memory_bytes, res.proportional, res.current_bytes, classes, correction)
-    cor = calibrate(res.memory_bytes, applied.curve, res.current_bytes, measured, res.valid_max_bytes)
-    x = res.memory_bytes
+    at = datetime.now(UTC)
+    window = Window(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), at, at, snap["measured"]["hit_ratio"])
+    today = compute(Inputs(window, classes, correction=None, why_not="benchmark: without"), at)
+    stored = compute(Inputs(window, classes, correction=correction), at)
+    x = today.server_curve["sizes_bytes"]
     out = {}
     for name, y in (
-        ("raw", res.proportional),
-        ("cal_today", cal.calibrated if cal.calibrated is not None else res.proportional),
-        ("corrected", cor.calibrated if cor.calibrated is not None else applied.curve),
+        ("raw", today.server_curve["hit_ratio_proportional"]),
+        (
+            "cal_today",
+            today.server_curve["hit_ratio_calibrated"] or today.server_curve["hit_ratio_proportional"],
+        ),
+        (
+            "corrected",
+            stored.server_curve["hit_ratio_calibrated"] or stored.server_curve["hit_ratio_proportional"],
+        ),
     ):
-        out[name] = [float(curve_at(x, y, s)) for s in sizes_bytes]
+        f = fit_stored(x, y)
+        assert f is not None, "the pipeline stored a curve without usable points"
+        out[name] = [float(f(s)) for s in sizes_bytes]
     return out
 
 

@@ -1,0 +1,165 @@
+"""One snapshot's curves from loaded inputs (pure: no database, no clock, no environment).
+
+merge -> policy correction -> calibrate -> grade the previous curve -> band -> advice: the rows
+`hitcurve.process_snapshot` stores (snapshot_tasks.process loads the inputs and upserts the rows
+in one transaction), the accuracy benchmark (bench/accuracy) evaluates, and the e2e/benchmark
+seeding runs through the task itself. Keeping it one function is what makes those three see the
+same numbers.
+
+Grading uses the interpolation the API answers with (hitcurve.curves.fit_stored: PCHIP through
+(0, 0)), so an accuracy record measures the error of the answer an operator got.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from hitcurve.curves import fit_stored
+from hitcurve_worker.calibrate import Calibration, calibrate, uncertainty_band
+from hitcurve_worker.merge import ClassCurve, MergeResult, merge
+from hitcurve_worker.policy_correction import Correction
+from hitcurve_worker.policy_correction import apply as apply_correction
+
+HISTORY_WINDOWS = 60  # accuracy records behind the band
+
+
+@dataclass(frozen=True)
+class Window:
+    """The snapshot a curve is computed for: who, when, and what memcached measured."""
+
+    org_id: uuid.UUID
+    server_id: uuid.UUID
+    snapshot_id: uuid.UUID
+    window_start: datetime
+    window_end: datetime
+    measured: float | None  # get_hits / gets of the window; None without reads
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The previous calibrated curve of the same memcached instance (what it predicted)."""
+
+    snapshot_id: uuid.UUID
+    sizes_bytes: Sequence[float]
+    hit_ratio_calibrated: Sequence[float]
+
+
+@dataclass
+class Inputs:
+    window: Window
+    classes: list[ClassCurve]
+    correction: Correction | None = None  # memcached's segmented LRU gain (None: why_not)
+    why_not: str = "no policy correction for this server yet (it needs sampled trace chunks)"
+    previous: Previous | None = None
+    history_pp: list[float] = field(default_factory=list)  # earlier calibrated errors, newest first
+
+
+@dataclass
+class Rows:
+    """What to store: server_curves and accuracy_records values (keyed on snapshot_id)."""
+
+    server_curve: dict[str, Any]
+    accuracy: dict[str, Any] | None
+    merged: MergeResult
+    calibration: Calibration
+
+
+def compute(inp: Inputs, at: datetime) -> Rows:
+    """The rows of one snapshot. Raises merge.MergeInputError for classes that cannot be merged."""
+    w = inp.window
+    res = merge(inp.classes)
+    measured = w.measured
+    if measured is None:
+        correction, why_not = None, "no measured hit ratio: the curve is not calibrated"
+    else:
+        correction, why_not = inp.correction, inp.why_not
+    # memcached's segmented LRU versus the LRU model below today's memory (from the sampled
+    # trace), then the size-rescaling calibration through the measured point.
+    applied = apply_correction(
+        res.memory_bytes, res.proportional, res.current_bytes, inp.classes, correction, why_not
+    )
+    cal = calibrate(res.memory_bytes, applied.curve, res.current_bytes, measured, res.valid_max_bytes)
+    main = cal.calibrated if cal.calibrated is not None else res.proportional
+
+    accuracy = None
+    if measured is not None:
+        predicted, basis, from_id = grade(inp.previous, res.current_bytes, cal)
+        accuracy = dict(
+            org_id=w.org_id,
+            server_id=w.server_id,
+            snapshot_id=w.snapshot_id,
+            predicted_from_snapshot_id=from_id,
+            window_start=w.window_start,
+            window_end=w.window_end,
+            memory_bytes=res.current_bytes,
+            predicted_hit_ratio=predicted,
+            measured_hit_ratio=measured,
+            error_pp=(predicted - measured) * 100.0,
+            basis=basis,
+            computed_at=at,
+        )
+
+    history = inp.history_pp[:HISTORY_WINDOWS]
+    model_error = (cal.predicted - measured) if measured is not None else 0.0
+    low, high, sigma = uncertainty_band(
+        res.memory_bytes,
+        main,
+        res.current_bytes,
+        list(history),
+        model_error=model_error,
+        valid_max_bytes=cal.valid_max_bytes,
+    )
+    calibration = cal.as_json() | {
+        "sigma_pp": sigma,
+        "history_windows": len(history),
+        "model_error_pp": model_error * 100.0,
+        "policy_correction": applied.info,
+    }
+    advice = {
+        "current_pages": res.current_pages,
+        "allocation": {str(k): v for k, v in res.allocation.items()},
+        "moves": [{"from_class": m.from_class, "to_class": m.to_class, "pages": m.pages} for m in res.moves],
+        "current_allocation_hit_ratio": res.current_allocation_hit_ratio,
+        "optimal_hit_ratio": res.optimal_at_current,
+        "gain_pp": res.rebalance_gain * 100.0,
+        "optimal_method": res.optimal_method,
+        "optimal_gap_pp": res.optimal_gap * 100.0,
+        "note": "model (LRU) hit ratios of the slab classes' curves; memcached's automover moves "
+        "pages by eviction age, not by these gains",
+    }
+    curve = dict(
+        org_id=w.org_id,
+        server_id=w.server_id,
+        snapshot_id=w.snapshot_id,
+        window_end=w.window_end,
+        sizes_bytes=res.memory_bytes.tolist(),
+        hit_ratio_proportional=res.proportional.tolist(),
+        hit_ratio_optimal=res.optimal.tolist(),
+        hit_ratio_calibrated=cal.calibrated.tolist() if cal.calibrated is not None else None,
+        band_low=low.tolist(),
+        band_high=high.tolist(),
+        current_bytes=res.current_bytes,
+        measured_hit_ratio=measured,
+        predicted_hit_ratio=cal.predicted,
+        calibration=calibration,
+        advice=advice,
+        computed_at=at,
+    )
+    return Rows(curve, accuracy, res, cal)
+
+
+def grade(
+    previous: Previous | None, current_bytes: float, cal: Calibration
+) -> tuple[float, str, uuid.UUID | None]:
+    """(predicted hit ratio at today's memory, basis, the curve it came from): what the previous
+    calibrated curve answered, read like the API reads it; the raw model's own prediction when
+    there is no previous curve of this instance."""
+    if previous is not None:
+        fitted = fit_stored(list(previous.sizes_bytes), list(previous.hit_ratio_calibrated))
+        if fitted is not None:
+            return float(fitted(float(current_bytes))), "calibrated", previous.snapshot_id
+    return cal.predicted, "model", None
