@@ -262,7 +262,7 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
     wins = []
     for r in rows:
         ys = _curve_ys(r.ServerCurve, kind)
-        cx, cy = _clean(list(r.ServerCurve.sizes_bytes), ys or [])
+        cx, cy = clean(list(r.ServerCurve.sizes_bytes), ys or [])
         if not cx:
             continue
         wins.append(
