@@ -17,6 +17,8 @@ import asyncio
 import json
 import multiprocessing
 import os
+import select
+import threading
 import uuid
 import zlib
 from concurrent.futures import ProcessPoolExecutor
@@ -148,8 +150,34 @@ _pool: ProcessPoolExecutor | None = None
 DECODER_NICENESS = 10
 
 
-def _lower_priority() -> None:
+def _exit_with(api_pid: int) -> None:
+    """Block until the API process api_pid is gone, then end this decoder.
+
+    A decoder's parent is the pool's forkserver, and each decoder holds the forkserver's liveness
+    pipe and both ends of its own call queue: when the API process dies without shutting the pool
+    down (SIGKILL, a crash), nothing ever reaches EOF and decoder and forkserver live on, one pair
+    leaked per API restart. Watching the API process directly ends the decoder, and with it the
+    forkserver (its last holder of the liveness pipe is gone)."""
+    try:
+        fd = os.pidfd_open(api_pid)
+    except (AttributeError, OSError):  # no pidfd (old kernel): poll instead
+        fd = -1
+    while True:
+        if fd >= 0:
+            select.select([fd], [], [])
+            os._exit(0)
+        try:
+            os.kill(api_pid, 0)
+        except ProcessLookupError:
+            os._exit(0)
+        except PermissionError:
+            pass
+        threading.Event().wait(1.0)
+
+
+def _decoder_init(api_pid: int) -> None:
     os.nice(DECODER_NICENESS)
+    threading.Thread(target=_exit_with, args=(api_pid,), daemon=True, name="exit-with-api").start()
 
 
 def _get_pool(workers: int) -> ProcessPoolExecutor:
@@ -159,7 +187,8 @@ def _get_pool(workers: int) -> ProcessPoolExecutor:
         _pool = ProcessPoolExecutor(
             max_workers=workers,
             mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_lower_priority,
+            initializer=_decoder_init,
+            initargs=(os.getpid(),),
         )
     return _pool
 
