@@ -115,6 +115,11 @@ def test_killed_worker_is_restarted_and_health_follows(stack: Stack) -> None:
     for program in ("api", "worker", "beat"):
         assert any(line.startswith(program) and "RUNNING" in line for line in status.splitlines()), status
 
+    # The heartbeat bootstep starts before the consumer finishes connecting: wait for the first
+    # worker's "ready" so its start-up is in the log before it is killed.
+    logs = stack.run_dir / stack.inst / "logs"
+    stack.wait("the first worker ready", lambda: (logs / "worker.log").read_text().count(" ready.") >= 1)
+
     # SIGKILL the Celery master and the API: supervisord starts new ones
     first, api = stack.pid("worker"), stack.pid("api")
     os.kill(first, signal.SIGKILL)
@@ -122,7 +127,6 @@ def test_killed_worker_is_restarted_and_health_follows(stack: Stack) -> None:
     second = stack.wait("a new worker", lambda: (p := stack.pid("worker")) not in (0, first) and p)
     stack.wait("a new API process", lambda: stack.pid("api") not in (0, api))
     stack.wait("the new worker's heartbeat", lambda: stack.health()["checks"]["workers"]["alive"] >= 1)
-    logs = stack.run_dir / stack.inst / "logs"
     assert "terminated by SIGKILL" in (logs / "supervisord.log").read_text()
     # the log was appended to, not overwritten: both workers' "ready" lines are in it
     stack.wait("two start-ups in worker.log", lambda: (logs / "worker.log").read_text().count(" ready.") >= 2)
