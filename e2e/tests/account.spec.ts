@@ -124,3 +124,34 @@ test("an invitation joins the organization only when the invited user accepts it
   await expect(p2.getByRole("alert")).toContainText("invalid, was used, withdrawn or expired");
   await ctx.close();
 });
+
+test("owners invite from the Members page, see the invitation pending and revoke it", async ({ page }) => {
+  const started = Date.now();
+  const invitee = `pending-${started}@example.com`;
+  await logIn(page);
+  await page.getByRole("link", { name: "Members", exact: true }).click();
+  await expect(page.getByRole("heading", { name: "Members", level: 1 })).toBeVisible();
+  await expect(page.getByTestId("members")).toContainText(EMAIL);
+  await page.getByLabel("E-mail").fill(invitee);
+  await page.getByLabel("Role").selectOption("viewer");
+  await page.getByRole("button", { name: "Send invitation" }).click();
+  await expect(page.getByRole("status")).toContainText(`Invitation sent to ${invitee} as viewer`);
+  const row = page.getByTestId("invitations").getByRole("row").filter({ hasText: invitee });
+  await expect(row).toContainText("viewer");
+  // the mail went out with a link the invitee can open (and nobody was added yet)
+  const link = await linkFromMail(invitee, "/invite/", started);
+  await expect(page.getByTestId("members")).not.toContainText(invitee);
+  // inviting a member again is refused with the API's reason
+  await page.getByLabel("E-mail").fill(EMAIL);
+  await page.getByRole("button", { name: "Send invitation" }).click();
+  await expect(page.getByRole("alert")).toContainText("already a member");
+  await shots(page, "members");
+  // revoke: the row leaves the list (after a reload too) and the mailed link stops working
+  await row.getByRole("button", { name: `Revoke the invitation of ${invitee}` }).click();
+  await expect(page.getByTestId("invitations").getByRole("row").filter({ hasText: invitee })).toHaveCount(0);
+  await page.reload();
+  await expect(page.getByRole("heading", { name: "Pending invitations" })).toBeVisible();
+  await expect(page.getByText(invitee)).toHaveCount(0);
+  await page.goto(link);
+  await expect(page.getByRole("alert")).toContainText("invalid, was used, withdrawn or expired");
+});

@@ -11,6 +11,7 @@ import { AuthPage } from "./pages/AuthPages";
 import { ClusterPage } from "./pages/ClusterPage";
 import { ClustersPage } from "./pages/ClustersPage";
 import { HistoryPage } from "./pages/HistoryPage";
+import { MembersPage } from "./pages/MembersPage";
 import { PoliciesPage } from "./pages/PoliciesPage";
 import { BreakdownPage } from "./pages/BreakdownPage";
 import { ReportsPage } from "./pages/ReportsPage";
@@ -81,6 +82,7 @@ const NAV: Array<[string, string]> = [
   ["/alerts", "Alerts"],
   ["/agents", "Agents & keys"],
   ["/reports", "Reports"],
+  ["/members", "Members"],
 ];
 
 function Shell({ session, setSession, children }: { session: Session; setSession: (s: Session | null) => void; children: ReactNode }) {
@@ -168,6 +170,7 @@ function Routes({ location, orgId }: { location: string; orgId: string }) {
   if (matchPath("/alerts", location)) return <AlertsPage key={k("a")} />;
   if (matchPath("/agents", location)) return <AgentsPage key={k("k")} />;
   if (matchPath("/reports", location)) return <ReportsPage key={k("r")} />;
+  if (matchPath("/members", location)) return <MembersPage key={k("m")} />;
   return (
     <div className="state empty">
       <h1>Page not found</h1>

@@ -4,7 +4,7 @@ import { monthlyCost } from "../lib/curve";
 import { ApiError, del, get, post, qs, patch } from "./client";
 import type {
   Alert, Breakdown, ClusterSummary, CurveView, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
-  ReportSubscription, ServerSummary, Session, SimulationRun, Sizing, Status,
+  ReportSubscription, Role, ServerSummary, Session, SimulationRun, Sizing, Status,
 } from "./types";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -519,6 +519,36 @@ export const fetchInvitation = async (token: string): Promise<InvitationView> =>
   return { orgName: j.org_name, role: j.role, email: j.email, invitedBy: j.invited_by ?? null, expiresAt: j.expires_at };
 };
 export const acceptInvitation = (token: string) => post<J>("/invitations/accept", { token });
+
+// --- members and invitations of the current organization (owners invite and revoke) ----------
+
+export interface Member {
+  userId: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  since: string;
+}
+export interface PendingInvitation {
+  id: string;
+  email: string;
+  role: Role;
+  createdAt: string;
+  expiresAt: string;
+}
+export const listMembers = async (signal?: AbortSignal): Promise<Member[]> =>
+  ((await get<J>("/org/members", signal)) as J[]).map((m) => ({
+    userId: String(m.user_id),
+    email: m.email,
+    name: m.display_name || null,
+    role: m.role,
+    since: m.created_at,
+  }));
+const invitation = (i: J): PendingInvitation => ({ id: String(i.id), email: i.email, role: i.role, createdAt: i.created_at, expiresAt: i.expires_at });
+export const listInvitations = async (signal?: AbortSignal): Promise<PendingInvitation[]> =>
+  ((await get<J>("/org/invitations", signal)) as J[]).map(invitation);
+export const invite = async (email: string, role: Role): Promise<PendingInvitation> => invitation(await post<J>("/org/invitations", { email, role }));
+export const revokeInvitation = (id: string) => del<void>(`/org/invitations/${id}`);
 
 // --- breakdown (issue 16) --------------------------------------------------------------------
 
