@@ -2,16 +2,18 @@
 
 Each rule is evaluated for one subject and returns a Firing or None; the caller (tasks) keeps at
 most one open alert per (kind, subject), refreshing it while it fires and resolving it when the
-rule, evaluated again, no longer fires. Thresholds come from the environment (HITCURVE_ALERT_*).
+rule, evaluated again, no longer fires. The thresholds (HITCURVE_ALERT_*) and the curve-error
+statistic are defined once in hitcurve.status, which the API's server status uses too.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from hitcurve.status import Thresholds, mean_abs_error
 
 GIB = float(1 << 30)
 
@@ -25,37 +27,6 @@ CURVE_ERROR = "curve_error"  # server: the curve's recent prediction error above
 
 CLUSTER_KINDS = (BELOW_TARGET, MEMORY_SHORT, SAVINGS)
 SERVER_SNAPSHOT_KINDS = (STREAM_LOSS, CURVE_ERROR)
-
-
-def _env(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(f"HITCURVE_ALERT_{name}", default))
-    except ValueError:
-        return default
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    loss_ratio: float = 0.05  # stream loss above 5 % of events
-    curve_error_pp: float = 5.0  # RMS prediction error over recent windows
-    curve_error_min_windows: int = 3
-    silent_after_s: float = 300.0  # five missed 60 s snapshots
-    savings_fraction: float = 0.25  # target met with at most 75 % of today's memory
-    shortfall_margin: float = 0.02  # needed memory 2 % above allocation before alerting
-    critical_below_pp: float = 5.0  # below target by more than this: critical
-
-    @classmethod
-    def from_env(cls) -> Thresholds:
-        d = cls()
-        return cls(
-            loss_ratio=_env("LOSS_RATIO", d.loss_ratio),
-            curve_error_pp=_env("CURVE_ERROR_PP", d.curve_error_pp),
-            curve_error_min_windows=int(_env("CURVE_ERROR_MIN_WINDOWS", d.curve_error_min_windows)),
-            silent_after_s=_env("SILENT_AFTER_S", d.silent_after_s),
-            savings_fraction=_env("SAVINGS_FRACTION", d.savings_fraction),
-            shortfall_margin=_env("SHORTFALL_MARGIN", d.shortfall_margin),
-            critical_below_pp=_env("CRITICAL_BELOW_PP", d.critical_below_pp),
-        )
 
 
 @dataclass(frozen=True)
@@ -148,13 +119,13 @@ def stream_loss(loss_ratio: float, th: Thresholds) -> Firing | None:
 def curve_error(recent_errors_pp: list[float], th: Thresholds) -> Firing | None:
     if len(recent_errors_pp) < th.curve_error_min_windows:
         return None
-    rms = math.sqrt(sum(e * e for e in recent_errors_pp) / len(recent_errors_pp))
-    if rms <= th.curve_error_pp:
+    mean = mean_abs_error(recent_errors_pp)
+    if mean <= th.curve_error_pp:
         return None
     return Firing(
         CURVE_ERROR,
         "warning",
-        f"the curve's predictions missed the measured hit ratio by {rms:.1f} pp (RMS over the last "
-        f"{len(recent_errors_pp)} windows, threshold {th.curve_error_pp:.1f} pp)",
-        {"rms_pp": rms, "windows": len(recent_errors_pp), "threshold_pp": th.curve_error_pp},
+        f"the curve's predictions missed the measured hit ratio by {mean:.1f} pp (mean absolute error "
+        f"over the last {len(recent_errors_pp)} windows, threshold {th.curve_error_pp:.1f} pp)",
+        {"mean_abs_error_pp": mean, "windows": len(recent_errors_pp), "threshold_pp": th.curve_error_pp},
     )

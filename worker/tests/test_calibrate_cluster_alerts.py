@@ -138,3 +138,22 @@ def test_thresholds_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HITCURVE_ALERT_SILENT_AFTER_S", "bogus")
     th = alerts.Thresholds.from_env()
     assert th.loss_ratio == 0.2 and th.silent_after_s == 300.0
+
+
+def test_alert_and_api_status_share_one_threshold_and_statistic() -> None:
+    """The agent-silent alert fires exactly when the API calls the server silent; the curve-error
+    alert and the API's curve_error_warning judge the same statistic (mean |error|)."""
+    from hitcurve.status import curve_error_warning, mean_abs_error, server_status
+
+    th = alerts.Thresholds(silent_after_s=120.0, curve_error_pp=5.0)
+    now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+    for age in (60.0, 119.0, 121.0, 900.0, 4000.0):
+        last = now - timedelta(seconds=age)
+        fired = alerts.stale_agent(last, now, th) is not None
+        assert fired == (server_status(last, 0.0, 0.0, now, th)[0] == "critical"), age
+    # RMS of these is above 5 pp, the mean absolute error is not: neither side warns
+    errors = [9.0, 1.0, 1.0, 1.0, 1.0]
+    assert mean_abs_error(errors) == pytest.approx(2.6)
+    assert alerts.curve_error(errors, th) is None and not curve_error_warning(mean_abs_error(errors), th)
+    errors = [7.0, -6.0, 5.5]
+    assert alerts.curve_error(errors, th) is not None and curve_error_warning(mean_abs_error(errors), th)

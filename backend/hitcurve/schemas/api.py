@@ -8,6 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field, Str
 
 from hitcurve.core.security import password_problem
 from hitcurve.schemas.common import Name, Text
+from hitcurve.status import Status
 
 Role = Literal["owner", "member", "viewer"]
 
@@ -218,6 +219,11 @@ class ClusterOut(Out):
     curve_window_end: datetime | None = Field(default=None, description="null when there is no curve yet")
     open_alerts: int | None = Field(default=None, description="open alerts of this cluster")
     open_critical_alerts: int | None = Field(default=None, description="of which critical")
+    status: Status | None = Field(
+        default=None,
+        description="no_data without a curve, critical with an open critical alert, warning with any "
+        "open alert or below the target, else ok",
+    )
 
 
 class ServerPatch(In):
@@ -247,6 +253,25 @@ class ServerOut(Out):
         description="mean |predicted - measured| in percentage points over the last 24 hours of the "
         "accuracy record (as mean_abs_error_pp of GET /servers/{id}/accuracy)",
     )
+    status: Status | None = Field(
+        default=None,
+        description="no_data before the first snapshot, critical when the agent is silent (GET "
+        "/thresholds silent_after_s, as the agent-silent alert), warning when loss_ratio or "
+        "curve_error_pp is above its threshold, else ok",
+    )
+    status_note: str | None = Field(default=None, description="why the status is not ok, in a few words")
+    loss_warning: bool | None = Field(default=None, description="loss_ratio above its threshold")
+    curve_error_warning: bool | None = Field(default=None, description="curve_error_pp above its threshold")
+
+
+class ThresholdsOut(BaseModel):
+    silent_after_s: float = Field(description="a server without a snapshot for longer is silent")
+    loss_ratio: float = Field(description="event loss above this ratio is a warning")
+    curve_error_pp: float = Field(description="curve error above this many percentage points is a warning")
+    curve_error_statistic: Literal["mean_abs_error_pp"] = Field(
+        description="the statistic the curve-error warning is on: mean |predicted - measured|"
+    )
+    curve_error_min_windows: int = Field(description="windows the curve-error alert needs before judging")
 
 
 # --- curves -----------------------------------------------------------------------------------

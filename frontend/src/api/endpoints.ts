@@ -34,12 +34,6 @@ export const switchOrg = async (orgId: string): Promise<Session> => session(awai
 // --- inventory -----------------------------------------------------------------------------
 
 const HOUR = 3600_000;
-/** How long without an upload before a server counts as silent (agents upload every 60 s). */
-export const SILENT_AFTER_MS = 10 * 60_000;
-/** Event loss above which a server is flagged (the agent's default --loss-threshold). */
-export const LOSS_WARN_RATIO = 0.05;
-/** Mean |predicted − measured| above which a curve counts as drifting, in percentage points. */
-export const ERROR_WARN_PP = 5;
 
 async function settle<T>(p: Promise<T>): Promise<T | null> {
   try {
@@ -47,20 +41,6 @@ async function settle<T>(p: Promise<T>): Promise<T | null> {
   } catch {
     return null;
   }
-}
-
-/** Run `fn` over `items`, at most `limit` at a time (keeps fan-outs polite). */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 /** Plain cluster rows (name, price, target): for pickers. */
@@ -73,52 +53,22 @@ const clusterRow = (c: J) => ({
 });
 export const listClusterRows = async (signal?: AbortSignal) => ((await get<J>("/clusters", signal)) as J[]).map(clusterRow);
 
-/** A cluster's status from its latest state: no curve, an open critical alert, any alert or below target. */
-function clusterStatus(hasCurve: boolean, open: number, critical: number, measured: number | null, target: number | null): Status {
-  if (!hasCurve) return "no_data";
-  if (critical > 0) return "critical";
-  return open > 0 || (measured !== null && target !== null && measured < target) ? "warning" : "ok";
-}
-
 /**
- * The overview's row per cluster. GET /clusters carries a summary of each cluster (latest curve's
- * memory and measured hit ratio, the sizing API's answer for its target, open alerts); against an
- * older backend without it this falls back to asking for the curve, the sizing and the alerts.
+ * The overview's row per cluster: GET /clusters carries a summary of each cluster (latest curve's
+ * memory and measured hit ratio, the sizing API's answer for its target, open alerts, status).
  */
 export async function listClusters(signal?: AbortSignal): Promise<ClusterSummary[]> {
   const raw = (await get<J>("/clusters", signal)) as J[];
-  const rows = raw.map(clusterRow);
-  if (raw.every((c) => "open_alerts" in c && "memory_for_target_bytes" in c && "allocated_bytes" in c)) {
-    return rows.map((c, i) => {
-      const j = raw[i];
-      const hasCurve = j.curve_window_end != null || j.allocated_bytes != null;
-      const open = num(j.open_alerts) ?? 0;
-      const measured = num(j.measured_hit_ratio);
-      return clusterSummary(c, {
-        allocated: num(j.allocated_bytes),
-        measured,
-        needed: j.memory_for_target_status === "ok" || j.memory_for_target_status == null ? num(j.memory_for_target_bytes) : null,
-        unreachable: j.memory_for_target_status === "unreachable" || j.memory_for_target_status === "above_curve",
-        status: clusterStatus(hasCurve, open, num(j.open_critical_alerts) ?? 0, measured, c.targetHitRatio),
-        openAlerts: open,
-      });
-    });
-  }
-  const alerts = await listAlerts("open", signal).catch(() => [] as Alert[]);
-  return mapLimit(rows, 4, async (c) => {
-    const curve = await settle(get<J>(`/clusters/${c.id}/curve`, signal));
-    const sizing = curve?.sizes_bytes ? await settle(get<J>(`/sizing/clusters/${c.id}/memory`, signal)) : null;
-    const measured = num(curve?.measured_hit_ratio);
-    const open = alerts.filter((a) => a.clusterId === c.id);
-    return clusterSummary(c, {
-      allocated: num(curve?.current_bytes),
-      measured,
-      needed: sizing?.status === "ok" ? num(sizing.memory_bytes) : null,
-      unreachable: sizing?.status === "unreachable" || sizing?.status === "above_curve",
-      status: clusterStatus(!!curve?.sizes_bytes, open.length, open.filter((a) => a.severity === "critical").length, measured, c.targetHitRatio),
-      openAlerts: open.length,
-    });
-  });
+  return raw.map((j) =>
+    clusterSummary(clusterRow(j), {
+      allocated: num(j.allocated_bytes),
+      measured: num(j.measured_hit_ratio),
+      needed: j.memory_for_target_status === "ok" || j.memory_for_target_status == null ? num(j.memory_for_target_bytes) : null,
+      unreachable: j.memory_for_target_status === "unreachable" || j.memory_for_target_status === "above_curve",
+      status: (j.status ?? "no_data") as Status,
+      openAlerts: num(j.open_alerts) ?? 0,
+    }),
+  );
 }
 
 function clusterSummary(
@@ -155,19 +105,20 @@ function serverBase(s: J, clusters: Map<string, string>): ServerSummary {
     agentVersion: s.agent_version ?? null,
     limitBytes: num(s.limit_maxbytes),
     lastSeen,
-    lossRatio: null,
-    curveError: null,
-    measuredHitRatio: null,
-    status: "no_data",
-    statusNote: null,
+    lossRatio: num(s.loss_ratio),
+    lossWarning: s.loss_warning === true,
+    curveError: num(s.curve_error_pp),
+    curveErrorWarning: s.curve_error_warning === true,
+    measuredHitRatio: num(s.measured_hit_ratio),
+    status: (s.status ?? "no_data") as Status,
+    statusNote: s.status_note ?? null,
   };
 }
 
 /**
- * Servers with their agent's health. GET /servers carries each server's latest measured hit
- * rate and event loss and its curve error (mean |predicted − measured| over a day, from the
- * accuracy record); against an older backend without them this asks the history and accuracy
- * endpoints, one light request each per server.
+ * Servers with their agent's health, as GET /servers says: the latest measured hit rate and event
+ * loss, the curve error (mean |predicted − measured| over a day, from the accuracy record), the
+ * status and which figure is above its threshold (GET /thresholds).
  */
 export async function listServers(clusterId?: string, signal?: AbortSignal): Promise<ServerSummary[]> {
   const [rows, clusters] = await Promise.all([
@@ -175,40 +126,7 @@ export async function listServers(clusterId?: string, signal?: AbortSignal): Pro
     listClusterRows(signal).catch(() => []),
   ]);
   const names = new Map(clusters.map((c) => [c.id, c.name]));
-  const now = Date.now();
-  const summarized = rows.every((r) => "loss_ratio" in r && "measured_hit_ratio" in r && "curve_error_pp" in r);
-  return mapLimit(rows, 6, async (row) => {
-    const s = serverBase(row, names);
-    if (summarized) {
-      s.measuredHitRatio = num(row.measured_hit_ratio);
-      s.lossRatio = num(row.loss_ratio);
-      s.curveError = num(row.curve_error_pp);
-    } else {
-      const hourAgo = new Date(now - HOUR).toISOString();
-      const [hist, acc] = await Promise.all([
-        settle(get<J>(`/servers/${s.id}/history${qs({ start: hourAgo, max_points: 1 })}`, signal)),
-        settle(get<J>(`/servers/${s.id}/accuracy${qs({ max_points: 1 })}`, signal)),
-      ]);
-      const h = hist?.points?.[0];
-      s.measuredHitRatio = num(h?.measured_hit_ratio);
-      s.lossRatio = num(h?.loss_ratio);
-      s.curveError = num(acc?.mean_abs_error_pp);
-    }
-    const silent = !s.lastSeen || now - Date.parse(s.lastSeen) > SILENT_AFTER_MS;
-    const lossy = (s.lossRatio ?? 0) > LOSS_WARN_RATIO;
-    const drifting = (s.curveError ?? 0) > ERROR_WARN_PP;
-    s.status = !row.last_snapshot_at ? "no_data" : silent ? "critical" : lossy || drifting ? "warning" : "ok";
-    s.statusNote = !row.last_snapshot_at
-      ? "no snapshot yet"
-      : silent
-        ? "agent silent"
-        : lossy
-          ? "events lost"
-          : drifting
-            ? "curve drifting"
-            : null;
-    return s;
-  });
+  return rows.map((row) => serverBase(row, names));
 }
 
 export const assignServer = (serverId: string, clusterId: string | null) => patch<J>(`/servers/${serverId}`, { cluster_id: clusterId });
@@ -322,9 +240,8 @@ export async function getSizing(
 
 const STATUSES = ["ok", "warming_up", "above_curve", "unreachable"] as const;
 
-/** The API's status; an older backend says beyond_curve for above_curve. */
+/** The API's sizing status. */
 function sizingStatus(j: J): Sizing["status"] {
-  if (j.status === "beyond_curve") return "above_curve";
   return (STATUSES as readonly string[]).includes(j.status) ? j.status : "ok";
 }
 
@@ -336,12 +253,7 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
   const costNow = price !== null ? monthlyCost(current, price) : null;
   const costAt = price !== null && bytes !== null ? monthlyCost(bytes, price) : null;
   const b = j.band;
-  const band = !b
-    ? null
-    : "memory_bytes_min" in b || "memory_bytes_max" in b
-      ? { minBytes: num(b.memory_bytes_min), maxBytes: num(b.memory_bytes_max), confidence: num(b.confidence) }
-      : // older backend: band.low is the pessimistic end (more memory), band.high the optimistic one
-        { minBytes: num(b.high), maxBytes: num(b.low), confidence: null };
+  const band = b ? { minBytes: num(b.memory_bytes_min), maxBytes: num(b.memory_bytes_max), confidence: num(b.confidence) } : null;
   return {
     target: num(j.target_hit_ratio) ?? target,
     status,
@@ -397,20 +309,11 @@ export async function getHistory(kind: "server" | "cluster", id: string, hours: 
 
 /**
  * Past curves, spread over the period: GET /{servers|clusters}/{id}/curves?start=…&max_curves=…
- * → {curves: [{window_end, sizes_bytes, hit_ratios (calibrated when there is one), …}]}, oldest
- * first. Against a backend without the endpoint (404/405) this answers null and the page says so.
+ * → {curves: [{window_end, sizes_bytes, hit_ratios (calibrated when there is one), …}]}, oldest first.
  */
-export async function getCurveHistory(kind: "server" | "cluster", id: string, start: string, signal?: AbortSignal): Promise<HistoryCurve[] | null> {
-  try {
-    const j = await get<J>(`/${kind}s/${id}/curves${qs({ start, max_curves: 14 })}`, signal);
-    return (Array.isArray(j) ? j : (j.curves ?? [])).map((c: J) => ({
-      time: c.window_end ?? c.computed_at,
-      points: zipCurve(c.sizes_bytes, c.hit_ratios ?? c.hit_ratio_calibrated ?? c.hit_ratio_proportional),
-    }));
-  } catch (e) {
-    if (e instanceof ApiError && (e.status === 404 || e.status === 405)) return null;
-    throw e;
-  }
+export async function getCurveHistory(kind: "server" | "cluster", id: string, start: string, signal?: AbortSignal): Promise<HistoryCurve[]> {
+  const j = await get<J>(`/${kind}s/${id}/curves${qs({ start, max_curves: 14 })}`, signal);
+  return (j.curves ?? []).map((c: J) => ({ time: c.window_end, points: zipCurve(c.sizes_bytes, c.hit_ratios) }));
 }
 
 // --- simulations -----------------------------------------------------------------------------

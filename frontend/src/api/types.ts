@@ -38,8 +38,14 @@ export type ServerSummary = {
   limitBytes: number | null;
   lastSeen: string | null;
   lossRatio: number | null;
+  /** Event loss above the API's threshold (GET /thresholds). */
+  lossWarning: boolean;
+  /** Mean |predicted − measured| over a day, percentage points. */
   curveError: number | null;
+  /** Curve error above the API's threshold. */
+  curveErrorWarning: boolean;
   measuredHitRatio: number | null;
+  /** The API's status (GET /servers); the dashboard derives none. */
   status: Status;
   /** Why the status is not OK, in a few words. */
   statusNote: string | null;
@@ -133,7 +139,7 @@ export type History = {
   meanAbsErrorPp: number | null;
   maxAbsErrorPp: number | null;
   /** null: the API has no curve history endpoint yet. */
-  curves: HistoryCurve[] | null;
+  curves: HistoryCurve[];
 };
 
 export type PolicyResult = {

@@ -1,4 +1,3 @@
-import { ERROR_WARN_PP, LOSS_WARN_RATIO as LOSS_WARN } from "../api/endpoints";
 import type { ServerSummary } from "../api/types";
 import { formatAge, formatBytes, formatPercent } from "../lib/format";
 import { StatusBadge } from "./Bits";
@@ -44,10 +43,10 @@ export function ServerTable({
               <td>{s.measuredHitRatio === null ? "—" : formatPercent(s.measuredHitRatio)}</td>
               <td>{s.limitBytes === null ? "—" : formatBytes(s.limitBytes)}</td>
               <td title={s.lastSeen ?? undefined}>{formatAge(s.lastSeen)}</td>
-              <td className={s.lossRatio !== null && s.lossRatio > LOSS_WARN ? "warn" : undefined}>
+              <td className={s.lossWarning ? "warn" : undefined}>
                 {s.lossRatio === null ? "—" : formatPercent(s.lossRatio, 2)}
               </td>
-              <td className={s.curveError !== null && Math.abs(s.curveError) > ERROR_WARN_PP ? "warn" : undefined}>
+              <td className={s.curveErrorWarning ? "warn" : undefined}>
                 {s.curveError === null ? "—" : `±${s.curveError.toFixed(1)}\u00a0pp`}
               </td>
               <td className="small">

@@ -36,13 +36,3 @@ test("draws one path per stored curve, asking the curves endpoint for the period
   expect(asked.url.searchParams.get("start")).not.toBeNull();
   expect(Number(asked.url.searchParams.get("max_curves"))).toBeGreaterThan(1);
 });
-
-test("an older backend without the curves endpoint gets the explanation instead of a chart", async () => {
-  fakeApi({
-    "GET /api/v1/clusters/c1/history": { ...empty, points: [{ start: empty.start, end: empty.end, samples: 3, measured_hit_ratio: 0.8, predicted_hit_ratio: 0.81, loss_ratio: 0, bytes_used: GiB, flagged: 0 }] },
-    "GET /api/v1/clusters/c1/accuracy": acc,
-  });
-  render(<HistoryPage kind="cluster" id="c1" />);
-  expect(await screen.findByText(/does not keep a browsable history/)).toBeTruthy();
-  expect(screen.queryByTestId("history-curves")).toBeNull();
-});

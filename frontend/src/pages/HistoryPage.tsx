@@ -30,7 +30,7 @@ export function HistoryPage({ kind, id }: { kind: "server" | "cluster"; id: stri
       </header>
       <Fetched result={data} what="history">
         {(h) =>
-          h.accuracy.length === 0 && h.measured.length === 0 && !h.curves?.length ? (
+          h.accuracy.length === 0 && h.measured.length === 0 && !h.curves.length ? (
             <Empty title="No history yet">
               <p>History builds up as the agent uploads a snapshot every minute; come back in a little while.</p>
             </Empty>
@@ -53,7 +53,7 @@ function HistoryBody({ history }: { history: History }) {
   const rows = history.accuracy.length ? history.accuracy : history.measured;
   const accuracy = useMemo(() => rows.map((a) => ({ time: new Date(a.time), measured: a.measured, predicted: a.predicted })), [rows]);
   const series: Series[] = useMemo(() => {
-    const list = history.curves ?? [];
+    const list = history.curves;
     const n = list.length;
     return list.map((c, i) => ({
       key: c.time,
@@ -98,9 +98,7 @@ function HistoryBody({ history }: { history: History }) {
       </section>
       <section aria-labelledby="curves-title">
         <h2 id="curves-title">How the curve moved</h2>
-        {history.curves === null ? (
-          <p className="muted">The service does not keep a browsable history of curves yet.</p>
-        ) : series.length ? (
+        {series.length ? (
           <>
             <p className="muted" data-testid="history-curves-legend">
               {series.length === 1 ? (

@@ -38,8 +38,17 @@ from hitcurve.schemas.api import (
     ServerOut,
     ServerPatch,
     SnapshotSummary,
+    ThresholdsOut,
 )
 from hitcurve.sizing import memory_for_target
+from hitcurve.status import (
+    CURVE_ERROR_STATISTIC,
+    Thresholds,
+    cluster_status,
+    curve_error_warning,
+    loss_warning,
+    server_status,
+)
 
 router = APIRouter(tags=["inventory"])
 
@@ -72,18 +81,22 @@ def list_clusters(me: ReaderDep, db: DbDep, limit: Limit = 100, offset: Offset =
     for c in rows:
         cc = latest.get(c.id)
         n_open, n_critical = alerts.get(c.id, (0, 0))
-        status, needed = memory_for_target(db, c) if cc is not None else (None, None)
+        sizing_status, needed = memory_for_target(db, c) if cc is not None else (None, None)
+        measured = cc.measured_hit_ratio if cc else None
         out.append(
             ClusterOut.model_validate(c).model_copy(
                 update={
                     "server_count": counts.get(c.id, 0),
-                    "measured_hit_ratio": cc.measured_hit_ratio if cc else None,
+                    "measured_hit_ratio": measured,
                     "allocated_bytes": cc.current_bytes if cc else None,
                     "curve_window_end": cc.window_end if cc else None,
                     "memory_for_target_bytes": needed,
-                    "memory_for_target_status": status,
+                    "memory_for_target_status": sizing_status,
                     "open_alerts": n_open,
                     "open_critical_alerts": n_critical,
+                    "status": cluster_status(
+                        cc is not None, n_open, n_critical, measured, c.target_hit_ratio
+                    ),
                 }
             )
         )
@@ -179,19 +192,43 @@ def list_servers(
     snaps = curves_crud.latest_snapshot_facts(db, me.org_id, ids)
     end = _now()
     errors = mae_by_server(db, me.org_id, ids, end - timedelta(days=1), end)
+    th = Thresholds.from_env()
     out = []
     for s in rows:
         snap = snaps.get(s.id)
+        loss = snap.loss_ratio if snap else None
+        error = errors.get(s.id)
+        status, note = server_status(s.last_snapshot_at, loss, error, end, th)
         out.append(
             ServerOut.model_validate(s).model_copy(
                 update={
-                    "loss_ratio": snap.loss_ratio if snap else None,
+                    "loss_ratio": loss,
                     "measured_hit_ratio": snap.measured_hit_ratio if snap else None,
-                    "curve_error_pp": errors.get(s.id),
+                    "curve_error_pp": error,
+                    "status": status,
+                    "status_note": note,
+                    "loss_warning": loss_warning(loss, th) if snap else None,
+                    "curve_error_warning": curve_error_warning(error, th) if error is not None else None,
                 }
             )
         )
     return out
+
+
+@router.get(
+    "/thresholds",
+    response_model=ThresholdsOut,
+    summary="The thresholds behind server status and the alerts (silent agent, event loss, curve error)",
+)
+def read_thresholds(me: ReaderDep) -> ThresholdsOut:
+    th = Thresholds.from_env()
+    return ThresholdsOut(
+        silent_after_s=th.silent_after_s,
+        loss_ratio=th.loss_ratio,
+        curve_error_pp=th.curve_error_pp,
+        curve_error_statistic=CURVE_ERROR_STATISTIC,
+        curve_error_min_windows=th.curve_error_min_windows,
+    )
 
 
 @router.get("/servers/{server_id}", response_model=ServerOut, summary="One server")

@@ -1,0 +1,92 @@
+"""Health thresholds and the status of a server or a cluster: one definition for the alert rules
+(worker/hitcurve_worker/alerts.py), the API (GET /servers, GET /clusters, GET /thresholds) and
+so the dashboard, which shows what the API says and derives nothing.
+
+The thresholds come from the environment (HITCURVE_ALERT_*); a value that does not parse keeps
+its default, so a typo in one variable cannot stop the alert rules. The curve-error warning is on
+one statistic, the mean absolute error in percentage points (CURVE_ERROR_STATISTIC): the servers
+list's curve_error_pp (24 hours of the accuracy record) and the curve-error alert (the last
+windows) both use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import ValidationError, ValidatorFunctionWrapHandler, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Status = Literal["ok", "warning", "critical", "no_data"]
+
+CURVE_ERROR_STATISTIC = "mean_abs_error_pp"  # mean |predicted - measured|, percentage points
+
+
+class Thresholds(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HITCURVE_ALERT_", extra="ignore", frozen=True)
+
+    loss_ratio: float = 0.05  # stream loss above 5 % of events (the agent's default --loss-threshold)
+    curve_error_pp: float = 5.0  # mean absolute prediction error (CURVE_ERROR_STATISTIC)
+    curve_error_min_windows: int = 3
+    silent_after_s: float = 300.0  # five missed 60 s snapshots
+    savings_fraction: float = 0.25  # target met with at most 75 % of today's memory
+    shortfall_margin: float = 0.02  # needed memory 2 % above allocation before alerting
+    critical_below_pp: float = 5.0  # below target by more than this: critical
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _default_when_unparsable(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: Any) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            return cls.model_fields[info.field_name].default
+
+    @classmethod
+    def from_env(cls) -> Thresholds:
+        return cls()
+
+
+def mean_abs_error(errors_pp: Sequence[float]) -> float:
+    """The curve-error statistic over prediction errors in percentage points."""
+    return sum(abs(e) for e in errors_pp) / len(errors_pp)
+
+
+def server_status(
+    last_snapshot_at: datetime | None,
+    loss_ratio: float | None,
+    curve_error_pp: float | None,
+    now: datetime,
+    th: Thresholds,
+) -> tuple[Status, str | None]:
+    """(status, why in a few words) of a server: silent after th.silent_after_s (as the
+    agent-silent alert), warning on stream loss or curve error above their thresholds."""
+    if last_snapshot_at is None:
+        return "no_data", "no snapshot yet"
+    if (now - last_snapshot_at).total_seconds() > th.silent_after_s:
+        return "critical", "agent silent"
+    if loss_warning(loss_ratio, th):
+        return "warning", "events lost"
+    if curve_error_warning(curve_error_pp, th):
+        return "warning", "curve drifting"
+    return "ok", None
+
+
+def loss_warning(loss_ratio: float | None, th: Thresholds) -> bool:
+    return loss_ratio is not None and loss_ratio > th.loss_ratio
+
+
+def curve_error_warning(curve_error_pp: float | None, th: Thresholds) -> bool:
+    return curve_error_pp is not None and abs(curve_error_pp) > th.curve_error_pp
+
+
+def cluster_status(
+    has_curve: bool, open_alerts: int, open_critical: int, measured: float | None, target: float | None
+) -> Status:
+    """A cluster's status: no curve yet, an open critical alert, any open alert or below target."""
+    if not has_curve:
+        return "no_data"
+    if open_critical > 0:
+        return "critical"
+    below = measured is not None and target is not None and measured < target
+    return "warning" if open_alerts > 0 or below else "ok"
