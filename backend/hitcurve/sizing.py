@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -33,6 +33,8 @@ T = TypeVar("T")
 # mean absolute error against exact LRU in seed 001, Table 5.1 (5.41 pp), rounded up.
 DEFAULT_BAND_PP = 6.0
 MIN_ACCURACY_SAMPLES = 3
+# Windows of memcached's fill read per node (the fill rate reaches back warmup.RATE_SPAN_S).
+RATE_ROWS = 60
 
 
 @dataclass
@@ -59,6 +61,8 @@ class Basis:
     history: list[Pchip] = field(default_factory=list)
     windows_used: int | None = None
     windows_note: str | None = None
+    # Cluster answers: the nodes the -m is given for (memory_limit_bytes is per node).
+    nodes: int | None = None
 
     def fresh_info(self) -> CurveInfo:
         """The curve's facts with its age as of now (a Basis may come from the cache)."""
@@ -307,16 +311,7 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
         b.note = f"{b.note}; {warn}" if b.note else warn
     fill_rows = curves_crud.recent_fill(db, org_id, server_id)
     if fill_rows:
-        inst = fill_rows[-1].instance_id
-        same = [f for f in fill_rows if f.instance_id == inst]
-        b.fill = warmup.fill_state(
-            [
-                warmup.FillSample(
-                    f.window_end, int(f.total_malloced or 0), int(f.limit_maxbytes), f.memory_full
-                )
-                for f in same
-            ]
-        )
+        b.fill = _fill_of(fill_rows)
         last = fill_rows[-1]
         b.limit_bytes = int(last.limit_maxbytes)
         b.used_bytes = int(last.total_malloced) if last.total_malloced else None
@@ -338,6 +333,33 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
     b.conf_low, b.conf_high = Pchip.fit(xs, lo_c), Pchip.fit(xs, hi_c)
 
 
+def _fill_of(fill_rows: list[Any]) -> warmup.FillState:
+    """One server's fill from its recent windows (those of its current memcached instance)."""
+    inst = fill_rows[-1].instance_id
+    return warmup.fill_state(
+        [
+            warmup.FillSample(f.window_end, int(f.total_malloced or 0), int(f.limit_maxbytes), f.memory_full)
+            for f in fill_rows
+            if f.instance_id == inst
+        ]
+    )
+
+
+def _cluster_facts(db: Session, org_id: uuid.UUID, server_ids: list[uuid.UUID], b: Basis) -> None:
+    """A cluster's fill and memory from its nodes: warming while any node is, limits and bytes in
+    use summed over the nodes (the cluster curve's x is the cluster's total memory)."""
+    states = []
+    for sid in server_ids:
+        rows = curves_crud.recent_fill(db, org_id, sid, limit=RATE_ROWS)
+        if rows:
+            states.append(_fill_of(rows))
+    b.fill = warmup.combined(states)
+    if b.fill is not None:
+        b.nodes = len(states)
+        b.limit_bytes = b.fill.limit_bytes
+        b.used_bytes = b.fill.used_bytes
+
+
 def cluster_basis(
     db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, policy: str | None
 ) -> tuple[Basis, ClusterFacts]:
@@ -352,7 +374,7 @@ def cluster_basis(
         node_hit_ratios=list(c.node_hit_ratios) if c and c.node_hit_ratios else None,
     )
     if policy is not None:
-        return _simulated(
+        sim = _simulated(
             db,
             org_id,
             policy,
@@ -361,7 +383,9 @@ def cluster_basis(
             server_ids,
             c.current_bytes if c else None,
             c.measured_hit_ratio if c else None,
-        ), facts
+        )
+        _cluster_facts(db, org_id, server_ids, sim)
+        return sim, facts
     if c is None:
         raise _not_enough(
             "no curve for this cluster yet: assign servers that upload snapshots and wait for the worker"
@@ -371,7 +395,12 @@ def cluster_basis(
         raise _not_enough("the latest curve of this cluster has no usable points")
     lo, hi, src = _band(db, org_id, server_ids, c.sizes_bytes, c.hit_ratios, c.band_low, c.band_high)
     basis = "calibrated" if c.basis == "calibrated" else "estimate"
-    return _stored_curve_basis(c, main, lo, hi, src, basis), facts
+    b = _stored_curve_basis(c, main, lo, hi, src, basis)
+    _cluster_facts(db, org_id, server_ids, b)
+    rows = curves_crud.recent_cluster_curves(db, org_id, cluster_id)
+    fits = (_fit(r.sizes_bytes, r.hit_ratios) for r in rows)
+    b.history = [f for f in fits if f is not None]
+    return b, facts
 
 
 def _stored_curve_basis(
@@ -448,11 +477,21 @@ def _facts(b: Basis) -> dict[str, object]:
         fill_ratio=f.fill_ratio if f else None,
         full_in_seconds=f.full_in_seconds if f and f.warming_up else None,
         windows=b.windows_used,
+        nodes=b.nodes,
     )
 
 
 def _limit(b: Basis, mem: float) -> int:
+    """The -m to set for `mem` on the answer's curve: a cluster's is per node (its total memory
+    over its nodes)."""
+    if b.nodes:
+        return memlimit.limit_for_bytes(mem / b.nodes, 0.0, [])
     return memlimit.limit_for_bytes(mem, float(b.info.current_bytes or 0), b.classes)
+
+
+def _set_m(b: Basis, limit: int) -> str:
+    each = f" on each of its {b.nodes} nodes" if b.nodes and b.nodes > 1 else ""
+    return f"set -m {limit // memlimit.MIB}{each}"
 
 
 def _warming(b: Basis) -> bool:
@@ -473,7 +512,15 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
     limit = None
     rec = hysteresis.Recommendation(None, False, 0, 0)
     if mem is None:
-        if _levelled_off(b):
+        if _warming(b):
+            # memcached has evicted nothing yet: the curve ends near today's fill, a bound only
+            status = "above_curve"
+            at_least = _ceil(b.main.x_max)
+            msg = (
+                f"a hit rate of {target:.1%} needs more than {hb(b.main.x_max)} as far as the agent has "
+                f"seen (the curve reaches {b.main.y_max:.1%} there); it sees further once memcached is full"
+            )
+        elif _levelled_off(b):
             status = "unreachable"
             msg = (
                 f"no memory size reaches a hit rate of {target:.1%}: the curve levels off at "
@@ -500,7 +547,7 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             else ""
         )
         msg = (
-            f"a hit rate of {target:.1%} needs {hb(mem)}: set -m {limit // memlimit.MIB}{range_txt}, "
+            f"a hit rate of {target:.1%} needs {hb(mem)}: {_set_m(b, limit)}{range_txt}, "
             f"{_tail(b)}"
         )
         raw = [f.inverse(target) for f in b.history] or [mem]

@@ -4,7 +4,10 @@ A memcached that has not taken all of `-m` evicts nothing: its hit rate and its 
 window by window, and sizing on them would say "beyond the curve" or "critical" for a server that
 is merely new. A server is warming up until its memory is full and its curve has settled: two
 consecutive full windows, or a first window that was already full (the agent started beside a
-warm memcached). How long until full comes from the fill rate over the last few windows.
+warm memcached). How long until full comes from the fill rate over the last RATE_WINDOWS windows
+or RATE_SPAN_S seconds, whichever reaches further back (memcached takes memory one 1 MiB page at
+a time, so short windows alone often see no growth). A cluster warms up while any of its nodes
+does (`combined`).
 """
 
 from collections.abc import Sequence
@@ -14,7 +17,8 @@ from datetime import datetime
 from hitcurve.memlimit import human_bytes
 
 SETTLE_WINDOWS = 2  # consecutive full windows before the curve counts as settled
-RATE_WINDOWS = 5  # windows the fill rate is measured over
+RATE_WINDOWS = 5  # the fill rate is measured over at least this many windows ...
+RATE_SPAN_S = 300  # ... and at least this long (short agent windows: pages come 1 MiB at a time)
 
 
 @dataclass(frozen=True)
@@ -72,13 +76,38 @@ def fill_state(samples: Sequence[FillSample]) -> FillState:
     settled = run >= SETTLE_WINDOWS or run == len(samples)
     full_in = None
     if not last.full:
-        recent = [s for s in samples[-RATE_WINDOWS:] if s.full is not None]
+        known = [s for s in samples if s.full is not None]
+        recent = known[-RATE_WINDOWS:]
         first = recent[0]
+        for s in reversed(known[: -RATE_WINDOWS]):  # reach back RATE_SPAN_S when windows are short
+            if (last.window_end - s.window_end).total_seconds() > RATE_SPAN_S:
+                break
+            first = s
         dt = (last.window_end - first.window_end).total_seconds()
         grown = last.total_malloced - first.total_malloced
         if dt > 0 and grown > 0:
             full_in = max(0, round((last.limit_maxbytes - last.total_malloced) / (grown / dt)))
     return FillState(not settled, ratio, full_in, last.total_malloced, last.limit_maxbytes)
+
+
+def combined(states: Sequence[FillState]) -> FillState | None:
+    """A cluster's fill from its nodes': warming while any node is; bytes summed over the nodes;
+    full when the slowest warming node is (None when one of them cannot say)."""
+    if not states:
+        return None
+    warming = [s for s in states if s.warming_up]
+    used = sum(s.used_bytes or 0 for s in states)
+    limit = sum(s.limit_bytes or 0 for s in states)
+    known = all(s.used_bytes is not None and s.limit_bytes for s in states)
+    etas = [s.full_in_seconds for s in warming]
+    full_in = max(e for e in etas if e is not None) if etas and all(e is not None for e in etas) else None
+    return FillState(
+        bool(warming),
+        min(1.0, used / limit) if known and limit > 0 else None,
+        full_in,
+        used if known else None,
+        limit if known else None,
+    )
 
 
 def _duration(s: int | None) -> str:

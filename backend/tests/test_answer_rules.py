@@ -128,6 +128,30 @@ def test_a_memcached_that_stopped_filling_has_no_eta() -> None:
     assert s.warming_up and s.full_in_seconds is None
 
 
+def test_short_windows_measure_the_fill_rate_over_minutes() -> None:
+    # 5 s windows; memcached takes a 1 MiB page every 20 s: the last five windows alone see none
+    seq = [
+        warmup.FillSample(T0 + timedelta(seconds=5 * i), (8 + i // 4) * MIB, 64 * MIB, False)
+        for i in range(40)
+    ]
+    s = warmup.fill_state(seq)
+    assert s.warming_up and s.full_in_seconds is not None
+    assert s.full_in_seconds == pytest.approx((64 - 17) * 20, rel=0.15)
+
+
+def test_a_cluster_warms_up_while_any_node_does() -> None:
+    full = warmup.fill_state(_fill([(64 * MIB, True), (64 * MIB, True)]))
+    filling = warmup.fill_state(_fill([(10 * MIB, False), (20 * MIB, False)]))
+    c = warmup.combined([full, filling])
+    assert c is not None and c.warming_up
+    assert c.used_bytes == 84 * MIB and c.limit_bytes == 128 * MIB
+    assert c.full_in_seconds == filling.full_in_seconds
+    assert "84 MiB of 128 MiB" in c.describe()
+    done = warmup.combined([full, full])
+    assert done is not None and not done.warming_up and done.fill_ratio == 1.0
+    assert warmup.combined([]) is None
+
+
 # ---- hysteresis ---------------------------------------------------------------------------
 
 

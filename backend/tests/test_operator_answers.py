@@ -151,3 +151,62 @@ def test_every_new_field_is_documented_in_the_openapi_schema(anon) -> None:
     band = spec["components"]["schemas"]["Band"]["properties"]
     for name in ("memory_bytes_min", "memory_bytes_max", "hit_rate_min", "hit_rate_max", "confidence"):
         assert band[name].get("description"), name
+
+
+def _cluster_curve(account: Any, cid: str, end_minute: int) -> None:
+    import uuid
+
+    from hitcurve.core.db import get_sessionmaker
+    from hitcurve.models import ClusterCurve
+
+    xs2 = [2 * x for x in XS]  # two nodes of 64 MiB today: the cluster's x is its total memory
+    with get_sessionmaker()() as db:
+        db.add(
+            ClusterCurve(
+                org_id=uuid.UUID(account.org_id),
+                cluster_id=uuid.UUID(cid),
+                window_end=BASE + timedelta(minutes=end_minute),
+                basis="calibrated",
+                sizes_bytes=xs2,
+                hit_ratios=curve(0.9),
+                current_bytes=128 * MIB,
+                measured_hit_ratio=curve(0.9)[63],
+                server_count=2,
+            )
+        )
+        db.commit()
+
+
+def test_cluster_answers_carry_the_node_fields_and_warm_up_with_their_nodes(account) -> None:
+    cid = account.post("/api/v1/clusters", json={"name": "pair", "target_hit_ratio": 0.8}).json()["id"]
+    a = window(account, 0, address="10.9.1.1:11211")
+    b = window(account, 0, fill=0.25, address="10.9.1.2:11211")
+    window(account, 1, fill=1.0, address="10.9.1.1:11211")
+    window(account, 1, fill=0.5, address="10.9.1.2:11211")
+    for sid in (a, b):
+        assert account.patch(f"/api/v1/servers/{sid}", json={"cluster_id": cid}).status_code == 200
+    _cluster_curve(account, cid, 1)
+    warm = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": 0.8}).json()
+    # one node is still filling: the cluster is warming up, with the nodes' bytes summed
+    assert warm["status"] == "warming_up" and warm["nodes"] == 2
+    assert warm["used_bytes"] == 96 * MIB and warm["current_memory_limit_bytes"] == 128 * MIB
+    assert warm["fill_ratio"] == 0.75 and warm["full_in_seconds"] == 120
+    assert "still filling: 96 MiB of 128 MiB" in warm["message"] and "beyond" not in warm["message"]
+    # the -m is per node: half the cluster's memory, in whole MiB
+    assert warm["memory_limit_bytes"] % MIB == 0
+    assert warm["memory_bytes"] / 2 <= warm["memory_limit_bytes"] < warm["memory_bytes"] / 2 + MIB
+    assert f"set -m {warm['memory_limit_bytes'] // MIB} on each of its 2 nodes" in warm["message"]
+    # past the curve while warming: a bound, never "unreachable"
+    far = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": 0.95}).json()
+    assert far["status"] == "warming_up" and far["memory_bytes_at_least"] == int(2 * XS[-1])
+    assert "sees further once memcached is full" in far["message"]
+    for m in (2, 3):
+        window(account, m, fill=1.0, address="10.9.1.2:11211")
+        window(account, m, fill=1.0, address="10.9.1.1:11211")
+        _cluster_curve(account, cid, m)
+    ok = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": 0.8}).json()
+    assert ok["status"] == "ok" and ok["fill_ratio"] == 1.0 and ok["full_in_seconds"] is None
+    assert ok["recommended_memory_limit_bytes"] == ok["memory_limit_bytes"]  # three agreeing cluster curves
+    assert ok["stable"] is True
+    summary = next(c for c in account.get("/api/v1/clusters").json() if c["id"] == cid)
+    assert summary["memory_for_target_status"] == "ok"

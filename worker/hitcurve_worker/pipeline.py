@@ -122,7 +122,11 @@ def compute(inp: Inputs, at: datetime) -> Rows:
     advice = {
         "current_pages": res.current_pages,
         "allocation": {str(k): v for k, v in res.allocation.items()},
-        "moves": [{"from_class": m.from_class, "to_class": m.to_class, "pages": m.pages} for m in res.moves],
+        # hit_gain: what each move alone adds (a ratio), the gain column of the dashboard's advice
+        "moves": [
+            {"from_class": m.from_class, "to_class": m.to_class, "pages": m.pages, "hit_gain": m.hit_gain}
+            for m in res.moves
+        ],
         "current_allocation_hit_ratio": res.current_allocation_hit_ratio,
         "optimal_hit_ratio": res.optimal_at_current,
         "gain_pp": res.rebalance_gain * 100.0,

@@ -23,6 +23,7 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
+from hitcurve import windows
 from hitcurve.core import task_names as names
 from hitcurve.models import (
     AccuracyRecord,
@@ -186,33 +187,60 @@ def update_cluster(
         .scalars()
         .all()
     )
-    latest = []
+    # Each member's recent windows, weighed as its own answers weigh them (hitcurve.windows): a
+    # quiet or loss-flagged window never replaces the member's good curve in the cluster's.
+    recent: dict[uuid.UUID, list[Any]] = {}
     for sid in members:
-        c = db.execute(
-            select(ServerCurve, Snapshot.cmd_get)
+        rows = db.execute(
+            select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged)
             .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
             .where(ServerCurve.server_id == sid)
             .order_by(ServerCurve.window_end.desc())
-            .limit(1)
-        ).first()
-        if c is not None:
-            latest.append(c)
+            .limit(4 * windows.RECENT_WINDOWS)
+        ).all()
+        if rows:
+            recent[sid] = list(reversed(rows))
+    latest = [rows[-1] for rows in recent.values()]
     if not latest:
         return None
     newest = max(c[0].window_end for c in latest)
     fresh = [c for c in latest if c[0].window_end >= newest - CLUSTER_FRESH]
     calibrated = all(c[0].hit_ratio_calibrated for c in fresh)
     inputs = []
-    for sc, gets in fresh:
-        ys = sc.hit_ratio_calibrated if calibrated else sc.hit_ratio_proportional
+    used_snapshots: dict[str, str] = {}
+    for c in fresh:
+        rows = recent[c[0].server_id]
+        wins = []
+        for sc, gets, loss, flagged in rows:
+            ys = sc.hit_ratio_calibrated if calibrated else sc.hit_ratio_proportional
+            if not ys:
+                continue
+            wins.append(
+                windows.WindowCurve(
+                    sc.window_end,
+                    list(sc.sizes_bytes),
+                    list(ys),
+                    int(gets or 0),
+                    float(loss or 0.0),
+                    bool(flagged),
+                    int(sc.current_bytes),
+                    sc.measured_hit_ratio,
+                )
+            )
+        comb = windows.combine(wins)
+        if comb is None:
+            continue
+        sc = next(r[0] for r in rows if r[0].window_end == comb.newest.window_end)
+        reads = [w.reads for w in wins if w.window_end in comb.used]
+        used_snapshots[str(sc.server_id)] = str(sc.snapshot_id)
         inputs.append(
             ServerInput(
                 str(sc.server_id),
-                np.asarray(sc.sizes_bytes),
-                np.asarray(ys),
+                np.asarray(comb.sizes_bytes),
+                np.asarray(comb.hit_ratios),
                 float(sc.current_bytes),
-                float(gets or 0) or 1.0,
-                sc.measured_hit_ratio,
+                float(sum(reads) / len(reads)) or 1.0,
+                comb.measured_hit_ratio,
                 np.asarray(sc.band_low) if sc.band_low else None,
                 np.asarray(sc.band_high) if sc.band_high else None,
             )
@@ -247,7 +275,7 @@ def update_cluster(
         node_hit_ratios=res.node_hit_ratios,
         server_count=len(res.used),
         inputs={
-            "servers": {str(sc.server_id): str(sc.snapshot_id) for sc, _ in fresh},
+            "servers": used_snapshots,
             "skipped": res.skipped,
             "left_out_stale": [str(c[0].server_id) for c in latest if c not in fresh],
         },

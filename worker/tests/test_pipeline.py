@@ -99,6 +99,10 @@ def test_upload_becomes_a_merged_calibrated_curve(worker: WorkerProc, client: An
         assert c.advice["optimal_hit_ratio"] >= c.advice["current_allocation_hit_ratio"]
         moved = sum(m["pages"] for m in c.advice["moves"])
         assert moved >= 0 and sum(c.advice["allocation"].values()) == 256
+        # every move is valued (the dashboard's gain column)
+        assert all(isinstance(m["hit_gain"], float) for m in c.advice["moves"])
+        if c.advice["moves"]:
+            assert c.advice["gain_pp"] > 0 and max(m["hit_gain"] for m in c.advice["moves"]) > 0
         acc = s.execute(select(AccuracyRecord).where(AccuracyRecord.snapshot_id == sid)).scalar_one()
         assert acc.basis == "model" and acc.measured_hit_ratio == pytest.approx(0.62)
         assert acc.error_pp == pytest.approx((c.predicted_hit_ratio - 0.62) * 100)
@@ -228,6 +232,15 @@ def test_poison_snapshot_is_parked_with_its_error_not_retried(worker: WorkerProc
     assert status_of(Snapshot, sid) == "parked"
 
 
+def newest_cluster_curve(s: Any, cluster_id: uuid.UUID) -> Any:
+    return s.execute(
+        select(ClusterCurve)
+        .where(ClusterCurve.cluster_id == cluster_id)
+        .order_by(ClusterCurve.computed_at.desc())
+        .limit(1)
+    ).scalar_one()
+
+
 def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, client: Any, org: Org) -> None:
     with db() as s:
         cl = Cluster(
@@ -272,12 +285,7 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
         for i in batch:
             wait_for(lambda i=i: status_of(Snapshot, i) == "processed", 30, "cluster snapshots")
     with db() as s:
-        cc = s.execute(
-            select(ClusterCurve)
-            .where(ClusterCurve.cluster_id == cluster_id)
-            .order_by(ClusterCurve.computed_at.desc())
-            .limit(1)
-        ).scalar_one()
+        cc = newest_cluster_curve(s, cluster_id)
         assert cc.server_count == 3 and cc.current_bytes == 3 * (128 << 20)
         assert cc.basis == "calibrated" and cc.measured_hit_ratio == pytest.approx(0.8)
         assert cc.node_counts and cc.node_counts[:3] == [1, 2, 3]
@@ -289,6 +297,32 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
             .all()
         )
     assert sorted(open_alerts) == ["below_target", "memory_short"]  # once each, after 3 windows x 3 servers
+    # Traffic stops on one node and another's agent restarts with a lossy first window: neither
+    # window replaces its node's good curve in the cluster's (hitcurve.windows, as server answers).
+    quiet = synthetic_snapshot(
+        address=addrs[1], n_classes=10, total_pages=128, end=end + timedelta(minutes=3), hit_ratio=0.0,
+        seed=41,
+    )
+    quiet["measured"].update(cmd_get=12, get_hits=0, get_misses=12)
+    for c in quiet["classes"]:
+        c["curve"]["points"] = [[x, 0.0] for x, _ in c["curve"]["points"]]
+        c["requests"] = 1
+    lossy = synthetic_snapshot(
+        address=addrs[2], n_classes=10, total_pages=128, end=end + timedelta(minutes=3), hit_ratio=0.5,
+        seed=42,
+    )
+    lossy["loss"].update(loss_ratio=0.2, flagged=True, worker_dropped=200_000)
+    for snap in (quiet, lossy):
+        assert upload(client, org, snap).status_code == 202
+        sid = uuid.UUID(snap["snapshot_id"])
+        wait_for(lambda sid=sid: status_of(Snapshot, sid) == "processed", 30, "quiet/lossy")
+    with db() as s:
+        after = newest_cluster_curve(s, cluster_id)
+        assert after.id != cc.id and after.server_count == 3
+        assert after.measured_hit_ratio == pytest.approx(0.8, abs=0.01)
+        assert after.node_hit_ratios[2] == pytest.approx(cc.node_hit_ratios[2], abs=0.01)
+        assert str(quiet["snapshot_id"]) not in after.inputs["servers"].values()
+        assert str(lossy["snapshot_id"]) not in after.inputs["servers"].values()
     # Lower the target far below today's: the two alerts resolve, savings opens.
     with db() as s:
         s.execute(update(Cluster).where(Cluster.id == cluster_id).values(target_hit_ratio=0.3))
@@ -297,7 +331,7 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
         address=addrs[0],
         n_classes=10,
         total_pages=128,
-        end=end + timedelta(minutes=3),
+        end=end + timedelta(minutes=4),
         hit_ratio=0.8,
         seed=99,
     )

@@ -40,6 +40,20 @@ def latest_cluster_curve(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) 
     ).scalar_one_or_none()
 
 
+def recent_cluster_curves(
+    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, limit: int = 30
+) -> list[Any]:
+    """(sizes_bytes, hit_ratios) of the cluster's newest `limit` curves, oldest first: what the
+    recommended limit's hysteresis runs over."""
+    rows = db.execute(
+        select(ClusterCurve.sizes_bytes, ClusterCurve.hit_ratios)
+        .where(ClusterCurve.org_id == org_id, ClusterCurve.cluster_id == cluster_id)
+        .order_by(ClusterCurve.computed_at.desc())
+        .limit(limit)
+    ).all()
+    return list(reversed(rows))
+
+
 def latest_cluster_curves(
     db: Session, org_id: uuid.UUID, cluster_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, ClusterCurve]:
@@ -110,7 +124,7 @@ def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, 
     return list(reversed(rows))
 
 
-def recent_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 10) -> list[Any]:
+def recent_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 60) -> list[Any]:
     """memcached's fill at the end of the server's newest `limit` windows, oldest first:
     (window_end, instance_id, total_malloced, limit_maxbytes, memory_full, hash_bytes,
     curr_connections)."""

@@ -87,20 +87,28 @@ class SizingAnswer(BaseModel):
         "the curve); hit-rate questions: the memory asked about",
     )
     hit_ratio: float | None = None
-    nodes: int | None = None
+    nodes: int | None = Field(
+        default=None,
+        description="nodes questions: the nodes of node_size_bytes the target needs; cluster memory and "
+        "hit-rate questions: the cluster's nodes today, for which memory_limit_bytes is the -m of each",
+    )
     node_size_bytes: int | None = None
     memory_limit_bytes: int | None = Field(
         default=None,
-        description="the memcached memory limit to set (-m, a whole number of MiB, per node for "
-        "cluster answers) so that memcached holds memory_bytes: slab-class chunk rounding and whole "
-        "1 MiB pages per class included. The hash table and connection buffers come on top",
+        description="the memcached memory limit to set (-m, a whole number of MiB) so that memcached "
+        "holds memory_bytes: slab-class chunk rounding and whole 1 MiB pages per class included. "
+        "Cluster answers: the -m of each node (memory_bytes over `nodes`, the nodes today). The hash "
+        "table and connection buffers come on top",
     )
     current_memory_limit_bytes: int | None = Field(
-        default=None, description="memcached's memory limit today (limit_maxbytes, -m)"
+        default=None,
+        description="memcached's memory limit today (limit_maxbytes, -m); cluster answers: summed over "
+        "its nodes",
     )
     used_bytes: int | None = Field(
         default=None,
-        description="slab memory memcached has taken today (total_malloced), which counts toward -m",
+        description="slab memory memcached has taken today (total_malloced), which counts toward -m; "
+        "cluster answers: summed over its nodes",
     )
     memory_bytes_at_least: int | None = Field(
         default=None,
@@ -114,9 +122,9 @@ class SizingAnswer(BaseModel):
     )
     recommended_memory_limit_bytes: int | None = Field(
         default=None,
-        description="-m for autoscalers: moves only after the raw memory_limit_bytes has stayed "
-        "outside ±10 % (at least 2 MiB) of it for 3 consecutive windows on one side, then to their "
-        "median (hitcurve/hysteresis.py)",
+        description="-m for autoscalers (per node for clusters): moves only after the raw "
+        "memory_limit_bytes has stayed outside ±10 % (at least 2 MiB) of it for 3 consecutive windows "
+        "on one side, then to their median (hitcurve/hysteresis.py)",
     )
     stable: bool | None = Field(
         default=None,

@@ -5,6 +5,9 @@ import { useWidth } from "../hooks";
 import { hitAt } from "../lib/curve";
 import { formatBytes, formatPercent, formatPp } from "../lib/format";
 
+const pages = (n: number) => `${n} page${n === 1 ? "" : "s"}`;
+const nClasses = (n: number) => `${n} class${n === 1 ? "" : "es"}`;
+
 const SmallCurve = memo(function SmallCurve({ cls, width }: { cls: SlabClass; width: number }) {
   const svg = useRef<SVGSVGElement>(null);
   useLayoutEffect(() => {
@@ -21,7 +24,7 @@ const SmallCurve = memo(function SmallCurve({ cls, width }: { cls: SlabClass; wi
         <strong>class {cls.id}</strong> · {formatBytes(cls.chunkSize)} chunks
         <br />
         <span className="muted">
-          {cls.pages} pages · {hit === null ? "—" : formatPercent(hit, 0)} hits
+          {pages(cls.pages)} · {hit === null ? "—" : formatPercent(hit, 0)} hits
         </span>
       </figcaption>
       <svg ref={svg} aria-hidden="true" />
@@ -51,7 +54,7 @@ export function SlabClasses({
       <h2 id="slab-title">Slab classes</h2>
       <Advice advice={advice} gain={adviceHitGain} version={version} />
       <p className="muted">
-        {classes.length} classes, busiest first. Each: hit rate (0–100 %) versus the class's memory; the line marks its size
+        {nClasses(classes.length)}, busiest first. Each: hit rate (0–100 %) versus the class's memory; the line marks its size
         today.
       </p>
       <div ref={box} className="small-multiples" style={{ gridTemplateColumns: `repeat(${cols}, 1fr)` }}>
@@ -70,8 +73,6 @@ export function reassignIsSafe(version: string | null): boolean {
   return a > 1 || (a === 1 && (b > 6 || (b === 6 && c >= 42)));
 }
 
-const pages = (n: number) => `${n} page${n === 1 ? "" : "s"}`;
-
 function Advice({ advice, gain, version }: { advice: PageMove[]; gain: number | null; version: string | null }) {
   if (!advice.length)
     return (
@@ -82,7 +83,8 @@ function Advice({ advice, gain, version }: { advice: PageMove[]; gain: number | 
   return (
     <div className="advice" data-testid="advice">
       <p>
-        <strong>Slab rebalancing advice:</strong> move {pages(advice.reduce((s, a) => s + a.pages, 0))} of 1 MiB
+        <strong>Slab rebalancing advice:</strong> move {pages(advice.reduce((s, a) => s + a.pages, 0))} of 1 MiB from{" "}
+        {nClasses(new Set(advice.map((a) => a.fromClass)).size)} to {nClasses(new Set(advice.map((a) => a.toClass)).size)}
         {gain !== null && <> for {formatPp(gain)} hit rate at the same memory</>}.
       </p>
       <table>

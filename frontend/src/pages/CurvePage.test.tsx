@@ -80,7 +80,10 @@ test("draws the curve, the band, the measured point and one small multiple per c
   expect(svg.querySelector("circle.measured")).not.toBeNull();
   expect(svg.querySelector("circle.target-point")).not.toBeNull();
   expect(document.querySelectorAll("figure.small-multiple").length).toBe(40);
-  expect(plain(screen.getByTestId("advice").textContent)).toContain("move 3 pages");
+  expect(plain(screen.getByTestId("advice").textContent)).toContain("move 3 pages of 1 MiB from 1 class to 1 class");
+  // the gain column holds each move's own gain
+  const row = screen.getByTestId("advice").querySelector("tbody tr")!;
+  expect(plain(row.textContent)).toMatch(/\+0\.40 pp/);
   // memcached 1.6.18: no manual slabs reassign (it can crash before 1.6.42)
   expect(plain(screen.getByTestId("advice-how").textContent)).toContain("Do not move pages by hand");
   expect(screen.getByTestId("advice-how").textContent).not.toContain("slabs reassign 1 2");

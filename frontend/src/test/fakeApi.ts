@@ -64,7 +64,7 @@ export function serverCurve(classes = 3) {
       band_low: sizes.map((b) => (b / GiB) * 0.1 - 0.02),
       band_high: sizes.map((b) => (b / GiB) * 0.1 + 0.02),
       current_bytes: 4 * GiB, measured_hit_ratio: 0.4, predicted_hit_ratio: 0.4, calibration: {},
-      advice: { moves: [{ from_class: 1, to_class: 2, pages: 3 }], rebalance_gain: 0.004 },
+      advice: { moves: [{ from_class: 1, to_class: 2, pages: 3, hit_gain: 0.004 }], gain_pp: 0.4 },
     },
   };
 }
