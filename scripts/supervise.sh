@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The service's own processes under supervisord (one per instance, .run/<instance>/): the API
-# (`python -m hitcurve.serve`), a Celery worker and beat, plus any program a caller adds as
+# (`python -m hitcurve.serve`), two Celery workers -- `worker` on the ingest queue (uploads,
+# merges) and `worker-batch` on the batch queue (simulations, corrections, reports, history
+# maintenance), so a burst of policy runs never delays curves -- and beat, plus any program a caller adds as
 # .run/<instance>/programs/<name>.conf (the demo adds memcached, traffic and the agent).
 # supervisord restarts a program that dies, appends to its log in .run/<instance>/logs/ and
 # rotates it at 10 MB (5 kept). Usage:
@@ -10,7 +12,8 @@
 #   scripts/supervise.sh ctl INSTANCE ARGS…  supervisorctl for the instance (restart worker, …)
 #   scripts/supervise.sh stop INSTANCE       stop every program, then supervisord
 # Environment: HITCURVE_API_PORT (else .run/INSTANCE/api.port, a free port chosen once),
-# HITCURVE_WORKER_CONCURRENCY (2). Stopping a worker waits up to 60 s for its running tasks.
+# HITCURVE_WORKER_CONCURRENCY (ingest processes, 2), HITCURVE_BATCH_CONCURRENCY (batch processes,
+# 1). Stopping a worker waits up to 60 s for its running tasks.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -69,8 +72,14 @@ stopwaitsecs=20
 $common
 
 [program:worker]
-command=$VENV/bin/celery -A hitcurve_worker.celery_app worker --loglevel=INFO --concurrency=${HITCURVE_WORKER_CONCURRENCY:-2} -n $inst@%%h
+command=$VENV/bin/celery -A hitcurve_worker.celery_app worker -Q $HITCURVE_CELERY_INGEST_QUEUE --loglevel=INFO --concurrency=${HITCURVE_WORKER_CONCURRENCY:-2} -n $inst-ingest@%%h
 stdout_logfile=$dir/logs/worker.log
+stopwaitsecs=60
+$common
+
+[program:worker-batch]
+command=$VENV/bin/celery -A hitcurve_worker.celery_app worker -Q $HITCURVE_CELERY_BATCH_QUEUE --loglevel=INFO --concurrency=${HITCURVE_BATCH_CONCURRENCY:-1} -n $inst-batch@%%h
+stdout_logfile=$dir/logs/worker-batch.log
 stopwaitsecs=60
 $common
 
@@ -89,6 +98,9 @@ case "$cmd" in
     start)
         [ -s "$dir/env" ] || die "no $dir/env: run scripts/services.sh start $inst first"
         set -a; source "$dir/env"; set +a
+        # the two queues of hitcurve.core.task_names.LANES (defaults of Settings.celery_*_queue)
+        export HITCURVE_CELERY_INGEST_QUEUE="${HITCURVE_CELERY_INGEST_QUEUE:-hitcurve.ingest}"
+        export HITCURVE_CELERY_BATCH_QUEUE="${HITCURVE_CELERY_BATCH_QUEUE:-hitcurve.batch}"
         write_conf
         if running; then
             ctl update >/dev/null

@@ -168,7 +168,8 @@ def private_queue(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     from hitcurve.core.config import get_settings
 
     name = f"hitcurve-test-{uuid.uuid4().hex[:8]}"
-    monkeypatch.setattr(get_settings(), "celery_queue", name)
+    monkeypatch.setattr(get_settings(), "celery_ingest_queue", name)
+    monkeypatch.setattr(get_settings(), "celery_batch_queue", name)
     client = redis.Redis.from_url(get_settings().redis_url)
     yield lambda: [json.loads(m) for m in client.lrange(name, 0, -1)]
     client.delete(name)

@@ -1,7 +1,8 @@
 """The service's processes as the scripts run them (scripts/supervise.sh: supervisord with the
-API, a Celery worker and beat) on a database and a Redis index of their own: /health reports the
-worker's heartbeat, a SIGKILLed worker and API are restarted (its log appended, the kill recorded),
-/health says degraded while no worker runs, and `status` lists every process."""
+API, the ingest and batch Celery workers and beat) on a database and a Redis index of their
+own: /health reports the workers' heartbeats per queue, a SIGKILLed worker and API are
+restarted (its log appended, the kill recorded), /health says degraded and names the queue
+while no worker consumes it, and `status` lists every process."""
 
 import json
 import os
@@ -107,12 +108,19 @@ def stack(migrated_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 def test_killed_worker_is_restarted_and_health_follows(stack: Stack) -> None:
     # API, worker and beat run; the worker's heartbeat reaches /health through the broker
     body = stack.wait(
-        "a worker heartbeat", lambda: (h := stack.health())["checks"]["workers"]["alive"] >= 1 and h
+        "a heartbeat on each queue", lambda: (h := stack.health())["checks"]["workers"]["ok"] and h
     )
     assert body["status"] == "ok", body
-    assert body["checks"]["queue"] == {"ok": True, "depth": 0, "oldest_pending_s": 0.0}
+    assert body["checks"]["workers"]["consumers"] == {"ingest": 1, "batch": 1}
+    queue = body["checks"]["queue"]
+    assert (queue["ok"], queue["depth"], queue["oldest_pending_s"]) == (True, 0, 0.0)
+    assert {k: (v["depth"], v["oldest_pending_s"]) for k, v in queue["queues"].items()} == {
+        "ingest": (0, 0.0),
+        "batch": (0, 0.0),
+    }
+    assert queue["upload_to_curve_s"]["snapshots"] == 0 and queue["upload_to_curve_s"]["p95"] is None
     status = stack.sh("status", stack.inst)
-    for program in ("api", "worker", "beat"):
+    for program in ("api", "worker", "worker-batch", "beat"):
         assert any(line.startswith(program) and "RUNNING" in line for line in status.splitlines()), status
 
     # The heartbeat bootstep starts before the consumer finishes connecting: wait for the first
@@ -126,17 +134,22 @@ def test_killed_worker_is_restarted_and_health_follows(stack: Stack) -> None:
     os.kill(api, signal.SIGKILL)
     second = stack.wait("a new worker", lambda: (p := stack.pid("worker")) not in (0, first) and p)
     stack.wait("a new API process", lambda: stack.pid("api") not in (0, api))
-    stack.wait("the new worker's heartbeat", lambda: stack.health()["checks"]["workers"]["alive"] >= 1)
+    stack.wait("the new worker's heartbeat", lambda: stack.health()["checks"]["workers"]["ok"])
     assert "terminated by SIGKILL" in (logs / "supervisord.log").read_text()
     # the log was appended to, not overwritten: both workers' "ready" lines are in it
     stack.wait("two start-ups in worker.log", lambda: (logs / "worker.log").read_text().count(" ready.") >= 2)
     assert second != first
 
-    # no worker: /health still answers (the API serves) but says degraded, and why
+    # no ingest worker: /health still answers (the API serves) but says degraded, and which queue
     stack.sh("ctl", stack.inst, "stop", "worker")
     body = stack.wait("degraded", lambda: (h := stack.health())["status"] == "degraded" and h)
-    assert body["checks"]["workers"]["ok"] is False and body["checks"]["workers"]["alive"] == 0
+    assert body["checks"]["workers"]["ok"] is False and body["checks"]["workers"]["consumers"]["ingest"] == 0
+    assert "ingest queue" in body["checks"]["workers"]["error"]
+    # no worker at all
+    stack.sh("ctl", stack.inst, "stop", "worker-batch")
+    body = stack.wait("no worker", lambda: (h := stack.health())["checks"]["workers"]["alive"] == 0 and h)
     assert "no worker heartbeat" in body["checks"]["workers"]["error"]
     assert body["checks"]["database"]["ok"] and body["checks"]["redis"]["ok"]
     stack.sh("ctl", stack.inst, "start", "worker")
+    stack.sh("ctl", stack.inst, "start", "worker-batch")
     stack.wait("ok again", lambda: stack.health()["status"] == "ok")

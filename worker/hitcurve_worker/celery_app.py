@@ -4,9 +4,11 @@ from typing import Any
 
 from celery import Celery
 from celery.signals import worker_process_init
+from kombu import Exchange, Queue
 
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine, get_sessionmaker
+from hitcurve.core.tasks import route_task
 from hitcurve_worker.heartbeat import Heartbeat
 from hitcurve_worker.schedule import BEAT_SCHEDULE
 
@@ -25,17 +27,31 @@ def make_celery() -> Celery:
     settings = get_settings()
     # Task modules are listed here (imported when a worker starts), one module per job.
     app = Celery("hitcurve", broker=settings.redis_url, backend=settings.redis_url, include=TASK_MODULES)
+    # Two queues (task_names.LANES): a worker started without -Q consumes both (tests, small
+    # installs); scripts/supervise.sh runs one worker per queue (`-Q`) so simulations never hold
+    # up ingest. Declared exactly as a publisher creates them (exchange and routing key = name).
+    queues = [
+        Queue(q, Exchange(q), routing_key=q)
+        for q in (settings.celery_ingest_queue, settings.celery_batch_queue)
+    ]
     app.conf.update(
         task_serializer="json",
         result_serializer="json",
         accept_content=["json"],
-        # Work is acknowledged after it ran, so a worker killed mid-task leaves it queued.
+        task_queues=queues,
+        task_default_queue=settings.celery_ingest_queue,
+        task_routes=(route_task,),
+        # Work is acknowledged after it ran, so a worker killed mid-task leaves it queued; every
+        # task is idempotent, so the redelivery changes nothing.
         task_acks_late=True,
         task_reject_on_worker_lost=True,
-        worker_prefetch_multiplier=1,
+        # One reserved task per process (Settings.celery_prefetch): nothing waits behind a long
+        # task in a busy process's buffer while another process is idle.
+        worker_prefetch_multiplier=settings.celery_prefetch,
         result_expires=3600,
         broker_connection_retry_on_startup=True,
-        broker_transport_options={"visibility_timeout": 3600},
+        # Redelivery of an unacknowledged task after this long (Settings.celery_visibility_timeout_s).
+        broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s},
         timezone="UTC",
         # Chords (simulation fan-out) poll less and the broker is asked to redeliver on restart.
         result_chord_join_timeout=30,

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from hitcurve import tracecodec
 from hitcurve.core import task_names as names
+from hitcurve.core.tasks import queue_for
 from hitcurve.models import PolicyCorrection, Server, ServerCurve, Snapshot, SnapshotClass, TraceChunk
 from hitcurve_worker import policy_correction as pc
 from hitcurve_worker.celery_app import app
@@ -80,7 +81,7 @@ def maybe_enqueue(server_id: uuid.UUID) -> bool:
         with session() as db:
             due = needs_update(db, server_id)
         if due:
-            app.send_task(TASK, args=[str(server_id)])
+            app.send_task(TASK, args=[str(server_id)], queue=queue_for(TASK))
         return due
     except Exception as exc:  # broker or database trouble: the next chunk triggers it
         log.warning("policy correction of server %s not enqueued: %s", server_id, describe(exc))

@@ -1,7 +1,7 @@
 """Worker liveness through the broker: every worker process (the Celery master, whose event loop
 also fetches the tasks) refreshes a Redis key `hitcurve:worker:<hostname>` every
 `Settings.worker_heartbeat_s` with an expiry of `worker_stale_s`. The backend's /health reads
-these keys (`hitcurve.core.workers`): no fresh key means no worker is consuming. A worker that
+these keys (`hitcurve.core.workers`): no fresh key naming a queue means nothing consumes it. A worker that
 stops cleanly deletes its key; a killed one's key expires."""
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ class Heartbeat(bootsteps.StartStopStep):
         s = get_settings()
         self.client = redis.Redis.from_url(s.redis_url, socket_timeout=2, socket_connect_timeout=2)
         self.key = HEARTBEAT_PREFIX + worker.hostname
-        self.queues = sorted(q.name for q in worker.app.amqp.queues.values()) or [s.celery_queue]
+        # The queues this worker consumes (-Q), else every declared one: /health tells which
+        # queue has no consumer.
+        queues = worker.app.amqp.queues
+        self.queues = sorted(queues.consume_from or queues) or [s.celery_ingest_queue]
         self.beat()
         self.tref = worker.timer.call_repeatedly(s.worker_heartbeat_s, self.beat, priority=10)
 

@@ -13,6 +13,7 @@ from celery import Task
 from sqlalchemy import and_, delete, func, or_, select, text, update
 
 from hitcurve.core import task_names as names
+from hitcurve.core.tasks import queue_for
 from hitcurve.models import (
     ClusterCurve,
     Server,
@@ -97,7 +98,7 @@ def requeue(
                 .all()
             )
             for i in ids:
-                sender.send_task(task, args=[str(i)])
+                sender.send_task(task, args=[str(i)], queue=queue_for(task))
             if ids:
                 _exec(db, update(model).where(model.id.in_(ids)).values(enqueued_at=at))
             db.commit()
@@ -125,7 +126,7 @@ def requeue(
             .all()
         )
         for r in runs:
-            sender.send_task(names.RUN_SIMULATION, args=[str(r)])
+            sender.send_task(names.RUN_SIMULATION, args=[str(r)], queue=queue_for(names.RUN_SIMULATION))
         if runs:
             _exec(db, update(SimulationRun).where(SimulationRun.id.in_(runs)).values(enqueued_at=at))
         db.commit()

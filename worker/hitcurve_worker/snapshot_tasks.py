@@ -6,6 +6,8 @@ for server curves and accuracy records, (cluster, window_end, basis) for cluster
 advisory lock, the open-alert partial unique index for alerts), and the snapshot is marked
 processed in the same transaction. Re-running the task therefore changes nothing, and a worker
 killed half way leaves nothing behind: the snapshot stays pending and is re-enqueued.
+Snapshots of one server are processed in window order (process_snapshot takes the server's
+earlier pending windows first), so a backlog catches up in order per server.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from hitcurve_worker.pipeline import HISTORY_WINDOWS, Inputs, Previous, Window, 
 from hitcurve_worker.reliability import (
     RETRY_OPTS,
     PoisonInput,
+    is_retryable,
     now,
     run_reliably,
     session,
@@ -52,6 +55,7 @@ log = logging.getLogger("hitcurve.worker.snapshot")
 
 ALERT_WINDOWS = 10  # accuracy records behind the curve-error alert
 CLUSTER_FRESH = timedelta(minutes=15)  # server curves older than this are left out of a cluster curve
+IN_ORDER_BATCH = 100  # earlier pending windows of the same server one task processes first
 
 
 def _test_pause() -> None:
@@ -427,6 +431,48 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         }
 
 
+def earlier_pending(snapshot_id: uuid.UUID) -> list[uuid.UUID]:
+    """The same server's still-pending snapshots whose windows end before this one's, oldest
+    first (at most IN_ORDER_BATCH; served by ix_snapshots_server_window)."""
+    with session() as db:
+        row = db.execute(
+            select(Snapshot.server_id, Snapshot.window_end).where(Snapshot.id == snapshot_id)
+        ).first()
+        if row is None:
+            return []
+        return list(
+            db.execute(
+                select(Snapshot.id)
+                .where(
+                    Snapshot.server_id == row.server_id,
+                    Snapshot.window_end < row.window_end,
+                    Snapshot.status == "pending",
+                )
+                .order_by(Snapshot.window_end, Snapshot.received_at)
+                .limit(IN_ORDER_BATCH)
+            )
+            .scalars()
+            .all()
+        )
+
+
 @app.task(name=names.PROCESS_SNAPSHOT, bind=True, **RETRY_OPTS)
 def process_snapshot(self: Task, snapshot_id: str) -> dict[str, Any]:
-    return run_reliably(Snapshot, snapshot_id, process, "snapshot", log)
+    """In order per server: a server's earlier pending windows are processed first (each in its
+    own transaction, each idempotent), so after a backlog -- workers stopped, several tasks of
+    one server taken by different processes -- curves, accuracy records and alerts follow the
+    windows' order. A process that reaches a window another holds waits on its row lock and
+    then finds it processed; that window's own task later finds nothing to do."""
+    try:
+        sid = uuid.UUID(str(snapshot_id))
+    except ValueError:
+        return {"status": "bad-id"}
+    for earlier in earlier_pending(sid):
+        try:
+            run_reliably(Snapshot, earlier, process, "snapshot", log)
+        except Exception as exc:
+            if is_retryable(exc):
+                raise  # the database or broker is away: this whole task retries
+            # marked failed with its error; the re-enqueue job retries it on its own
+            continue
+    return run_reliably(Snapshot, sid, process, "snapshot", log)

@@ -55,7 +55,13 @@ def celery_client(private_env: dict[str, str]) -> Iterator[Any]:
 
     url = private_env["HITCURVE_REDIS_URL"]
     c = Celery("worker-tests", broker=url, backend=url)
-    c.conf.update(task_serializer="json", result_serializer="json", accept_content=["json"])
+    from hitcurve.core.tasks import route_task
+
+    # routed like the backend and the worker (task_names.LANES), so tasks land on the queues the
+    # test workers consume
+    c.conf.update(
+        task_serializer="json", result_serializer="json", accept_content=["json"], task_routes=(route_task,)
+    )
     yield c
     c.close()
 

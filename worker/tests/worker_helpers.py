@@ -55,7 +55,10 @@ class WorkerProc:
                 self.kill()
 
 
-def start_worker(env_extra: dict[str, str], name: str, concurrency: int = 2) -> WorkerProc:
+def start_worker(
+    env_extra: dict[str, str], name: str, concurrency: int = 2, queues: str | None = None
+) -> WorkerProc:
+    """A real `celery worker` in its own process group; queues: its -Q (else both queues)."""
     env = {**os.environ, **env_extra}
     log = ROOT / ".run" / "test" / f"worker-{name}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -70,6 +73,7 @@ def start_worker(env_extra: dict[str, str], name: str, concurrency: int = 2) -> 
             "worker",
             "--loglevel=INFO",
             f"--concurrency={concurrency}",
+            *(["-Q", queues] if queues else []),
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",

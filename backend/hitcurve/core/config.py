@@ -74,9 +74,24 @@ class Settings(BaseSettings):
     # Seconds to wait for the Celery broker when handing work over; after a failure the backend
     # does not try again for broker_backoff_s (rows stay pending for the worker's re-enqueue job).
     broker_timeout_s: float = 1.0
-    # The Celery queue the backend publishes to (the worker's default queue).
-    celery_queue: str = "celery"
     broker_backoff_s: float = 10.0
+    # Celery queues (Redis lists), one per lane of hitcurve.core.task_names.LANES: uploads and
+    # their merges on the ingest queue, simulations/corrections/reports/maintenance on the batch
+    # queue, each consumed by its own workers (scripts/supervise.sh), so a burst of policy runs
+    # never delays curves.
+    celery_ingest_queue: str = "hitcurve.ingest"
+    celery_batch_queue: str = "hitcurve.batch"
+    # Seconds the Redis broker waits for a fetched task's acknowledgement before it hands the
+    # task to another worker. Tasks are acknowledged late (after they ran), so this must exceed
+    # the longest task plus its prefetch wait; every task is idempotent, so a redelivery (after
+    # a worker died, or a task ran longer than this) changes nothing but costs the work again.
+    celery_visibility_timeout_s: int = Field(default=3600, ge=60)
+    # Tasks a worker process reserves beyond the one it runs (Celery's prefetch multiplier).
+    # 1: a slow simulation never holds ingest tasks hostage, and a killed worker strands at
+    # most one message per process (redelivered after the visibility timeout or re-enqueued).
+    celery_prefetch: int = Field(default=1, ge=1, le=16)
+    # Upload-to-curve lag in /health: percentiles over the snapshots processed in this window.
+    lag_window_s: float = 300.0
 
 
 @lru_cache

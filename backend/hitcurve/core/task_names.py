@@ -17,3 +17,25 @@ DOWNSAMPLE_HISTORY = "hitcurve.downsample_history"
 DISPATCH_WEEKLY_REPORTS = "hitcurve.dispatch_weekly_reports"
 SEND_REPORT = "hitcurve.send_report"
 PING = "hitcurve.ping"
+
+# Which queue each task runs on, in one place (issue 19). Two lanes, so a burst of policy runs
+# never delays curves: "ingest" (an upload's own work and the jobs that keep it flowing; small,
+# one task per upload) and "batch" (simulations, corrections, reports, history maintenance;
+# long, bursty). Settings.celery_ingest_queue / celery_batch_queue name the Redis lists; the
+# backend publishes through hitcurve.core.tasks.queue_for, the worker routes by the same table.
+INGEST = "ingest"
+BATCH = "batch"
+LANES: dict[str, str] = {
+    PROCESS_SNAPSHOT: INGEST,
+    PROCESS_TRACE_CHUNK: INGEST,
+    REQUEUE_STALE: INGEST,
+    CHECK_SILENT_AGENTS: INGEST,
+    PING: INGEST,
+    RUN_SIMULATION: BATCH,
+    SIMULATE_POLICY: BATCH,
+    FINISH_SIMULATION: BATCH,
+    COMPUTE_POLICY_CORRECTION: BATCH,
+    DOWNSAMPLE_HISTORY: BATCH,
+    DISPATCH_WEEKLY_REPORTS: BATCH,
+    SEND_REPORT: BATCH,
+}

@@ -1,7 +1,8 @@
 """Hand work to the worker through Celery, by task name, after the rows were committed.
 
 The backend never imports the worker package: it publishes `hitcurve.process_snapshot`,
-`hitcurve.process_trace_chunk` and `hitcurve.run_simulation` by name on the default queue.
+`hitcurve.process_trace_chunk` and `hitcurve.run_simulation` by name, each on its lane's queue
+(queue_for: task_names.LANES; the worker routes its own tasks by the same function).
 Publishing is best effort: when Redis is down the error is logged, the row stays `pending`
 (enqueued_at null) and the worker's periodic re-enqueue job hands it over later. After a failure
 the backend does not try again for `broker_backoff_s`, so uploads never wait on a dead broker.
@@ -30,6 +31,20 @@ RUN_SIMULATION = names.RUN_SIMULATION
 
 _lock = threading.Lock()
 _down_until = 0.0
+
+
+def queue_for(task_name: str) -> str:
+    """The Redis queue of a task: its lane in task_names.LANES (unknown names go to ingest)."""
+    s = get_settings()
+    lane = names.LANES.get(task_name, names.INGEST)
+    return s.celery_batch_queue if lane == names.BATCH else s.celery_ingest_queue
+
+
+def route_task(
+    name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **kw: Any
+) -> dict[str, str]:
+    """Celery's task_routes hook (the worker app uses it): the same table as queue_for."""
+    return {"queue": queue_for(name)}
 
 
 @lru_cache
@@ -63,7 +78,7 @@ def send(task_name: str, obj_id: uuid.UUID) -> bool:
         log.warning("broker recently unreachable; %s %s left pending for re-enqueue", task_name, obj_id)
         return False
     try:
-        get_celery().send_task(task_name, args=[str(obj_id)], retry=False, queue=get_settings().celery_queue)
+        get_celery().send_task(task_name, args=[str(obj_id)], retry=False, queue=queue_for(task_name))
         return True
     except Exception as exc:  # any broker failure: log it, keep the row pending
         with _lock:

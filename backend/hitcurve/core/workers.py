@@ -1,9 +1,14 @@
-"""Is any worker consuming, and how far behind is it? Read by /health.
+"""Is any worker consuming each queue, and how far behind is it? Read by /health.
 
 - Workers: each refreshes a Redis key HEARTBEAT_PREFIX + hostname on the broker
-  (hitcurve_worker/heartbeat.py) that expires after Settings.worker_stale_s.
-- Queue lag: the age of the oldest upload (snapshot or trace chunk) still pending, from the
-  partial indexes on (status, received_at); and the broker queue's depth.
+  (hitcurve_worker/heartbeat.py) that expires after Settings.worker_stale_s and names the
+  queues it consumes; a queue without a live consumer makes the check fail.
+- Queue lag, per queue: the broker list's depth and the age of the oldest row waiting for that
+  queue's workers (snapshots and trace chunks for ingest, simulation runs for batch), from the
+  partial indexes on (status, received_at/created_at).
+- Upload-to-curve lag: percentiles of processed_at - received_at over the latest snapshots
+  processed within Settings.lag_window_s (at most LAG_SAMPLE of them, newest first on
+  ix_snapshots_processed_at), so the check costs the same at any table size.
 """
 
 import json
@@ -18,17 +23,35 @@ from hitcurve.core.db import get_engine
 
 HEARTBEAT_PREFIX = "hitcurve:worker:"
 
+LAG_SAMPLE = 2000
+
 _OLDEST_PENDING = text(
     "SELECT extract(epoch FROM now() - least("
-    " (SELECT min(received_at) FROM snapshots WHERE status = 'pending'),"
-    " (SELECT min(received_at) FROM trace_chunks WHERE status = 'pending')))"
+    " (SELECT min(received_at) FROM snapshots WHERE status IN ('pending','failed')),"
+    " (SELECT min(received_at) FROM trace_chunks WHERE status IN ('pending','failed')))),"
+    " extract(epoch FROM now() - (SELECT min(created_at) FROM simulation_runs WHERE status = 'pending'))"
 )
+
+_UPLOAD_TO_CURVE = text(
+    "SELECT count(*), percentile_cont(0.5) WITHIN GROUP (ORDER BY lag),"
+    " percentile_cont(0.95) WITHIN GROUP (ORDER BY lag), max(lag) FROM ("
+    " SELECT extract(epoch FROM processed_at - received_at) AS lag FROM snapshots"
+    " WHERE processed_at > now() - make_interval(secs => :window) AND status = 'processed'"
+    " ORDER BY processed_at DESC LIMIT :n) recent"
+)
+
+
+def _lanes() -> dict[str, str]:
+    s = get_settings()
+    return {"ingest": s.celery_ingest_queue, "batch": s.celery_batch_queue}
 
 
 def worker_status(client: redis.Redis) -> dict[str, Any]:
     s = get_settings()
     now = time.time()
     alive: list[dict[str, Any]] = []
+    lanes = _lanes()
+    consumers = dict.fromkeys(lanes, 0)
     for key in client.scan_iter(match=HEARTBEAT_PREFIX + "*", count=100):
         raw = client.get(key)
         if raw is None:
@@ -36,25 +59,63 @@ def worker_status(client: redis.Redis) -> dict[str, Any]:
         try:
             beat = json.loads(raw)
             age = now - float(beat["at"])
-        except (ValueError, KeyError, TypeError):
+            queues = [str(q) for q in beat.get("queues") or [s.celery_ingest_queue]]
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
         if age <= s.worker_stale_s:
             name = key.decode() if isinstance(key, bytes) else str(key)
-            alive.append({"name": name.removeprefix(HEARTBEAT_PREFIX), "heartbeat_age_s": round(age, 1)})
+            alive.append(
+                {
+                    "name": name.removeprefix(HEARTBEAT_PREFIX),
+                    "heartbeat_age_s": round(age, 1),
+                    "queues": queues,
+                }
+            )
+            for lane, queue in lanes.items():
+                consumers[lane] += queue in queues
     alive.sort(key=lambda w: str(w["name"]))
-    out: dict[str, Any] = {"ok": bool(alive), "alive": len(alive), "workers": alive}
+    idle = [lane for lane, n in consumers.items() if n == 0]
+    out: dict[str, Any] = {"ok": not idle, "alive": len(alive), "consumers": consumers, "workers": alive}
     if not alive:
         out["error"] = f"no worker heartbeat in the last {s.worker_stale_s:g} s: uploads are not processed"
+    elif idle:
+        out["error"] = (
+            "no live worker consumes the "
+            + " and ".join(f"{lane} queue ({lanes[lane]})" for lane in idle)
+            + (": uploads are not processed" if "ingest" in idle else ": simulations and reports wait")
+        )
     return out
 
 
 def queue_status(client: redis.Redis) -> dict[str, Any]:
+    """Per queue: broker depth and the oldest row waiting for it; plus the upload-to-curve lag."""
     s = get_settings()
-    depth = int(client.llen(s.celery_queue))
+    lanes = _lanes()
+    depth = {lane: int(client.llen(q)) for lane, q in lanes.items()}
     with get_engine().connect() as conn:
-        lag = conn.execute(_OLDEST_PENDING).scalar()
-    lag_s = round(float(lag), 1) if lag is not None else 0.0
-    out: dict[str, Any] = {"ok": lag_s <= s.max_queue_lag_s, "depth": depth, "oldest_pending_s": lag_s}
+        ingest_lag, batch_lag = conn.execute(_OLDEST_PENDING).one()
+        n, p50, p95, worst = conn.execute(_UPLOAD_TO_CURVE, {"window": s.lag_window_s, "n": LAG_SAMPLE}).one()
+
+    def age(v: Any) -> float:
+        return round(max(float(v), 0.0), 1) if v is not None else 0.0
+
+    lag_s = age(ingest_lag)
+    out: dict[str, Any] = {
+        "ok": lag_s <= s.max_queue_lag_s,
+        "depth": sum(depth.values()),
+        "oldest_pending_s": lag_s,
+        "queues": {
+            "ingest": {"name": lanes["ingest"], "depth": depth["ingest"], "oldest_pending_s": lag_s},
+            "batch": {"name": lanes["batch"], "depth": depth["batch"], "oldest_pending_s": age(batch_lag)},
+        },
+        "upload_to_curve_s": {
+            "window_s": s.lag_window_s,
+            "snapshots": int(n),
+            "p50": age(p50) if n else None,
+            "p95": age(p95) if n else None,
+            "max": age(worst) if n else None,
+        },
+    }
     if not out["ok"]:
         out["error"] = f"the oldest pending upload waits {lag_s:g} s (limit {s.max_queue_lag_s:g} s)"
     return out

@@ -39,6 +39,8 @@ class Snapshot(Base):
     __table_args__ = (
         CheckConstraint(f"status IN {WORK_STATES!r}", name="status"),
         Index("ix_snapshots_server_window", "server_id", "window_end"),
+        # /health's upload-to-curve lag reads the newest processed snapshots (core/workers.py)
+        Index("ix_snapshots_processed_at", "processed_at", postgresql_where=text("processed_at IS NOT NULL")),
         Index(
             "ix_snapshots_pending",
             "status",

@@ -20,6 +20,7 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from hitcurve.core import task_names as names
+from hitcurve.core.tasks import queue_for
 from hitcurve.models import ReportDelivery, ReportSubscription
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import RETRY_OPTS, RETRYABLE, describe, now, session
@@ -73,7 +74,9 @@ def dispatch(at: datetime | None = None, sender: Any = None) -> dict[str, int]:
                 )
             ).scalar_one_or_none()
             if status is not None and status != "sent":
-                sender.send_task(names.SEND_REPORT, args=[str(sid), start.isoformat()])
+                sender.send_task(
+                    names.SEND_REPORT, args=[str(sid), start.isoformat()], queue=queue_for(names.SEND_REPORT)
+                )
                 queued += 1
     return {"subscriptions": len(todo), "queued": queued}
 

@@ -1,0 +1,131 @@
+"""Issue 19, backpressure: with the workers stopped under load, uploads are still accepted and
+stored, /health shows the lag growing, and after the restart every upload becomes exactly one
+curve, in window order per server, with duplicate deliveries (the agent retrying an upload, the
+broker handing a task over twice) changing nothing. Real PostgreSQL, Redis and worker processes.
+
+HITCURVE_CATCHUP_STOP_S (default 12) is how long the workers stay stopped while agents upload;
+the fleet benchmark's catch-up mode (bench/fleet) runs the same scenario for minutes."""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import redis
+from sqlalchemy import func, select
+from worker_helpers import Org, start_worker, upload, wait_for
+from worker_synth import synthetic_snapshot
+
+from hitcurve.core import task_names as names
+from hitcurve.core.config import get_settings
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.core.tasks import send
+from hitcurve.models import Server, ServerCurve, Snapshot
+
+pytestmark = pytest.mark.slow
+
+STOP_S = float(os.environ.get("HITCURVE_CATCHUP_STOP_S", "12"))
+SERVERS = 4
+
+
+def test_workers_stopped_under_load_catch_up_exactly_once_in_order(
+    private_env: dict[str, str], client: Any, org: Org
+) -> None:
+    s = get_settings()
+    r = redis.Redis.from_url(private_env["HITCURVE_REDIS_URL"])
+    tag = uuid.uuid4().hex[:6]
+    addresses = [f"10.20.{i}.1:{11211 + i}-{tag}" for i in range(SERVERS)]
+    start = datetime.now(UTC).replace(microsecond=0, second=0) - timedelta(days=1)
+    uploaded: list[dict[str, Any]] = []
+
+    def upload_window(k: int) -> None:
+        for i, address in enumerate(addresses):
+            snap = synthetic_snapshot(
+                address=address,
+                n_classes=20 + (i * 4) % 21,
+                total_pages=256,
+                seed=k * SERVERS + i,
+                end=start + timedelta(minutes=k),
+                hit_ratio=0.5 + 0.05 * i,
+            )
+            resp = upload(client, org, snap)
+            assert resp.status_code == 202, resp.text
+            uploaded.append(snap)
+
+    def processed(ids: set[uuid.UUID]) -> bool:
+        with get_sessionmaker()() as db:
+            n = db.execute(
+                select(func.count()).where(Snapshot.id.in_(ids), Snapshot.status == "processed")
+            ).scalar_one()
+        return n == len(ids)
+
+    # No worker runs (this module starts none before this point); agents keep uploading for
+    # STOP_S, a window per server about every second (a fleet at a 60 s interval, time compressed).
+    k = 0
+    t0 = time.monotonic()
+    while time.monotonic() < t0 + STOP_S or k < 4:
+        upload_window(k)
+        k += 1
+        time.sleep(max(0.0, t0 + k - time.monotonic()))
+    backlog = {uuid.UUID(x["snapshot_id"]) for x in uploaded}
+    # duplicate deliveries: an agent retrying uploads it already made (200, stored once) and the
+    # broker handing the same task over again
+    for snap in uploaded[-SERVERS:] + uploaded[SERVERS : 2 * SERVERS]:
+        assert upload(client, org, snap).status_code == 200
+    for sid in list(backlog)[:20]:
+        assert send(names.PROCESS_SNAPSHOT, sid)
+
+    with get_sessionmaker()() as db:
+        stored = db.execute(select(func.count()).where(Snapshot.id.in_(backlog))).scalar_one()
+        pending = db.execute(
+            select(func.count()).where(Snapshot.id.in_(backlog), Snapshot.status == "pending")
+        ).scalar_one()
+    assert stored == pending == len(backlog)
+    health = client.get("/api/v1/health").json()["checks"]
+    assert health["queue"]["queues"]["ingest"]["depth"] >= len(backlog)
+    assert health["queue"]["queues"]["ingest"]["oldest_pending_s"] > 0
+    assert health["workers"]["consumers"]["ingest"] == 0
+
+    worker = start_worker(private_env, "catch-up", concurrency=2)
+    try:
+        wait_for(lambda: processed(backlog), 600, f"the backlog of {len(backlog)} uploads to be processed")
+        wait_for(lambda: r.llen(s.celery_ingest_queue) == 0, 300, "the ingest queue to drain")
+    finally:
+        worker.stop()
+        r.close()
+
+    every = {uuid.UUID(x["snapshot_id"]) for x in uploaded}
+    with get_sessionmaker()() as db:
+        curves = dict(
+            db.execute(
+                select(ServerCurve.snapshot_id, func.count())
+                .where(ServerCurve.snapshot_id.in_(every))
+                .group_by(ServerCurve.snapshot_id)
+            ).all()
+        )
+        rows = db.execute(
+            select(Server.address, Snapshot.window_end, Snapshot.processed_at, Snapshot.attempts)
+            .join(Server, Server.id == Snapshot.server_id)
+            .where(Snapshot.id.in_(backlog))
+            .order_by(Server.address, Snapshot.window_end)
+        ).all()
+    # every upload became exactly one curve
+    assert set(curves) == every and set(curves.values()) == {1}
+    # in window order per server: processing times follow the windows
+    by_server: dict[str, list[datetime]] = {}
+    for address, _end, processed_at, _attempts in rows:
+        by_server.setdefault(address, []).append(processed_at)
+    assert set(by_server) == set(addresses)
+    for address, times in by_server.items():
+        assert times == sorted(times), f"{address}: windows processed out of order"
+    health = client.get("/api/v1/health").json()["checks"]["queue"]
+    assert health["upload_to_curve_s"]["snapshots"] >= len(backlog)
+    assert health["upload_to_curve_s"]["p95"] >= STOP_S * 0.5
+    print(
+        f"\ncatch-up: {len(backlog)} uploads while stopped {STOP_S:g} s;"
+        f" upload->curve {health['upload_to_curve_s']}"
+    )
