@@ -50,8 +50,8 @@ from hitcurve.models import (  # noqa: E402
     SimulationRun,
     User,
 )
-from hitcurve.sample import add_breakdown, make_snapshot  # noqa: E402
 from hitcurve.schemas import agent as proto  # noqa: E402
+from hitcurve_testing.snapshots import add_breakdown, make_snapshot  # noqa: E402
 from hitcurve_worker.snapshot_tasks import process  # noqa: E402
 
 

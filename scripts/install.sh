@@ -24,12 +24,12 @@ node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 18 ] || die "Node.js >= 18 is required (found $(node --version))"
 
 # --- Python virtual env ----------------------------------------------------------------------
-py_stamp=$(sha_of requirements.lock backend/pyproject.toml worker/pyproject.toml simulator/python/pyproject.toml simulator/python/setup.py)
+py_stamp=$(sha_of requirements.lock backend/pyproject.toml worker/pyproject.toml testing/pyproject.toml simulator/python/pyproject.toml simulator/python/setup.py)
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.hitcurve-stamp" 2>/dev/null)" != "$py_stamp" ]; then
     say "creating the Python virtual env (.venv) from requirements.lock"
     [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r requirements.lock
-    editables=(-e backend -e worker)
+    editables=(-e backend -e worker -e testing)
     [ -f simulator/python/pyproject.toml ] && editables+=(-e simulator/python)
     "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps --no-build-isolation "${editables[@]}"
     echo "$py_stamp" > "$VENV/.hitcurve-stamp"

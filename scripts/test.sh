@@ -16,8 +16,8 @@ step() {  # step NAME COMMAND...: run one step, remember its outcome
 }
 
 py=("$VENV/bin/python")
-step "ruff (lint)"        "$VENV/bin/ruff" check backend worker migrations simulator/python profiler-agent bench e2e tests deploy conftest.py
-step "mypy (types)"       "$VENV/bin/mypy" --no-incremental backend/hitcurve worker/hitcurve_worker
+step "ruff (lint)"        "$VENV/bin/ruff" check backend worker testing migrations simulator/python profiler-agent bench e2e tests deploy conftest.py
+step "mypy (types)"       "$VENV/bin/mypy" --no-incremental backend/hitcurve worker/hitcurve_worker testing/hitcurve_testing
 step "tsc (frontend types)" bash -c 'cd frontend && npx --no-install tsc --noEmit'
 step "eslint (frontend)"  bash -c 'cd frontend && npx --no-install eslint .'
 step "tsc (e2e types)"    bash -c 'cd e2e && npx --no-install tsc --noEmit'

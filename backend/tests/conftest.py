@@ -120,7 +120,7 @@ def upload_snapshot(
     account: Account, address: str = "10.0.0.7:11211", **kw: Any
 ) -> tuple[str, dict[str, Any]]:
     """Upload a synthetic snapshot with a fresh agent key; returns (server id, snapshot)."""
-    from hitcurve.sample import make_snapshot
+    from hitcurve_testing.snapshots import make_snapshot
 
     key = account.extra.get("agent_key") or account.agent_key()
     account.extra["agent_key"] = key

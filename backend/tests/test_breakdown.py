@@ -10,7 +10,7 @@ from typing import Any
 
 from conftest import Account, bearer, upload_snapshot
 from hitcurve.crud.breakdown import memory_for
-from hitcurve.sample import add_breakdown, make_snapshot
+from hitcurve_testing.snapshots import add_breakdown, make_snapshot
 
 
 def post(account: Account, snap: dict[str, Any]) -> Any:

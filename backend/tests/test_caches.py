@@ -25,7 +25,7 @@ def test_revoked_token_is_refused_at_once_despite_the_cache(ttl, account, anon) 
 
 
 def test_revoked_agent_key_is_refused_at_once_despite_the_cache(ttl, account, anon) -> None:
-    from hitcurve.sample import make_snapshot
+    from hitcurve_testing.snapshots import make_snapshot
 
     created = account.post("/api/v1/agent-keys", json={"name": "k"}).json()
     h = bearer(created["key"])

@@ -18,7 +18,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
-from hitcurve.sample import make_snapshot
+from hitcurve_testing.snapshots import make_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "fuzzing passphrase 1"

@@ -13,7 +13,7 @@ from hitcurve import tracecodec
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import Server, Snapshot, SnapshotClass, TraceChunk
-from hitcurve.sample import make_snapshot, make_trace_chunk
+from hitcurve_testing.snapshots import make_snapshot, make_trace_chunk
 
 SNAP = "/api/v1/agent/snapshots"
 TRACE = "/api/v1/agent/traces"

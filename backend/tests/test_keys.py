@@ -8,7 +8,7 @@ from conftest import bearer
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import sha256_hex
 from hitcurve.models import AgentKey, ApiToken
-from hitcurve.sample import make_snapshot
+from hitcurve_testing.snapshots import make_snapshot
 
 
 def test_agent_key_lifecycle(account, anon) -> None:

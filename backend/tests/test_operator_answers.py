@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conftest import bearer, insert_server_curve
-from hitcurve.sample import make_snapshot
+from hitcurve_testing.snapshots import make_snapshot
 
 MIB = 1 << 20
 BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=40)  # one clock for every window

@@ -12,7 +12,7 @@ from conftest import bearer, insert_server_curve, upload_snapshot
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.curves import Pchip
 from hitcurve.models import AccuracyRecord, ClusterCurve, SimulationResult, SimulationRun
-from hitcurve.sample import make_snapshot
+from hitcurve_testing.snapshots import make_snapshot
 
 GB = 1e9
 

@@ -2,7 +2,7 @@ import gzip
 import json
 
 from conftest import bearer
-from hitcurve.sample import make_snapshot
+from hitcurve_testing.snapshots import make_snapshot
 
 
 def test_upload_then_read(account, anon) -> None:

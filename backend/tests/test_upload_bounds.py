@@ -15,8 +15,8 @@ from conftest import bearer
 from hitcurve import uploads
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import Snapshot, TraceChunk
-from hitcurve.sample import make_snapshot, make_trace_chunk
 from hitcurve.schemas import agent as proto
+from hitcurve_testing.snapshots import make_snapshot, make_trace_chunk
 
 
 def _post(account: Any, path: str, doc: dict[str, Any]) -> Any:

@@ -226,24 +226,9 @@ def exact_lru(wl: dict, warm: int, measured: int, capacities: list[int]) -> list
     """Exact LRU (look-aside: a miss inserts) over the same seeded read sequence, hit ratio of
     the measured phase at each capacity in items: separates the estimator's error from the
     gap between LRU and memcached's segmented LRU."""
-    from collections import OrderedDict
+    from hitcurve_testing.workloads import exact_lru_hit_ratios
 
-    seq_warm, seq_meas = _keys(wl, 1, warm), _keys(wl, 2, measured)
-    out = []
-    for cap in capacities:
-        cache: OrderedDict[int, None] = OrderedDict()
-        hits = 0
-        for phase, seq in ((0, seq_warm), (1, seq_meas)):
-            for k in seq:
-                if k in cache:
-                    cache.move_to_end(k)
-                    hits += phase
-                else:
-                    cache[k] = None
-                    if len(cache) > cap:
-                        cache.popitem(last=False)
-        out.append(hits / len(seq_meas))
-    return out
+    return exact_lru_hit_ratios(_keys(wl, 1, warm), _keys(wl, 2, measured), capacities)
 
 
 def bench_workload(

@@ -13,8 +13,8 @@ from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import AGENT_KEY_PREFIX, API_TOKEN_PREFIX, new_secret, sha256_hex
 from hitcurve.crud.ingest import store_snapshot
 from hitcurve.models import AgentKey, ApiToken, Organization, Server
-from hitcurve.sample import make_snapshot
 from hitcurve.schemas import agent as proto
+from hitcurve_testing.snapshots import make_snapshot
 from hitcurve_worker.snapshot_tasks import process as process_snapshot
 
 

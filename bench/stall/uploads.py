@@ -15,7 +15,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hitcurve.sample import make_snapshot
+from hitcurve_testing.snapshots import make_snapshot
 
 N = 200_000
 

@@ -22,11 +22,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.append(str(ROOT / "worker" / "tests"))
-sys.path.append(str(Path(__file__).resolve().parent))
+sys.path.append(str(ROOT / "worker" / "tests"))  # worker_helpers: a real worker for the latency run
 
-from worker_synth import synthetic_classes, synthetic_snapshot  # noqa: E402
-
+from hitcurve_testing.snapshots import synthetic_classes, synthetic_snapshot  # noqa: E402
 from hitcurve_worker.calibrate import calibrate, uncertainty_band  # noqa: E402
 from hitcurve_worker.merge import classes_from_rows, merge  # noqa: E402
 

@@ -14,11 +14,10 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-# Test modules import worker_helpers (this folder) and worker_synth (bench/worker: synthetic
-# snapshots shared with the benchmark); appended, so no other folder's modules are shadowed.
-for _p in (str(Path(__file__).resolve().parent), str(ROOT / "bench" / "worker")):
-    if _p not in sys.path:
-        sys.path.append(_p)
+# Test modules import worker_helpers (this folder); synthetic uploads come from hitcurve_testing.
+# Appended, so no other folder's modules are shadowed.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.append(str(Path(__file__).resolve().parent))
 
 from worker_helpers import Org, clear_caches, make_org, private_redis_url  # noqa: E402
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 from worker_helpers import Org, start_worker, upload, wait_for
-from worker_synth import synthetic_snapshot
 
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import AccuracyRecord, ServerCurve, Snapshot
+from hitcurve_testing.snapshots import synthetic_snapshot
 from hitcurve_worker.housekeeping import requeue
 
 pytestmark = pytest.mark.slow

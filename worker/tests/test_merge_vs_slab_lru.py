@@ -18,6 +18,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
+from hitcurve_testing.workloads import exact_lru_hits
 from hitcurve_worker.merge import PAGE_SIZE, ClassCurve, merge
 
 CHUNKS = [8192, 16384, 32768, 65536, 131072]  # 128, 64, 32, 16, 8 items per page
@@ -125,16 +126,7 @@ def test_stack_distance_reference_agrees_with_lru_simulation(trace: list[tuple[i
     keys = [k for c, k in trace if c == 0][:5000]
     d = np.array(stack_distances(keys))
     for cap in (10, 100, 1000):
-        lru: OrderedDict[int, None] = OrderedDict()
-        hits = 0
-        for k in keys:
-            if k in lru:
-                hits += 1
-                lru.move_to_end(k)
-            else:
-                lru[k] = None
-                if len(lru) > cap:
-                    lru.popitem(last=False)
+        hits, _ = exact_lru_hits(keys, cap)
         assert hits == int((d <= cap).sum())
 
 

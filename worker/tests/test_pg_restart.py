@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 from worker_helpers import ROOT, clear_caches, make_org, start_worker, upload, wait_for
-from worker_synth import synthetic_snapshot
 
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import AccuracyRecord, ServerCurve, Snapshot
+from hitcurve_testing.snapshots import synthetic_snapshot
 
 pytestmark = pytest.mark.slow
 N = 12

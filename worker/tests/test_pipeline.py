@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select, update
 from worker_helpers import Org, WorkerProc, start_worker, upload, wait_for
-from worker_synth import synthetic_snapshot
 
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import (
@@ -31,6 +30,8 @@ from hitcurve.models import (
     SnapshotClass,
     TraceChunk,
 )
+from hitcurve_testing.snapshots import synthetic_snapshot
+from hitcurve_testing.workloads import zipf_keys
 from hitcurve_worker.calibrate import curve_at
 
 pytestmark = pytest.mark.slow
@@ -370,7 +371,7 @@ def test_silent_agent_alert_opens_and_resolves(worker: WorkerProc, org: Org) -> 
 
 def _trace(address: str, n: int, seed: int, start: datetime) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
-    keys = (rng.zipf(1.2, n) % 5000).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    keys = zipf_keys(5000, n, 1.2, seed)
     ops = rng.choice([1, 2, 3], size=n, p=[0.7, 0.2, 0.1])
     return {
         "schema_version": 1,

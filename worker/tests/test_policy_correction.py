@@ -20,6 +20,8 @@ from worker_helpers import Org, upload
 
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import PolicyCorrection, ServerCurve, Snapshot
+from hitcurve_testing.snapshots import envelope
+from hitcurve_testing.workloads import zipf_keys
 from hitcurve_worker import policy_correction as pc
 from hitcurve_worker.calibrate import calibrate, curve_at
 from hitcurve_worker.merge import ClassCurve, merge
@@ -115,20 +117,9 @@ def test_without_a_usable_correction_the_model_is_returned_unchanged() -> None:
     assert "less memory" in short.info["reason"]
 
 
-def _zipf_keys(n_keys: int, n_req: int, alpha: float, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    p = 1.0 / np.arange(1, n_keys + 1) ** alpha
-    ids = rng.choice(n_keys, size=n_req, p=p / p.sum()).astype(np.uint64)
-    # 64-bit key hashes (splitmix64 finaliser), as the agent sends them
-    z = ids * np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
-
-
 def test_compute_needs_enough_sampled_reads_and_keeps_the_newest_requests() -> None:
     hs = sim_module()
-    keys = _zipf_keys(20_000, 30_000, 0.9, seed=3)
+    keys = zipf_keys(20_000, 30_000, 0.9, seed=3)
     ops = np.full(len(keys), hs.GET, dtype=np.uint8)
     trace = Trace(keys, ops, np.full(len(keys), 100, np.uint32), np.ones(len(keys)), 0.1, 1)
     with pytest.raises(pc.InsufficientTrace, match="20000 needed"):
@@ -157,7 +148,7 @@ def test_read_ratio_prorates_snapshot_windows_and_refuses_gaps() -> None:
 
 def test_sample_adjust_scales_the_gap() -> None:
     hs = sim_module()
-    keys = _zipf_keys(20_000, 60_000, 0.9, seed=5)
+    keys = zipf_keys(20_000, 60_000, 0.9, seed=5)
     trace = Trace(
         keys, np.full(len(keys), hs.GET, np.uint8), np.ones(len(keys), np.uint32), np.ones(len(keys)), 0.1, 1
     )
@@ -185,7 +176,7 @@ def workload() -> dict[str, Any]:
     """A Zipf 0.9 read stream and its independent references at the agent's curve sizes:
     exact LRU (Mattson, second half after the first) and full (unsampled) mcslru."""
     hs = sim_module()
-    keys = _zipf_keys(50_000, 300_000, 0.9, seed=11)
+    keys = zipf_keys(50_000, 300_000, 0.9, seed=11)
     x_items = np.arange(1, 101) * 2 * N_ITEMS / 100
     sizes = [int(round(x)) for x in x_items]
     half = len(keys) // 2
@@ -217,58 +208,37 @@ def workload() -> dict[str, Any]:
 
 def _snapshot(address: str, w: dict[str, Any], end: datetime) -> dict[str, Any]:
     gets, hits = len(w["keys"]), w["hits"]
-    return {
-        "schema_version": 1,
-        "snapshot_id": str(uuid.uuid4()),
-        "agent": {"version": "0.1.0", "hostname": "t"},
-        "server": {
-            "address": address,
-            "instance_id": "1795349000-1",
-            "version": "1.6.18",
-            "limit_maxbytes": N_PAGES << 20,
-            "settings": {},
-        },
-        "window": {
-            "start": (end - timedelta(seconds=60)).isoformat().replace("+00:00", "Z"),
-            "end": end.isoformat().replace("+00:00", "Z"),
-        },
-        "measured": {
-            "cmd_get": gets,
-            "get_hits": hits,
-            "get_misses": gets - hits,
-            "cmd_set": gets - hits,
-            "evictions": 0,
-            "bytes": N_PAGES << 20,
-            "curr_items": N_ITEMS,
-            "hit_ratio": hits / gets,
-        },
-        "loss": {
-            "events_seen": gets,
-            "worker_dropped": 0,
-            "watcher_skipped": 0,
-            "stream_skipped": 0,
-            "loss_ratio": 0.0,
-            "flagged": False,
-        },
-        "curve_points": 100,
-        "classes": [
-            {
-                "id": 20,
-                "chunk_size": CHUNK,
-                "pages": N_PAGES,
-                "items": N_ITEMS,
-                "evictions": 0,
-                "requests": gets,
-                "curve": {
-                    "unit": "items",
-                    "current_items": N_ITEMS,
-                    "points": [
-                        [round(float(x), 3), float(y)] for x, y in zip(w["x"], w["points"], strict=True)
-                    ],
-                },
-            }
-        ],
+    points = [[round(float(x), 3), float(y)] for x, y in zip(w["x"], w["points"], strict=True)]
+    cls = {
+        "id": 20,
+        "chunk_size": CHUNK,
+        "pages": N_PAGES,
+        "items": N_ITEMS,
+        "evictions": 0,
+        "requests": gets,
+        "curve": {"unit": "items", "current_items": N_ITEMS, "points": points},
     }
+    measured = {
+        "cmd_get": gets,
+        "get_hits": hits,
+        "get_misses": gets - hits,
+        "cmd_set": gets - hits,
+        "evictions": 0,
+        "bytes": N_PAGES << 20,
+        "curr_items": N_ITEMS,
+        "hit_ratio": hits / gets,
+    }
+    return envelope(
+        address,
+        end,
+        N_PAGES << 20,
+        [cls],
+        measured=measured,
+        events_seen=gets,
+        hostname="t",
+        settings={},
+        instance_id="1795349000-1",
+    )
 
 
 def _chunks(address: str, keys: np.ndarray, end: datetime, parts: int) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ can simulate, every simulator policy can be asked for, and each runs in the work
 import numpy as np
 
 from hitcurve.schemas.api import POLICIES, SimulationIn
+from hitcurve_testing.workloads import key_of_rank, zipf_ranks
 from hitcurve_worker.simulation_tasks import simulate
 from hitcurve_worker.trace_data import Trace, sim_module
 
@@ -33,15 +34,13 @@ def test_every_policy_runs_in_the_worker_and_sizes_drive_the_size_aware_ones() -
     """The worker's run (bytes, value sizes from the trace): every policy answers, and with
     equally popular small (100 B) and large (8000 B) values the size-aware policies keep more
     objects than LRU at the same memory."""
-    rng = np.random.default_rng(3)
-    ranks = np.arange(1, 4001, dtype=np.float64) ** -0.6
-    keys = rng.choice(4000, size=60_000, p=ranks / ranks.sum()).astype(np.uint64)
-    sizes = np.where(keys % 2 == 0, 100, 8000).astype(np.uint32)
+    ranks = zipf_ranks(4000, 60_000, 0.6, seed=3)
+    sizes = np.where(ranks % 2 == 0, 100, 8000).astype(np.uint32)
     trace = Trace(
-        keys=keys * np.uint64(0x9E3779B97F4A7C15),
-        ops=np.zeros(len(keys), dtype=np.uint8),
+        keys=key_of_rank(ranks),
+        ops=np.zeros(len(ranks), dtype=np.uint8),
         sizes=sizes,
-        costs=np.ones(len(keys)),
+        costs=np.ones(len(ranks)),
         sample_rate=1.0,
         chunks=1,
     )

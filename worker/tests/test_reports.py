@@ -18,11 +18,11 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select, update
 from worker_helpers import Org, WorkerProc, make_org, start_worker, upload, wait_for
-from worker_synth import synthetic_snapshot
 
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import sha256_hex
 from hitcurve.models import ApiToken, Cluster, ReportDelivery, ReportSubscription, Server, Snapshot
+from hitcurve_testing.snapshots import synthetic_snapshot
 
 pytestmark = pytest.mark.slow
 

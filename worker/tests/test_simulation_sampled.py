@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hitcurve_testing.workloads import zipf_keys
 from hitcurve_worker.simulation_tasks import adjust, simulate
 from hitcurve_worker.trace_data import Trace, sim_module
 
@@ -20,10 +21,7 @@ R = 0.05
 
 
 def _zipf_keys(seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    ranks = np.arange(1, KEYS + 1, dtype=np.float64)
-    p = ranks**-0.9
-    return rng.choice(KEYS, size=REQUESTS, p=p / p.sum()).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    return zipf_keys(KEYS, REQUESTS, 0.9, seed)
 
 
 def _sampled(keys: np.ndarray, rate: float) -> np.ndarray:

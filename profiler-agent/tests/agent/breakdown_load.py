@@ -13,6 +13,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hitcurve_testing.workloads import zipf_probabilities
+
 
 @dataclass(frozen=True)
 class Prefix:
@@ -45,13 +47,9 @@ class Counts:
 
 
 def _zipf_cdf(n: int, alpha: float) -> list[float]:
-    w = [1.0 / (i + 1) ** alpha for i in range(n)]
-    s = sum(w)
-    out, acc = [], 0.0
-    for x in w:
-        acc += x / s
-        out.append(acc)
-    return out
+    cdf = zipf_probabilities(n, alpha).cumsum().tolist()
+    cdf[-1] = 1.0  # a draw below 1 always finds its rank
+    return cdf
 
 
 class Driver:

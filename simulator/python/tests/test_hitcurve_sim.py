@@ -7,7 +7,10 @@ import threading
 import time
 
 import hitcurve_sim as hs
+import numpy as np
 import pytest
+
+from hitcurve_testing import workloads
 
 ALL = ["lru", "fifo", "clock", "gclock", "nbq-clock", "baglru", "gdwheel", "mcslru",
        "clockpro", "arc", "s3fifo", "sieve", "twoq", "lfu", "gdsf", "opt",
@@ -15,11 +18,8 @@ ALL = ["lru", "fifo", "clock", "gclock", "nbq-clock", "baglru", "gdwheel", "mcsl
 
 
 def zipf_keys(n, nkeys, alpha, seed):
-    rng = random.Random(seed)
-    weights = [1.0 / (r + 1) ** alpha for r in range(nkeys)]
-    ranks = rng.choices(range(nkeys), weights=weights, k=n)
-    # spread the ids over 64 bits like real key hashes
-    return array.array("Q", ((r * 0x9E3779B97F4A7C15 + 7) & 0xFFFFFFFFFFFFFFFF for r in ranks))
+    # the one Zipf workload of the Python tests (hitcurve_testing), as an array of 64-bit keys
+    return array.array("Q", workloads.zipf_keys(nkeys, n, alpha, seed).tolist())
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_gdwheel_saves_recompute_cost():
     kc = [rng.choice([rng.uniform(10, 30)] * 16 + [rng.uniform(120, 180)] * 3 + [rng.uniform(350, 450)])
           for _ in range(nkeys)]
     keys = zipf_keys(100_000, nkeys, 0.99, 4)
-    rank = {(r * 0x9E3779B97F4A7C15 + 7) & 0xFFFFFFFFFFFFFFFF: r for r in range(nkeys)}
+    rank = {int(k): r for r, k in enumerate(workloads.key_of_rank(np.arange(nkeys)))}
     costs = array.array("d", (kc[rank[k]] for k in keys))
     lru, gd = hs.simulate(keys, ["lru", "gdwheel"], [3000], costs=costs)
     assert gd["miss_cost_total"] < 0.8 * lru["miss_cost_total"]

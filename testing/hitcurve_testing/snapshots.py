@@ -1,7 +1,10 @@
-"""Synthetic but protocol-correct agent uploads, for tests, the e2e seed and the benchmark.
+"""Synthetic but protocol-correct agent uploads (docs/agent-protocol.md), for tests, the e2e
+seed and the benchmarks. Nothing here is used by the services.
 
-Each slab class gets a concave curve h(x) = h_max * (1 - exp(-x / s)) over (0, 2N] items (ghost
-factor 2, as the agent does). Nothing here is used by the service itself.
+`make_snapshot`: a few slab classes, each with a concave curve h(x) = h_max * (1 - exp(-x / s))
+over (0, 2N] items (ghost factor 2, as the agent does). `synthetic_snapshot`: many classes
+sharing a page budget with Zipf-LRU-shaped, optionally noisy curves (the worker's merge load).
+Both wrap their classes in the same envelope (`envelope`).
 """
 
 import math
@@ -9,6 +12,10 @@ import random
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import numpy as np
+
+PAGE = 1 << 20
 
 CHUNK_SIZES = [96, 120, 152, 192, 240, 304, 384, 480, 600, 752, 944, 1184, 1480, 1856]
 
@@ -36,7 +43,6 @@ def make_snapshot(
     as older agents send)."""
     rnd = random.Random(seed)
     end = end or datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=5)
-    start = end - timedelta(seconds=60)
     classes = []
     total_req = 0
     weighted = 0.0
@@ -67,22 +73,15 @@ def make_snapshot(
     hr = hit_ratio if hit_ratio is not None else (weighted / total_req if total_req else None)
     gets = 1_200_000
     hits = int(gets * hr) if hr is not None else 0
-    snap: dict[str, Any] = {
-        "schema_version": 1,
-        "snapshot_id": str(snapshot_id or uuid.uuid4()),
-        "agent": {"version": "0.1.0", "hostname": "cache-07"},
-        "server": {
-            "address": address,
-            "instance_id": "1795349000-4242",
-            "version": "1.6.18",
-            "limit_maxbytes": limit_maxbytes,
-            "settings": {"item_size_max": "1048576", "growth_factor": "1.25"},
-        },
-        "window": {
-            "start": start.isoformat().replace("+00:00", "Z"),
-            "end": end.isoformat().replace("+00:00", "Z"),
-        },
-        "measured": {
+    snap = envelope(
+        address,
+        end,
+        limit_maxbytes,
+        classes,
+        snapshot_id=snapshot_id,
+        hostname="cache-07",
+        settings={"item_size_max": "1048576", "growth_factor": "1.25"},
+        measured={
             "cmd_get": gets,
             "get_hits": hits,
             "get_misses": gets - hits,
@@ -92,17 +91,8 @@ def make_snapshot(
             "curr_items": 410000,
             "hit_ratio": None if hr is None else round(hits / gets, 6),
         },
-        "loss": {
-            "events_seen": 1390000,
-            "worker_dropped": 0,
-            "watcher_skipped": 0,
-            "stream_skipped": 0,
-            "loss_ratio": 0.0,
-            "flagged": False,
-        },
-        "curve_points": 100,
-        "classes": classes,
-    }
+        events_seen=1390000,
+    )
     if fill is not None:  # the optional memory object, before the classes (they stay the last key)
         memory = {
             "total_malloced": int(min(fill, 1.0) * limit_maxbytes) // 2**20 * 2**20,
@@ -116,6 +106,49 @@ def make_snapshot(
         snap["memory"] = memory
         snap["classes"] = classes_last
     return snap
+
+
+def envelope(
+    address: str,
+    end: datetime,
+    limit_maxbytes: int,
+    classes: list[dict[str, Any]],
+    *,
+    measured: dict[str, Any],
+    events_seen: int,
+    hostname: str,
+    settings: dict[str, str],
+    snapshot_id: uuid.UUID | None = None,
+    instance_id: str = "1795349000-4242",
+) -> dict[str, Any]:
+    """A snapshot document around `classes`: a lossless 60 s window ending at `end`."""
+    return {
+        "schema_version": 1,
+        "snapshot_id": str(snapshot_id or uuid.uuid4()),
+        "agent": {"version": "0.1.0", "hostname": hostname},
+        "server": {
+            "address": address,
+            "instance_id": instance_id,
+            "version": "1.6.18",
+            "limit_maxbytes": limit_maxbytes,
+            "settings": settings,
+        },
+        "window": {
+            "start": (end - timedelta(seconds=60)).isoformat().replace("+00:00", "Z"),
+            "end": end.isoformat().replace("+00:00", "Z"),
+        },
+        "measured": measured,
+        "loss": {
+            "events_seen": events_seen,
+            "worker_dropped": 0,
+            "watcher_skipped": 0,
+            "stream_skipped": 0,
+            "loss_ratio": 0.0,
+            "flagged": False,
+        },
+        "curve_points": 100,
+        "classes": classes,
+    }
 
 
 def make_trace_chunk(
@@ -252,3 +285,77 @@ def add_breakdown(snap: dict[str, Any], *, hashed: bool = True, seed: int = 1) -
     snap["hot_keys_by_bytes"] = sorted(keys, key=lambda k: -k["requests"] * k["bytes"])
     snap["hot_keys_hashed"] = hashed
     return snap
+
+
+def synthetic_classes(
+    n_classes: int = 40, total_pages: int = 1024, seed: int = 1, concave: bool = False
+) -> list[dict[str, Any]]:
+    """`n_classes` slab classes (chunk sizes 96 x 1.25^i) sharing `total_pages`, each with a
+    100-point curve over (0, 2N] shaped like a Zipf LRU curve, plus noise unless `concave`."""
+    rng = np.random.default_rng(seed)
+    share = rng.dirichlet(np.ones(n_classes)) * total_pages
+    pages = np.maximum(1, np.floor(share)).astype(int)
+    pages[int(np.argmax(pages))] += total_pages - int(pages.sum())  # exactly total_pages in all
+    out = []
+    for i in range(n_classes):
+        chunk = int(96 * 1.25**i)
+        ipp = max(1, PAGE // chunk)
+        n_items = max(1, int(pages[i] * ipp * rng.uniform(0.9, 1.0)))
+        sizes = np.linspace(2 * n_items / 100, 2 * n_items, 100)
+        alpha = rng.uniform(0.6, 1.2)
+        x = sizes / n_items
+        hits = rng.uniform(0.5, 0.95) * (1 - (1 + x) ** (-alpha * 3))
+        if not concave:
+            hits = np.maximum.accumulate(hits + rng.normal(0, 0.004, 100))
+        hits = np.clip(hits, 0, 1)
+        out.append(
+            {
+                "id": i + 1,
+                "chunk_size": chunk,
+                "pages": int(pages[i]),
+                "items": n_items,
+                "evictions": int(rng.integers(0, 1000)),
+                "requests": int(rng.integers(1000, 500_000)),
+                "curve": {
+                    "unit": "items",
+                    "current_items": n_items,
+                    "points": [
+                        [round(float(s), 3), round(float(h), 6)] for s, h in zip(sizes, hits, strict=True)
+                    ],
+                },
+            }
+        )
+    return out
+
+
+def synthetic_snapshot(
+    address: str = "10.0.0.7:11211",
+    n_classes: int = 40,
+    total_pages: int = 1024,
+    seed: int = 1,
+    end: datetime | None = None,
+    hit_ratio: float | None = 0.8,
+) -> dict[str, Any]:
+    """`synthetic_classes` in a snapshot of `total_pages` MiB without a memory object."""
+    end = end or datetime.now(UTC).replace(microsecond=0)
+    classes = synthetic_classes(n_classes, total_pages, seed)
+    gets = 1_000_000
+    return envelope(
+        address,
+        end,
+        total_pages * PAGE,
+        classes,
+        hostname="bench",
+        settings={},
+        measured={
+            "cmd_get": gets,
+            "get_hits": int(gets * (hit_ratio or 0)),
+            "get_misses": gets - int(gets * (hit_ratio or 0)),
+            "cmd_set": 100_000,
+            "evictions": 10,
+            "bytes": total_pages * PAGE,
+            "curr_items": sum(c["items"] for c in classes),
+            "hit_ratio": hit_ratio,
+        },
+        events_seen=gets,
+    )
