@@ -18,13 +18,13 @@ import pytest
 import redis
 from sqlalchemy import func, select
 from worker_helpers import Org, start_worker, upload, wait_for
-from worker_synth import synthetic_snapshot
 
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.tasks import send
 from hitcurve.models import Server, ServerCurve, Snapshot
+from hitcurve_testing.snapshots import synthetic_snapshot
 
 pytestmark = pytest.mark.slow
 
