@@ -281,25 +281,10 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
                 r.ServerCurve.measured_hit_ratio,
             )
         )
-    b.history = [Pchip.fit(w.sizes_bytes, w.hit_ratios) for w in wins]
-    comb = windows.combine(wins)
+    comb = use_windows(b, wins)
     if comb is not None:
-        b.main = Pchip.fit(comb.sizes_bytes, comb.hit_ratios)
-        b.windows_used = len(comb.used)
-        b.windows_note = comb.describe()
         newest = next(r.ServerCurve for r in rows if r.ServerCurve.window_end == comb.newest.window_end)
-        b.info = b.info.model_copy(
-            update={
-                "window_end": newest.window_end,
-                "computed_at": newest.computed_at,
-                "current_bytes": newest.current_bytes,
-                "measured_hit_ratio": comb.measured_hit_ratio,
-                "max_bytes": b.main.x_max,
-                "max_hit_ratio": b.main.y_max,
-                "stream_loss_ratio": comb.loss_ratio,
-                "stream_loss_flagged": any(w.flagged for w in wins if w.window_end in comb.used),
-            }
-        )
+        b.info = b.info.model_copy(update={"computed_at": newest.computed_at})
         snapshot_id = newest.snapshot_id
     else:
         snapshot_id = None
@@ -320,8 +305,89 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
         facts = curves_crud.snapshot_class_facts(db, org_id, snapshot_id)
         b.classes = [memlimit.ClassNow(int(f.chunk_size), int(f.items), int(f.pages)) for f in facts]
         b.items_now = sum(c.items for c in b.classes)
-    errors = recent_errors_pp(db, org_id, [server_id])
-    drift = band_model.drift_pp(errors)
+    set_band(b, recent_errors_pp(db, org_id, [server_id]))
+
+
+def basis_from_windows(
+    wins: list[windows.WindowCurve],
+    *,
+    basis: str = "calibrated",
+    classes: dict[datetime, list[memlimit.ClassNow]] | None = None,
+    fill: warmup.FillState | None = None,
+    limit_bytes: int | None = None,
+    errors_pp: list[float] | None = None,
+    band_low: list[float] | None = None,
+    band_high: list[float] | None = None,
+) -> Basis | None:
+    """A server's answer basis from its recent windows and facts, without the database (pure):
+    what server_basis builds from stored rows, for the accuracy benchmark and the tests that feed
+    recorded windows. `wins` oldest first; `classes`: each window's slab classes by window end (the
+    -m model reads those of the newest window the answer rests on); band_low/high: the newest
+    window's stored band."""
+    if not wins:
+        return None
+    last = wins[-1]
+    main = Pchip.fit(last.sizes_bytes, last.hit_ratios)
+    lo = _fit(list(last.sizes_bytes), band_low) or main
+    hi = _fit(list(last.sizes_bytes), band_high) or main
+    b = Basis(
+        main,
+        lo,
+        hi,
+        "model",
+        basis,
+        None,
+        CurveInfo(
+            computed_at=last.window_end,
+            window_end=last.window_end,
+            age_seconds=0.0,
+            current_bytes=last.current_bytes,
+            measured_hit_ratio=last.measured_hit_ratio,
+            max_bytes=main.x_max,
+            max_hit_ratio=main.y_max,
+        ),
+    )
+    comb = use_windows(b, wins)
+    if comb is not None and classes:
+        b.classes = list(classes.get(comb.newest.window_end, []))
+    b.items_now = sum(c.items for c in b.classes)
+    b.fill = fill
+    b.limit_bytes = limit_bytes
+    set_band(b, list(errors_pp or []))
+    return b
+
+
+def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined | None:
+    """The answer's curve from the server's recent windows (oldest first; pure): the combined
+    curve (hitcurve.windows: a quiet or lossy window never replaces a good curve), the history the
+    recommended limit's hysteresis runs over, and the facts of the newest window used. The
+    accuracy benchmark (bench/accuracy) calls this too, so its table is what the API answers."""
+    b.history = [Pchip.fit(w.sizes_bytes, w.hit_ratios) for w in wins]
+    comb = windows.combine(wins)
+    if comb is None:
+        return None
+    b.main = Pchip.fit(comb.sizes_bytes, comb.hit_ratios)
+    b.windows_used = len(comb.used)
+    b.windows_note = comb.describe()
+    b.info = b.info.model_copy(
+        update={
+            "window_end": comb.newest.window_end,
+            "current_bytes": comb.newest.current_bytes,
+            "measured_hit_ratio": comb.measured_hit_ratio,
+            "max_bytes": b.main.x_max,
+            "max_hit_ratio": b.main.y_max,
+            "stream_loss_ratio": comb.loss_ratio,
+            "stream_loss_flagged": any(w.flagged for w in wins if w.window_end in comb.used),
+        }
+    )
+    return comb
+
+
+def set_band(b: Basis, errors_pp: list[float]) -> None:
+    """The band at its stated confidence around b.main (hitcurve.band; pure): through today's
+    measured point, widening with the distance from it by this server's accuracy record
+    (`errors_pp`, newest first) and the windows' stream loss."""
+    drift = band_model.drift_pp(errors_pp)
     model = band_model.BandModel(
         current_bytes=float(b.info.current_bytes or 0),
         drift_pp=drift if drift is not None else band_model.DEFAULT_DRIFT_PP,
