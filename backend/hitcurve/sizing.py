@@ -59,6 +59,9 @@ class Basis:
     connections: int | None = None
     items_now: int = 0
     history: list[Pchip] = field(default_factory=list)
+    # the history's window ends (epoch seconds) when known: the recommended limit's replay is then
+    # anchored on a fixed period grid (hysteresis.recommend_periodic)
+    history_ends: list[float] = field(default_factory=list)
     windows_used: int | None = None
     windows_note: str | None = None
     # Cluster answers: the nodes the -m is given for (memory_limit_bytes is per node).
@@ -262,7 +265,7 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
     """What an operator's answer needs beyond the latest curve: the recent windows weighed
     (a quiet or lossy window never replaces a good curve), memcached's fill, the -m model's
     classes, the band at its confidence, earlier windows for the recommended limit."""
-    rows = curves_crud.recent_server_windows(db, org_id, server_id)
+    rows = curves_crud.recent_server_windows(db, org_id, server_id, hysteresis.HISTORY_WINDOWS)
     wins = []
     for r in rows:
         ys = _curve_ys(r.ServerCurve, kind)
@@ -363,6 +366,7 @@ def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined |
     recommended limit's hysteresis runs over, and the facts of the newest window used. The
     accuracy benchmark (bench/accuracy) calls this too, so its table is what the API answers."""
     b.history = [Pchip.fit(w.sizes_bytes, w.hit_ratios) for w in wins]
+    b.history_ends = [w.window_end.timestamp() for w in wins]
     comb = windows.combine(wins)
     if comb is None:
         return None
@@ -612,12 +616,13 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             if bmin is not None
             else ""
         )
-        msg = (
-            f"a hit rate of {target:.1%} needs {hb(mem)}: {_set_m(b, limit)}{range_txt}, "
-            f"{_tail(b)}"
-        )
+        msg = f"a hit rate of {target:.1%} needs {hb(mem)}: {_set_m(b, limit)}{range_txt}, {_tail(b)}"
         raw = [f.inverse(target) for f in b.history] or [mem]
-        rec = hysteresis.recommend([None if r is None else float(_limit(b, r)) for r in raw])
+        limits = [None if r is None else float(_limit(b, r)) for r in raw]
+        if b.history and len(b.history_ends) == len(b.history):
+            rec = hysteresis.recommend_periodic(b.history_ends, limits)
+        else:
+            rec = hysteresis.recommend(limits)
     if b.conf_low is not None and b.conf_high is not None:
         x = mem if mem is not None else b.main.x_max
         lo_m = b.conf_high.inverse(target) if mem is not None else None

@@ -316,7 +316,7 @@ def _correction(chunks: list[dict], snaps_so_far: list[dict], snap: dict):
 
 def product_path(snapdir: Path, sizes: list[int], target: float | None, until: float) -> Product:
     """Every window through the worker's pipeline, then after each window the API's answers."""
-    from hitcurve import sizing, warmup
+    from hitcurve import hysteresis, sizing, warmup
     from hitcurve import windows as win
     from hitcurve.memlimit import ClassNow
     from hitcurve.schemas.sizing import Subject
@@ -429,7 +429,7 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
             )
         # the API after this window (sizing.server_basis + _server_facts, without the database)
         b = sizing.basis_from_windows(
-            wins[-30:],
+            wins[-hysteresis.HISTORY_WINDOWS :],
             basis="calibrated" if sc["hit_ratio_calibrated"] else "estimate",
             classes=facts,
             fill=warmup.fill_state(fills[-10:]) if fills else None,
@@ -537,8 +537,14 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
     polls = [p for p in prod.polls if p.memory is not None][-STABLE_POLLS:]
     recs = [p.memory.recommended_memory_limit_bytes for p in polls]
     raws = [p.memory.memory_limit_bytes for p in polls]
-    changes = sum(1 for u, v in zip(recs, recs[1:], strict=False) if u != v)
-    raw_changes = sum(1 for u, v in zip(raws, raws[1:], strict=False) if u != v)
+
+    # a change: two consecutive polls recommending different limits (a poll without a
+    # recommendation, e.g. a target past the curve, is counted apart)
+    def moves(vals: list) -> int:
+        have = [v for v in vals if v is not None]
+        return sum(1 for u, v in zip(have, have[1:], strict=False) if u != v)
+
+    changes, raw_changes = moves(recs), moves(raws)
     return {
         "workload": name,
         "mem": mem,
@@ -546,6 +552,7 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
         "m_check": m_check,
         "stability": {
             "polls": len(recs),
+            "without": sum(1 for r in recs if r is None),
             "since_s": round(polls[0].window_end - meta["t0"], 1) if polls else None,
             "changes": changes,
             "raw_changes": raw_changes,
@@ -598,8 +605,9 @@ def print_result(r: dict) -> None:
     st = r["stability"]
     print(
         f"   stability: {st['changes']} change(s) of recommended_memory_limit_bytes over {st['polls']} polls "
-        f"(from {st['since_s']:+} s of the measured phase on) "
-        f"(target <= {MAX_CHANGES} over {STABLE_POLLS}); raw -m changed {st['raw_changes']} times "
+        f"(from {st['since_s']:+} s of the measured phase on; target <= {MAX_CHANGES} over {STABLE_POLLS})"
+        + ("" if st["changes"] <= MAX_CHANGES and st["polls"] >= STABLE_POLLS else "  MISSED")
+        + f"\n     {st['without']} poll(s) without one; the raw -m changed {st['raw_changes']} times "
         f"(recommended {st['recommended_mib']} MiB, raw {st['raw_mib']} MiB)"
     )
     sys.stdout.flush()
