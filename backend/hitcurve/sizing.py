@@ -62,6 +62,8 @@ class Basis:
     # the history's window ends (epoch seconds) when known: the recommended limit's replay is then
     # anchored on a fixed period grid (hysteresis.recommend_periodic)
     history_ends: list[float] = field(default_factory=list)
+    # stream loss behind the curve above today's memory (windows.ghost_loss), for the band
+    ghost_loss_ratio: float | None = None
     windows_used: int | None = None
     windows_note: str | None = None
     # Cluster answers: the nodes the -m is given for (memory_limit_bytes is per node).
@@ -373,6 +375,7 @@ def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined |
     b.main = Pchip.fit(comb.sizes_bytes, comb.hit_ratios)
     b.windows_used = len(comb.used)
     b.windows_note = comb.describe()
+    b.ghost_loss_ratio = max(comb.loss_ratio, windows.ghost_loss(wins))
     b.info = b.info.model_copy(
         update={
             "window_end": comb.newest.window_end,
@@ -395,7 +398,9 @@ def set_band(b: Basis, errors_pp: list[float]) -> None:
     model = band_model.BandModel(
         current_bytes=float(b.info.current_bytes or 0),
         drift_pp=drift if drift is not None else band_model.DEFAULT_DRIFT_PP,
-        loss_ratio=float(b.info.stream_loss_ratio or 0.0),
+        loss_ratio=float(
+            b.ghost_loss_ratio if b.ghost_loss_ratio is not None else (b.info.stream_loss_ratio or 0.0)
+        ),
     )
     xs = list(b.main.x[1:]) if b.main.x[0] == 0 else list(b.main.x)
     ys = [b.main(x) for x in xs]

@@ -56,6 +56,18 @@ class Combined:
         return "; ".join(parts)
 
 
+GHOST_WINDOWS = 4 * RECENT_WINDOWS
+
+
+def ghost_loss(windows: Sequence[WindowCurve]) -> float:
+    """Reads-weighted stream loss of the newest GHOST_WINDOWS windows, lossy ones included: the
+    loss behind the curve above today's memory (the ghost holds evictions from many windows back,
+    so a window left out of the answer for its loss still shaped the ghost the next ones read)."""
+    recent = windows[-GHOST_WINDOWS:]
+    reads = sum(max(w.reads, 1) for w in recent)
+    return sum(w.loss_ratio * max(w.reads, 1) for w in recent) / reads if recent else 0.0
+
+
 def why_not_good(w: WindowCurve, median_reads: float) -> str | None:
     if w.flagged:
         return "stream loss"

@@ -139,3 +139,34 @@ def test_window_ends_and_answers_must_pair() -> None:
     with pytest.raises(ValueError):
         hysteresis.recommend_periodic([1.0, 2.0], [64 * MIB])
     assert hysteresis.recommend_periodic([], []).memory_limit_bytes is None
+
+
+# ---- the band above today's memory widens with the loss the ghost saw ---------------------------
+
+
+def test_a_lossy_window_left_out_of_the_answer_still_widens_the_band_above_today() -> None:
+    from datetime import UTC, timedelta
+
+    t0 = datetime(2026, 11, 25, 5, 0, tzinfo=UTC)
+    xs = [8 * MIB, 16 * MIB, 32 * MIB, 64 * MIB, 128 * MIB, 160 * MIB]
+    ys = [0.5, 0.58, 0.66, 0.74, 0.82, 0.83]
+
+    def win(i: int, loss: float) -> windows.WindowCurve:
+        return windows.WindowCurve(
+            t0 + timedelta(minutes=i), xs, ys, 60_000, loss, loss > 0.05, 32 * MIB, 0.66
+        )
+
+    clean = [win(i, 0.0) for i in range(10)]
+    lossy = [win(i, 0.3 if i == 2 else 0.0) for i in range(10)]
+    b_clean = sizing.basis_from_windows(clean)
+    b_lossy = sizing.basis_from_windows(lossy)
+    assert b_clean is not None and b_lossy is not None
+    assert b_lossy.windows_used == b_clean.windows_used  # the lossy window is not among the newest 5
+    assert b_lossy.conf_high is not None and b_clean.conf_high is not None
+    assert b_lossy.conf_low is not None and b_clean.conf_low is not None
+    # at today's memory the band is the same and passes through the measured point
+    assert b_lossy.conf_high(32 * MIB) == b_clean.conf_high(32 * MIB)
+    assert b_lossy.conf_low(32 * MIB) <= 0.66 <= b_lossy.conf_high(32 * MIB)
+    # above it the high side is wider by the loss the ghost saw
+    assert b_lossy.conf_high(64 * MIB) > b_clean.conf_high(64 * MIB) + 0.005
+    assert b_lossy.conf_low(64 * MIB) == b_clean.conf_low(64 * MIB)
