@@ -25,7 +25,16 @@ from hitcurve.crud.history import recent_errors_pp, recent_mae
 from hitcurve.crud.inventory import cluster_server_ids, get_cluster, get_server
 from hitcurve.curves import Pchip, clean, fit_stored
 from hitcurve.models import Cluster, ClusterCurve, ServerCurve
-from hitcurve.schemas.sizing import Band, CurveInfo, CurveKind, SizingAnswer, Subject, SubjectKind
+from hitcurve.schemas.sizing import (
+    STATS_ONLY_LABEL,
+    Band,
+    CurveInfo,
+    CurveKind,
+    DataBasis,
+    SizingAnswer,
+    Subject,
+    SubjectKind,
+)
 
 T = TypeVar("T")
 
@@ -35,6 +44,12 @@ DEFAULT_BAND_PP = 6.0
 MIN_ACCURACY_SAMPLES = 3
 # Windows of memcached's fill read per node (the fill rate reaches back warmup.RATE_SPAN_S).
 RATE_ROWS = 60
+# The answer of a stats-only server says so first (what the dashboard shows, too).
+STATS_ONLY_NOTE = (
+    f"{STATS_ONLY_LABEL} — memcached refused `watch`, so the curve is a Che + Zipf model fitted to its "
+    f"counters; band ±{band_model.STATS_ONLY_PER_DOUBLING_PP:g} pp per doubling from today's memory "
+    f"(watch-based curves: ±{band_model.PER_DOUBLING_PP:g} pp)"
+)
 
 
 @dataclass
@@ -68,6 +83,8 @@ class Basis:
     windows_note: str | None = None
     # Cluster answers: the nodes the -m is given for (memory_limit_bytes is per node).
     nodes: int | None = None
+    # What the curve rests on: memcached's watch stream, or its `stats` counters alone (issue 15)
+    data_basis: DataBasis = "watch"
 
     def fresh_info(self) -> CurveInfo:
         """The curve's facts with its age as of now (a Basis may come from the cache)."""
@@ -238,6 +255,13 @@ def server_basis(
             c.measured_hit_ratio if c else None,
         )
     if c is None:
+        snap = curves_crud.latest_snapshot(db, org_id, server_id)
+        if snap is not None and snap.basis == "stats_only":
+            state = (snap.stats_model or {}).get("state", "unknown")
+            raise _not_enough(
+                f"no curve for this server yet: memcached refused `watch`, and the agent's stats-only "
+                f"model has no curve ({state}; it needs memcached to be evicting, with reads)"
+            )
         raise _not_enough(
             "no curve for this server yet: its agent must upload snapshots and the worker process them"
         )
@@ -268,6 +292,11 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
     (a quiet or lossy window never replaces a good curve), memcached's fill, the -m model's
     classes, the band at its confidence, earlier windows for the recommended limit."""
     rows = curves_crud.recent_server_windows(db, org_id, server_id, hysteresis.HISTORY_WINDOWS)
+    # An answer rests on one basis: the newest window's (a stats-only model is never averaged
+    # with measured curves; an agent that regains `watch` moves the answer to watch windows).
+    if rows:
+        b.data_basis = rows[-1].basis
+        rows = [r for r in rows if r.basis == b.data_basis]
     wins = []
     for r in rows:
         ys = _curve_ys(r.ServerCurve, kind)
@@ -323,6 +352,7 @@ def basis_from_windows(
     errors_pp: list[float] | None = None,
     band_low: list[float] | None = None,
     band_high: list[float] | None = None,
+    data_basis: DataBasis = "watch",
 ) -> Basis | None:
     """A server's answer basis from its recent windows and facts, without the database (pure):
     what server_basis builds from stored rows, for the accuracy benchmark and the tests that feed
@@ -358,6 +388,7 @@ def basis_from_windows(
     b.items_now = sum(c.items for c in b.classes)
     b.fill = fill
     b.limit_bytes = limit_bytes
+    b.data_basis = data_basis
     set_band(b, list(errors_pp or []))
     return b
 
@@ -395,13 +426,17 @@ def set_band(b: Basis, errors_pp: list[float]) -> None:
     measured point, widening with the distance from it by this server's accuracy record
     (`errors_pp`, newest first) and the windows' stream loss."""
     drift = band_model.drift_pp(errors_pp)
-    model = band_model.BandModel(
-        current_bytes=float(b.info.current_bytes or 0),
-        drift_pp=drift if drift is not None else band_model.DEFAULT_DRIFT_PP,
-        loss_ratio=float(
-            b.ghost_loss_ratio if b.ghost_loss_ratio is not None else (b.info.stream_loss_ratio or 0.0)
-        ),
-    )
+    if b.data_basis == "stats_only":
+        # a model fitted to `stats` (issue 15): no stream loss, its own error per doubling
+        model = band_model.BandModel.stats_only(float(b.info.current_bytes or 0), drift)
+    else:
+        model = band_model.BandModel(
+            current_bytes=float(b.info.current_bytes or 0),
+            drift_pp=drift if drift is not None else band_model.DEFAULT_DRIFT_PP,
+            loss_ratio=float(
+                b.ghost_loss_ratio if b.ghost_loss_ratio is not None else (b.info.stream_loss_ratio or 0.0)
+            ),
+        )
     xs = list(b.main.x[1:]) if b.main.x[0] == 0 else list(b.main.x)
     ys = [b.main(x) for x in xs]
     lo_c, hi_c = band_model.band_curves(xs, ys, model)
@@ -475,6 +510,15 @@ def cluster_basis(
     rows = curves_crud.recent_cluster_curves(db, org_id, cluster_id)
     fits = (_fit(r.sizes_bytes, r.hit_ratios) for r in rows)
     b.history = [f for f in fits if f is not None]
+    ids = []
+    for v in ((c.inputs or {}).get("servers") or {}).values():
+        try:
+            ids.append(uuid.UUID(str(v)))
+        except ValueError:
+            continue
+    bases = curves_crud.snapshot_bases(db, org_id, ids)
+    if "stats_only" in bases:
+        b.data_basis = "stats_only" if bases == {"stats_only"} else "mixed"
     return b, facts
 
 
@@ -522,6 +566,8 @@ def gib(b: float | None) -> str:
 
 def _describe(b: Basis) -> str:
     what = f"simulated {b.policy}" if b.basis == "simulated" else b.basis
+    if b.data_basis == "stats_only" and b.basis != "simulated":
+        what = "stats-only model"
     note = f" ({b.note})" if b.note else ""
     return f"{what} curve{note}, {(_now() - b.info.window_end).total_seconds():.0f} s old"
 
@@ -553,7 +599,17 @@ def _facts(b: Basis) -> dict[str, object]:
         full_in_seconds=f.full_in_seconds if f and f.warming_up else None,
         windows=b.windows_used,
         nodes=b.nodes,
+        data_basis=b.data_basis,
     )
+
+
+def _stats_only_first(b: Basis, msg: str) -> str:
+    """A stats-only answer says so before anything else."""
+    if b.data_basis == "stats_only":
+        return f"{STATS_ONLY_NOTE}. {msg[:1].upper()}{msg[1:]}"
+    if b.data_basis == "mixed":
+        return f"some servers' curves are {STATS_ONLY_LABEL} (wider band). {msg[:1].upper()}{msg[1:]}"
+    return msg
 
 
 def _limit(b: Basis, mem: float) -> int:
@@ -645,6 +701,7 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
         assert b.fill is not None
         msg = f"{b.fill.describe()}: the answer is provisional until then; {msg}"
         status = "warming_up"
+    msg = _stats_only_first(b, msg)
     outside = (
         memlimit.hash_table_bytes(b.items_now * mem / b.info.current_bytes)
         if mem is not None and b.items_now and b.info.current_bytes
@@ -694,6 +751,7 @@ def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
         assert b.fill is not None
         msg = f"{b.fill.describe()}: the answer is provisional until then; {msg}"
         status = "warming_up"
+    msg = _stats_only_first(b, msg)
     return SizingAnswer(
         subject=subject,
         question="hit_ratio_at_memory",
@@ -739,7 +797,9 @@ def nodes_answer(
         msg = ans.message
         status = ans.status if ans.status != "ok" else "unreachable"
     else:
-        msg = f"a hit rate of {target:.1%} needs {nodes} node(s) of {hb(size)}, {_describe(b)}"
+        msg = _stats_only_first(
+            b, f"a hit rate of {target:.1%} needs {nodes} node(s) of {hb(size)}, {_describe(b)}"
+        )
         status = "ok"
     return ans.model_copy(
         update=dict(

@@ -13,7 +13,7 @@ from hitcurve import tracecodec
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import Server, Snapshot, SnapshotClass, TraceChunk
-from hitcurve_testing.snapshots import make_snapshot, make_trace_chunk
+from hitcurve_testing.snapshots import make_snapshot, make_stats_only_snapshot, make_trace_chunk
 
 SNAP = "/api/v1/agent/snapshots"
 TRACE = "/api/v1/agent/traces"
@@ -498,3 +498,60 @@ def test_snapshot_enqueued_at_tells_whether_the_broker_took_it(
         row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
         assert row is not None and row.status == "pending"
         assert (row.enqueued_at is not None) == recorded
+
+
+# --- issue 15: stats-only windows (memcached refused `watch`) ---------------------------------
+def test_stats_only_snapshot_is_stored_with_its_basis_and_model(anon, key) -> None:
+    snap = make_stats_only_snapshot("10.15.0.1:11211")
+    r = _post(anon, SNAP, key, snap)
+    assert r.status_code == 202, r.text
+    watch = make_snapshot("10.15.0.2:11211")
+    assert _post(anon, SNAP, key, watch).status_code == 202
+    with get_sessionmaker()() as db:
+        row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+        assert row is not None and row.basis == "stats_only"
+        assert row.stats_model is not None and row.stats_model["fitted"] is True
+        assert row.stats_model["points"] == snap["stats_model"]["points"]
+        assert row.stats_model["current_items"] == 400_000.0
+        other = db.get(Snapshot, uuid.UUID(watch["snapshot_id"]))
+        assert other is not None and other.basis == "watch" and other.stats_model is None
+
+
+def _stats_only_case(edit: Any) -> dict[str, Any]:
+    s = make_stats_only_snapshot("10.15.0.3:11211")
+    edit(s)
+    return s
+
+
+@pytest.mark.parametrize(
+    "edit,words",
+    [
+        (lambda s: s.pop("stats_model"), "stats_model is required"),
+        (lambda s: s.update(classes=make_snapshot()["classes"]), "classes must be empty"),
+        (lambda s: s["stats_model"].pop("points"), "a fitted model needs points"),
+        (lambda s: s["stats_model"].update(points=s["stats_model"]["points"][:50]), "expected exactly 100"),
+        (lambda s: s["stats_model"]["points"][10].__setitem__(1, 0.0), "non-decreasing"),
+        (
+            lambda s: s["stats_model"].update(
+                points=s["stats_model"]["points"][:19]
+                + [[p[0] / 10, p[1]] for p in s["stats_model"]["points"][19:]]
+            ),
+            "strictly increasing",
+        ),
+        (lambda s: s.update(basis="watch"), "only sent with basis stats_only"),
+        (lambda s: s.update(basis="guess"), "basis"),
+        (lambda s: s["stats_model"].update(model="lru"), "model"),
+    ],
+)
+def test_bad_stats_only_snapshot_gets_a_specific_422_and_stores_nothing(edit, words, anon, key) -> None:
+    before = _counts()
+    r = _post(anon, SNAP, key, _stats_only_case(edit))
+    assert r.status_code == 422, r.text
+    assert words in r.text
+    assert _counts() == before
+
+
+def test_unfitted_stats_only_snapshot_is_stored(anon, key) -> None:
+    snap = make_stats_only_snapshot("10.15.0.4:11211", fitted=False)
+    assert "points" not in snap["stats_model"]
+    assert _post(anon, SNAP, key, snap).status_code == 202

@@ -107,9 +107,10 @@ def memcached_binary() -> str:
 
 
 class Memcached:
-    def __init__(self, binary: str, mem_mb: int):
+    def __init__(self, binary: str, mem_mb: int, *extra: str):
+        """extra: more memcached options (bench_stats_only.py: -W, watch refused)."""
         self.port = free_port()
-        cmd = [binary, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", str(mem_mb)]
+        cmd = [binary, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", str(mem_mb), *extra]
         if os.geteuid() == 0:
             cmd += ["-u", "root"]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

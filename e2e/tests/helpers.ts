@@ -1,4 +1,5 @@
 import { expect as baseExpect, type Page } from "@playwright/test";
+import net from "node:net";
 
 // The machine is shared with other engineers' builds and benchmarks: give the real backend
 // (argon2id log-ins, real PostgreSQL) time, rather than fail on load.
@@ -48,3 +49,29 @@ export function expectedBytesText(bytes: number): string {
 
 /** Text as a reader would compare it: ordinary spaces and hyphen-minus. */
 export const plain = (s: string | null) => (s ?? "").replace(/\u00a0/g, " ").replace(/\u2212/g, "-").trim();
+
+/** A free loopback TCP port (for a memcached a test starts). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Wait until something listens on the port. */
+export async function waitPort(port: number, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const c = net.connect(port, "127.0.0.1", () => (c.end(), resolve(true)));
+      c.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`nothing listens on ${port}`);
+}

@@ -1,11 +1,10 @@
 import { test, type Page } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { api, expect, logIn, plain } from "./helpers";
+import { api, expect, freePort, logIn, plain, waitPort } from "./helpers";
 
 // Onboarding as a new operator does it: the copy-paste block of the Agents page, run for real.
 // A real memcached and the real agent (bin/hitcurve-agent, built by `make build`) are started
@@ -13,30 +12,6 @@ import { api, expect, logIn, plain } from "./helpers";
 // upload" to "reporting" and let the server be put into a cluster.
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitPort(port: number, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const c = net.connect(port, "127.0.0.1", () => (c.end(), resolve(true)));
-      c.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`nothing listens on ${port}`);
-}
 
 async function noHorizontalScroll(page: Page): Promise<void> {
   const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);

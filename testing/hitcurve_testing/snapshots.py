@@ -151,6 +151,45 @@ def envelope(
     }
 
 
+def make_stats_only_snapshot(
+    address: str = "10.0.0.8:11211",
+    *,
+    end: datetime | None = None,
+    hit_ratio: float = 0.8,
+    fitted: bool = True,
+    items: int = 400_000,
+    limit_maxbytes: int = 64 * 2**20,
+) -> dict[str, Any]:
+    """A window of an agent in stats-only mode (memcached refused `watch`): no classes, `basis:
+    "stats_only"` and a `stats_model` whose curve passes through `hit_ratio` at `items`, over
+    (0, 5 x items] as the agent's default ghost factor (the shape, not the Che model itself)."""
+    snap = make_snapshot(address, end=end, n_classes=1, hit_ratio=hit_ratio, limit_maxbytes=limit_maxbytes)
+    snap["classes"] = []
+    snap["measured"]["curr_items"] = items
+    snap["loss"].update(events_seen=0, loss_ratio=0.0, flagged=False)
+    snap["basis"] = "stats_only"
+    model: dict[str, Any] = {
+        "model": "che-zipf",
+        "citation": "Che, Tung, Wang, IEEE JSAC 20(7) 2002; Fricker, Robert, Roberts, ITC 24 2012",
+        "fitted": fitted,
+        "state": "fitted" if fitted else "not_evicting",
+        "current_items": float(items),
+        "hit_ratio": snap["measured"]["hit_ratio"],
+    }
+    if fitted:
+        # h(x) = h_top * r / (1 + r), r = x / s, through (items, h): s = items * (h_top - h) / h
+        h_top = min(0.999, hit_ratio + 0.15)
+        h = snap["measured"]["hit_ratio"]
+        s_ = items * (h_top - h) / h
+        pts = []
+        for i in range(100):
+            x = 5 * items * (i + 1) / 100
+            pts.append([round(x, 3), round(h_top * (1 - 1 / (1 + x / s_)), 6)])
+        model.update(alpha=0.9, keys=float(items * 20), t_requests=1e6, unit="items", points=pts)
+    snap["stats_model"] = model
+    return snap
+
+
 def make_trace_chunk(
     address: str = "10.0.0.7:11211",
     *,

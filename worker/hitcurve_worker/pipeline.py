@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
+from hitcurve import band as band_model
 from hitcurve.curves import fit_stored
 from hitcurve_worker.calibrate import Calibration, calibrate, uncertainty_band
 from hitcurve_worker.merge import ClassCurve, MergeResult, merge
@@ -64,7 +67,7 @@ class Rows:
 
     server_curve: dict[str, Any]
     accuracy: dict[str, Any] | None
-    merged: MergeResult
+    merged: MergeResult | None  # None for a stats-only window (no slab-class curves)
     calibration: Calibration
 
 
@@ -85,23 +88,7 @@ def compute(inp: Inputs, at: datetime) -> Rows:
     cal = calibrate(res.memory_bytes, applied.curve, res.current_bytes, measured, res.valid_max_bytes)
     main = cal.calibrated if cal.calibrated is not None else res.proportional
 
-    accuracy = None
-    if measured is not None:
-        predicted, basis, from_id = grade(inp.previous, res.current_bytes, cal)
-        accuracy = dict(
-            org_id=w.org_id,
-            server_id=w.server_id,
-            snapshot_id=w.snapshot_id,
-            predicted_from_snapshot_id=from_id,
-            window_start=w.window_start,
-            window_end=w.window_end,
-            memory_bytes=res.current_bytes,
-            predicted_hit_ratio=predicted,
-            measured_hit_ratio=measured,
-            error_pp=(predicted - measured) * 100.0,
-            basis=basis,
-            computed_at=at,
-        )
+    accuracy = accuracy_row(w, inp.previous, res.current_bytes, cal, at)
 
     history = inp.history_pp[:HISTORY_WINDOWS]
     model_error = (cal.predicted - measured) if measured is not None else 0.0
@@ -156,6 +143,30 @@ def compute(inp: Inputs, at: datetime) -> Rows:
     return Rows(curve, accuracy, res, cal)
 
 
+def accuracy_row(
+    w: Window, previous: Previous | None, current_bytes: float, cal: Calibration, at: datetime
+) -> dict[str, Any] | None:
+    """The window's accuracy record: what the previous curve predicted at today's memory against
+    what memcached measured (None without a measurement)."""
+    if w.measured is None:
+        return None
+    predicted, basis, from_id = grade(previous, current_bytes, cal)
+    return dict(
+        org_id=w.org_id,
+        server_id=w.server_id,
+        snapshot_id=w.snapshot_id,
+        predicted_from_snapshot_id=from_id,
+        window_start=w.window_start,
+        window_end=w.window_end,
+        memory_bytes=current_bytes,
+        predicted_hit_ratio=predicted,
+        measured_hit_ratio=w.measured,
+        error_pp=(predicted - w.measured) * 100.0,
+        basis=basis,
+        computed_at=at,
+    )
+
+
 def grade(
     previous: Previous | None, current_bytes: float, cal: Calibration
 ) -> tuple[float, str, uuid.UUID | None]:
@@ -167,3 +178,77 @@ def grade(
         if fitted is not None:
             return float(fitted(float(current_bytes))), "calibrated", previous.snapshot_id
     return cal.predicted, "model", None
+
+
+# --- stats-only windows (issue 15: `watch` refused, the agent's Che + Zipf model) ---------------
+
+
+@dataclass(frozen=True)
+class StatsModel:
+    """The agent's `stats_model` of a stats-only window (docs/agent-protocol.md): hit ratio over
+    items for the whole cache, fitted to memcached's counters, and the memory those items take
+    today (`memory.total_malloced`, the slab pages counted toward -m; -m when not reported)."""
+
+    sizes_items: Sequence[float]
+    hit_ratios: Sequence[float]
+    current_items: float
+    memory_bytes: float
+
+    def curve_bytes(self) -> tuple[np.ndarray, np.ndarray]:
+        """The model over memory: every item takes today's memory per item (one pool; the model
+        knows no slab classes)."""
+        per_item = self.memory_bytes / self.current_items
+        return (
+            np.asarray(self.sizes_items, dtype=np.float64) * per_item,
+            np.maximum.accumulate(np.clip(np.asarray(self.hit_ratios, dtype=np.float64), 0.0, 1.0)),
+        )
+
+
+def compute_stats_only(
+    w: Window, model: StatsModel, previous: Previous | None, history_pp: list[float], at: datetime
+) -> Rows:
+    """The rows of a stats-only window. The model passes through the measured point by
+    construction (the agent fits it there), so it is stored as the calibrated curve as well; its
+    band is the stats-only band (hitcurve.band.STATS_ONLY_PER_DOUBLING_PP, measured by
+    bench/accuracy/bench_stats_only.py), wider than a watch-based curve's."""
+    xs, ys = model.curve_bytes()
+    current = float(model.memory_bytes)
+    predicted = float(np.interp(current, np.concatenate(([0.0], xs)), np.concatenate(([0.0], ys))))
+    cal = Calibration(
+        "stats-model",
+        1.0,
+        1.0,
+        w.measured,
+        predicted,
+        ys,
+        float(xs[-1]),
+        ["stats only: Che + Zipf model fitted to memcached's counters by the agent"],
+    )
+    accuracy = accuracy_row(w, previous, int(current), cal, at)
+    drift = band_model.drift_pp(history_pp[:HISTORY_WINDOWS])
+    bm = band_model.BandModel.stats_only(current, drift)
+    low, high = band_model.band_curves(list(xs), list(ys), bm)
+    calibration = cal.as_json() | {
+        "basis": "stats_only",
+        "band_per_doubling_pp": bm.per_doubling_pp,
+        "history_windows": len(history_pp[:HISTORY_WINDOWS]),
+    }
+    curve = dict(
+        org_id=w.org_id,
+        server_id=w.server_id,
+        snapshot_id=w.snapshot_id,
+        window_end=w.window_end,
+        sizes_bytes=xs.tolist(),
+        hit_ratio_proportional=ys.tolist(),
+        hit_ratio_optimal=None,
+        hit_ratio_calibrated=ys.tolist(),
+        band_low=low,
+        band_high=high,
+        current_bytes=int(current),
+        measured_hit_ratio=w.measured,
+        predicted_hit_ratio=predicted,
+        calibration=calibration,
+        advice={"note": "stats only: no slab-class curves, no page advice"},
+        computed_at=at,
+    )
+    return Rows(curve, accuracy, None, cal)

@@ -41,7 +41,15 @@ from hitcurve_worker.celery_app import app
 from hitcurve_worker.cluster import ServerInput, combine
 from hitcurve_worker.correction_tasks import load_correction
 from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows
-from hitcurve_worker.pipeline import HISTORY_WINDOWS, Inputs, Previous, Window, compute
+from hitcurve_worker.pipeline import (
+    HISTORY_WINDOWS,
+    Inputs,
+    Previous,
+    StatsModel,
+    Window,
+    compute,
+    compute_stats_only,
+)
 from hitcurve_worker.reliability import (
     RETRY_OPTS,
     PoisonInput,
@@ -86,6 +94,16 @@ def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
         if len(r[5]) != len(r[6]) or len(r[5]) == 0:
             raise PoisonInput(f"class {r[0]}: sizes and hit ratios differ in length")
     return classes_from_rows([tuple(r) for r in rows])  # type: ignore[misc]  # Row -> plain tuple
+
+
+def _stats_model(snap: Snapshot) -> StatsModel | None:
+    """The agent's stats-only model of a window over memory, or None when it has no curve."""
+    sm = snap.stats_model or {}
+    pts = sm.get("points") or []
+    if not sm.get("fitted") or len(pts) < 2 or not sm.get("current_items"):
+        return None
+    memory = float(snap.total_malloced or snap.limit_maxbytes)
+    return StatsModel([p[0] for p in pts], [p[1] for p in pts], float(sm["current_items"]), memory)
 
 
 # One open alert per (org, kind, subject): the partial unique index uq_alerts_open_subject.
@@ -318,6 +336,16 @@ def update_cluster(
     return row
 
 
+def _mark_processed(db: Session, snapshot_id: uuid.UUID, at: datetime) -> None:
+    """The last statement of a snapshot's transaction: it is done, and the transaction commits."""
+    db.execute(
+        update(Snapshot)
+        .where(Snapshot.id == snapshot_id)
+        .values(status="processed", processed_at=at, error=None)
+    )
+    db.commit()
+
+
 def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
     """The work of one snapshot, in one transaction. Raises PoisonInput for unusable data."""
     with session() as db:
@@ -329,7 +357,6 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         if snap.status in ("processed", "parked"):
             return {"status": snap.status}
         at = now()
-        classes = _classes(db, snap.id)
         window = Window(
             org_id=snap.org_id,
             server_id=snap.server_id,
@@ -338,13 +365,27 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
             window_end=snap.window_end,
             measured=snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None,
         )
-        inputs = Inputs(window, classes, previous=_previous(db, snap), history_pp=_history(db, snap))
-        if window.measured is not None:
-            inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
-        try:
-            rows = compute(inputs, at)
-        except MergeInputError as exc:
-            raise PoisonInput(str(exc)) from exc
+        if snap.basis == "stats_only":
+            model = _stats_model(snap)
+            if model is None:
+                # The agent's model has no curve for this window (memcached is not evicting, no
+                # reads...): the window's measurements are stored, there is no curve to compute.
+                _mark_processed(db, snap.id, at)
+                return {
+                    "status": "processed",
+                    "curve": None,
+                    "stats_model": (snap.stats_model or {}).get("state"),
+                }
+            rows = compute_stats_only(window, model, _previous(db, snap), _history(db, snap), at)
+        else:
+            classes = _classes(db, snap.id)
+            inputs = Inputs(window, classes, previous=_previous(db, snap), history_pp=_history(db, snap))
+            if window.measured is not None:
+                inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
+            try:
+                rows = compute(inputs, at)
+            except MergeInputError as exc:
+                raise PoisonInput(str(exc)) from exc
         if rows.accuracy is not None:
             acc = rows.accuracy
             db.execute(
@@ -417,16 +458,11 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         db.flush()
         cluster_row = update_cluster(db, snap.org_id, cluster_id, at) if (cluster_id and is_latest) else None
         _test_pause()
-        db.execute(
-            update(Snapshot)
-            .where(Snapshot.id == snap.id)
-            .values(status="processed", processed_at=at, error=None)
-        )
-        db.commit()
+        _mark_processed(db, snap.id, at)
         return {
             "status": "processed",
             "calibration": rows.calibration.method,
-            "optimal": rows.merged.optimal_method,
+            "optimal": rows.merged.optimal_method if rows.merged else None,
             "cluster_curve": cluster_row is not None,
         }
 

@@ -81,11 +81,11 @@ def latest_snapshot(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> Sna
 def latest_snapshot_facts(
     db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, Any]:
-    """Per server: (loss_ratio, measured_hit_ratio) of its latest snapshot, in one query."""
+    """Per server: (loss_ratio, measured_hit_ratio, basis) of its latest snapshot, in one query."""
     return {
         r.server_id: r
         for r in db.execute(
-            select(Snapshot.server_id, Snapshot.loss_ratio, Snapshot.measured_hit_ratio)
+            select(Snapshot.server_id, Snapshot.loss_ratio, Snapshot.measured_hit_ratio, Snapshot.basis)
             .where(Snapshot.org_id == org_id, Snapshot.server_id.in_(server_ids))
             .order_by(Snapshot.server_id, Snapshot.window_end.desc())
             .ext(distinct_on(Snapshot.server_id))
@@ -110,12 +110,23 @@ def snapshot_loss(db: Session, snapshot_id: uuid.UUID) -> Any:
     ).one_or_none()
 
 
+def snapshot_bases(db: Session, org_id: uuid.UUID, snapshot_ids: Sequence[uuid.UUID]) -> set[str]:
+    """The bases (watch, stats_only) of these snapshots: what a cluster curve's inputs rest on."""
+    if not snapshot_ids:
+        return set()
+    return set(
+        db.execute(
+            select(Snapshot.basis).where(Snapshot.org_id == org_id, Snapshot.id.in_(snapshot_ids)).distinct()
+        ).scalars()
+    )
+
+
 def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 30) -> list[Any]:
-    """The server's newest `limit` stored curves with their window's reads and stream loss, oldest
-    first: what an answer weighs (quiet and lossy windows) and what the recommended limit's
-    hysteresis runs over."""
+    """The server's newest `limit` stored curves with their window's reads, stream loss and basis
+    (watch or stats_only), oldest first: what an answer weighs (quiet and lossy windows) and what
+    the recommended limit's hysteresis runs over."""
     rows = db.execute(
-        select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged)
+        select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged, Snapshot.basis)
         .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
         .where(ServerCurve.org_id == org_id, ServerCurve.server_id == server_id)
         .order_by(ServerCurve.window_end.desc())

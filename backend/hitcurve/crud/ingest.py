@@ -84,12 +84,12 @@ WITH srv AS (
                            received_at, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,
                            bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload_gzip,
                            status, attempts, enqueued_at, total_malloced, memory_full, evictions_total,
-                           hash_bytes, curr_connections)
+                           hash_bytes, curr_connections, basis, stats_model)
     SELECT %(id)s, %(org_id)s, srv.id, %(key_id)s, %(instance_id)s, %(window_start)s, %(window_end)s, %(now)s,
            %(limit_maxbytes)s, %(curve_points)s, %(cmd_get)s, %(get_hits)s, %(get_misses)s, %(bytes_used)s,
            %(curr_items)s, %(measured_hit_ratio)s, %(loss_ratio)s, %(flagged)s, %(payload_gzip)s,
            'pending', 0, %(enqueued_at)s, %(total_malloced)s, %(memory_full)s, %(evictions_total)s,
-           %(hash_bytes)s, %(curr_connections)s
+           %(hash_bytes)s, %(curr_connections)s, %(basis)s, CAST(%(stats_model)s AS jsonb)
     FROM srv
     ON CONFLICT (id) DO NOTHING
     RETURNING id, org_id
@@ -209,6 +209,9 @@ def store_snapshot(
         "evictions_total": snap.memory.evictions_total if snap.memory else None,
         "hash_bytes": snap.memory.hash_bytes if snap.memory else None,
         "curr_connections": snap.memory.curr_connections if snap.memory else None,
+        # what the window rests on (issue 15): the watch stream, or `stats` alone (the model)
+        "basis": snap.basis or "watch",
+        "stats_model": snap.stats_model.model_dump_json(exclude_none=True) if snap.stats_model else None,
         **_class_columns(snap),
     }
     with get_engine().connect() as conn:

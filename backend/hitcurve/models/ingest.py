@@ -8,6 +8,7 @@ last time the backend or the worker's re-enqueue job handed the id to Celery.
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -26,18 +27,23 @@ from sqlalchemy import (
     Uuid,
     text,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from hitcurve.models.base import Base
 from hitcurve.models.common import FloatArray, now_col, org_fk
 
 WORK_STATES = ("pending", "processed", "failed", "parked")
+# What a window's curve rests on: memcached's watch stream, or its `stats` counters alone (the
+# agent's Che + Zipf model where `watch` is refused; issue 15).
+BASES = ("watch", "stats_only")
 
 
 class Snapshot(Base):
     __tablename__ = "snapshots"
     __table_args__ = (
         CheckConstraint(f"status IN {WORK_STATES!r}", name="status"),
+        CheckConstraint(f"basis IN {BASES!r}", name="basis"),
         Index("ix_snapshots_server_window", "server_id", "window_end"),
         # /health's upload-to-curve lag reads the newest processed snapshots (core/workers.py)
         Index("ix_snapshots_processed_at", "processed_at", postgresql_where=text("processed_at IS NOT NULL")),
@@ -79,6 +85,10 @@ class Snapshot(Base):
     evictions_total: Mapped[int | None] = mapped_column(BigInteger)
     hash_bytes: Mapped[int | None] = mapped_column(BigInteger)
     curr_connections: Mapped[int | None] = mapped_column(BigInteger)
+    # `watch`, or `stats_only` (BASES) with the agent's stats_model object (its Che + Zipf curve
+    # over items, the fit's parameters and state); NULL for watch windows.
+    basis: Mapped[str] = mapped_column(String(16), nullable=False, default="watch", server_default="watch")
+    stats_model: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     # The validated upload as the agent sent it, gzip-compressed JSON (the request body itself when
     # it came gzip). Stored as bytes, not JSONB: PostgreSQL neither parses nor re-compresses it
     # (storage EXTERNAL), which halves its CPU per upload. NULL once retention dropped it. Deferred:

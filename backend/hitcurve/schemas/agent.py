@@ -220,6 +220,25 @@ def _check_curve(where: str, pts: list[tuple[float, float]], n: int) -> None:
         _first_bad_point(where, pts)
 
 
+class StatsModel(_Strict):
+    """A stats-only window's curve (issue 15): where memcached refuses `watch`, the agent fits
+    Che's approximation with Zipf popularity to `stats` (profiler-agent/src/agent/statsmodel.h).
+    `points` (items -> hit ratio, the whole cache) only when `fitted`; `state` says why not
+    (`not_evicting`, `no_reads`, `no_age`, `no_fit`)."""
+
+    model: Literal["che-zipf"]
+    fitted: bool
+    state: Annotated[str, StringConstraints(min_length=1, max_length=32)]
+    current_items: Annotated[float, Field(ge=0, le=MAX_ITEMS)]
+    hit_ratio: Annotated[float, Field(ge=-1.0, le=1.0)]  # -1: no reads in the window
+    citation: Annotated[str, StringConstraints(max_length=300)] = ""
+    alpha: Annotated[float, Field(ge=0, le=10)] | None = None
+    keys: Annotated[float, Field(ge=0, le=MAX_ITEMS)] | None = None
+    t_requests: Annotated[float, Field(ge=0, le=MAX_COUNT)] | None = None
+    unit: Literal["items"] | None = None
+    points: ItemPoints | None = None
+
+
 class Snapshot(_Strict):
     schema_version: Literal[1]
     snapshot_id: uuid.UUID
@@ -240,6 +259,28 @@ class Snapshot(_Strict):
     hot_keys: Annotated[list[HotKey], Field(max_length=MAX_HOT_KEYS)] | None = None
     hot_keys_by_bytes: Annotated[list[HotKey], Field(max_length=MAX_HOT_KEYS)] | None = None
     hot_keys_hashed: bool | None = None
+    # issue 15 (optional): what the window rests on; absent = "watch"
+    basis: Literal["watch", "stats_only"] | None = None
+    stats_model: StatsModel | None = None
+
+    def _basis_rules(self) -> None:
+        if self.basis == "stats_only":
+            if self.stats_model is None:
+                raise ValueError("basis stats_only: stats_model is required")
+            if self.classes:
+                raise ValueError("basis stats_only: classes must be empty (nothing per class is measured)")
+            sm = self.stats_model
+            if sm.fitted:
+                if sm.points is None or sm.current_items <= 0:
+                    raise ValueError("stats_model: a fitted model needs points and current_items > 0")
+                _check_curve("stats_model", sm.points, self.curve_points)
+                if sm.points[-1][0] < sm.current_items:
+                    raise ValueError(
+                        f"stats_model: the last curve size ({sm.points[-1][0]:g}) must cover "
+                        f"current_items ({sm.current_items:g})"
+                    )
+        elif self.stats_model is not None:
+            raise ValueError("stats_model is only sent with basis stats_only")
 
     def _breakdown_rules(self) -> None:
         curves: list[tuple[str, list[tuple[float, float]]]] = []
@@ -263,6 +304,7 @@ class Snapshot(_Strict):
     @model_validator(mode="after")
     def _rules(self) -> "Snapshot":
         _check_times(self.window.start, self.window.end, "window")
+        self._basis_rules()
         self._breakdown_rules()
         seen: set[int] = set()
         for c in self.classes:

@@ -262,6 +262,12 @@ class ServerOut(Out):
     status_note: str | None = Field(default=None, description="why the status is not ok, in a few words")
     loss_warning: bool | None = Field(default=None, description="loss_ratio above its threshold")
     curve_error_warning: bool | None = Field(default=None, description="curve_error_pp above its threshold")
+    data_basis: Literal["watch", "stats_only"] | None = Field(
+        default=None,
+        description="what the latest snapshot rests on: watch (the agent reads memcached's watch "
+        "stream) or stats_only (memcached refused `watch`: the curve is the agent's model fitted "
+        "to `stats`, a wider band; SizingAnswer.data_basis)",
+    )
 
 
 class ThresholdsOut(BaseModel):
@@ -303,6 +309,9 @@ class MergedCurveOut(BaseModel):
     predicted_hit_ratio: float | None
     calibration: dict[str, Any]
     advice: dict[str, Any]
+    data_basis: Literal["watch", "stats_only"] = Field(
+        default="watch", description="what this curve rests on (SizingAnswer.data_basis)"
+    )
 
 
 class SnapshotSummary(BaseModel):
@@ -314,6 +323,14 @@ class SnapshotSummary(BaseModel):
     loss_ratio: float
     flagged: bool
     status: str
+    data_basis: Literal["watch", "stats_only"] = Field(
+        default="watch", description="what the snapshot rests on (SizingAnswer.data_basis)"
+    )
+    stats_model_state: str | None = Field(
+        default=None,
+        description="stats_only snapshots: the agent's model state (fitted, not_evicting, no_reads, "
+        "no_age, no_fit); a window without a fitted model has no curve",
+    )
 
 
 class ServerCurveOut(BaseModel):

@@ -10,6 +10,12 @@ from pydantic import BaseModel, Field
 SubjectKind = Literal["server", "cluster"]
 # Which stored curve answers: best = calibrated when there is one, else the proportional estimate.
 CurveKind = Literal["best", "calibrated", "optimal", "proportional"]
+# What a curve rests on (issue 15): memcached's watch stream (every read seen), or its `stats`
+# counters alone where `watch` is refused (ElastiCache Serverless, memcached -W): the agent's
+# Che + Zipf model, a lower-confidence basis. "mixed": a cluster whose servers have both.
+DataBasis = Literal["watch", "stats_only", "mixed"]
+# How answers, the dashboard and the e-mails name a stats-only basis.
+STATS_ONLY_LABEL = "estimated from stats only"
 
 
 class Band(BaseModel):
@@ -78,7 +84,20 @@ class SizingAnswer(BaseModel):
         "memory_bytes_at_least (or hit_ratio) is then a lower bound; unreachable: no memory size "
         "reaches the target (the curve has levelled off below it)"
     )
-    basis: Literal["estimate", "calibrated", "simulated"]
+    basis: Literal["estimate", "calibrated", "simulated"] = Field(
+        description="which curve answers: estimate (the agent's curves merged), calibrated (fitted "
+        "to the measured hit ratio), simulated (a policy simulation on the sampled trace)"
+    )
+    data_basis: DataBasis = Field(
+        default="watch",
+        description="what the curve rests on. watch: the agent read memcached's watch stream "
+        "(every read, its reuse distances). stats_only: memcached refused `watch` (ElastiCache "
+        "Serverless, memcached -W), so the curve is a model (Che's approximation with Zipf "
+        "popularity) fitted by the agent to memcached's `stats` counters: it passes through today's "
+        "measured hit rate, but its shape away from today's memory is the model's, and the band is "
+        "wider (hitcurve/band.py STATS_ONLY_PER_DOUBLING_PP, measured against real memcached by "
+        "bench/accuracy/bench_stats_only.py). mixed: a cluster whose servers rest on both",
+    )
     policy: str | None = Field(description="the replacement policy of a simulated basis")
     target_hit_ratio: float | None = None
     memory_bytes: int | None = Field(
@@ -152,6 +171,7 @@ class SizingAnswer(BaseModel):
                     "question": "memory_for_hit_ratio",
                     "status": "ok",
                     "basis": "calibrated",
+                    "data_basis": "watch",
                     "policy": None,
                     "target_hit_ratio": 0.92,
                     "memory_bytes": 12240656794,

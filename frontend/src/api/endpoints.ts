@@ -3,7 +3,7 @@ import type { CurvePoint } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
 import { ApiError, del, get, post, qs, patch } from "./client";
 import type {
-  Alert, Breakdown, ClusterSummary, CurveView, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
+  Alert, Breakdown, ClusterSummary, CurveView, DataBasis, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
   ReportSubscription, Role, ServerSummary, Session, SimulationRun, Sizing, Status,
 } from "./types";
 
@@ -93,6 +93,11 @@ function clusterSummary(
 export const createCluster = (body: { name: string; target_hit_ratio: number; price_per_gb_month: number }) =>
   post<J>("/clusters", body);
 
+/** The API's data_basis; `fallback` when absent (older backends: everything came from watch). */
+export function dataBasis<T extends DataBasis | null>(v: unknown, fallback: T): DataBasis | T {
+  return v === "watch" || v === "stats_only" || v === "mixed" ? v : fallback;
+}
+
 function serverBase(s: J, clusters: Map<string, string>): ServerSummary {
   const lastSeen: string | null = s.last_snapshot_at ?? s.last_seen_at ?? null;
   return {
@@ -105,13 +110,15 @@ function serverBase(s: J, clusters: Map<string, string>): ServerSummary {
     agentVersion: s.agent_version ?? null,
     limitBytes: num(s.limit_maxbytes),
     lastSeen,
-    lossRatio: num(s.loss_ratio),
+    // a stats-only agent reads no stream: there is no event loss to show
+    lossRatio: s.data_basis === "stats_only" ? null : num(s.loss_ratio),
     lossWarning: s.loss_warning === true,
     curveError: num(s.curve_error_pp),
     curveErrorWarning: s.curve_error_warning === true,
     measuredHitRatio: num(s.measured_hit_ratio),
     status: (s.status ?? "no_data") as Status,
     statusNote: s.status_note ?? null,
+    dataBasis: dataBasis(s.data_basis, null),
   };
 }
 
@@ -179,7 +186,8 @@ export async function getServerCurve(id: string, signal?: AbortSignal): Promise<
     clusterId: str(server.cluster_id),
     clusterName: cluster?.name ?? null,
     points: m ? zipCurve(m.sizes_bytes, calibrated ?? m.hit_ratio_proportional, m.band_low, m.band_high) : [],
-    estimate: m && calibrated ? zipCurve(m.sizes_bytes, m.hit_ratio_proportional) : null,
+    // a stats-only model is stored as both (it passes through the measured point): nothing to compare
+    estimate: m && calibrated && m.data_basis !== "stats_only" ? zipCurve(m.sizes_bytes, m.hit_ratio_proportional) : null,
     classes: (j.classes ?? []).map((c: J) => ({
       id: c.class_id,
       chunkSize: c.chunk_size,
@@ -193,6 +201,7 @@ export async function getServerCurve(id: string, signal?: AbortSignal): Promise<
     lossRatio: num(j.latest_snapshot?.loss_ratio),
     observedMaxBytes: num(m?.observed_max_bytes),
     memcachedVersion: str(server.version),
+    dataBasis: dataBasis(m?.data_basis ?? j.latest_snapshot?.data_basis, "watch"),
   };
 }
 
@@ -220,6 +229,7 @@ export async function getClusterCurve(id: string, signal?: AbortSignal): Promise
     lossRatio: null,
     observedMaxBytes: num(j.observed_max_bytes),
     memcachedVersion: null,
+    dataBasis: "watch", // the cluster's sizing answer says otherwise (Sizing.dataBasis)
   };
 }
 
@@ -274,6 +284,7 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
     fillRatio: num(j.fill_ratio),
     fullInSeconds: num(j.full_in_seconds),
     basis: j.policy ? `simulated ${j.policy}` : j.basis,
+    dataBasis: dataBasis(j.data_basis, "watch"),
     curveAgeSeconds: num(j.curve?.age_seconds),
     reachable: status === "ok" || status === "warming_up",
     message: j.message ?? null,

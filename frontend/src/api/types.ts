@@ -45,11 +45,17 @@ export type ServerSummary = {
   /** Curve error above the API's threshold. */
   curveErrorWarning: boolean;
   measuredHitRatio: number | null;
+  /** What the latest window rests on: memcached's watch stream, or `stats` alone (issue 15). */
+  dataBasis: DataBasis | null;
   /** The API's status (GET /servers); the dashboard derives none. */
   status: Status;
   /** Why the status is not OK, in a few words. */
   statusNote: string | null;
 };
+
+/** watch: the agent read memcached's watch stream; stats_only: memcached refused `watch` and the
+ * curve is a model fitted to its `stats` counters (wider band); mixed: a cluster with both. */
+export type DataBasis = "watch" | "stats_only" | "mixed";
 
 export type SlabClass = {
   id: number;
@@ -89,6 +95,8 @@ export type CurveView = {
   observedMaxBytes: number | null;
   /** memcached's version (servers). */
   memcachedVersion: string | null;
+  /** What the curve rests on (servers: the curve's window; clusters: from the sizing answer). */
+  dataBasis: DataBasis;
 };
 
 /** What the sizing API said: ok, memcached still filling (warming_up), the target past the curve's
@@ -123,6 +131,8 @@ export type Sizing = {
   fillRatio: number | null;
   fullInSeconds: number | null;
   basis: string;
+  /** What the answer's curve rests on (the API's data_basis; "watch" from older backends). */
+  dataBasis: DataBasis;
   curveAgeSeconds: number | null;
   reachable: boolean;
   message: string | null;

@@ -1,4 +1,4 @@
-import type { Status } from "../api/types";
+import type { DataBasis, Status } from "../api/types";
 import { useLocation } from "../router";
 import { Link } from "./Link";
 
@@ -39,5 +39,29 @@ export function Breadcrumbs({ items }: { items: Array<[string, string | null]> }
         </span>
       ))}
     </nav>
+  );
+}
+
+/** How a curve that rests on `stats` alone is named everywhere (the API's message says the same). */
+export const STATS_ONLY_LABEL = "estimated from stats only";
+
+/** A stats-only server or curve says so (issue 15): memcached refused `watch`, so the curve is a
+ * model fitted to memcached's counters, not measured reuse, and its band is wider. */
+export function StatsOnlyLabel({ basis, compact = false }: { basis: DataBasis | null; compact?: boolean }) {
+  if (basis !== "stats_only" && basis !== "mixed") return null;
+  if (compact)
+    return (
+      <span className="badge basis-stats-only" data-testid="stats-only-badge" title={`${STATS_ONLY_LABEL}: memcached refused watch`}>
+        stats only
+      </span>
+    );
+  const who = basis === "mixed" ? "Some servers' curves are" : "This curve is";
+  return (
+    <p className="stats-only-label" role="note" data-testid="stats-only-label">
+      <strong>{basis === "mixed" ? `Partly ${STATS_ONLY_LABEL}` : `${STATS_ONLY_LABEL[0].toUpperCase()}${STATS_ONLY_LABEL.slice(1)}`}</strong> —{" "}
+      memcached refused <code>watch</code>, so the agent sees no individual reads. {who} a model (Che&apos;s
+      approximation, Zipf popularity) fitted to memcached&apos;s <code>stats</code> counters: it matches today&apos;s hit
+      rate, but away from today&apos;s memory it is a guess, and the band around it is wider.
+    </p>
   );
 }

@@ -1,6 +1,6 @@
 import type { ServerSummary } from "../api/types";
 import { formatAge, formatBytes, formatPercent } from "../lib/format";
-import { StatusBadge } from "./Bits";
+import { StatsOnlyLabel, StatusBadge } from "./Bits";
 import { Link } from "./Link";
 
 /** Servers with their agent's health: last seen, event loss, curve error. */
@@ -34,6 +34,7 @@ export function ServerTable({
             <tr key={s.id} data-server={s.id}>
               <th scope="row">
                 <Link href={`/servers/${s.id}`}>{s.address}</Link>
+                <StatsOnlyLabel basis={s.dataBasis} compact />
                 {s.hostname && <div className="muted small">{s.hostname}</div>}
               </th>
               <td>

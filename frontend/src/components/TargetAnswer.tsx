@@ -1,4 +1,5 @@
 import type { Sizing } from "../api/types";
+import { STATS_ONLY_LABEL } from "./Bits";
 import { formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoneyDelta, formatPercent, MiB } from "../lib/format";
 
 /** memcached's -m flag for a limit in bytes (it takes whole megabytes, MiB). */
@@ -118,8 +119,8 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
         )}
         <div>
           <dt>Basis</dt>
-          <dd>
-            {sizing.basis}
+          <dd data-testid="answer-basis" data-basis={sizing.dataBasis}>
+            {sizing.dataBasis === "stats_only" ? `${STATS_ONLY_LABEL} (model)` : sizing.basis}
             {sizing.curveAgeSeconds !== null && `, curve ${formatDuration(sizing.curveAgeSeconds)} old`}
           </dd>
         </div>

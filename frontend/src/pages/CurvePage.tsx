@@ -5,6 +5,7 @@ import type { CurveView } from "../api/types";
 import { CurveChart } from "../components/CurveChart";
 import { CurveTable } from "../components/CurveTable";
 import { SlabClasses } from "../components/SlabClasses";
+import { StatsOnlyLabel } from "../components/Bits";
 import { Fetched, NoAgentYet } from "../components/States";
 import { TargetAnswer } from "../components/TargetAnswer";
 import { useAsync, useDebounced } from "../hooks";
@@ -87,16 +88,19 @@ function CurveBody({ view }: { view: CurveView }) {
   // While memcached is still filling it has evicted nothing: past today's memory nothing is observed.
   const warming = sizing.state === "ready" && sizing.data.status === "warming_up";
   const observedMax = view.observedMaxBytes ?? (warming ? view.currentBytes : null);
+  // What the curve rests on: a server's curve says it; a cluster's comes with its sizing answer.
+  const basis = view.kind === "server" ? view.dataBasis : sizing.state === "ready" ? sizing.data.dataBasis : view.dataBasis;
   return (
     <div ref={root} className="curve-view" data-testid="curve-view">
       <header className="view-head">
         <h1>{view.name}</h1>
         <p className="muted">
-          {view.kind === "cluster" ? "Cluster" : "Server"} curve · {view.basis} · computed {formatAge(view.computedAt)} · today{" "}
+          {view.kind === "cluster" ? "Cluster" : "Server"} curve · {basis === "stats_only" ? "stats-only model" : view.basis} · computed {formatAge(view.computedAt)} · today{" "}
           {formatBytes(view.currentBytes)}
           {view.measuredHitRatio !== null && <> at {formatPercent(view.measuredHitRatio)} measured</>}
-          {view.lossRatio !== null && <> · watch-stream event loss {formatPercent(view.lossRatio, 2)}</>}
+          {view.lossRatio !== null && basis === "watch" && <> · watch-stream event loss {formatPercent(view.lossRatio, 2)}</>}
         </p>
+        <StatsOnlyLabel basis={basis} />
       </header>
 
       <section className="target-panel" aria-labelledby="target-title">
@@ -177,9 +181,11 @@ function CurveBody({ view }: { view: CurveView }) {
             onTarget={onTarget}
           />
           <ul className="legend" aria-hidden="true">
-            <li className="lg-curve">calibrated curve</li>
+            <li className="lg-curve" data-testid="legend-curve">
+              {basis === "stats_only" ? "curve estimated from stats only (model)" : "calibrated curve"}
+            </li>
             {observedMax !== null && <li className="lg-unobserved">not observed yet</li>}
-            <li className="lg-band">uncertainty band</li>
+            <li className="lg-band">{basis === "stats_only" ? "uncertainty band (wider: stats only)" : "uncertainty band"}</li>
             {view.estimate && <li className="lg-estimate">uncalibrated estimate</li>}
             <li className="lg-measured">measured today</li>
             <li className="lg-target">target</li>

@@ -209,6 +209,7 @@ def list_servers(
                     "status_note": note,
                     "loss_warning": loss_warning(loss, th) if snap else None,
                     "curve_error_warning": curve_error_warning(error, th) if error is not None else None,
+                    "data_basis": snap.basis if snap else None,
                 }
             )
         )
@@ -260,7 +261,9 @@ def update_server(server_id: uuid.UUID, body: ServerPatch, me: MemberDep, db: Db
 def _attrs(row: object, model: type[BaseModel]) -> dict[str, Any]:
     """The row's attributes named like the model's fields, except the ones the row lacks or the
     caller computes (age_seconds, sizes_bytes of a class, the cluster itself)."""
-    computed = {"age_seconds", "cluster"} | ({"sizes_bytes"} if model is ClassCurveOut else set())
+    computed = {"age_seconds", "cluster", "data_basis", "stats_model_state"} | (
+        {"sizes_bytes"} if model is ClassCurveOut else set()
+    )
     return {k: getattr(row, k) for k in model.model_fields if k not in computed and hasattr(row, k)}
 
 
@@ -283,8 +286,20 @@ def server_curve(server_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ServerCurveO
     curve = curves_crud.latest_server_curve(db, me.org_id, s.id)
     merged = None
     if curve is not None:
-        merged = MergedCurveOut(**_attrs(curve, MergedCurveOut), age_seconds=_age(curve.window_end))
-    summary = SnapshotSummary(**_attrs(snap, SnapshotSummary)) if snap is not None else None
+        merged = MergedCurveOut(
+            **_attrs(curve, MergedCurveOut),
+            age_seconds=_age(curve.window_end),
+            data_basis=(curve.calibration or {}).get("basis", "watch"),
+        )
+    summary = (
+        SnapshotSummary(
+            **_attrs(snap, SnapshotSummary),
+            data_basis=snap.basis,
+            stats_model_state=(snap.stats_model or {}).get("state"),
+        )
+        if snap is not None
+        else None
+    )
     return ServerCurveOut(
         server=ServerOut.model_validate(s), latest_snapshot=summary, classes=classes, merged=merged
     )

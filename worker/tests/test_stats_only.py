@@ -1,0 +1,150 @@
+"""Stats-only windows (issue 15: memcached refused `watch`) through the real backend, real
+PostgreSQL, Redis and a real worker process: the worker turns the agent's model into the server
+curve, the sizing answer names its basis (`data_basis: "stats_only"`), says so first and gives
+the stats-only band, wider than a watch-based curve's; a window whose model has no curve is
+processed without one, and the answer says why."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+from sqlalchemy import select
+from worker_helpers import Org, WorkerProc, start_worker, upload, wait_for
+
+from hitcurve import band
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.models import ServerCurve, Snapshot
+from hitcurve.schemas.sizing import STATS_ONLY_LABEL
+from hitcurve_testing.snapshots import make_snapshot, make_stats_only_snapshot
+
+pytestmark = pytest.mark.slow
+MIB = 1 << 20
+
+
+@pytest.fixture(scope="module")
+def worker(private_env: dict[str, str]) -> Iterator[WorkerProc]:
+    w = start_worker(private_env, "stats-only", concurrency=1)
+    yield w
+    w.stop()
+
+
+def status_of(sid: str) -> str | None:
+    with get_sessionmaker()() as db:
+        return db.execute(select(Snapshot.status).where(Snapshot.id == uuid.UUID(sid))).scalar_one_or_none()
+
+
+def read_token(org: Org) -> str:
+    from hitcurve.core.security import sha256_hex
+    from hitcurve.models import ApiToken
+
+    secret = "hct_" + uuid.uuid4().hex + uuid.uuid4().hex
+    with get_sessionmaker()() as db:
+        db.add(
+            ApiToken(
+                org_id=org.id, name="reader", prefix=secret[:8], token_hash=sha256_hex(secret), scope="read"
+            )
+        )
+        db.commit()
+    return secret
+
+
+def server_id(client: Any, token: str, address: str) -> str:
+    servers = client.get("/api/v1/servers", headers={"Authorization": f"Bearer {token}"}).json()
+    return str(next(s["id"] for s in servers if s["address"] == address))
+
+
+def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(
+    worker: WorkerProc, client: Any, org: Org
+) -> None:
+    base = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20)
+    address = f"10.15.1.1:{uuid.uuid4().int % 60000}"
+    ids = []
+    # first a window whose model has no curve yet (memcached not evicting), then five fitted ones
+    first = make_stats_only_snapshot(address, end=base, fitted=False)
+    assert upload(client, org, first).status_code == 202
+    for m in range(1, 6):
+        snap = make_stats_only_snapshot(address, end=base + timedelta(minutes=m), hit_ratio=0.8)
+        r = upload(client, org, snap)
+        assert r.status_code == 202, r.text
+        ids.append(snap["snapshot_id"])
+    for sid in [first["snapshot_id"], *ids]:
+        wait_for(lambda sid=sid: status_of(sid) == "processed", 60, f"snapshot {sid} processed")
+    with get_sessionmaker()() as db:
+        assert (
+            db.execute(
+                select(ServerCurve).where(ServerCurve.snapshot_id == uuid.UUID(first["snapshot_id"]))
+            ).scalar_one_or_none()
+            is None
+        ), "no fitted model, no curve"
+        c = db.execute(select(ServerCurve).where(ServerCurve.snapshot_id == uuid.UUID(ids[-1]))).scalar_one()
+        # the model over memory: items x (today's slab memory / today's items); through the measured point
+        assert c.current_bytes == 64 * MIB
+        x = np.asarray(c.sizes_bytes)
+        assert x[-1] == pytest.approx(5 * 64 * MIB, rel=1e-6)
+        assert float(np.interp(c.current_bytes, x, c.hit_ratio_calibrated)) == pytest.approx(0.8, abs=1e-4)
+        assert c.calibration["basis"] == "stats_only" and c.calibration["method"] == "stats-model"
+
+    token = read_token(org)
+    h = {"Authorization": f"Bearer {token}"}
+    sid = server_id(client, token, address)
+    srv = next(s for s in client.get("/api/v1/servers", headers=h).json() if s["id"] == sid)
+    assert srv["data_basis"] == "stats_only"
+    cur = client.get(f"/api/v1/servers/{sid}/curve", headers=h).json()
+    assert cur["merged"]["data_basis"] == "stats_only" and cur["classes"] == []
+    assert cur["latest_snapshot"]["data_basis"] == "stats_only"
+    assert cur["latest_snapshot"]["stats_model_state"] == "fitted"
+
+    a = client.get(
+        f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.85}, headers=h
+    ).json()
+    assert a["status"] == "ok", a
+    assert a["data_basis"] == "stats_only"
+    assert a["message"].startswith(STATS_ONLY_LABEL), a["message"]
+    assert "stats-only model" in a["message"] and "calibrated" not in a["message"]
+    # The band at half today's memory (one doubling, away from the 100 % ceiling): the stats-only
+    # model's width, not a watch curve's.
+    r = client.get(
+        f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 32 * MIB}, headers=h
+    ).json()
+    assert r["data_basis"] == "stats_only"
+    width = r["band"]["hit_rate_max"] - r["band"]["hit_rate_min"]
+    drift = 0.0  # five windows measuring the same hit ratio: the accuracy record's errors are 0
+    stats_w = 2 * band.Z * math.hypot(drift, band.STATS_ONLY_PER_DOUBLING_PP) / 100
+    watch_w = 2 * band.Z * math.hypot(drift, band.PER_DOUBLING_PP) / 100
+    # (edges are held non-decreasing: the high edge may stay up from smaller sizes, never lower)
+    assert 0.95 * stats_w <= width <= 1.5 * stats_w, (width, stats_w)
+    assert width > 3 * watch_w
+
+    # A watch server with a curve is labelled watch
+    wsnap = make_snapshot(f"10.15.1.2:{uuid.uuid4().int % 60000}", end=base + timedelta(minutes=5))
+    assert upload(client, org, wsnap).status_code == 202
+    wait_for(lambda: status_of(wsnap["snapshot_id"]) == "processed", 60, "the watch snapshot")
+    wid = server_id(client, token, wsnap["server"]["address"])
+    wa = client.get(
+        f"/api/v1/sizing/servers/{wid}/memory", params={"target_hit_ratio": 0.5}, headers=h
+    ).json()
+    assert wa["data_basis"] == "watch" and STATS_ONLY_LABEL not in wa["message"]
+
+
+def test_a_stats_only_server_without_a_fitted_model_says_why(
+    worker: WorkerProc, client: Any, org: Org
+) -> None:
+    address = f"10.15.1.3:{uuid.uuid4().int % 60000}"
+    snap = make_stats_only_snapshot(address, fitted=False)
+    assert upload(client, org, snap).status_code == 202
+    wait_for(lambda: status_of(snap["snapshot_id"]) == "processed", 60, "the unfitted window processed")
+    token = read_token(org)
+    sid = server_id(client, token, address)
+    r = client.get(
+        f"/api/v1/sizing/servers/{sid}/memory",
+        params={"target_hit_ratio": 0.9},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert r.status_code == 409 and r.json()["code"] == "not_enough_data"
+    assert "refused `watch`" in r.json()["detail"] and "not_evicting" in r.json()["detail"]
