@@ -142,4 +142,3 @@ def fit_stored(xs: Sequence[float | None] | None, ys: Sequence[float | None] | N
         return None
     cx, cy = clean(xs, ys)
     return Pchip.fit(cx, cy) if cx else None
-

@@ -80,6 +80,18 @@ def period_seconds(window_ends: Sequence[float]) -> float | None:
     return PERIOD_WINDOWS * float(2 ** math.ceil(math.log2(max(length, 1.0))))
 
 
+def needed_from(window_ends: Sequence[float]) -> int:
+    """Index of the first window recommend_periodic needs (the last one ending at or before the
+    base period's start; 0 when the windows do not reach back that far): the caller need not
+    compute raw answers for older windows."""
+    period = period_seconds(window_ends)
+    if period is None:
+        return 0
+    start_of_base = (math.floor(window_ends[-1] / period) - 1) * period
+    before = [i for i, t in enumerate(window_ends) if t <= start_of_base]
+    return before[-1] if before else 0
+
+
 def recommend_periodic(window_ends: Sequence[float], raw_answers: Sequence[float | None]) -> Recommendation:
     """The recommendation after the given windows (ends in epoch seconds, oldest first, with each
     window's raw answer), anchored on the period grid (module docstring). Without a complete

@@ -398,8 +398,10 @@ def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined |
     curve (hitcurve.windows: a quiet or lossy window never replaces a good curve), the history the
     recommended limit's hysteresis runs over, and the facts of the newest window used. The
     accuracy benchmark (bench/accuracy) calls this too, so its table is what the API answers."""
-    b.history = [Pchip.fit(w.sizes_bytes, w.hit_ratios) for w in wins]
-    b.history_ends = [w.window_end.timestamp() for w in wins]
+    ends = [w.window_end.timestamp() for w in wins]
+    first = hysteresis.needed_from(ends)  # older windows do not change the recommendation
+    b.history = [Pchip.fit(w.sizes_bytes, w.hit_ratios) for w in wins[first:]]
+    b.history_ends = ends[first:]
     comb = windows.combine(wins)
     if comb is None:
         return None

@@ -79,7 +79,7 @@ def fill_state(samples: Sequence[FillSample]) -> FillState:
         known = [s for s in samples if s.full is not None]
         recent = known[-RATE_WINDOWS:]
         first = recent[0]
-        for s in reversed(known[: -RATE_WINDOWS]):  # reach back RATE_SPAN_S when windows are short
+        for s in reversed(known[:-RATE_WINDOWS]):  # reach back RATE_SPAN_S when windows are short
             if (last.window_end - s.window_end).total_seconds() > RATE_SPAN_S:
                 break
             first = s

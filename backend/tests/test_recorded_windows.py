@@ -170,3 +170,20 @@ def test_a_lossy_window_left_out_of_the_answer_still_widens_the_band_above_today
     # above it the high side is wider by the loss the ghost saw
     assert b_lossy.conf_high(64 * MIB) > b_clean.conf_high(64 * MIB) + 0.005
     assert b_lossy.conf_low(64 * MIB) == b_clean.conf_low(64 * MIB)
+
+
+def test_windows_before_the_base_period_do_not_change_the_recommendation() -> None:
+    import random
+
+    rnd = random.Random(7)
+    raws: list[float | None] = [64 * MIB * (1 + rnd.uniform(-0.2, 0.2)) for _ in range(128)]
+    ends = [1_795_000_000.0 + 60.0 * (i + 1) for i in range(128)]
+    first = hysteresis.needed_from(ends)
+    assert 0 < first < 128 - hysteresis.PERIOD_WINDOWS
+    cut = hysteresis.recommend_periodic(ends[first:], raws[first:])
+    full = hysteresis.recommend_periodic(ends, raws)
+    assert (cut.memory_limit_bytes, cut.stable, cut.changes) == (
+        full.memory_limit_bytes,
+        full.stable,
+        full.changes,
+    )
