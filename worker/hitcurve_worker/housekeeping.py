@@ -9,10 +9,12 @@ import os
 from datetime import datetime, timedelta
 from typing import Any
 
+import redis
 from celery import Task
 from sqlalchemy import and_, delete, func, or_, select, text, update
 
 from hitcurve.core import task_names as names
+from hitcurve.core.config import get_settings
 from hitcurve.core.tasks import queue_for
 from hitcurve.models import (
     ClusterCurve,
@@ -53,10 +55,28 @@ def _exec(db: Any, stmt: Any, params: Any = None) -> Any:
     return db.execute(stmt, params) if params is not None else db.execute(stmt)
 
 
+def queue_depth(queue: str) -> int | None:
+    """Messages waiting in a broker queue; None when the broker cannot say."""
+    try:
+        client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=5, socket_connect_timeout=5)
+        try:
+            return int(client.llen(queue))
+        finally:
+            client.close()
+    except redis.RedisError:
+        return None
+
+
 def requeue(
     min_age_s: float = REQUEUE_AFTER_S, at: datetime | None = None, sender: Any = None
 ) -> dict[str, int]:
-    """Hand pending/failed work older than min_age_s to Celery again; park what failed too often."""
+    """Hand pending/failed work older than min_age_s to Celery again; park what failed too often.
+
+    No amplification under backlog: while a task's queue still holds messages, the workers are
+    behind, not short of messages, so only rows that were never handed over (enqueued_at NULL:
+    the broker was down) go again. Once the queue is empty, rows still pending after min_age_s
+    lost their message (a killed worker's unacknowledged task waits for the visibility timeout)
+    and go again; a duplicate of a message a worker still holds changes nothing."""
     at = at or now()
     sender = sender or app
     cutoff = at - timedelta(seconds=min_age_s)
@@ -64,6 +84,8 @@ def requeue(
     jobs = ((Snapshot, names.PROCESS_SNAPSHOT), (TraceChunk, names.PROCESS_TRACE_CHUNK))
     with session() as db:
         for model, task in jobs:
+            depth = queue_depth(queue_for(task))
+            busy = [model.enqueued_at.is_(None)] if depth else []
             parked = _exec(
                 db,
                 update(model)
@@ -89,6 +111,7 @@ def requeue(
                         model.status.in_(("pending", "failed")),
                         model.attempts < MAX_ATTEMPTS,
                         func.coalesce(model.enqueued_at, model.received_at) < cutoff,
+                        *busy,
                     )
                     .order_by(model.received_at)
                     .limit(REQUEUE_BATCH)
@@ -103,6 +126,7 @@ def requeue(
                 _exec(db, update(model).where(model.id.in_(ids)).values(enqueued_at=at))
             db.commit()
             counts[f"{model.__tablename__}_requeued"] = len(ids)
+            counts[f"{model.__tablename__}_queue_depth"] = -1 if depth is None else depth
             counts[f"{model.__tablename__}_parked"] = int(parked or 0)
         # Simulation runs: never enqueued, or running without finishing (a lost chord).
         stale = at - timedelta(seconds=SIM_STALE_S)

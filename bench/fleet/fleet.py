@@ -1,0 +1,591 @@
+"""Fleet simulator (issue 19): N simulated agents upload snapshots (20-40 slab classes, 100-point
+curves, gzip, as the agent sends them) at a jittered interval, some also trace chunks, against
+the real stack (API, ingest and batch workers, beat, PostgreSQL, Redis) that bench/fleet/run.sh
+starts. Prints, every `--report` seconds, the offered and accepted uploads/s, curves/s, the
+queues and the oldest pending upload; at the end sustained uploads/s, p50/p95/p99 upload->curve
+latency, CPU per upload of each process group, database bytes per upload and per agent per day,
+and the loss check (every accepted upload stored; every processed one exactly one curve).
+
+Modes: `steady` (the load for --duration), `catch-up` (the ingest workers stopped at --stop-at
+for --stop-for seconds under the same load, then started; waits until the backlog is gone).
+
+Upload -> curve latency: from the moment the request was sent to the moment a poll (every
+--poll seconds) finds the snapshot processed -- an upper bound, off by at most the poll period;
+`server` is processed_at - received_at in the database (excludes the HTTP round trip and the
+processing itself)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gzip
+import heapq
+import json
+import os
+import random
+import statistics
+import subprocess
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import redis
+from sqlalchemy import text
+
+from hitcurve.core.config import get_settings
+from hitcurve.core.db import get_engine
+from hitcurve_testing.snapshots import PAGE, envelope, synthetic_classes
+
+ROOT = Path(__file__).resolve().parents[2]
+
+TABLES = (
+    "snapshots",
+    "snapshot_classes",
+    "server_curves",
+    "accuracy_records",
+    "cluster_curves",
+    "trace_chunks",
+    "alerts",
+    "servers",
+)
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+# --------------------------------------------------------------------------- what agents send
+@dataclass
+class Template:
+    """One agent shape: its classes serialised once (the bulk of every upload)."""
+
+    n_classes: int
+    total_pages: int
+    classes_json: str
+    items: int
+
+
+def make_templates(n: int, seed: int) -> list[Template]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        n_classes = rng.randint(20, 40)
+        pages = rng.choice([64, 256, 1024, 4096])
+        classes = synthetic_classes(n_classes, pages, seed + i)
+        out.append(
+            Template(
+                n_classes, pages, json.dumps(classes, separators=(",", ":")), sum(c["items"] for c in classes)
+            )
+        )
+    return out
+
+
+def iso(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def snapshot_body(tpl: Template, address: str, start: float, end: float, hit: float) -> tuple[str, bytes]:
+    sid = uuid.uuid4()
+    gets = 600_000
+    head = envelope(
+        address,
+        datetime.fromtimestamp(end, UTC),
+        tpl.total_pages * PAGE,
+        [],
+        measured={
+            "cmd_get": gets,
+            "get_hits": int(gets * hit),
+            "get_misses": gets - int(gets * hit),
+            "cmd_set": 60_000,
+            "evictions": 10,
+            "bytes": tpl.total_pages * PAGE,
+            "curr_items": tpl.items,
+            "hit_ratio": hit,
+        },
+        events_seen=gets,
+        hostname="fleet",
+        settings={},
+        snapshot_id=sid,
+    )
+    raw = json.dumps(head, separators=(",", ":"))
+    assert raw.endswith('"classes":[]}')  # envelope puts the classes last: splice the serialised ones
+    raw = raw[: -len("[]}")] + tpl.classes_json + "}"
+    return str(sid), gzip.compress(raw.encode(), compresslevel=1)
+
+
+def trace_body(address: str, seq: int, start: float, end: float, n: int, rng: np.random.Generator) -> bytes:
+    keys = (rng.zipf(1.2, n) % 50_000).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    ops = rng.choice([1, 2, 3], size=n, p=[0.7, 0.2, 0.1])
+    t0 = int(start * 1e6)
+    step = max(1, int((end - start) * 1e6 / n))
+    body = {
+        "schema_version": 1,
+        "chunk_id": str(uuid.uuid4()),
+        "server": {"address": address, "instance_id": "1795349000-4242"},
+        "sample_rate": 0.01,
+        "seq": seq,
+        "start": iso(start),
+        "end": iso(end),
+        "records": {
+            "ts_us": [t0 + i * step for i in range(n)],
+            "key": [f"{int(k):016x}" for k in keys],
+            "op": ops.tolist(),
+            "size": [0 if o == 2 else 200 + int(k) % 7 * 50 for k, o in zip(keys, ops, strict=True)],
+            "clsid": [5] * n,
+            "ttl": [-1] * n,
+            "cost_us": [None] * n,
+        },
+    }
+    return gzip.compress(json.dumps(body, separators=(",", ":")).encode(), compresslevel=1)
+
+
+# --------------------------------------------------------------------------- the stack
+def make_orgs(n: int, tag: str) -> list[str]:
+    """n organizations with one agent key each, written directly (as make_org in the tests)."""
+    from hitcurve.core.db import get_sessionmaker
+    from hitcurve.core.security import sha256_hex
+    from hitcurve.models import AgentKey, Organization
+
+    keys = []
+    with get_sessionmaker()() as db:
+        for i in range(n):
+            secret = "hca_" + uuid.uuid4().hex + uuid.uuid4().hex
+            org = Organization(name=f"fleet {tag} {i}")
+            db.add(org)
+            db.flush()
+            db.add(AgentKey(org_id=org.id, name="fleet", prefix=secret[:8], key_hash=sha256_hex(secret)))
+            keys.append(secret)
+        db.commit()
+    return keys
+
+
+def children(pids: Iterable[int]) -> set[int]:
+    """The processes and all their descendants (from /proc)."""
+    parent: dict[int, int] = {}
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                fields = (p / "stat").read_text().rsplit(")", 1)[1].split()
+                parent[int(p.name)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    out = set(pids)
+    grew = True
+    while grew:
+        more = {c for c, pp in parent.items() if pp in out and c not in out}
+        out |= more
+        grew = bool(more)
+    return out
+
+
+def cpu_seconds(pids: Iterable[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime + stime
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / TICK
+
+
+class Stack:
+    """The supervised programs and services of the run's instance, for CPU accounting and the
+    catch-up mode's stop/start."""
+
+    def __init__(self, inst: str) -> None:
+        self.inst = inst
+        self.run = ROOT / ".run" / inst
+
+    def ctl(self, *args: str) -> str:
+        out = subprocess.run(
+            ["bash", str(ROOT / "scripts/supervise.sh"), "ctl", self.inst, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        return out.stdout
+
+    def program_pid(self, name: str) -> int:
+        try:
+            return int(self.ctl("pid", name).strip() or 0)
+        except ValueError:
+            return 0
+
+    def groups(self) -> dict[str, set[int]]:
+        g: dict[str, set[int]] = {}
+        for name in ("api", "worker", "worker-batch", "beat"):
+            pid = self.program_pid(name)
+            g[name] = children([pid]) if pid else set()
+        # PostgreSQL: the parent of a backend is the postmaster; Redis names its own pid
+        with get_engine().connect() as conn:
+            backend = int(conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
+        postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        g["postgresql"] = children([postmaster])
+        r = redis.Redis.from_url(get_settings().redis_url)
+        g["redis"] = {int(r.info("server")["process_id"])}
+        r.close()
+        g["load generator"] = children([os.getpid()])
+        return g
+
+
+# --------------------------------------------------------------------------- the run
+@dataclass
+class Stats:
+    sent: dict[str, float] = field(default_factory=dict)  # snapshot id -> time sent
+    accepted: set[str] = field(default_factory=set)
+    errors: dict[str, int] = field(default_factory=dict)
+    seen: dict[str, float] = field(default_factory=dict)  # snapshot id -> latency (s)
+    server_lag: dict[str, float] = field(default_factory=dict)
+    traces_sent: int = 0
+    traces_accepted: int = 0
+    late_s: list[float] = field(default_factory=list)  # how late the generator sent (its own lag)
+    series: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    s = get_settings()
+    tag = uuid.uuid4().hex[:6]
+    keys = make_orgs(args.orgs, tag)
+    templates = make_templates(16, args.seed)
+    rng = random.Random(args.seed)
+    nrng = np.random.default_rng(args.seed)
+    n = args.agents
+    agents = []
+    for a in range(n):
+        agents.append(
+            {
+                "key": keys[a % len(keys)],
+                "address": f"10.{(a >> 16) & 255}.{(a >> 8) & 255}.{a & 255}:11211",
+                "tpl": templates[a % len(templates)],
+                "hit": 0.5 + 0.45 * rng.random(),
+                "trace": rng.random() < args.trace_share,
+                "seq": 0,
+                "last": None,
+            }
+        )
+    stack = Stack(args.instance)
+    stats = Stats()
+    red = redis.Redis.from_url(s.redis_url)
+    engine = get_engine()
+    sizes0 = table_bytes(engine)
+    base = f"http://127.0.0.1:{args.port}/api/v1/agent"
+    limits = httpx.Limits(max_connections=args.connections, max_keepalive_connections=args.connections)
+    client = httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(120.0))
+    sem = asyncio.Semaphore(args.connections)
+
+    t_start = time.time()
+    t_end = t_start + args.duration
+    # first uploads spread over one interval (agents start at random times), then every
+    # interval +- jitter
+    heap = [(t_start + args.interval * rng.random(), a) for a in range(n)]
+    heapq.heapify(heap)
+    pending: set[asyncio.Task[None]] = set()
+
+    async def post(a: int, due: float) -> None:
+        ag = agents[a]
+        now = time.time()
+        end = now
+        start = ag["last"] or end - args.interval
+        ag["last"] = end
+        sid, body = snapshot_body(ag["tpl"], ag["address"], start, end, ag["hit"])
+        headers = {
+            "Authorization": f"Bearer {ag['key']}",
+            "Content-Type": "application/json",
+            "Content-Encoding": "gzip",
+        }
+        async with sem:
+            stats.late_s.append(time.time() - due)
+            stats.sent[sid] = time.time()
+            try:
+                r = await client.post(f"{base}/snapshots", content=body, headers=headers)
+                if r.status_code in (200, 202):
+                    stats.accepted.add(sid)
+                else:
+                    stats.errors[str(r.status_code)] = stats.errors.get(str(r.status_code), 0) + 1
+            except httpx.HTTPError as exc:
+                stats.errors[type(exc).__name__] = stats.errors.get(type(exc).__name__, 0) + 1
+            if ag["trace"]:
+                ag["seq"] += 1
+                tb = trace_body(ag["address"], ag["seq"], start, end, args.trace_records, nrng)
+                stats.traces_sent += 1
+                try:
+                    r = await client.post(f"{base}/traces", content=tb, headers=headers)
+                    stats.traces_accepted += r.status_code in (200, 202)
+                except httpx.HTTPError as exc:
+                    stats.errors["trace " + type(exc).__name__] = stats.errors.get("trace", 0) + 1
+
+    poll_stop = asyncio.Event()
+
+    async def poller() -> None:
+        """Find processed snapshots: latency = found - sent (upper bound, +- the poll period)."""
+        watermark = datetime.fromtimestamp(t_start - 5, UTC)
+        q = text(
+            "SELECT id::text, processed_at, extract(epoch FROM processed_at - received_at) FROM snapshots"
+            " WHERE processed_at > :wm AND status = 'processed'"
+        )
+        loop = asyncio.get_running_loop()
+        while not poll_stop.is_set():
+
+            def fetch(wm: datetime) -> list[Any]:
+                with engine.connect() as conn:
+                    return list(conn.execute(q, {"wm": wm}).all())
+
+            rows = await loop.run_in_executor(None, fetch, watermark)
+            found = time.time()
+            newest = watermark
+            for sid, processed_at, lag in rows:
+                if sid in stats.sent and sid not in stats.seen:
+                    stats.seen[sid] = found - stats.sent[sid]
+                    stats.server_lag[sid] = float(lag)
+                newest = max(newest, processed_at)
+            # processed_at is taken when the work starts and commits later: look back 60 s
+            watermark = max(watermark, newest - timedelta(seconds=60))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(poll_stop.wait(), args.poll)
+
+    async def reporter() -> None:
+        last_t, last_sent, last_ok, last_seen = t_start, 0, 0, 0
+        while not poll_stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(poll_stop.wait(), args.report)
+            now = time.time()
+            dt = max(now - last_t, 1e-6)
+            loop = asyncio.get_running_loop()
+            oldest = await loop.run_in_executor(None, oldest_pending, engine)
+            row = {
+                "t": round(now - t_start),
+                "offered/s": round((len(stats.sent) - last_sent) / dt, 1),
+                "accepted/s": round((len(stats.accepted) - last_ok) / dt, 1),
+                "curves/s": round((len(stats.seen) - last_seen) / dt, 1),
+                "ingest depth": int(red.llen(s.celery_ingest_queue)),
+                "batch depth": int(red.llen(s.celery_batch_queue)),
+                "oldest pending s": round(oldest, 1),
+                "in flight": len(pending),
+                "load1": round(os.getloadavg()[0], 1),
+            }
+            stats.series.append(row)
+            print("  " + "  ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+            last_t, last_sent, last_ok, last_seen = now, len(stats.sent), len(stats.accepted), len(stats.seen)
+
+    cpu0 = {k: cpu_seconds(v) for k, v in stack.groups().items()}
+    poll_task = asyncio.create_task(poller())
+    report_task = asyncio.create_task(reporter())
+    stopped_at = started_at = None
+    print(
+        f"fleet: {n} agents, interval {args.interval:g} s +-{args.jitter:.0%}"
+        f" (offered {n / args.interval:.1f}"
+        f" uploads/s), {args.duration:g} s, {sum(a['trace'] for a in agents)} agents with trace chunks,"
+        f" mode {args.mode}",
+        flush=True,
+    )
+    while True:
+        now = time.time()
+        if args.mode == "catch-up":
+            if stopped_at is None and now >= t_start + args.stop_at:
+                stack.ctl("stop", "worker")
+                stopped_at = time.time()
+                print(f"  -- ingest workers stopped at t={stopped_at - t_start:.0f} s", flush=True)
+            elif stopped_at is not None and started_at is None and now >= stopped_at + args.stop_for:
+                stack.ctl("start", "worker")
+                started_at = time.time()
+                print(f"  -- ingest workers started at t={started_at - t_start:.0f} s", flush=True)
+        if now >= t_end:
+            break
+        if heap and heap[0][0] <= now:
+            due, a = heapq.heappop(heap)
+            task = asyncio.create_task(post(a, due))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+            nxt = due + args.interval * (1 + args.jitter * (2 * rng.random() - 1))
+            heapq.heappush(heap, (nxt, a))
+            continue
+        await asyncio.sleep(min(0.05, max(0.0, heap[0][0] - now)) if heap else 0.05)
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+    t_load_end = time.time()
+    if args.mode == "catch-up" and started_at is None:
+        stack.ctl("start", "worker")
+        started_at = time.time()
+    # drain: until every accepted upload is processed or the drain timeout passes
+    drain_deadline = time.time() + args.drain
+    while time.time() < drain_deadline and len(set(stats.seen) & stats.accepted) < len(stats.accepted):
+        await asyncio.sleep(1)
+    t_drained = time.time()
+    cpu1 = {k: cpu_seconds(v) for k, v in stack.groups().items()}
+    poll_stop.set()
+    await asyncio.gather(poll_task, report_task)
+    await client.aclose()
+    sizes1 = table_bytes(engine)
+    check = loss_check(engine, stats)
+    red.close()
+    return summarize(
+        args, stats, cpu0, cpu1, sizes0, sizes1, check, t_start, t_load_end, t_drained, stopped_at, started_at
+    )
+
+
+def oldest_pending(engine: Any) -> float:
+    with engine.connect() as conn:
+        v = conn.execute(
+            text(
+                "SELECT extract(epoch FROM now() - min(received_at)) FROM snapshots"
+                " WHERE status IN ('pending','failed')"
+            )
+        ).scalar()
+    return float(v or 0.0)
+
+
+def table_bytes(engine: Any) -> dict[str, int]:
+    with engine.connect() as conn:
+        return {
+            t: int(conn.execute(text("SELECT pg_total_relation_size(:t)"), {"t": t}).scalar() or 0)
+            for t in TABLES
+        }
+
+
+def loss_check(engine: Any, stats: Stats) -> dict[str, int]:
+    """Every accepted upload stored; every processed one exactly one curve."""
+    ids = list(stats.accepted)
+    out = {
+        "accepted": len(ids),
+        "stored": 0,
+        "processed": 0,
+        "pending": 0,
+        "failed_or_parked": 0,
+        "curves": 0,
+        "snapshots_with_other_than_one_curve": 0,
+    }
+    with engine.connect() as conn:
+        for i in range(0, len(ids), 5000):
+            chunk = ids[i : i + 5000]
+            rows = conn.execute(
+                text(
+                    "SELECT s.status, count(c.id) FROM snapshots s"
+                    " LEFT JOIN server_curves c ON c.snapshot_id = s.id"
+                    " WHERE s.id = ANY(CAST(:ids AS uuid[])) GROUP BY s.id, s.status"
+                ),
+                {"ids": chunk},
+            ).all()
+            for status, curves in rows:
+                out["stored"] += 1
+                out["curves"] += int(curves)
+                if status == "processed":
+                    out["processed"] += 1
+                    out["snapshots_with_other_than_one_curve"] += int(curves) != 1
+                elif status == "pending":
+                    out["pending"] += 1
+                else:
+                    out["failed_or_parked"] += 1
+    return out
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    ys = sorted(xs)
+    return ys[min(len(ys) - 1, int(q * (len(ys) - 1) + 0.5))]
+
+
+def summarize(
+    args: argparse.Namespace,
+    stats: Stats,
+    cpu0: dict[str, float],
+    cpu1: dict[str, float],
+    sizes0: dict[str, int],
+    sizes1: dict[str, int],
+    check: dict[str, int],
+    t_start: float,
+    t_load_end: float,
+    t_drained: float,
+    stopped_at: float | None,
+    started_at: float | None,
+) -> dict[str, Any]:
+    load_s = t_load_end - t_start
+    processed = check["processed"]
+    lat = [stats.seen[k] for k in stats.seen if k in stats.accepted]
+    srv = [stats.server_lag[k] for k in stats.seen if k in stats.accepted]
+    cpu = {k: cpu1.get(k, 0.0) - cpu0.get(k, 0.0) for k in cpu1}
+    db_delta = {t: sizes1[t] - sizes0[t] for t in TABLES}
+    db_total = sum(db_delta.values())
+    per_upload_bytes = db_total / max(1, check["stored"])
+    uploads_per_agent_day = 86400 / args.interval
+    out: dict[str, Any] = {
+        "agents": args.agents,
+        "interval_s": args.interval,
+        "mode": args.mode,
+        "load_s": round(load_s, 1),
+        "offered_uploads_per_s": round(args.agents / args.interval, 1),
+        "sent_uploads_per_s": round(len(stats.sent) / load_s, 1),
+        "accepted_uploads_per_s": round(len(stats.accepted) / load_s, 1),
+        "generator_late_p95_s": round(pct(stats.late_s, 0.95), 2),
+        "errors": stats.errors,
+        "traces": {"sent": stats.traces_sent, "accepted": stats.traces_accepted},
+        "curves_per_s_during_load": round(
+            sum(1 for k in stats.seen if stats.sent[k] + stats.seen[k] <= t_load_end) / load_s, 1
+        ),
+        "upload_to_curve_s": {
+            "n": len(lat),
+            "p50": round(pct(lat, 0.5), 2),
+            "p95": round(pct(lat, 0.95), 2),
+            "p99": round(pct(lat, 0.99), 2),
+            "max": round(max(lat), 2) if lat else None,
+            "server_p50": round(pct(srv, 0.5), 2),
+            "server_p95": round(pct(srv, 0.95), 2),
+        },
+        "drain_s_after_load": round(t_drained - t_load_end, 1),
+        "loss_check": check,
+        "cpu_s": {k: round(v, 1) for k, v in cpu.items()},
+        "cpu_ms_per_upload": {k: round(1000 * v / max(1, len(stats.accepted)), 2) for k, v in cpu.items()},
+        "worker_cpu_ms_per_curve": round(1000 * cpu.get("worker", 0.0) / max(1, processed), 2),
+        "db_bytes_delta": db_delta,
+        "db_bytes_per_upload": round(per_upload_bytes),
+        "db_bytes_per_agent_per_day_raw": round(per_upload_bytes * uploads_per_agent_day),
+        "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
+        "series": stats.series,
+    }
+    if stopped_at is not None:
+        out["workers_stopped_s"] = round((started_at or t_load_end) - stopped_at, 1)
+    if lat:
+        out["upload_to_curve_s"]["mean"] = round(statistics.fmean(lat), 2)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--agents", type=int, default=10_000)
+    ap.add_argument("--interval", type=float, default=60.0, help="seconds between an agent's uploads")
+    ap.add_argument("--jitter", type=float, default=0.1, help="+- share of the interval")
+    ap.add_argument("--duration", type=float, default=600.0, help="seconds of load")
+    ap.add_argument("--orgs", type=int, default=50)
+    ap.add_argument(
+        "--trace-share", type=float, default=0.01, help="share of agents also sending trace chunks"
+    )
+    ap.add_argument("--trace-records", type=int, default=2000)
+    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--poll", type=float, default=1.0)
+    ap.add_argument("--report", type=float, default=10.0)
+    ap.add_argument(
+        "--drain", type=float, default=120.0, help="seconds to wait for the backlog after the load"
+    )
+    ap.add_argument("--mode", choices=("steady", "catch-up"), default="steady")
+    ap.add_argument("--stop-at", type=float, default=60.0)
+    ap.add_argument("--stop-for", type=float, default=300.0)
+    ap.add_argument("--seed", type=int, default=19)
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--instance", default="fleet")
+    ap.add_argument("--json", type=Path, help="write the summary here")
+    args = ap.parse_args()
+    result = asyncio.run(run(args))
+    series = result.pop("series")
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({**result, "series": series}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
