@@ -703,6 +703,7 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
         assert b.fill is not None
         msg = f"{b.fill.describe()}: the answer is provisional until then; {msg}"
         status = "warming_up"
+        rec = hysteresis.Recommendation(rec.memory_limit_bytes, False, rec.changes, rec.windows)
     msg = _stats_only_first(b, msg)
     outside = (
         memlimit.hash_table_bytes(b.items_now * mem / b.info.current_bytes)
@@ -842,9 +843,6 @@ def target_answer(
     return memory_answer(Subject(type=kind, id=subject_id), b, target)
 
 
-def memory_for_target(db: Session, c: Cluster) -> tuple[str | None, float | None]:
-    """(status, memory) of the cluster's target answer, so the overview and the sizing API agree."""
-    ans = target_answer(db, "cluster", c.org_id, c.id, c.target_hit_ratio)
-    if ans is None:
-        return None, None
-    return ans.status, ans.memory_bytes if ans.status == "ok" else None
+def memory_for_target(db: Session, c: Cluster) -> SizingAnswer | None:
+    """The cluster's target answer (None without a curve), so the overview and the sizing API agree."""
+    return target_answer(db, "cluster", c.org_id, c.id, c.target_hit_ratio)

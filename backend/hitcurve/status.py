@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import ValidationError, ValidatorFunctionWrapHandler, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-Status = Literal["ok", "warning", "critical", "no_data"]
+Status = Literal["ok", "warning", "critical", "no_data", "warming_up"]
 
 CURVE_ERROR_STATISTIC = "mean_abs_error_pp"  # mean |predicted - measured|, percentage points
 
@@ -81,12 +81,21 @@ def curve_error_warning(curve_error_pp: float | None, th: Thresholds) -> bool:
 
 
 def cluster_status(
-    has_curve: bool, open_alerts: int, open_critical: int, measured: float | None, target: float | None
+    has_curve: bool,
+    open_alerts: int,
+    open_critical: int,
+    measured: float | None,
+    target: float | None,
+    warming: bool = False,
 ) -> Status:
-    """A cluster's status: no curve yet, an open critical alert, any open alert or below target."""
+    """A cluster's status: no curve yet, an open critical alert, memcached still filling on one of
+    its nodes (its hit rate is still rising: below target means nothing yet), any open alert or
+    below target."""
     if not has_curve:
         return "no_data"
     if open_critical > 0:
         return "critical"
+    if warming:
+        return "warming_up"
     below = measured is not None and target is not None and measured < target
     return "warning" if open_alerts > 0 or below else "ok"

@@ -69,6 +69,7 @@ def test_warming_up_until_memcached_is_full_then_ok(account) -> None:
     assert a["full_in_seconds"] == 120  # 16 MiB a minute, 32 MiB to go
     assert "still filling: 32 MiB of 64 MiB, full in about 2 min" in a["message"]
     assert "beyond" not in a["message"] and a["memory_bytes"] is not None  # provisional, not a dead end
+    assert a["stable"] is False  # an autoscaler must not act on a warming answer
     # a target past the curve while warming: still warming, with the lower bound
     w = memory(account, sid, 0.95)
     assert w["status"] == "warming_up" and w["memory_bytes_at_least"] == int(XS[-1])

@@ -8,6 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field, Str
 
 from hitcurve.core.security import password_problem
 from hitcurve.schemas.common import Name, Text
+from hitcurve.schemas.sizing import SizingAnswer
 from hitcurve.status import Status
 
 Role = Literal["owner", "member", "viewer"]
@@ -209,7 +210,7 @@ class ClusterOut(Out):
     memory_for_target_bytes: float | None = Field(
         default=None,
         description="memory for the cluster's target hit ratio: the answer of GET "
-        "/sizing/clusters/{id}/memory when its status is ok",
+        "/sizing/clusters/{id}/memory when its status is ok or warming_up (then provisional)",
     )
     memory_for_target_status: str | None = Field(
         default=None,
@@ -221,8 +222,13 @@ class ClusterOut(Out):
     open_critical_alerts: int | None = Field(default=None, description="of which critical")
     status: Status | None = Field(
         default=None,
-        description="no_data without a curve, critical with an open critical alert, warning with any "
-        "open alert or below the target, else ok",
+        description="no_data without a curve, critical with an open critical alert, warming_up while "
+        "memcached fills on one of its nodes, warning with any open alert or below the target, else ok",
+    )
+    target_answer: SizingAnswer | None = Field(
+        default=None,
+        description="the whole answer of GET /sizing/clusters/{id}/memory for the cluster's target "
+        "(-m per node, fill while warming up, band, bound); null without a curve",
     )
 
 

@@ -147,7 +147,8 @@ class SizingAnswer(BaseModel):
     )
     stable: bool | None = Field(
         default=None,
-        description="the last 3 windows' raw answers were all inside the recommended limit's hysteresis band",
+        description="the last 3 windows' raw answers were all inside the recommended limit's hysteresis "
+        "band; false while warming up (the answers are provisional)",
     )
     outside_memory_limit_bytes: int | None = Field(
         default=None,

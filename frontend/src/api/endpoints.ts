@@ -63,17 +63,26 @@ export async function listClusters(signal?: AbortSignal): Promise<ClusterSummary
     clusterSummary(clusterRow(j), {
       allocated: num(j.allocated_bytes),
       measured: num(j.measured_hit_ratio),
-      needed: j.memory_for_target_status === "ok" || j.memory_for_target_status == null ? num(j.memory_for_target_bytes) : null,
+      needed: ["ok", "warming_up", null, undefined].includes(j.memory_for_target_status) ? num(j.memory_for_target_bytes) : null,
       unreachable: j.memory_for_target_status === "unreachable" || j.memory_for_target_status === "above_curve",
       status: (j.status ?? "no_data") as Status,
       openAlerts: num(j.open_alerts) ?? 0,
+      targetAnswer: j.target_answer ? sizing(j.target_answer, num(j.target_hit_ratio) ?? 0, num(j.price_per_gb_month)) : null,
     }),
   );
 }
 
 function clusterSummary(
   c: ReturnType<typeof clusterRow>,
-  f: { allocated: number | null; measured: number | null; needed: number | null; unreachable: boolean; status: Status; openAlerts: number },
+  f: {
+    allocated: number | null;
+    measured: number | null;
+    needed: number | null;
+    unreachable: boolean;
+    status: Status;
+    openAlerts: number;
+    targetAnswer: Sizing | null;
+  },
 ): ClusterSummary {
   const price = c.pricePerGbMonth;
   return {
@@ -87,6 +96,7 @@ function clusterSummary(
     monthlyCostAtTarget: f.needed !== null && price !== null ? monthlyCost(f.needed, price) : null,
     status: f.status,
     openAlerts: f.openAlerts,
+    targetAnswer: f.targetAnswer,
   };
 }
 
@@ -270,6 +280,7 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
     bytes,
     memoryLimitBytes: num(j.memory_limit_bytes),
     currentLimitBytes: num(j.current_memory_limit_bytes),
+    nodes: j.subject?.type === "cluster" ? num(j.nodes) : null,
     usedBytes: num(j.used_bytes),
     atLeastBytes: num(j.memory_bytes_at_least) ?? (status === "above_curve" || status === "unreachable" ? num(j.curve?.max_bytes) : null),
     currentBytes: current,

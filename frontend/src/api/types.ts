@@ -7,7 +7,8 @@ export type Org = { id: string; name: string; role: Role };
 export type User = { id: string; email: string; name: string | null };
 export type Session = { user: User; orgs: Org[]; currentOrgId: string | null };
 
-export type Status = "ok" | "warning" | "critical" | "no_data";
+/** warming_up: memcached is still filling on the cluster's nodes (its hit rate still rises). */
+export type Status = "ok" | "warning" | "critical" | "no_data" | "warming_up";
 
 export type ClusterSummary = {
   id: string;
@@ -25,6 +26,8 @@ export type ClusterSummary = {
   neededUnreachable: boolean;
   status: Status;
   openAlerts: number;
+  /** The sizing API's answer for the target (warm-up, bound, -m per node); null without a curve. */
+  targetAnswer: Sizing | null;
 };
 
 export type ServerSummary = {
@@ -110,8 +113,10 @@ export type Sizing = {
   bytes: number | null;
   /** The memcached memory limit (-m) to set for the target, whole MiB; null when not known. */
   memoryLimitBytes: number | null;
-  /** -m today (limit_maxbytes). */
+  /** -m today (limit_maxbytes); a cluster's summed over its nodes. */
   currentLimitBytes: number | null;
+  /** Clusters: the nodes memoryLimitBytes is the -m of each of. */
+  nodes: number | null;
   /** Slab pages memcached has taken today (counts toward -m). */
   usedBytes: number | null;
   /** Above the curve: the target needs more than this. */

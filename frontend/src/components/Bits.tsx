@@ -2,7 +2,7 @@ import type { DataBasis, Status } from "../api/types";
 import { useLocation } from "../router";
 import { Link } from "./Link";
 
-const STATUS_TEXT: Record<Status, string> = { ok: "OK", warning: "Warning", critical: "Critical", no_data: "No data" };
+const STATUS_TEXT: Record<Status, string> = { ok: "OK", warning: "Warning", critical: "Critical", no_data: "No data", warming_up: "Warming up" };
 
 export function StatusBadge({ status }: { status: Status }) {
   return <span className={`badge status-${status}`}>{STATUS_TEXT[status]}</span>;

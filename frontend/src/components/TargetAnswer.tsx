@@ -1,9 +1,15 @@
+import type { ReactNode } from "react";
 import type { Sizing } from "../api/types";
 import { STATS_ONLY_LABEL } from "./Bits";
 import { formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoneyDelta, formatPercent, MiB } from "../lib/format";
 
 /** memcached's -m flag for a limit in bytes (it takes whole megabytes, MiB). */
 export const mFlag = (bytes: number) => `-m ${Math.ceil(bytes / MiB - 1e-9)}`;
+
+/** Text with every "-m N" kept on one line (a narrow screen would break it after the hyphen). */
+export function keepFlags(text: string): ReactNode[] {
+  return text.split(/(-m \d+)/).map((part, i) => (i % 2 ? <span key={i} className="nowrap">{part}</span> : part));
+}
 
 /** Agent memory per tracked key for each step of --ghost-factor (profiler-agent/README.md: 40 B at 2, 95 B at 5). */
 const GHOST_BYTES_PER_KEY_PER_STEP = 19;
@@ -16,23 +22,33 @@ export function warmupSentence(s: Sizing): string | null {
   return `memcached still filling${of}${when}`;
 }
 
+/** The -m to set in words: "-m 32", or for a cluster "-m 32 on each of 3 nodes". */
+export function limitWords(s: Sizing): string | null {
+  if (s.memoryLimitBytes === null) return null;
+  return s.nodes !== null && s.nodes > 1 ? `${mFlag(s.memoryLimitBytes)} on each of ${s.nodes} nodes` : mFlag(s.memoryLimitBytes);
+}
+
 /** The answer in words and numbers: "92 % hit rate needs 11.4 GiB (-m 11674), +3.4 GiB, +$41/month". */
 export function answerSentence(s: Sizing): string {
   const t = `${formatPercent(s.target)} hit rate`;
-  if (s.status === "above_curve") {
+  const warming = s.status === "warming_up";
+  if (s.status === "above_curve" || (warming && s.bytes === null && s.atLeastBytes !== null)) {
     const bound = s.atLeastBytes !== null ? `more than ${formatBytes(s.atLeastBytes)}` : "more memory than the curve covers";
     const reach = s.maxHitRatio !== null && s.maxBytes !== null ? ` (the curve reaches ${formatPercent(s.maxHitRatio)} at ${formatBytes(s.maxBytes)})` : "";
+    if (warming) return `For now, ${t} needs ${bound}${reach}: the curve reaches further once memcached is full.`;
     return `${t} needs ${bound}${reach}.`;
   }
   if (s.status === "unreachable" || s.bytes === null) {
     const top = s.maxHitRatio !== null ? `: the curve levels off at ${formatPercent(s.maxHitRatio)}` : "";
     return `No memory size reaches ${t}${top}.`;
   }
-  const limit = s.memoryLimitBytes !== null ? ` (${mFlag(s.memoryLimitBytes)})` : "";
-  const parts = [`${t} needs ${formatBytes(s.memoryLimitBytes ?? s.bytes)}${limit}`];
-  if (s.deltaBytes !== null) parts.push(formatBytesDelta((s.memoryLimitBytes ?? s.bytes) - (s.currentLimitBytes ?? s.currentBytes)));
+  // what the cluster or server would be given in all: every node's -m
+  const total = s.memoryLimitBytes !== null ? s.memoryLimitBytes * (s.nodes ?? 1) : s.bytes;
+  const limit = limitWords(s);
+  const parts = [`${t} needs ${formatBytes(total)}${limit ? ` (${limit})` : ""}`];
+  if (s.deltaBytes !== null) parts.push(formatBytesDelta(total - (s.currentLimitBytes ?? s.currentBytes)));
   if (s.deltaCost !== null) parts.push(`${formatMoneyDelta(s.deltaCost, s.currency)}/month`);
-  return (s.status === "warming_up" ? "For now, " : "") + parts.join(", ");
+  return (warming ? "For now, " : "") + parts.join(", ");
 }
 
 /** What to do to see further than the curve does. */
@@ -70,7 +86,7 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
         data-target={sizing.target}
         data-bytes={sizing.memoryLimitBytes ?? sizing.bytes ?? ""}
       >
-        {answerSentence(sizing)}
+        {keepFlags(answerSentence(sizing))}
       </p>
       {fix && <p className="muted small">{fix}</p>}
       <dl className="answer-facts">
@@ -79,6 +95,7 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
             <dt>memcached -m to set</dt>
             <dd>
               <code>{mFlag(sizing.memoryLimitBytes)}</code>
+              {sizing.nodes !== null && sizing.nodes > 1 && <span className="muted"> on each of {sizing.nodes} nodes</span>}
             </dd>
           </div>
         )}
@@ -89,7 +106,7 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
           </div>
         )}
         <div>
-          <dt>-m today</dt>
+          <dt>{sizing.nodes !== null && sizing.nodes > 1 ? "-m today, all nodes" : "-m today"}</dt>
           <dd>
             {formatBytes(sizing.currentLimitBytes ?? sizing.currentBytes)}
             {sizing.usedBytes !== null && <span className="muted"> ({formatBytes(sizing.usedBytes)} in use)</span>}

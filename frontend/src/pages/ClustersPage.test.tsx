@@ -28,3 +28,46 @@ test("a failing API shows its reason and a retry that asks again", async () => {
   // A viewer cannot create clusters.
   expect(screen.queryByText("New cluster")).toBeNull();
 });
+
+const MiB = 2 ** 20;
+const warmingAnswer = {
+  subject: { type: "cluster", id: "c1" },
+  question: "memory_for_hit_ratio",
+  status: "warming_up",
+  basis: "calibrated",
+  target_hit_ratio: 0.9,
+  memory_bytes: 40 * MiB,
+  memory_limit_bytes: 20 * MiB,
+  nodes: 2,
+  current_memory_limit_bytes: 128 * MiB,
+  used_bytes: 41 * MiB,
+  fill_ratio: 41 / 128,
+  full_in_seconds: 240,
+  band: { memory_bytes_min: null, memory_bytes_max: null, confidence: 0.9 },
+  curve: { current_bytes: 41 * MiB, age_seconds: 3 },
+  message: "memcached still filling",
+};
+
+test("a warming cluster's card says how full memcached is, its provisional need and the -m per node", async () => {
+  fakeApi({
+    "GET /api/v1/clusters": [
+      {
+        id: "c1", name: "web", target_hit_ratio: 0.9, price_per_gb_month: 5, server_count: 2, status: "warming_up",
+        measured_hit_ratio: 0.7, allocated_bytes: 41 * MiB, memory_for_target_bytes: 40 * MiB,
+        memory_for_target_status: "warming_up", open_alerts: 0, target_answer: warmingAnswer,
+      },
+    ],
+    "GET /api/v1/servers": [],
+  });
+  render(
+    <SessionContext.Provider value={{ session, setSession: () => undefined }}>
+      <ClustersPage />
+    </SessionContext.Provider>,
+  );
+  const warm = await screen.findByTestId("cluster-warming");
+  expect(warm.textContent?.replace(/\u00a0/g, " ")).toBe("memcached still filling — 41 MiB of 128 MiB, full in about 4 min.");
+  expect(screen.getByText("Warming up")).toBeTruthy();
+  const needed = screen.getByTestId("cluster-needed").textContent?.replace(/\u00a0/g, " ");
+  expect(needed).toContain("for now 40 MiB");
+  expect(needed).toContain("-m 20 on each of 2 nodes");
+});

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from "react";
 import { createCluster, listClusters, listServers } from "../api/endpoints";
 import type { ClusterSummary } from "../api/types";
 import { StatusBadge } from "../components/Bits";
+import { keepFlags, limitWords, warmupSentence } from "../components/TargetAnswer";
 import { Link } from "../components/Link";
 import { ErrorState, Loading, NoAgentYet } from "../components/States";
 import { useAsync } from "../hooks";
@@ -47,6 +48,9 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
     <div className="cluster-grid" data-testid="clusters">
       {clusters.map((c) => {
         const delta = c.neededBytes !== null && c.allocatedBytes !== null ? c.neededBytes - c.allocatedBytes : null;
+        const ans = c.targetAnswer;
+        const warm = ans ? warmupSentence(ans) : null;
+        const limit = ans && c.neededBytes !== null ? limitWords(ans) : null;
         return (
           <article key={c.id} className="card cluster-card" data-cluster={c.id}>
             <header>
@@ -75,9 +79,17 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
               </div>
               <div>
                 <dt>Needed for target</dt>
-                <dd>
-                  {c.neededBytes !== null ? formatBytes(c.neededBytes) : c.neededUnreachable ? "more than the curve covers" : "not enough data"}
+                <dd data-testid="cluster-needed">
+                  {warm && c.neededBytes !== null && "for now "}
+                  {c.neededBytes !== null
+                    ? formatBytes(c.neededBytes)
+                    : ans?.atLeastBytes != null
+                      ? `more than ${formatBytes(ans.atLeastBytes)}`
+                      : c.neededUnreachable
+                        ? "more than the curve covers"
+                        : "not enough data"}
                   {delta !== null && <span className={delta > 0 ? "delta up" : "delta down"}> {formatBytesDelta(delta)}</span>}
+                  {limit && <span className="muted"> · {keepFlags(limit)}</span>}
                 </dd>
               </div>
               <div>
@@ -88,6 +100,11 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
                 </dd>
               </div>
             </dl>
+            {warm && (
+              <p className="warming" role="status" data-testid="cluster-warming">
+                {warm}.
+              </p>
+            )}
             <footer>
               {c.openAlerts > 0 ? (
                 <Link href="/alerts" className="alert-count">

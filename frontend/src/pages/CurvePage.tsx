@@ -147,7 +147,7 @@ function CurveBody({ view }: { view: CurveView }) {
         <p className="muted small">
           {observedMax !== null && observedMax < view.points[view.points.length - 1].bytes
             ? `Observed up to ${formatBytes(observedMax)} so far; the faded part of the curve is not observed yet.`
-            : `The curve covers up to ${formatBytes(view.points[view.points.length - 1].bytes)} (${formatPercent(top)}); beyond that the agent has not observed enough to say.`}
+            : `The curve covers up to ${formatBytes(view.points[view.points.length - 1].bytes)} (${formatPercent(top)}); past that the agent has not observed enough to say.`}
         </p>
       </section>
 

@@ -81,7 +81,9 @@ def list_clusters(me: ReaderDep, db: DbDep, limit: Limit = 100, offset: Offset =
     for c in rows:
         cc = latest.get(c.id)
         n_open, n_critical = alerts.get(c.id, (0, 0))
-        sizing_status, needed = memory_for_target(db, c) if cc is not None else (None, None)
+        ans = memory_for_target(db, c) if cc is not None else None
+        # the provisional number while memcached fills, as the sizing answer carries it
+        needed = ans.memory_bytes if ans and ans.status in ("ok", "warming_up") else None
         measured = cc.measured_hit_ratio if cc else None
         out.append(
             ClusterOut.model_validate(c).model_copy(
@@ -91,11 +93,17 @@ def list_clusters(me: ReaderDep, db: DbDep, limit: Limit = 100, offset: Offset =
                     "allocated_bytes": cc.current_bytes if cc else None,
                     "curve_window_end": cc.window_end if cc else None,
                     "memory_for_target_bytes": needed,
-                    "memory_for_target_status": sizing_status,
+                    "memory_for_target_status": ans.status if ans else None,
+                    "target_answer": ans,
                     "open_alerts": n_open,
                     "open_critical_alerts": n_critical,
                     "status": cluster_status(
-                        cc is not None, n_open, n_critical, measured, c.target_hit_ratio
+                        cc is not None,
+                        n_open,
+                        n_critical,
+                        measured,
+                        c.target_hit_ratio,
+                        warming=ans is not None and ans.status == "warming_up",
                     ),
                 }
             )
