@@ -74,7 +74,10 @@ def _test_pause() -> None:
         time.sleep(pause)
 
 
-def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
+def _classes(db: Session, snapshot_id: uuid.UUID, ttl: bool = False) -> tuple[list[ClassCurve], bool]:
+    """The snapshot's class curves, and whether they are the TTL-aware ones (issue 16): asked for
+    (`ttl`: the window's traffic carries TTLs, snapshots.ttl_aware) and every class sent one that
+    reaches its items today; else the LRU curves."""
     rows = db.execute(
         select(
             SnapshotClass.class_id,
@@ -84,6 +87,8 @@ def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
             SnapshotClass.requests,
             SnapshotClass.sizes_items,
             SnapshotClass.hit_ratios,
+            SnapshotClass.ttl_sizes_items,
+            SnapshotClass.ttl_hit_ratios,
         )
         .where(SnapshotClass.snapshot_id == snapshot_id)
         .order_by(SnapshotClass.class_id)
@@ -93,7 +98,12 @@ def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
     for r in rows:
         if len(r[5]) != len(r[6]) or len(r[5]) == 0:
             raise PoisonInput(f"class {r[0]}: sizes and hit ratios differ in length")
-    return classes_from_rows([tuple(r) for r in rows])  # type: ignore[misc]  # Row -> plain tuple
+    use_ttl = ttl and all(
+        r[7] is not None and r[8] is not None and len(r[7]) == len(r[8]) > 0 and r[7][-1] >= r[3]
+        for r in rows
+    )
+    picked = [(*r[:5], r[7], r[8]) if use_ttl else tuple(r[:7]) for r in rows]
+    return classes_from_rows(picked), use_ttl  # type: ignore[arg-type]
 
 
 def _stats_model(snap: Snapshot) -> StatsModel | None:
@@ -378,8 +388,10 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
                 }
             rows = compute_stats_only(window, model, _previous(db, snap), _history(db, snap), at)
         else:
-            classes = _classes(db, snap.id)
-            inputs = Inputs(window, classes, previous=_previous(db, snap), history_pp=_history(db, snap))
+            classes, ttl = _classes(db, snap.id, bool(snap.ttl_aware))
+            inputs = Inputs(
+                window, classes, previous=_previous(db, snap), history_pp=_history(db, snap), ttl_aware=ttl
+            )
             if window.measured is not None:
                 inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
             try:

@@ -84,31 +84,36 @@ WITH srv AS (
                            received_at, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,
                            bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload_gzip,
                            status, attempts, enqueued_at, total_malloced, memory_full, evictions_total,
-                           hash_bytes, curr_connections, basis, stats_model)
+                           hash_bytes, curr_connections, basis, stats_model, ttl_aware)
     SELECT %(id)s, %(org_id)s, srv.id, %(key_id)s, %(instance_id)s, %(window_start)s, %(window_end)s, %(now)s,
            %(limit_maxbytes)s, %(curve_points)s, %(cmd_get)s, %(get_hits)s, %(get_misses)s, %(bytes_used)s,
            %(curr_items)s, %(measured_hit_ratio)s, %(loss_ratio)s, %(flagged)s, %(payload_gzip)s,
            'pending', 0, %(enqueued_at)s, %(total_malloced)s, %(memory_full)s, %(evictions_total)s,
-           %(hash_bytes)s, %(curr_connections)s, %(basis)s, CAST(%(stats_model)s AS jsonb)
+           %(hash_bytes)s, %(curr_connections)s, %(basis)s, CAST(%(stats_model)s AS jsonb),
+           %(ttl_aware)s
     FROM srv
     ON CONFLICT (id) DO NOTHING
     RETURNING id, org_id
 ), cls AS (
     INSERT INTO snapshot_classes (org_id, snapshot_id, class_id, chunk_size, pages, items, evictions,
-                                  requests, current_items, sizes_items, hit_ratios, cost_count, cost_mean_us,
-                                  cost_p50_us, cost_p90_us, cost_p99_us)
+                                  requests, current_items, sizes_items, hit_ratios, ttl_sizes_items,
+                                  ttl_hit_ratios, cost_count, cost_mean_us, cost_p50_us, cost_p90_us,
+                                  cost_p99_us)
     SELECT snap.org_id, snap.id, c.class_id, c.chunk_size, c.pages, c.items, c.evictions, c.requests,
            c.current_items,
            (%(xs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
            (%(ys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
+           CASE WHEN c.has_ttl THEN (%(txs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s] END,
+           CASE WHEN c.has_ttl THEN (%(tys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s] END,
            c.cost_count, c.cost_mean, c.cost_p50, c.cost_p90, c.cost_p99
     FROM snap CROSS JOIN unnest(
         %(class_id)s::smallint[], %(chunk_size)s::int[], %(pages)s::int[], %(items)s::bigint[],
         %(evictions)s::bigint[], %(requests)s::bigint[], %(current_items)s::bigint[],
         %(cost_count)s::bigint[],
-        %(cost_mean)s::float8[], %(cost_p50)s::float8[], %(cost_p90)s::float8[], %(cost_p99)s::float8[]
+        %(cost_mean)s::float8[], %(cost_p50)s::float8[], %(cost_p90)s::float8[], %(cost_p99)s::float8[],
+        %(has_ttl)s::boolean[]
     ) WITH ORDINALITY AS c(class_id, chunk_size, pages, items, evictions, requests, current_items, cost_count,
-                           cost_mean, cost_p50, cost_p90, cost_p99, o)
+                           cost_mean, cost_p50, cost_p90, cost_p99, has_ttl, o)
     RETURNING 1
 ), aud AS (
     INSERT INTO audit_log (org_id, actor_key_id, action, target_type, target_id, details, at)
@@ -145,7 +150,34 @@ def _class_columns(snap: proto.Snapshot) -> dict[str, Any]:
         "cost_p99": [k.p99 if k else None for k in costs],
         "xs": Float8Array(points[:, 0]),
         "ys": Float8Array(points[:, 1]),
+        # issue 16: each class's TTL-aware curve, curve_points pairs per class (zeros where not sent)
+        "has_ttl": [c.curve.ttl_points is not None for c in classes],
+        **_ttl_columns(classes, n),
     }
+
+
+def _ttl_columns(classes: list[proto.SlabClass], n: int) -> dict[str, Float8Array]:
+    """The classes' TTL-aware curves end to end like the points (same count per class, which
+    the protocol checks), zeros for a class without one (stored as NULL)."""
+    flat = chain.from_iterable(
+        chain.from_iterable(c.curve.ttl_points)
+        if c.curve.ttl_points is not None
+        else [0.0] * (2 * len(c.curve.points))
+        for c in classes
+    )
+    pts = np.fromiter(flat, np.float64, count=2 * n).reshape(-1, 2)
+    return {"txs": Float8Array(pts[:, 0]), "tys": Float8Array(pts[:, 1])}
+
+
+def ttl_aware(snap: proto.Snapshot) -> bool | None:
+    """Whether the window's sizing should use the TTL-aware class curves (issue 16): every class
+    carries them, and expiry changed the curve (the agent's sample read expired items, or its
+    TTL-aware working set is smaller than the oblivious one). None: no breakdown sent."""
+    if snap.ttl is None or not snap.classes:
+        return None
+    if any(c.curve.ttl_points is None for c in snap.classes):
+        return False
+    return snap.ttl.expired_reads > 0 or snap.ttl.working_set_bytes < snap.ttl.working_set_bytes_oblivious
 
 
 def gzip_payload(doc: bytes) -> bytes:
@@ -212,6 +244,7 @@ def store_snapshot(
         # what the window rests on (issue 15): the watch stream, or `stats` alone (the model)
         "basis": snap.basis or "watch",
         "stats_model": snap.stats_model.model_dump_json(exclude_none=True) if snap.stats_model else None,
+        "ttl_aware": ttl_aware(snap),
         **_class_columns(snap),
     }
     with get_engine().connect() as conn:

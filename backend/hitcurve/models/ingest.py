@@ -89,6 +89,9 @@ class Snapshot(Base):
     # over items, the fit's parameters and state); NULL for watch windows.
     basis: Mapped[str] = mapped_column(String(16), nullable=False, default="watch", server_default="watch")
     stats_model: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # issue 16: the classes carry TTL-aware curves and expiry changed this window's curve (the
+    # worker then merges the TTL-aware ones); NULL from agents without the breakdown
+    ttl_aware: Mapped[bool | None] = mapped_column(Boolean)
     # The validated upload as the agent sent it, gzip-compressed JSON (the request body itself when
     # it came gzip). Stored as bytes, not JSONB: PostgreSQL neither parses nor re-compresses it
     # (storage EXTERNAL), which halves its CPU per upload. NULL once retention dropped it. Deferred:
@@ -124,6 +127,9 @@ class SnapshotClass(Base):
     # The curve: sizes in items (strictly increasing) and hit ratios (non-decreasing), same length.
     sizes_items: Mapped[list[float]] = mapped_column(FloatArray, nullable=False)
     hit_ratios: Mapped[list[float]] = mapped_column(FloatArray, nullable=False)
+    # issue 16: the class's curve with expiry modelled (SHARDS++, sizes of its own); NULL if not sent
+    ttl_sizes_items: Mapped[list[float] | None] = mapped_column(FloatArray)
+    ttl_hit_ratios: Mapped[list[float] | None] = mapped_column(FloatArray)
     cost_count: Mapped[int | None] = mapped_column(BigInteger)
     cost_mean_us: Mapped[float | None] = mapped_column(Float)
     cost_p50_us: Mapped[float | None] = mapped_column(Float)

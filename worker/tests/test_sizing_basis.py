@@ -135,3 +135,63 @@ def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(cl
         f"/api/v1/sizing/servers/{wid}/memory", params={"target_hit_ratio": 0.5}, headers=h
     ).json()
     assert wa["data_basis"] == "watch" and STATS_ONLY_LABEL not in wa["message"]
+
+
+def test_ttl_traffic_is_sized_on_the_ttl_aware_curves(client: Any, org: Org) -> None:
+    """Issue 16: where the agent sends TTL-aware class curves and expiry changed the window (its
+    sample read expired items), the worker merges those curves and the answer says so; without
+    TTL traffic, or from an agent without the breakdown, the LRU curves answer."""
+    from hitcurve_testing.snapshots import add_breakdown
+    from hitcurve_worker.merge import ClassCurve, merge
+
+    token = read_token(org)
+    h = {"Authorization": f"Bearer {token}"}
+    end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=3)
+    ttl_snap = add_breakdown(make_snapshot(f"10.16.1.1:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7))
+    no_expiry = add_breakdown(make_snapshot(f"10.16.1.2:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7))
+    no_expiry["ttl"].update(
+        expired_reads=0, working_set_bytes=no_expiry["ttl"]["working_set_bytes_oblivious"]
+    )
+    plain = make_snapshot(f"10.16.1.3:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7)
+    for doc in (ttl_snap, no_expiry, plain):
+        assert upload(client, org, doc).status_code == 202
+        assert process(doc["snapshot_id"])["status"] == "processed"
+    with get_sessionmaker()() as db:
+        flags = {
+            d["server"]["address"]: db.get(Snapshot, uuid.UUID(d["snapshot_id"])).ttl_aware  # type: ignore[union-attr]
+            for d in (ttl_snap, no_expiry, plain)
+        }
+        curve = db.execute(
+            select(ServerCurve).where(ServerCurve.snapshot_id == uuid.UUID(ttl_snap["snapshot_id"]))
+        ).scalar_one()
+    assert list(flags.values()) == [True, False, None]
+    assert curve.calibration["ttl_aware"] is True
+
+    # the stored curve is the merge of the TTL-aware class curves, not of the LRU ones
+    def merged(key: str) -> np.ndarray:
+        cls = [
+            ClassCurve(
+                c["id"],
+                c["chunk_size"],
+                c["pages"],
+                c["curve"]["current_items"],
+                float(c["requests"]),
+                np.asarray([p[0] for p in c["curve"][key]]),
+                np.asarray([p[1] for p in c["curve"][key]]),
+            )
+            for c in ttl_snap["classes"]
+        ]
+        return merge(cls).proportional
+
+    assert np.allclose(curve.hit_ratio_proportional, merged("ttl_points"), atol=1e-9)
+    assert not np.allclose(curve.hit_ratio_proportional, merged("points"), atol=1e-3)
+
+    answers = {}
+    for d in (ttl_snap, no_expiry, plain):
+        sid = server_id(client, token, d["server"]["address"])
+        answers[d["server"]["address"]] = client.get(
+            f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 32 * MIB}, headers=h
+        ).json()
+    a, b, c = answers.values()
+    assert a["ttl_aware"] is True and "TTL-aware" in a["message"], a["message"]
+    assert b["ttl_aware"] is False and c["ttl_aware"] is False and "TTL-aware" not in c["message"]
