@@ -14,12 +14,15 @@ bash scripts/services.sh start "$inst"
 cleanup() { bash scripts/supervise.sh stop "$inst" || true; bash scripts/services.sh stop "$inst" || true; }
 trap cleanup EXIT
 set -a; source "$RUN_DIR/$inst/env"; set +a
-# a fresh schema, so table sizes and counts are this run's
+# a fresh schema and an empty broker, so table sizes, counts and queues are this run's
 "$VENV/bin/python" - <<'PY'
+import redis
 from sqlalchemy import text
+from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine
 with get_engine().begin() as c:
     c.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+redis.Redis.from_url(get_settings().redis_url).flushdb()
 PY
 "$VENV/bin/alembic" upgrade head >/dev/null
 bash scripts/supervise.sh start "$inst"
