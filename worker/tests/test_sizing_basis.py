@@ -126,6 +126,29 @@ def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(cl
     assert 0.95 * stats_w <= width <= 1.5 * stats_w, (width, stats_w)
     assert width > 3 * watch_w
 
+    # In a cluster: the cluster's answer and the weekly e-mail say it too
+    from hitcurve.models import Cluster, Server
+    from hitcurve_worker.reports.content import build_report
+    from hitcurve_worker.reports.render import render
+
+    with get_sessionmaker()() as db:
+        cl = Cluster(org_id=org.id, name=f"serverless-{uuid.uuid4().hex[:6]}", target_hit_ratio=0.85)
+        db.add(cl)
+        db.flush()
+        db.get(Server, uuid.UUID(sid)).cluster_id = cl.id  # type: ignore[union-attr]
+        db.commit()
+        cluster_id = cl.id
+    more = make_stats_only_snapshot(address, end=base + timedelta(minutes=6), hit_ratio=0.8)
+    assert upload(client, org, more).status_code == 202
+    assert process(more["snapshot_id"])["cluster_curve"] is True
+    ca = client.get(f"/api/v1/sizing/clusters/{cluster_id}/memory", headers=h).json()
+    assert ca["data_basis"] == "stats_only" and ca["message"].startswith(STATS_ONLY_LABEL), ca
+    with get_sessionmaker()() as db:
+        report = build_report(db, org.id, datetime.now(UTC), cluster_id)
+    _, text, html = render(report, "ops@example.com")
+    assert "estimated from stats only: memcached refused `watch`" in text
+    assert "stimated from stats only</strong>" in html
+
     # A watch server with a curve is labelled watch
     wsnap = make_snapshot(f"10.15.1.2:{uuid.uuid4().int % 60000}", end=base + timedelta(minutes=5))
     assert upload(client, org, wsnap).status_code == 202
