@@ -289,16 +289,9 @@ def _curve_ys(c: ServerCurve, kind: CurveKind) -> list[float] | None:
         return None
 
 
-def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: CurveKind, b: Basis) -> None:
-    """What an operator's answer needs beyond the latest curve: the recent windows weighed
-    (a quiet or lossy window never replaces a good curve), memcached's fill, the -m model's
-    classes, the band at its confidence, earlier windows for the recommended limit."""
-    rows = curves_crud.recent_server_windows(db, org_id, server_id, hysteresis.HISTORY_WINDOWS)
-    # An answer rests on one basis: the newest window's (a stats-only model is never averaged
-    # with measured curves; an agent that regains `watch` moves the answer to watch windows).
-    if rows:
-        b.data_basis = rows[-1].basis
-        rows = [r for r in rows if r.basis == b.data_basis]
+def _window_curves(rows: list[Any], kind: CurveKind) -> list[windows.WindowCurve]:
+    """Stored curves with their window's reads and loss (curves_crud.recent_server_windows rows)
+    as the windows rules weigh them."""
     wins = []
     for r in rows:
         ys = _curve_ys(r.ServerCurve, kind)
@@ -317,6 +310,36 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
                 r.ServerCurve.measured_hit_ratio,
             )
         )
+    return wins
+
+
+def answer_curve(
+    db: Session, org_id: uuid.UUID, server_id: uuid.UUID
+) -> tuple[ServerCurve | None, str | None]:
+    """The stored curve of the newest window a server's answers rest on (a quiet or loss-flagged
+    newer window is left out, hitcurve.windows) and which windows were left out; the curve page
+    draws it, so the chart and the answer never disagree."""
+    rows = curves_crud.recent_server_windows(db, org_id, server_id, 4 * windows.RECENT_WINDOWS)
+    if rows:
+        rows = [r for r in rows if r.basis == rows[-1].basis]
+    comb = windows.combine(_window_curves(rows, "best"))
+    if comb is None:
+        return None, None
+    row = next(r.ServerCurve for r in rows if r.ServerCurve.window_end == comb.newest.window_end)
+    return row, comb.describe() if comb.skipped or not comb.reliable else None
+
+
+def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: CurveKind, b: Basis) -> None:
+    """What an operator's answer needs beyond the latest curve: the recent windows weighed
+    (a quiet or lossy window never replaces a good curve), memcached's fill, the -m model's
+    classes, the band at its confidence, earlier windows for the recommended limit."""
+    rows = curves_crud.recent_server_windows(db, org_id, server_id, hysteresis.HISTORY_WINDOWS)
+    # An answer rests on one basis: the newest window's (a stats-only model is never averaged
+    # with measured curves; an agent that regains `watch` moves the answer to watch windows).
+    if rows:
+        b.data_basis = rows[-1].basis
+        rows = [r for r in rows if r.basis == b.data_basis]
+    wins = _window_curves(rows, kind)
     comb = use_windows(b, wins)
     if comb is not None:
         newest = next(r.ServerCurve for r in rows if r.ServerCurve.window_end == comb.newest.window_end)
@@ -403,8 +426,11 @@ def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined |
     accuracy benchmark (bench/accuracy) calls this too, so its table is what the API answers."""
     ends = [w.window_end.timestamp() for w in wins]
     first = hysteresis.needed_from(ends)  # older windows do not change the recommendation
-    b.history = [Pchip.fit(w.sizes_bytes, w.hit_ratios) for w in wins[first:]]
-    b.history_ends = ends[first:]
+    # the recommended limit moves on good windows only: a quiet or lossy one answered nothing
+    ok = [v is None for v in windows.verdicts(wins)]
+    kept = [i for i in range(first, len(wins)) if ok[i]] or list(range(first, len(wins)))
+    b.history = [Pchip.fit(wins[i].sizes_bytes, wins[i].hit_ratios) for i in kept]
+    b.history_ends = [ends[i] for i in kept]
     comb = windows.combine(wins)
     if comb is None:
         return None

@@ -58,6 +58,7 @@ def server_status(
     curve_error_pp: float | None,
     now: datetime,
     th: Thresholds,
+    quiet: bool = False,
 ) -> tuple[Status, str | None]:
     """(status, why in a few words) of a server: silent after th.silent_after_s (as the
     agent-silent alert), warning on stream loss or curve error above their thresholds."""
@@ -69,6 +70,8 @@ def server_status(
         return "warning", "events lost"
     if curve_error_warning(curve_error_pp, th):
         return "warning", "curve drifting"
+    if quiet:  # traffic stopped: nothing wrong, but say so (answers keep the last good windows)
+        return "ok", "quiet: answers keep the last good curve"
     return "ok", None
 
 

@@ -78,12 +78,19 @@ def why_not_good(w: WindowCurve, median_reads: float) -> str | None:
     return None
 
 
+def verdicts(windows: Sequence[WindowCurve]) -> list[str | None]:
+    """Why each window (oldest first) is not good, None for the good ones."""
+    if not windows:
+        return []
+    median = statistics.median(w.reads for w in windows[-4 * RECENT_WINDOWS :])
+    return [why_not_good(w, median) for w in windows]
+
+
 def combine(windows: Sequence[WindowCurve]) -> Combined | None:
     """`windows` oldest first (one server); None when there is none."""
     if not windows:
         return None
-    median = statistics.median(w.reads for w in windows[-4 * RECENT_WINDOWS :])
-    verdict = [why_not_good(w, median) for w in windows]
+    verdict = verdicts(windows)
     recent = list(range(max(0, len(windows) - RECENT_WINDOWS), len(windows)))
     good = [i for i in recent if verdict[i] is None]
     reliable = True

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from hitcurve import band as band_model
+from hitcurve import windows
 from hitcurve.curves import fit_stored
 from hitcurve_worker.calibrate import Calibration, calibrate, uncertainty_band
 from hitcurve_worker.merge import ClassCurve, MergeResult, merge
@@ -40,6 +41,7 @@ class Window:
     window_start: datetime
     window_end: datetime
     measured: float | None  # get_hits / gets of the window; None without reads
+    reads: int | None = None  # gets of the window; a quiet one (hitcurve.windows) is not graded
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,8 @@ def accuracy_row(
 ) -> dict[str, Any] | None:
     """The window's accuracy record: what the previous curve predicted at today's memory against
     what memcached measured (None without a measurement)."""
-    if w.measured is None:
-        return None
+    if w.measured is None or (w.reads is not None and w.reads < windows.MIN_READS):
+        return None  # a hit ratio of a few reads says nothing about the curve (traffic stopped)
     predicted, basis, from_id = grade(previous, current_bytes, cal)
     return dict(
         org_id=w.org_id,

@@ -171,14 +171,19 @@ def _json(d: dict[str, Any]) -> str:
 
 
 def _previous(db: Session, snap: Snapshot) -> Previous | None:
-    """The newest calibrated curve before this window, if it is of the same memcached instance."""
-    prev = db.execute(
-        select(ServerCurve, Snapshot.instance_id)
+    """The newest calibrated curve before this window of a window that was not quiet or
+    loss-flagged (hitcurve.windows: such a curve is never the answer, so it predicted nothing), if
+    it is of the same memcached instance."""
+    rows = db.execute(
+        select(ServerCurve, Snapshot.instance_id, Snapshot.cmd_get, Snapshot.flagged)
         .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
         .where(ServerCurve.server_id == snap.server_id, ServerCurve.window_end < snap.window_end)
         .order_by(ServerCurve.window_end.desc())
-        .limit(1)
-    ).first()
+        .limit(4 * windows.RECENT_WINDOWS)
+    ).all()
+    # (a server whose every recent window is flagged is graded on its newest, as its answers rest on it)
+    good = (r for r in rows if int(r[2] or 0) >= windows.MIN_READS and not r[3])
+    prev = next(good, rows[0] if rows else None)
     if prev is None or prev[1] != snap.instance_id or not prev[0].hit_ratio_calibrated:
         return None
     return Previous(prev[0].snapshot_id, prev[0].sizes_bytes, prev[0].hit_ratio_calibrated)
@@ -374,6 +379,7 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
             window_start=snap.window_start,
             window_end=snap.window_end,
             measured=snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None,
+            reads=int(snap.cmd_get or 0),
         )
         if snap.basis == "stats_only":
             model = _stats_model(snap)

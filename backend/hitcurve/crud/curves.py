@@ -81,11 +81,18 @@ def latest_snapshot(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> Sna
 def latest_snapshot_facts(
     db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, Any]:
-    """Per server: (loss_ratio, measured_hit_ratio, basis) of its latest snapshot, in one query."""
+    """Per server: (loss_ratio, measured_hit_ratio, basis, cmd_get) of its latest snapshot, in one
+    query."""
     return {
         r.server_id: r
         for r in db.execute(
-            select(Snapshot.server_id, Snapshot.loss_ratio, Snapshot.measured_hit_ratio, Snapshot.basis)
+            select(
+                Snapshot.server_id,
+                Snapshot.loss_ratio,
+                Snapshot.measured_hit_ratio,
+                Snapshot.basis,
+                Snapshot.cmd_get,
+            )
             .where(Snapshot.org_id == org_id, Snapshot.server_id.in_(server_ids))
             .order_by(Snapshot.server_id, Snapshot.window_end.desc())
             .ext(distinct_on(Snapshot.server_id))

@@ -265,7 +265,14 @@ class ServerOut(Out):
         "/thresholds silent_after_s, as the agent-silent alert), warning when loss_ratio or "
         "curve_error_pp is above its threshold, else ok",
     )
-    status_note: str | None = Field(default=None, description="why the status is not ok, in a few words")
+    status_note: str | None = Field(
+        default=None, description="why the status is not ok (or that the server is quiet), in a few words"
+    )
+    quiet: bool | None = Field(
+        default=None,
+        description="the latest window saw fewer than 1000 reads (traffic stopped): sizing answers keep "
+        "resting on the last good windows and say which were left out",
+    )
     loss_warning: bool | None = Field(default=None, description="loss_ratio above its threshold")
     curve_error_warning: bool | None = Field(default=None, description="curve_error_pp above its threshold")
     data_basis: Literal["watch", "stats_only"] | None = Field(
@@ -317,6 +324,11 @@ class MergedCurveOut(BaseModel):
     advice: dict[str, Any]
     data_basis: Literal["watch", "stats_only"] = Field(
         default="watch", description="what this curve rests on (SizingAnswer.data_basis)"
+    )
+    windows_note: str | None = Field(
+        default=None,
+        description="set when newer windows were left out of the answers (quiet: traffic stopped; "
+        "stream loss: e.g. right after an agent restart): this is the curve of the newest good window",
     )
 
 

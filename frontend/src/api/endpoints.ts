@@ -212,6 +212,7 @@ export async function getServerCurve(id: string, signal?: AbortSignal): Promise<
     observedMaxBytes: num(m?.observed_max_bytes),
     memcachedVersion: str(server.version),
     dataBasis: dataBasis(m?.data_basis ?? j.latest_snapshot?.data_basis, "watch"),
+    windowsNote: str(m?.windows_note),
   };
 }
 
@@ -240,6 +241,7 @@ export async function getClusterCurve(id: string, signal?: AbortSignal): Promise
     observedMaxBytes: num(j.observed_max_bytes),
     memcachedVersion: null,
     dataBasis: "watch", // the cluster's sizing answer says otherwise (Sizing.dataBasis)
+    windowsNote: null,
   };
 }
 

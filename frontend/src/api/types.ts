@@ -100,6 +100,8 @@ export type CurveView = {
   memcachedVersion: string | null;
   /** What the curve rests on (servers: the curve's window; clusters: from the sizing answer). */
   dataBasis: DataBasis;
+  /** Servers: newer windows were left out (quiet, stream loss): the curve is the newest good one's. */
+  windowsNote: string | null;
 };
 
 /** What the sizing API said: ok, memcached still filling (warming_up), the target past the curve's

@@ -12,9 +12,9 @@ vi.setConfig({ testTimeout: 30_000 });
 const session: Session = { user: { id: "u", email: "a@b.c", name: null }, orgs: [{ id: "o1", name: "x", role: "owner" }], currentOrgId: "o1" };
 const plain = (s: string | null) => (s ?? "").replace(/\u00a0/g, " ").replace(/\u2212/g, "-");
 
-function renderPage(classes = 3, sizing: (u: URL) => unknown = sizingFor) {
+function renderPage(classes = 3, sizing: (u: URL) => unknown = sizingFor, curve: unknown = serverCurve(classes)) {
   const calls = fakeApi({
-    "GET /api/v1/servers/s1/curve": serverCurve(classes),
+    "GET /api/v1/servers/s1/curve": curve,
     "GET /api/v1/clusters/c1": CLUSTER,
     "GET /api/v1/sizing/servers/s1/memory": sizing,
   });
@@ -98,4 +98,12 @@ test("a server without a curve yet shows how to install an agent", async () => {
     render(<CurvePage kind="server" id="s2" />);
   });
   expect(await screen.findByText("No agent has reported yet")).toBeTruthy();
+});
+
+test("a server whose newest windows were quiet says the chart is the newest good window's", async () => {
+  const curve = serverCurve(3) as { merged: Record<string, unknown> };
+  curve.merged.windows_note = "from 5 windows; 2 newer window(s) left out (quiet)";
+  renderPage(3, sizingFor, curve);
+  const note = await screen.findByTestId("windows-note", {}, { timeout: 15_000 });
+  expect(note.textContent).toContain("2 newer window(s) left out (quiet)");
 });

@@ -101,6 +101,11 @@ function CurveBody({ view }: { view: CurveView }) {
           {view.lossRatio !== null && basis === "watch" && <> · watch-stream event loss {formatPercent(view.lossRatio, 2)}</>}
         </p>
         <StatsOnlyLabel basis={basis} />
+        {view.windowsNote && (
+          <p className="muted small" data-testid="windows-note">
+            Drawn from the newest good window ({view.windowsNote}); the answer rests on the good windows too.
+          </p>
+        )}
       </header>
 
       <section className="target-panel" aria-labelledby="target-title">

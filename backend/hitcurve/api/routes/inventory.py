@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from hitcurve import windows
 from hitcurve.api.deps import DbDep, MemberDep, ReaderDep
 from hitcurve.core.audit import audit
 from hitcurve.core.errors import ApiError
@@ -40,7 +41,7 @@ from hitcurve.schemas.api import (
     SnapshotSummary,
     ThresholdsOut,
 )
-from hitcurve.sizing import memory_for_target
+from hitcurve.sizing import answer_curve, memory_for_target
 from hitcurve.status import (
     CURVE_ERROR_STATISTIC,
     Thresholds,
@@ -206,7 +207,8 @@ def list_servers(
         snap = snaps.get(s.id)
         loss = snap.loss_ratio if snap else None
         error = errors.get(s.id)
-        status, note = server_status(s.last_snapshot_at, loss, error, end, th)
+        quiet = snap is not None and int(snap.cmd_get or 0) < windows.MIN_READS
+        status, note = server_status(s.last_snapshot_at, loss, error, end, th, quiet=quiet)
         out.append(
             ServerOut.model_validate(s).model_copy(
                 update={
@@ -218,6 +220,7 @@ def list_servers(
                     "loss_warning": loss_warning(loss, th) if snap else None,
                     "curve_error_warning": curve_error_warning(error, th) if error is not None else None,
                     "data_basis": snap.basis if snap else None,
+                    "quiet": quiet if snap else None,
                 }
             )
         )
@@ -291,13 +294,15 @@ def server_curve(server_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ServerCurveO
         ClassCurveOut(**_attrs(c, ClassCurveOut), sizes_bytes=[v * c.chunk_size for v in c.sizes_items])
         for c in (curves_crud.snapshot_classes(db, me.org_id, snap.id) if snap is not None else [])
     ]
-    curve = curves_crud.latest_server_curve(db, me.org_id, s.id)
+    # the curve the answers rest on: a quiet or loss-flagged newer window never replaces it
+    curve, left_out = answer_curve(db, me.org_id, s.id)
     merged = None
     if curve is not None:
         merged = MergedCurveOut(
             **_attrs(curve, MergedCurveOut),
             age_seconds=_age(curve.window_end),
             data_basis=(curve.calibration or {}).get("basis", "watch"),
+            windows_note=left_out,
         )
     summary = (
         SnapshotSummary(
