@@ -85,8 +85,6 @@ class Basis:
     nodes: int | None = None
     # What the curve rests on: memcached's watch stream, or its `stats` counters alone (issue 15)
     data_basis: DataBasis = "watch"
-    # issue 16: the curve models expiry (the agent's TTL-aware class curves were merged)
-    ttl_aware: bool = False
 
     def fresh_info(self) -> CurveInfo:
         """The curve's facts with its age as of now (a Basis may come from the cache)."""
@@ -345,7 +343,6 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
         newest = next(r.ServerCurve for r in rows if r.ServerCurve.window_end == comb.newest.window_end)
         b.info = b.info.model_copy(update={"computed_at": newest.computed_at})
         snapshot_id = newest.snapshot_id
-        b.ttl_aware = bool((newest.calibration or {}).get("ttl_aware"))
     else:
         snapshot_id = None
     if b.info.stream_loss_flagged:
@@ -599,8 +596,6 @@ def _describe(b: Basis) -> str:
     what = f"simulated {b.policy}" if b.basis == "simulated" else b.basis
     if b.data_basis == "stats_only" and b.basis != "simulated":
         what = "stats-only model"
-    if b.ttl_aware and b.basis != "simulated":
-        what = f"TTL-aware {what}"
     note = f" ({b.note})" if b.note else ""
     return f"{what} curve{note}, {(_now() - b.info.window_end).total_seconds():.0f} s old"
 
@@ -633,7 +628,6 @@ def _facts(b: Basis) -> dict[str, object]:
         windows=b.windows_used,
         nodes=b.nodes,
         data_basis=b.data_basis,
-        ttl_aware=b.ttl_aware,
     )
 
 

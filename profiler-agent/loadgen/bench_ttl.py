@@ -31,6 +31,8 @@ from breakdown_load import Driver, Prefix  # noqa: E402
 
 from hitcurve.crud.breakdown import memory_for  # noqa: E402  (the API's answer)
 
+sys.path.insert(0, str(ROOT / "worker"))
+
 # Every prefix but the small config set expires, some faster than they are re-read.
 TTL_MIX = (
     Prefix("user", 0.40, 6000, 300, 8),
@@ -86,6 +88,44 @@ def run(mb: int, seconds: float, tmp: Path | None) -> tuple[float, dict | None, 
         kill_leftovers()
 
 
+def worker_curves(wins: list[dict], sizes: list[float]) -> dict[str, list[float]]:
+    """What the worker stores for sizing (issue 16), read at `sizes` as the API reads it: each
+    window through hitcurve_worker.pipeline.compute with its LRU class curves ("lru") and with
+    its TTL-aware ones ("ttl", what the worker merges when the window's traffic carries TTLs),
+    both calibrated through memcached's measured hit ratio; read-weighted over the windows."""
+    import uuid
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from hitcurve.curves import fit_stored
+    from hitcurve_worker.merge import ClassCurve
+    from hitcurve_worker.pipeline import Inputs, Window, compute
+
+    out = {"lru": [0.0] * len(sizes), "ttl": [0.0] * len(sizes)}
+    total = 0.0
+    for s in wins:
+        at_ = datetime.now(UTC)
+        w = Window(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), at_, at_, s["measured"]["hit_ratio"])
+        weight = float(s["measured"]["cmd_get"]) or 1.0
+        for key, name in (("points", "lru"), ("ttl_points", "ttl")):
+            cls = [
+                ClassCurve(
+                    c["id"], c["chunk_size"], c["pages"], c["curve"]["current_items"], float(c["requests"]),
+                    np.asarray([p[0] for p in c["curve"][key]]), np.asarray([p[1] for p in c["curve"][key]]),
+                )
+                for c in s["classes"]
+                if key in c["curve"]
+            ]
+            rows = compute(Inputs(w, cls, why_not="benchmark"), at_).server_curve
+            ys = rows["hit_ratio_calibrated"] or rows["hit_ratio_proportional"]
+            f = fit_stored(rows["sizes_bytes"], ys)
+            assert f is not None
+            out[name] = [o + weight * float(f(x)) for o, x in zip(out[name], sizes, strict=True)]
+        total += weight
+    return {k: [v / total for v in vals] for k, vals in out.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=25)
@@ -115,16 +155,21 @@ def main() -> None:
     print(f"# {len(wins)} agent windows after the warm-up: working set TTL-aware {ws / MIB:.1f} MiB, "
           f"oblivious {ws_obl / MIB:.1f} MiB: modelling expiry saves {100 * (1 - ws / ws_obl):.0f} % "
           f"of the memory that holds everything (paper: 69 % on average, up to 99 %)")
-    print("| size | measured memcached | TTL-aware | err pp | TTL-oblivious | err pp |")
-    print("|---|---|---|---|---|---|")
+    sizes = [f * M * MIB for f in (0.5, 1.0, 2.0)]
+    worker = worker_curves(wins, sizes)
+    print("| size | measured memcached | TTL-aware | err pp | TTL-oblivious | err pp "
+          "| sizing: worker on TTL-aware classes | err pp | worker on LRU classes | err pp |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rows = []
-    for f, label in ((0.5, "M/2"), (1.0, "M"), (2.0, "2M")):
+    for i, (f, label) in enumerate(((0.5, "M/2"), (1.0, "M"), (2.0, "2M"))):
         mb = int(M * f)
         hr = measured_m if f == 1.0 else run(mb, a.seconds, None)[0]
         pa, po = at(aware, mb * MIB), at(obl, mb * MIB)
-        rows.append((label, mb, hr, pa, po))
+        wt, wl = worker["ttl"][i], worker["lru"][i]
+        rows.append((label, mb, hr, pa, po, wt, wl))
         print(f"| {label} ({mb} MiB) | {hr:.4f} | {pa:.4f} | {100 * (pa - hr):+.2f} | {po:.4f} | "
-              f"{100 * (po - hr):+.2f} |")
+              f"{100 * (po - hr):+.2f} | {wt:.4f} | {100 * (wt - hr):+.2f} | {wl:.4f} | "
+              f"{100 * (wl - hr):+.2f} |")
     # At equal hit rate on the two curves: the oblivious curve counts reads of expired items as
     # hits, so below the plateau it promises more than memcached gives (the table) and needs
     # less memory for a given ratio; the comparison is printed as measured, with its sign.

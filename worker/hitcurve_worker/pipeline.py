@@ -61,9 +61,6 @@ class Inputs:
     why_not: str = "no policy correction for this server yet (it needs sampled trace chunks)"
     previous: Previous | None = None
     history_pp: list[float] = field(default_factory=list)  # earlier calibrated errors, newest first
-    # issue 16: `classes` are the TTL-aware curves (expiry modelled: reads of items past their TTL
-    # are misses at any size, so they never count as capacity misses)
-    ttl_aware: bool = False
 
 
 @dataclass
@@ -110,7 +107,6 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         "history_windows": len(history),
         "model_error_pp": model_error * 100.0,
         "policy_correction": applied.info,
-        "ttl_aware": inp.ttl_aware,
     }
     advice = {
         "current_pages": res.current_pages,

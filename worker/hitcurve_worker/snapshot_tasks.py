@@ -74,10 +74,11 @@ def _test_pause() -> None:
         time.sleep(pause)
 
 
-def _classes(db: Session, snapshot_id: uuid.UUID, ttl: bool = False) -> tuple[list[ClassCurve], bool]:
-    """The snapshot's class curves, and whether they are the TTL-aware ones (issue 16): asked for
-    (`ttl`: the window's traffic carries TTLs, snapshots.ttl_aware) and every class sent one that
-    reaches its items today; else the LRU curves."""
+def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
+    """The snapshot's LRU class curves. The TTL-aware ones (snapshot_classes.ttl_*, issue 16) are
+    stored but not merged for sizing: on the TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py)
+    the worker's answer from them was 5.8-8.9 pp off at M/2 and 2M, from the LRU curves (built on
+    memcached's own hits and misses, where a read of an expired item is already a miss) 0.3-1.7 pp."""
     rows = db.execute(
         select(
             SnapshotClass.class_id,
@@ -87,8 +88,6 @@ def _classes(db: Session, snapshot_id: uuid.UUID, ttl: bool = False) -> tuple[li
             SnapshotClass.requests,
             SnapshotClass.sizes_items,
             SnapshotClass.hit_ratios,
-            SnapshotClass.ttl_sizes_items,
-            SnapshotClass.ttl_hit_ratios,
         )
         .where(SnapshotClass.snapshot_id == snapshot_id)
         .order_by(SnapshotClass.class_id)
@@ -98,12 +97,7 @@ def _classes(db: Session, snapshot_id: uuid.UUID, ttl: bool = False) -> tuple[li
     for r in rows:
         if len(r[5]) != len(r[6]) or len(r[5]) == 0:
             raise PoisonInput(f"class {r[0]}: sizes and hit ratios differ in length")
-    use_ttl = ttl and all(
-        r[7] is not None and r[8] is not None and len(r[7]) == len(r[8]) > 0 and r[7][-1] >= r[3]
-        for r in rows
-    )
-    picked = [(*r[:5], r[7], r[8]) if use_ttl else tuple(r[:7]) for r in rows]
-    return classes_from_rows(picked), use_ttl  # type: ignore[arg-type]
+    return classes_from_rows([tuple(r) for r in rows])  # type: ignore[misc]  # Row -> plain tuple
 
 
 def _stats_model(snap: Snapshot) -> StatsModel | None:
@@ -394,10 +388,8 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
                 }
             rows = compute_stats_only(window, model, _previous(db, snap), _history(db, snap), at)
         else:
-            classes, ttl = _classes(db, snap.id, bool(snap.ttl_aware))
-            inputs = Inputs(
-                window, classes, previous=_previous(db, snap), history_pp=_history(db, snap), ttl_aware=ttl
-            )
+            classes = _classes(db, snap.id)
+            inputs = Inputs(window, classes, previous=_previous(db, snap), history_pp=_history(db, snap))
             if window.measured is not None:
                 inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
             try:

@@ -160,15 +160,15 @@ def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(cl
     assert wa["data_basis"] == "watch" and STATS_ONLY_LABEL not in wa["message"]
 
 
-def test_ttl_traffic_is_sized_on_the_ttl_aware_curves(client: Any, org: Org) -> None:
-    """Issue 16: where the agent sends TTL-aware class curves and expiry changed the window (its
-    sample read expired items), the worker merges those curves and the answer says so; without
-    TTL traffic, or from an agent without the breakdown, the LRU curves answer."""
+def test_ttl_curves_are_stored_and_sizing_stays_on_the_lru_curves(client: Any, org: Org) -> None:
+    """Issue 16: the agent's TTL-aware class curves are stored with the window (and whether its
+    traffic carries TTLs that expire), but the worker sizes on the LRU class curves: measured on
+    the TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py), the worker's curve from the
+    TTL-aware class curves was 5.8-8.9 pp off memcached at M/2 and 2M, from the LRU ones 0.3-1.7."""
+    from hitcurve.models import SnapshotClass
     from hitcurve_testing.snapshots import add_breakdown
     from hitcurve_worker.merge import ClassCurve, merge
 
-    token = read_token(org)
-    h = {"Authorization": f"Bearer {token}"}
     end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=3)
     ttl_snap = add_breakdown(make_snapshot(f"10.16.1.1:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7))
     no_expiry = add_breakdown(make_snapshot(f"10.16.1.2:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7))
@@ -180,17 +180,31 @@ def test_ttl_traffic_is_sized_on_the_ttl_aware_curves(client: Any, org: Org) -> 
         assert upload(client, org, doc).status_code == 202
         assert process(doc["snapshot_id"])["status"] == "processed"
     with get_sessionmaker()() as db:
-        flags = {
-            d["server"]["address"]: db.get(Snapshot, uuid.UUID(d["snapshot_id"])).ttl_aware  # type: ignore[union-attr]
-            for d in (ttl_snap, no_expiry, plain)
-        }
+        flags = [
+            db.get(Snapshot, uuid.UUID(d["snapshot_id"])).ttl_aware for d in (ttl_snap, no_expiry, plain)
+        ]  # type: ignore[union-attr]
+        stored = db.execute(
+            select(SnapshotClass.class_id, SnapshotClass.ttl_sizes_items, SnapshotClass.ttl_hit_ratios)
+            .where(SnapshotClass.snapshot_id == uuid.UUID(ttl_snap["snapshot_id"]))
+            .order_by(SnapshotClass.class_id)
+        ).all()
+        plain_ttl = (
+            db.execute(
+                select(SnapshotClass.ttl_hit_ratios).where(
+                    SnapshotClass.snapshot_id == uuid.UUID(plain["snapshot_id"])
+                )
+            )
+            .scalars()
+            .all()
+        )
         curve = db.execute(
             select(ServerCurve).where(ServerCurve.snapshot_id == uuid.UUID(ttl_snap["snapshot_id"]))
         ).scalar_one()
-    assert list(flags.values()) == [True, False, None]
-    assert curve.calibration["ttl_aware"] is True
+    assert flags == [True, False, None]
+    for (cid, xs, ys), c in zip(stored, ttl_snap["classes"], strict=True):
+        assert cid == c["id"] and [[x, y] for x, y in zip(xs, ys, strict=True)] == c["curve"]["ttl_points"]
+    assert plain_ttl and all(v is None for v in plain_ttl)
 
-    # the stored curve is the merge of the TTL-aware class curves, not of the LRU ones
     def merged(key: str) -> np.ndarray:
         cls = [
             ClassCurve(
@@ -206,15 +220,4 @@ def test_ttl_traffic_is_sized_on_the_ttl_aware_curves(client: Any, org: Org) -> 
         ]
         return merge(cls).proportional
 
-    assert np.allclose(curve.hit_ratio_proportional, merged("ttl_points"), atol=1e-9)
-    assert not np.allclose(curve.hit_ratio_proportional, merged("points"), atol=1e-3)
-
-    answers = {}
-    for d in (ttl_snap, no_expiry, plain):
-        sid = server_id(client, token, d["server"]["address"])
-        answers[d["server"]["address"]] = client.get(
-            f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 32 * MIB}, headers=h
-        ).json()
-    a, b, c = answers.values()
-    assert a["ttl_aware"] is True and "TTL-aware" in a["message"], a["message"]
-    assert b["ttl_aware"] is False and c["ttl_aware"] is False and "TTL-aware" not in c["message"]
+    assert np.allclose(curve.hit_ratio_proportional, merged("points"), atol=1e-9)

@@ -98,14 +98,6 @@ class SizingAnswer(BaseModel):
         "wider (hitcurve/band.py STATS_ONLY_PER_DOUBLING_PP, measured against real memcached by "
         "bench/accuracy/bench_stats_only.py). mixed: a cluster whose servers rest on both",
     )
-    ttl_aware: bool = Field(
-        default=False,
-        description="issue 16: the curve models expiry (the agent's TTL-aware class curves, SHARDS++ "
-        "as in 'TTLs Matter', EuroSys'24, were merged because the server's traffic carries TTLs that "
-        "expire before reuse): a read of an item past its TTL is a miss at any size, so it never "
-        "counts as a capacity miss, and expired items take no memory. false: the LRU curve (no TTL "
-        "traffic, or an agent without the breakdown)",
-    )
     policy: str | None = Field(description="the replacement policy of a simulated basis")
     target_hit_ratio: float | None = None
     memory_bytes: int | None = Field(
@@ -181,7 +173,6 @@ class SizingAnswer(BaseModel):
                     "status": "ok",
                     "basis": "calibrated",
                     "data_basis": "watch",
-                    "ttl_aware": False,
                     "policy": None,
                     "target_hit_ratio": 0.92,
                     "memory_bytes": 12240656794,
