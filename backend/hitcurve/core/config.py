@@ -18,6 +18,10 @@ class Settings(BaseSettings):
     frontend_dist: Path = REPO_ROOT / "frontend" / "dist"
     # Seconds a health check waits for a dependency before calling it unreachable.
     health_timeout_s: float = 2.0
+    # Seconds to wait for a new database connection. A stopped database refuses at once; this
+    # covers a database that is up but slow to fork a backend (a busy host): 2 s made requests
+    # fail with 503 under load where the connection came a moment later.
+    db_connect_timeout_s: int = Field(default=10, ge=1, le=120)
     # Database connections per process. The pool should cover a process's concurrent requests:
     # a connection opened past it is closed again on return, and each new one costs a SCRAM
     # log-in (milliseconds of CPU on both sides). Overflow absorbs bursts beyond that.

@@ -17,8 +17,8 @@ def get_engine() -> Engine:
         pool_pre_ping=True,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
-        # A dead database must fail fast with a clear error, not hang a request.
-        connect_args={"connect_timeout": max(1, int(settings.health_timeout_s))},
+        # An unreachable database fails with a clear error after db_connect_timeout_s, not a hang.
+        connect_args={"connect_timeout": settings.db_connect_timeout_s},
     )
 
 

@@ -145,7 +145,10 @@ def test_snapshot_dir_also_gets_the_trace_chunks(tmp_path, mc):
     assert [x for x in got if x[1] in (foo, nosuch)] == [(SET, foo), (HIT, foo), (MISS, nosuch)]
 
 
-def test_evictions_and_counts_match_stats(tmp_path):
+def _fill_past_memory(tmp_path, keys):
+    """6000 x 1 KB sets into a 4 MB memcached with the agent watching; what stats said before
+    and after, the hits of 100 reads, and the agent (stopped)."""
+    tmp_path.mkdir()
     m = Memcached(mem_mb=4)
     try:
         agent = Agent(tmp_path, m.addr, "--interval", "60")
@@ -154,11 +157,10 @@ def test_evictions_and_counts_match_stats(tmp_path):
         c = Client(m.port)
         keep_logger_awake(c)
         before = c.stats()
-        keys = [b"ekey:%d" % i for i in range(6000)]
         for i, k in enumerate(keys):
             assert c.set(k, b"v" * 1000) == b"STORED"
-            if i % 100 == 0:  # let memcached's logger keep up even on a loaded machine
-                time.sleep(0.004)
+            if i % 50 == 0:  # let memcached's logger keep up even on a loaded machine
+                time.sleep(0.02)
         hits = sum(len(c.get(k)) for k in keys[:50] + keys[-50:])
         after = c.stats()
         c.close()
@@ -166,7 +168,19 @@ def test_evictions_and_counts_match_stats(tmp_path):
         assert agent.stop() == 0
     finally:
         m.stop()
-    assert after["log_worker_dropped"] == before["log_worker_dropped"]
+    return before, after, hits, agent
+
+
+def test_evictions_and_counts_match_stats(tmp_path):
+    keys = [b"ekey:%d" % i for i in range(6000)]
+    # Exact counts need a lossless stream. memcached's logger drops lines (log_worker_dropped)
+    # when its thread is not scheduled in time on a busy host: that run proves nothing either
+    # way, so it is repeated on a fresh memcached, up to three times.
+    for attempt in range(3):
+        before, after, hits, agent = _fill_past_memory(tmp_path / f"try{attempt}", keys)
+        if after["log_worker_dropped"] == before["log_worker_dropped"]:
+            break
+    assert after["log_worker_dropped"] == before["log_worker_dropped"], "memcached dropped lines in 3 runs"
     evictions = int(after["evictions"]) - int(before["evictions"])
     assert evictions > 1000  # 6000 x 1 KB into 4 MB
     ev = agent.events()
