@@ -36,6 +36,28 @@ Ratio = Annotated[float, Field(ge=0.0, le=1.0)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
 
+# Fields the agent sends that these models deliberately do not read: they are kept with the stored
+# payload (snapshots.payload_gzip) for diagnosis, nothing interprets them (docs/agent-protocol.md
+# "Optional fields the agent sends"). A path names a key ("classes[]." for every class); a key
+# names its whole subtree. backend/tests/test_agent_contract.py runs the real agent and fails on
+# any field it writes that is neither a model field nor listed here.
+PAYLOAD_ONLY = frozenset(
+    {
+        "measured.get_expired",
+        "measured.get_flushed",
+        "measured.non_get_lookups",
+        "measured.reclaimed",
+        "loss.agent_dropped",
+        "loss.malformed",
+        "classes[].hits_observed",
+        "classes[].sample_rate",
+        "diagnostics",
+        "basis",
+        "stats_model",
+    }
+)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore", allow_inf_nan=False, frozen=True)
 
