@@ -324,10 +324,6 @@ class _PageFns:
         return np.asarray(self.requests[cls_a] * self.hits_at_items(cls_a, items), dtype=np.float64)
 
 
-def _page_functions(classes: Sequence[ClassCurve]) -> _PageFns:
-    return _PageFns(classes)
-
-
 def _upper_hull_all(fns: _PageFns) -> tuple[IntArray, IntArray, FloatArray, bool]:
     """Upper concave hulls of every class at once (vectorised point removal).
 
