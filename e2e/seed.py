@@ -396,9 +396,30 @@ def seed_dashboard() -> None:
                         recompute_cost_total_us=requests * (1 - hit) * 2100.5 * cost,
                         recompute_cost_p99_us=9000.0 * cost,
                         requests=requests,
-                        details={},
+                        details={
+                            "sample_rate": 0.01,
+                            "sampled_requests": requests // 100,
+                            "sampled_keys": 3100,
+                            "span_seconds": 86400.0,
+                            "notes": [],
+                        },
                     )
                 )
+        # an earlier run stays listed
+        db.add(
+            SimulationRun(
+                org_id=org_id,
+                server_id=uuid.UUID(big["id"]),
+                policies=["lru"],
+                sizes_bytes=sizes,
+                window_start=now - timedelta(days=3),
+                window_end=now - timedelta(days=2),
+                status="failed",
+                error="no trace chunks for this subject in the window",
+                progress=0.0,
+                created_at=now - timedelta(days=2),
+            )
+        )
         neighbour = servers["10.0.0.8:11211"]
         db.add(
             SimulationRun(

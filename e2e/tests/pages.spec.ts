@@ -47,6 +47,13 @@ test("policy comparison: curves and table of a finished run, progress of a runni
   const rows = page.getByTestId("policy-table").locator("tbody tr");
   await expect(rows).toHaveCount(3);
   await expect(rows.filter({ hasText: "GD-Wheel" })).toContainText(/−78\s%/);
+  // the run states its sample, compares itself with the main curve, and earlier runs stay listed
+  await expect(page.getByTestId("run-sample")).toContainText(/3,100 keys sampled, 24,000 requests over 24\sh of traffic, at a 1\s% sample rate/);
+  await expect(page.getByTestId("run-agreement")).toContainText("At today's memory");
+  await expect(page.getByTestId("run-agreement")).toContainText("sampling error");
+  await expect(page.getByTestId("run-list").getByRole("button")).toHaveCount(2);
+  await expect(page.getByTestId("policy-chart").locator("text.axis-title")).toHaveText(["memory", "hit rate"]);
+  await expect(page.getByTestId("policy-chart").locator("text.now-label")).toContainText("now");
   await page.screenshot({ path: "artifacts/policies.png", fullPage: true });
   const neighbour = await serverId(page, "10.0.0.8:11211");
   await page.goto(`/servers/${neighbour}/policies`);

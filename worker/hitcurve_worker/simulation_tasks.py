@@ -30,12 +30,17 @@ from hitcurve.core import task_names as names
 from hitcurve.models import Server, SimulationResult, SimulationRun, TraceChunk
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.correction_tasks import READS, sample_read_ratio
+from hitcurve_worker.policy_correction import MIN_SAMPLED_GETS
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, PoisonInput, describe, now, session
 from hitcurve_worker.trace_data import Trace, assemble, sim_module
 
 __all__ = ["Trace", "assemble", "load_trace", "sim_module", "simulate"]
 
 log = logging.getLogger("hitcurve.worker.simulation")
+
+# Fewer sampled requests than this: the run is refused (its hit rates would be noise). Below the
+# policy correction's minimum (policy_correction.MIN_SAMPLED_GETS) a run is done but warns.
+MIN_SIMULATION_REQUESTS = 1000
 
 
 def _subject_servers(db: Session, run: SimulationRun) -> list[uuid.UUID]:
@@ -84,6 +89,17 @@ def load_trace(db: Session, run: SimulationRun) -> Trace:
         rates.append(float(rate))
         meta.append((sid, start, end, float(rate), int(np.isin(c["op"], READS).sum())))
     trace = assemble(cols, rates)
+    n = len(trace.keys)
+    if n < MIN_SIMULATION_REQUESTS:
+        raise PoisonInput(
+            f"only {n:,} sampled requests in the window: a simulation needs at least "
+            f"{MIN_SIMULATION_REQUESTS:,} (wait for more trace chunks, or raise the agent's --trace-rate)"
+        )
+    if n < MIN_SAMPLED_GETS:
+        trace.notes.append(
+            f"small sample: {n:,} sampled requests, fewer than the {MIN_SAMPLED_GETS:,} the worker "
+            "trusts for memcached's own curve; the hit rates may be off by several pp"
+        )
     if bad:
         trace.notes.append(f"{bad} undecodable chunks left out")
     ratio, why = sample_read_ratio(db, run.org_id, [m for m in meta if m[3] == trace.sample_rate])
@@ -275,6 +291,8 @@ def simulate_policy(self: Task, run_id: str, policy: str) -> dict[str, Any]:
                     "evictions": int(r.get("evictions", 0)),
                     "seconds": float(r.get("seconds", 0.0)),
                     "chunks": trace.chunks,
+                    "sampled_keys": trace.distinct_keys,
+                    "span_seconds": trace.span_seconds,
                     "notes": trace.notes,
                 },
                 computed_at=at,

@@ -45,6 +45,9 @@ class Trace:
     notes: list[str] = field(default_factory=list)
     # sampled reads / the reads the sample should hold (SHARDS_adj); None when unknown
     read_ratio: float | None = None
+    # the sample as a run states it: distinct keys and the traffic time it spans
+    distinct_keys: int = 0
+    span_seconds: float = 0.0
 
 
 def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
@@ -84,7 +87,19 @@ def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
     default_cost = float(np.median(cost[has])) if has.any() else 1.0
     key_cost = np.where(cnt > 0, csum / np.maximum(cnt, 1.0), default_cost)
     sizes = np.clip(key_size[inv], 1, 2**32 - 1).astype(np.uint32)
-    return Trace(keys, ops, sizes, key_cost[inv].astype(np.float64), float(rate), len(keep), notes)
+    ts = cat["ts_us"][order][req]
+    span = float(ts[-1] - ts[0]) / 1e6 if len(ts) else 0.0
+    return Trace(
+        keys,
+        ops,
+        sizes,
+        key_cost[inv].astype(np.float64),
+        float(rate),
+        len(keep),
+        notes,
+        distinct_keys=len(uniq),
+        span_seconds=span,
+    )
 
 
 def columns_from_protocol(records: dict[str, list[object]]) -> dict[str, np.ndarray]:

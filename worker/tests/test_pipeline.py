@@ -454,11 +454,43 @@ def test_trace_chunks_and_a_simulation_run_complete(worker: WorkerProc, client: 
         assert all(0 < h < 1 for h in hr)
         if p == "lru":  # LRU is a stack algorithm: more memory never hurts
             assert hr == sorted(hr)
+    # every result states the sample it rests on: keys, requests, the traffic time, the rate
+    d = res[0].details
+    assert 1000 < d["sampled_keys"] <= 5000 and d["sampled_requests"] > 50_000
+    assert 119 < d["span_seconds"] < 121  # three chunks a minute apart
+    assert not any("small sample" in n for n in d["notes"])
     # miniature simulation: a cache of S bytes simulated at S*R on the R = 0.1 sample
     assert all(
         x.details["sample_rate"] == 0.1 and abs(x.details["simulated_size_bytes"] - x.size_bytes / 10) <= 1
         for x in res
     )
+    # too small a sample is refused with the reason, never answered with noise
+    small_address = f"10.3.0.2:{uuid.uuid4().int % 60000}"
+    body = _trace(small_address, 300, 9, start)
+    assert upload(client, org, body, kind="traces").status_code == 202
+    small_chunk = uuid.UUID(body["chunk_id"])
+    wait_for(lambda: status_of(TraceChunk, small_chunk) == "processed", 30, "the small chunk")
+    with db() as s:
+        small_server = s.execute(
+            select(Server.id).where(Server.org_id == org.id, Server.address == small_address)
+        ).scalar_one()
+        small = SimulationRun(
+            org_id=org.id,
+            server_id=small_server,
+            policies=["lru"],
+            sizes_bytes=sizes,
+            window_start=start - timedelta(minutes=1),
+            window_end=start + timedelta(minutes=10),
+        )
+        s.add(small)
+        s.commit()
+        small_id = small.id
+    send("hitcurve.run_simulation", str(small_id))
+    wait_for(lambda: status_of(SimulationRun, small_id) == "failed", 60, "the small run to be refused")
+    with db() as s:
+        refused = s.get(SimulationRun, small_id)
+        assert refused is not None and "only 300 sampled requests" in (refused.error or "")
+        assert "needs at least 1,000" in (refused.error or "")
     # re-dispatching a finished run does nothing; re-running a lost policy task upserts in place
     assert send("hitcurve.run_simulation", str(run_id)).get(timeout=30)["status"] == "nothing-to-do"
     with db() as s:

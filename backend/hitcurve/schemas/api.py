@@ -490,6 +490,11 @@ class SimulationResultOut(Out):
     recompute_cost_total_us: float | None
     recompute_cost_p99_us: float | None
     requests: int
+    details: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the sample the run rests on: sample_rate, sampled_requests, sampled_keys (distinct), "
+        "span_seconds (traffic time the sampled requests cover), chunks, read_ratio, notes",
+    )
 
 
 class SimulationRunOut(Out):

@@ -350,8 +350,18 @@ function run(r: J): SimulationRun {
     rows.push({ bytes: x.size_bytes, hit: x.hit_ratio, cost: num(x.recompute_cost_total_us) });
     byPolicy.set(x.policy, rows);
   }
+  const d = (r.results ?? [])[0]?.details;
   return {
     id: String(r.id),
+    sample: d
+      ? {
+          rate: num(d.sample_rate),
+          requests: num(d.sampled_requests),
+          keys: num(d.sampled_keys),
+          spanSeconds: num(d.span_seconds),
+          notes: Array.isArray(d.notes) ? d.notes.map(String) : [],
+        }
+      : null,
     status: r.status,
     progress: num(r.progress),
     createdAt: r.created_at ?? null,

@@ -175,6 +175,15 @@ export type SimulationRun = {
   policies: string[];
   sizesBytes: number[];
   results: PolicyResult[];
+  /** The sample the results rest on (from the results; null before any). */
+  sample: RunSample | null;
+};
+export type RunSample = {
+  rate: number | null;
+  requests: number | null;
+  keys: number | null;
+  spanSeconds: number | null;
+  notes: string[];
 };
 
 export type Alert = {

@@ -2,7 +2,7 @@
 // Each series carries its own colour; a legend is the caller's (an HTML list reads better).
 import * as d3 from "d3";
 import { curveSamples, type Curve } from "../lib/curve";
-import { byteTickFormat, byteTicks, formatPercent } from "../lib/format";
+import { byteTickFormat, byteTicks, formatBytes, formatPercent } from "../lib/format";
 import type { Margin } from "./curveChart";
 
 export type Series = { key: string; label: string; color: string; points: Curve; dashed?: boolean; opacity?: number };
@@ -60,6 +60,27 @@ export function drawMultiCurveChart(svgEl: SVGSVGElement, series: Series[], opts
     .attr("x2", (d) => x(d))
     .attr("y1", m.top)
     .attr("y2", height - m.bottom);
+  // axis titles and a labelled now-line: the chart reads without the page around it
+  layer("titles")
+    .selectAll("text")
+    .data([
+      { t: "memory", x: width - m.right, y: height - 2, anchor: "end" },
+      { t: "hit rate", x: m.left, y: m.top - 4, anchor: "start" },
+    ])
+    .join("text")
+    .attr("class", "axis-title")
+    .attr("x", (d) => d.x)
+    .attr("y", (d) => d.y)
+    .attr("text-anchor", (d) => d.anchor)
+    .text((d) => d.t);
+  layer("current")
+    .selectAll("text")
+    .data(opts.currentBytes === null ? [] : [opts.currentBytes])
+    .join("text")
+    .attr("class", "now-label")
+    .attr("x", (d) => x(d) + 4)
+    .attr("y", height - m.bottom - 6)
+    .text((d) => `now ${formatBytes(d)}`);
   const line = d3
     .line<{ bytes: number; hit: number }>()
     .x((d) => x(d.bytes))

@@ -180,7 +180,7 @@ function TtlPanel({ d }: { d: Breakdown }) {
     drawMultiCurveChart(svg.current!, series, {
       width,
       height: width < 520 ? 220 : 280,
-      margin: { top: 16, right: 16, bottom: 30, left: 48 },
+      margin: { top: 16, right: 16, bottom: 40, left: 48 },
       currentBytes: null,
     });
   });

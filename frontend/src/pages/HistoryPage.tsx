@@ -68,7 +68,7 @@ function HistoryBody({ history }: { history: History }) {
     if (acc.current && accuracy.length)
       drawAccuracyChart(acc.current, accuracy, { width, height: width < 520 ? 280 : 320, margin: { top: 24, right: 16, bottom: 28, left: 62 } });
     if (curves.current && series.length)
-      drawMultiCurveChart(curves.current, series, { width, height: 300, margin: { top: 16, right: 16, bottom: 30, left: 48 }, currentBytes: null });
+      drawMultiCurveChart(curves.current, series, { width, height: 300, margin: { top: 16, right: 16, bottom: 40, left: 48 }, currentBytes: null });
   });
   const loss = history.measured.filter((m) => m.lossRatio !== null).map((m) => m.lossRatio!);
   return (

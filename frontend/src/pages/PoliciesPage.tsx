@@ -1,12 +1,12 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { getClusterCurve, getServerCurve, getSimulation, listSimulations, startSimulation } from "../api/endpoints";
-import type { PolicyResult, SimulationRun } from "../api/types";
+import type { PolicyResult, RunSample, SimulationRun } from "../api/types";
 import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { Breadcrumbs, SubjectTabs } from "../components/Bits";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useWidth } from "../hooks";
-import { hitAt } from "../lib/curve";
-import { formatBytes, formatPercent, formatPp, MINUS } from "../lib/format";
+import { hitAt, type CurvePoint } from "../lib/curve";
+import { formatBytes, formatDuration, formatPercent, formatPp, MINUS } from "../lib/format";
 
 /** A relative change: "−78 %", "+5 %". */
 const formatChange = (r: number) => `${r < 0 ? MINUS : "+"}${Math.abs(r * 100).toFixed(0)}\u00a0%`;
@@ -51,6 +51,7 @@ export function PoliciesPage({ kind, id }: { kind: "server" | "cluster"; id: str
   const runs = useAsync((signal) => listSimulations(kind, id, signal), [kind, id]);
   const curve = useAsync((signal) => (kind === "server" ? getServerCurve(id, signal) : getClusterCurve(id, signal)).catch(() => null), [kind, id]);
   const currentBytes = curve.state === "ready" && curve.data ? curve.data.currentBytes : null;
+  const main = curve.state === "ready" && curve.data ? curve.data.points : null;
   return (
     <div className="page">
       <Breadcrumbs items={kind === "server" ? [["Servers", "/servers"], ["Policies", null]] : [["Clusters", "/"], ["Policies", null]]} />
@@ -60,7 +61,7 @@ export function PoliciesPage({ kind, id }: { kind: "server" | "cluster"; id: str
         <p className="muted">The same sampled traffic replayed through other replacement policies.</p>
       </header>
       <Fetched result={runs} what="simulation runs">
-        {(list) => <Runs kind={kind} id={id} runs={list} currentBytes={currentBytes} reload={runs.reload} />}
+        {(list) => <Runs kind={kind} id={id} runs={list} currentBytes={currentBytes} main={main} reload={runs.reload} />}
       </Fetched>
     </div>
   );
@@ -71,21 +72,39 @@ function Runs({
   id,
   runs,
   currentBytes,
+  main,
   reload,
 }: {
   kind: "server" | "cluster";
   id: string;
   runs: SimulationRun[];
   currentBytes: number | null;
+  main: CurvePoint[] | null;
   reload: () => void;
 }) {
   const { session } = useSession();
-  const latest = [...runs].sort((a, b) => (b.createdAt ?? "").localeCompare(a.createdAt ?? ""))[0];
+  const sorted = [...runs].sort((a, b) => (b.createdAt ?? "").localeCompare(a.createdAt ?? ""));
+  const [picked, setPicked] = useState<string | null>(null);
+  const shown = sorted.find((r) => r.id === picked) ?? sorted[0];
   return (
     <>
       {canWrite(session) && <NewRun kind={kind} id={id} currentBytes={currentBytes} onStarted={reload} />}
-      {latest ? (
-        <RunView key={latest.id} initial={latest} currentBytes={currentBytes} />
+      {sorted.length > 1 && (
+        <nav className="run-list" aria-label="Simulation runs" data-testid="run-list">
+          <h2 className="small">Runs ({sorted.length})</h2>
+          <ul>
+            {sorted.map((r) => (
+              <li key={r.id}>
+                <button type="button" className="linkish" aria-current={r.id === shown?.id ? "true" : undefined} onClick={() => setPicked(r.id)}>
+                  {r.createdAt ? new Date(r.createdAt).toLocaleString() : "—"} · {r.policies.map(label).join(", ")} · {r.status}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      )}
+      {shown ? (
+        <RunView key={shown.id} initial={shown} currentBytes={currentBytes} main={main} />
       ) : (
         <Empty title="No simulation yet">
           <p>Start one above: it replays the last hours of sampled requests the agent uploaded.</p>
@@ -150,7 +169,7 @@ function NewRun({
 }
 
 /** One run: progress while it computes (polled), then curves and the table. */
-function RunView({ initial, currentBytes }: { initial: SimulationRun; currentBytes: number | null }) {
+function RunView({ initial, currentBytes, main }: { initial: SimulationRun; currentBytes: number | null; main: CurvePoint[] | null }) {
   // The list carries no results: fetch the run itself, then poll it while it computes.
   const [run, setRun] = useState(initial);
   const [fetched, setFetched] = useState(false);
@@ -188,6 +207,8 @@ function RunView({ initial, currentBytes }: { initial: SimulationRun; currentByt
           <progress max={100} value={pct} aria-label="simulation progress" /> {run.status === "pending" ? "waiting for a worker" : `${pct} %`}
         </div>
       )}
+      {run.sample && <SampleLine sample={run.sample} />}
+      {run.results.length > 0 && run.sample && <Agreement results={run.results} sample={run.sample} main={main} currentBytes={currentBytes} />}
       {run.results.length > 0 && <PolicyResults results={run.results} currentBytes={currentBytes} />}
     </section>
   );
@@ -206,7 +227,7 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
     drawMultiCurveChart(svg.current!, series, {
       width,
       height: width < 520 ? 260 : 340,
-      margin: { top: 16, right: 16, bottom: 30, left: 48 },
+      margin: { top: 16, right: 16, bottom: 40, left: 48 },
       currentBytes,
     });
   });
@@ -261,5 +282,56 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
         </table>
       </div>
     </div>
+  );
+}
+
+/** "Sample: 4,210 keys, 61,000 requests over 2 h at a 1 % sample rate" and the worker's warnings. */
+function SampleLine({ sample }: { sample: RunSample }) {
+  const n = (v: number | null) => (v === null ? "?" : Math.round(v).toLocaleString("en-US"));
+  return (
+    <div className="run-sample" data-testid="run-sample">
+      <p className="muted">
+        Sample: {n(sample.keys)} keys sampled, {n(sample.requests)} requests over{" "}
+        {sample.spanSeconds === null ? "?" : formatDuration(sample.spanSeconds)} of traffic, at a{" "}
+        {sample.rate === null ? "?" : formatPercent(sample.rate, sample.rate < 0.01 ? 2 : 0)} sample rate.
+      </p>
+      {sample.notes.map((note) => (
+        <p key={note} className={note.startsWith("small sample") ? "warning-note" : "muted small"} role={note.startsWith("small sample") ? "status" : undefined}>
+          {note}
+        </p>
+      ))}
+    </div>
+  );
+}
+
+/** Sampling error of a hit rate from a spatial key sample: two standard errors over the sampled
+ * keys (a key's requests hit or miss together), at least 0.5 pp. */
+export function samplingErrorPp(hit: number, keys: number): number {
+  return Math.max(0.5, 200 * Math.sqrt((hit * (1 - hit)) / Math.max(1, keys)));
+}
+
+/** Does the simulation agree with the main curve at today's memory, within its sampling error? */
+function Agreement({ results, sample, main, currentBytes }: { results: PolicyResult[]; sample: RunSample; main: CurvePoint[] | null; currentBytes: number | null }) {
+  if (!main || !main.length || currentBytes === null) return null;
+  const own = results.find((r) => r.policy === "mcslru") ?? results.find((r) => r.policy === "lru");
+  if (!own) return null;
+  const mainHit = hitAt(main, currentBytes);
+  const simHit = hitAt(own.points, currentBytes);
+  if (mainHit === null || simHit === null) return null;
+  const err = samplingErrorPp(simHit, sample.keys ?? 0);
+  const diff = (simHit - mainHit) * 100;
+  const inside = Math.abs(diff) <= err;
+  const why =
+    own.policy === "lru"
+      ? " memcached runs a segmented LRU, which this run did not simulate (add memcached segmented LRU);"
+      : "";
+  return (
+    <p className={inside ? "muted" : "warning-note"} data-testid="run-agreement">
+      At today's memory ({formatBytes(currentBytes)}) the main curve says {formatPercent(mainHit)}; simulated {label(own.policy)}{" "}
+      {formatPercent(simHit)}:{" "}
+      {inside
+        ? `within the sampling error (±${err.toFixed(1)} pp).`
+        : `${Math.abs(diff).toFixed(1)} pp apart, more than the sampling error (±${err.toFixed(1)} pp):${why} the sample covers the run's window only, while the main curve rests on the latest windows.`}
+    </p>
   );
 }
