@@ -483,6 +483,13 @@ def _fill_of(fill_rows: list[Any]) -> warmup.FillState:
     )
 
 
+def server_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> warmup.FillState | None:
+    """Is this server's memcached still filling? (None: no window yet.) The servers list states it
+    as the server's status, as the sizing answer does."""
+    rows = curves_crud.recent_fill(db, org_id, server_id, limit=RATE_ROWS)
+    return _fill_of(rows) if rows else None
+
+
 def _cluster_facts(db: Session, org_id: uuid.UUID, server_ids: list[uuid.UUID], b: Basis) -> None:
     """A cluster's fill and memory from its nodes: warming while any node is, limits and bytes in
     use summed over the nodes (the cluster curve's x is the cluster's total memory)."""

@@ -59,15 +59,20 @@ def server_status(
     now: datetime,
     th: Thresholds,
     quiet: bool = False,
+    warming: bool = False,
 ) -> tuple[Status, str | None]:
     """(status, why in a few words) of a server: silent after th.silent_after_s (as the
-    agent-silent alert), warning on stream loss or curve error above their thresholds."""
+    agent-silent alert), warning on stream loss, warming up while memcached fills its memory
+    (its hit rate and curve still grow, so a large curve error then is expected, not drift),
+    warning on curve error above its threshold."""
     if last_snapshot_at is None:
         return "no_data", "no snapshot yet"
     if (now - last_snapshot_at).total_seconds() > th.silent_after_s:
         return "critical", "agent silent"
     if loss_warning(loss_ratio, th):
         return "warning", "events lost"
+    if warming:
+        return "warming_up", "memcached still filling"
     if curve_error_warning(curve_error_pp, th):
         return "warning", "curve drifting"
     if quiet:  # traffic stopped: nothing wrong, but say so (answers keep the last good windows)

@@ -70,6 +70,9 @@ def test_warming_up_until_memcached_is_full_then_ok(account) -> None:
     assert "still filling: 32 MiB of 64 MiB, full in about 2 min" in a["message"]
     assert "beyond" not in a["message"] and a["memory_bytes"] is not None  # provisional, not a dead end
     assert a["stable"] is False  # an autoscaler must not act on a warming answer
+    # the servers list says the same (the dashboard's table and card show it, not "curve drifting")
+    row = next(x for x in account.get("/api/v1/servers").json() if x["id"] == sid)
+    assert (row["status"], row["status_note"]) == ("warming_up", "memcached still filling")
     # a target past the curve while warming: still warming, with the lower bound
     w = memory(account, sid, 0.95)
     assert w["status"] == "warming_up" and w["memory_bytes_at_least"] == int(XS[-1])
@@ -79,6 +82,8 @@ def test_warming_up_until_memcached_is_full_then_ok(account) -> None:
     ok = memory(account, sid, 0.6)
     assert ok["status"] == "ok" and ok["fill_ratio"] == 1.0 and ok["full_in_seconds"] is None
     assert "filling" not in ok["message"]
+    row = next(x for x in account.get("/api/v1/servers").json() if x["id"] == sid)
+    assert row["status"] == "ok"
 
 
 def test_the_memory_limit_to_set_the_band_and_the_bound(account) -> None:

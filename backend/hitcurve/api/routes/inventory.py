@@ -41,7 +41,7 @@ from hitcurve.schemas.api import (
     SnapshotSummary,
     ThresholdsOut,
 )
-from hitcurve.sizing import answer_curve, memory_for_target
+from hitcurve.sizing import answer_curve, memory_for_target, server_fill
 from hitcurve.status import (
     CURVE_ERROR_STATISTIC,
     Thresholds,
@@ -208,7 +208,9 @@ def list_servers(
         loss = snap.loss_ratio if snap else None
         error = errors.get(s.id)
         quiet = snap is not None and int(snap.cmd_get or 0) < windows.MIN_READS
-        status, note = server_status(s.last_snapshot_at, loss, error, end, th, quiet=quiet)
+        fill = server_fill(db, me.org_id, s.id) if snap else None
+        warming = fill is not None and fill.warming_up
+        status, note = server_status(s.last_snapshot_at, loss, error, end, th, quiet=quiet, warming=warming)
         out.append(
             ServerOut.model_validate(s).model_copy(
                 update={
@@ -218,7 +220,10 @@ def list_servers(
                     "status": status,
                     "status_note": note,
                     "loss_warning": loss_warning(loss, th) if snap else None,
-                    "curve_error_warning": curve_error_warning(error, th) if error is not None else None,
+                    # no warning while warming: the error of a still-filling memcached is expected
+                    "curve_error_warning": (curve_error_warning(error, th) and not warming)
+                    if error is not None
+                    else None,
                     "data_basis": snap.basis if snap else None,
                     "quiet": quiet if snap else None,
                 }
