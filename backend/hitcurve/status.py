@@ -13,17 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import ValidationError, ValidatorFunctionWrapHandler, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from hitcurve.core.config import LenientSettings
 
 Status = Literal["ok", "warning", "critical", "no_data", "warming_up"]
 
 CURVE_ERROR_STATISTIC = "mean_abs_error_pp"  # mean |predicted - measured|, percentage points
 
 
-class Thresholds(BaseSettings):
+class Thresholds(LenientSettings):
     model_config = SettingsConfigDict(env_prefix="HITCURVE_ALERT_", extra="ignore", frozen=True)
 
     loss_ratio: float = 0.05  # stream loss above 5 % of events (the agent's default --loss-threshold)
@@ -33,14 +34,6 @@ class Thresholds(BaseSettings):
     savings_fraction: float = 0.25  # target met with at most 75 % of today's memory
     shortfall_margin: float = 0.02  # needed memory 2 % above allocation before alerting
     critical_below_pp: float = 5.0  # below target by more than this: critical
-
-    @field_validator("*", mode="wrap")
-    @classmethod
-    def _default_when_unparsable(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: Any) -> Any:
-        try:
-            return handler(value)
-        except ValidationError:
-            return cls.model_fields[info.field_name].default
 
     @classmethod
     def from_env(cls) -> Thresholds:

@@ -5,7 +5,6 @@ downsampling and retention, trace-chunk retention. Every job is idempotent and b
 from __future__ import annotations
 
 import logging
-import os
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,26 +27,21 @@ from hitcurve.models import (
 from hitcurve_worker import alerts as rules
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, now, session
+from hitcurve_worker.settings import worker_settings
 from hitcurve_worker.snapshot_tasks import upsert_alert
 
 log = logging.getLogger("hitcurve.worker.housekeeping")
 
 
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
-REQUEUE_AFTER_S = _env_float("HITCURVE_REQUEUE_AFTER_S", 60)
-SIM_STALE_S = _env_float("HITCURVE_SIM_STALE_S", 600)
+_S = worker_settings()
+REQUEUE_AFTER_S = _S.requeue_after_s
+SIM_STALE_S = _S.sim_stale_s
 REQUEUE_BATCH = 500
-HOURLY_AFTER = timedelta(days=_env_float("HITCURVE_HISTORY_HOURLY_AFTER_DAYS", 1))
-DAILY_AFTER = timedelta(days=_env_float("HITCURVE_HISTORY_DAILY_AFTER_DAYS", 30))
-RETENTION = timedelta(days=_env_float("HITCURVE_RETENTION_DAYS", 400))
-PAYLOAD_RETENTION = timedelta(days=_env_float("HITCURVE_PAYLOAD_RETENTION_DAYS", 2))
-TRACE_RETENTION = timedelta(days=_env_float("HITCURVE_TRACE_RETENTION_DAYS", 7))
+HOURLY_AFTER = timedelta(days=_S.history_hourly_after_days)
+DAILY_AFTER = timedelta(days=_S.history_daily_after_days)
+RETENTION = timedelta(days=_S.retention_days)
+PAYLOAD_RETENTION = timedelta(days=_S.payload_retention_days)
+TRACE_RETENTION = timedelta(days=_S.trace_retention_days)
 
 
 def _exec(db: Any, stmt: Any, params: Any = None) -> Any:

@@ -14,7 +14,6 @@ kills the worker process (SIGKILL, out of memory) is still counted and eventuall
 from __future__ import annotations
 
 import logging
-import os
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,8 +26,9 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from hitcurve.core.db import get_sessionmaker
+from hitcurve_worker.settings import worker_settings
 
-MAX_ATTEMPTS = int(os.environ.get("HITCURVE_WORKER_MAX_ATTEMPTS", "8"))
+MAX_ATTEMPTS = worker_settings().worker_max_attempts
 
 RETRYABLE: tuple[type[BaseException], ...] = (
     sa_exc.OperationalError,  # connection refused/dropped, admin shutdown, deadlock, serialization

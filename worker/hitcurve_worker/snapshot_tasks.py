@@ -13,7 +13,6 @@ earlier pending windows first), so a backlog catches up in order per server.
 from __future__ import annotations
 
 import logging
-import os
 import time
 import uuid
 from datetime import datetime, timedelta
@@ -58,6 +57,7 @@ from hitcurve_worker.reliability import (
     run_reliably,
     session,
 )
+from hitcurve_worker.settings import worker_settings
 
 log = logging.getLogger("hitcurve.worker.snapshot")
 
@@ -69,7 +69,7 @@ IN_ORDER_BATCH = 100  # earlier pending windows of the same server one task proc
 def _test_pause() -> None:
     """Test hook: hold the transaction open so a test can kill the worker or the database
     mid-task (HITCURVE_WORKER_TEST_PAUSE_S; unset in production)."""
-    pause = float(os.environ.get("HITCURVE_WORKER_TEST_PAUSE_S", "0") or 0)
+    pause = worker_settings().worker_test_pause_s
     if pause > 0:
         time.sleep(pause)
 

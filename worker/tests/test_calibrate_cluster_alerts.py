@@ -157,3 +157,14 @@ def test_alert_and_api_status_share_one_threshold_and_statistic() -> None:
     assert alerts.curve_error(errors, th) is None and not curve_error_warning(mean_abs_error(errors), th)
     errors = [7.0, -6.0, 5.5]
     assert alerts.curve_error(errors, th) is not None and curve_error_warning(mean_abs_error(errors), th)
+
+
+def test_worker_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hitcurve_worker.settings import worker_settings
+
+    assert worker_settings().worker_max_attempts == 8 and worker_settings().worker_test_pause_s == 0.0
+    monkeypatch.setenv("HITCURVE_WORKER_MAX_ATTEMPTS", "3")
+    monkeypatch.setenv("HITCURVE_RETENTION_DAYS", "bogus")  # keeps its default
+    monkeypatch.setenv("HITCURVE_WORKER_TEST_PAUSE_S", "0.5")
+    s = worker_settings()
+    assert (s.worker_max_attempts, s.retention_days, s.worker_test_pause_s) == (3, 400.0, 0.5)

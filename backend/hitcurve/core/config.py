@@ -2,8 +2,9 @@
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -101,3 +102,19 @@ class Settings(BaseSettings):
 @lru_cache
 def get_settings() -> Settings:
     return Settings()  # values come from the environment
+
+
+class LenientSettings(BaseSettings):
+    """Settings whose unparsable values keep their defaults (a typo in one tuning variable must
+    not stop the alert rules or the housekeeping beat); base of status.Thresholds and the
+    worker's WorkerSettings."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    @field_validator("*", mode="wrap")
+    @classmethod
+    def _default_when_unparsable(cls, value: Any, handler: ValidatorFunctionWrapHandler, info: Any) -> Any:
+        try:
+            return handler(value)
+        except ValidationError:
+            return cls.model_fields[info.field_name].default
