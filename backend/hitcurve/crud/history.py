@@ -7,6 +7,7 @@ only (_SUBJECT_SQL), never by callers."""
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
@@ -64,8 +65,29 @@ GROUP BY b ORDER BY b
 """
 
 
-def _bucket_bounds(start: datetime, bw: float, b: int) -> tuple[datetime, datetime]:
-    return start + timedelta(seconds=b * bw), start + timedelta(seconds=(b + 1) * bw)
+def _buckets(
+    db: Session,
+    sql: str,
+    org_id: uuid.UUID,
+    kind: SubjectKind,
+    subject_id: uuid.UUID,
+    start: datetime | None,
+    end: datetime | None,
+    max_points: int,
+) -> tuple[datetime, datetime, float, list[tuple[datetime, datetime, Any]]]:
+    """Run a bucketed query (`sql` with {subject}) over [start, end] in max_points buckets:
+    (start, end, bucket seconds, [(bucket start, bucket end, row)])."""
+    start, end = time_range(start, end)
+    bw = (end - start).total_seconds() / max_points
+    rows = db.execute(
+        text(sql.format(subject=_SUBJECT_SQL[kind])),
+        {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_points - 1},
+    ).all()
+    out = []
+    for r in rows:
+        b = min(int(r.b), max_points - 1)
+        out.append((start + timedelta(seconds=b * bw), start + timedelta(seconds=(b + 1) * bw), r))
+    return start, end, bw, out
 
 
 def history(
@@ -77,15 +99,9 @@ def history(
     end: datetime | None,
     max_points: int,
 ) -> HistoryOut:
-    start, end = time_range(start, end)
-    bw = (end - start).total_seconds() / max_points
-    rows = db.execute(
-        text(_HISTORY_SQL.format(subject=_SUBJECT_SQL[kind])),
-        {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_points - 1},
-    ).all()
+    start, end, bw, rows = _buckets(db, _HISTORY_SQL, org_id, kind, subject_id, start, end, max_points)
     points = []
-    for r in rows:
-        b0, b1 = _bucket_bounds(start, bw, min(int(r.b), max_points - 1))
+    for b0, b1, r in rows:
         points.append(
             HistoryPoint(
                 start=b0,
@@ -110,18 +126,12 @@ def accuracy(
     end: datetime | None,
     max_points: int,
 ) -> AccuracyOut:
-    start, end = time_range(start, end)
-    bw = (end - start).total_seconds() / max_points
-    rows = db.execute(
-        text(_ACCURACY_SQL.format(subject=_SUBJECT_SQL[kind])),
-        {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_points - 1},
-    ).all()
+    start, end, bw, rows = _buckets(db, _ACCURACY_SQL, org_id, kind, subject_id, start, end, max_points)
     points: list[AccuracyPoint] = []
     total = 0
     weighted_abs = 0.0
     worst: float | None = None
-    for r in rows:
-        b0, b1 = _bucket_bounds(start, bw, min(int(r.b), max_points - 1))
+    for b0, b1, r in rows:
         points.append(
             AccuracyPoint(
                 start=b0,
