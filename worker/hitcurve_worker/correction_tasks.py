@@ -28,7 +28,8 @@ from sqlalchemy.orm import Session
 from hitcurve import tracecodec
 from hitcurve.core import task_names as names
 from hitcurve.core.tasks import queue_for
-from hitcurve.models import PolicyCorrection, Server, ServerCurve, Snapshot, SnapshotClass, TraceChunk
+from hitcurve.crud.curves import latest_server_curve
+from hitcurve.models import PolicyCorrection, Server, Snapshot, SnapshotClass, TraceChunk
 from hitcurve_worker import policy_correction as pc
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import RETRY_OPTS, PoisonInput, describe, now, session
@@ -118,22 +119,17 @@ def load_correction(
     return corr, ""
 
 
-def _reference(db: Session, server_id: uuid.UUID) -> tuple[float, float] | None:
+def _reference(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> tuple[float, float] | None:
     """Today's memory (bytes of slab pages) and items, from the newest server curve."""
-    row = db.execute(
-        select(ServerCurve.current_bytes, ServerCurve.snapshot_id)
-        .where(ServerCurve.server_id == server_id)
-        .order_by(ServerCurve.window_end.desc())
-        .limit(1)
-    ).first()
-    if row is None:
+    latest = latest_server_curve(db, org_id, server_id)
+    if latest is None:
         return None
     items = db.execute(
         select(func.coalesce(func.sum(SnapshotClass.current_items), 0)).where(
-            SnapshotClass.snapshot_id == row[1]
+            SnapshotClass.snapshot_id == latest.snapshot_id
         )
     ).scalar_one()
-    return float(row[0]), float(items)
+    return float(latest.current_bytes), float(items)
 
 
 @dataclass
@@ -244,7 +240,7 @@ def compute_for_server(server_id: uuid.UUID, force: bool = False) -> dict[str, A
             return {"status": "missing"}
         if not force and not needs_update(db, server_id):
             return {"status": "up-to-date"}
-        ref = _reference(db, server_id)
+        ref = _reference(db, server.org_id, server_id)
         if ref is None:
             return {"status": "waiting", "reason": "no server curve yet (today's memory is unknown)"}
         chunks, bad = _load(db, server.org_id, server_id)
