@@ -1,15 +1,21 @@
 """Backend test helpers: an app on the migrated session database, accounts with their own cookie
-jars, and agent keys / API tokens created through the API itself."""
+jars, agent keys / API tokens created through the API itself, and an SMTP server (aiosmtpd on
+loopback) whose inbox a test reads."""
 
 import os
+import re
+import socket
 import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from email import message_from_bytes, policy
+from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiosmtpd.controller import Controller
 from fastapi.testclient import TestClient
 
 # Test modules import helpers from here (`from conftest import …`) under --import-mode=importlib.
@@ -173,3 +179,39 @@ def private_queue(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     client = redis.Redis.from_url(get_settings().redis_url)
     yield lambda: [json.loads(m) for m in client.lrange(name, 0, -1)]
     client.delete(name)
+
+
+class Inbox:
+    def __init__(self) -> None:
+        self.messages: list[EmailMessage] = []
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd API
+        msg = message_from_bytes(envelope.content, policy=policy.default)
+        assert isinstance(msg, EmailMessage)
+        msg["X-Envelope-To"] = ",".join(envelope.rcpt_tos)
+        self.messages.append(msg)
+        return "250 OK"
+
+    def to(self, addr: str) -> list[EmailMessage]:
+        return [m for m in self.messages if m["X-Envelope-To"] == addr]
+
+    def link(self, addr: str, path: str) -> str:
+        """The secret of the newest link to `path` mailed to addr."""
+        body = str(self.to(addr)[-1].get_body(preferencelist=("plain",)).get_content())  # type: ignore[union-attr]
+        m = re.findall(rf"https?://\S+{re.escape(path)}([A-Za-z0-9_-]+)", body)
+        assert m, body
+        return str(m[-1])
+
+
+@pytest.fixture
+def inbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    box = Inbox()
+    ctl = Controller(box, hostname="127.0.0.1", port=port)
+    ctl.start()
+    monkeypatch.setenv("HITCURVE_SMTP_HOST", "127.0.0.1")
+    monkeypatch.setenv("HITCURVE_SMTP_PORT", str(port))
+    yield box
+    ctl.stop()

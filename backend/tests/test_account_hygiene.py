@@ -3,62 +3,20 @@ weak passwords refused, Secure cookies over HTTPS, invitations the invited user 
 answer the same for unknown e-mails), password reset by e-mail (single use, expiring, no user
 enumeration), and the global log-in limit."""
 
-import re
-import socket
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from email import message_from_bytes, policy
-from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from aiosmtpd.controller import Controller
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
-from conftest import PASSWORD, Account, new_account
+from conftest import PASSWORD, Account, Inbox, new_account
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import PasswordReset
 
 NEW_PASSWORD = "plum orbit tadpole seventy"
-
-
-class Inbox:
-    def __init__(self) -> None:
-        self.messages: list[EmailMessage] = []
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd API
-        msg = message_from_bytes(envelope.content, policy=policy.default)
-        assert isinstance(msg, EmailMessage)
-        msg["X-Envelope-To"] = ",".join(envelope.rcpt_tos)
-        self.messages.append(msg)
-        return "250 OK"
-
-    def to(self, addr: str) -> list[EmailMessage]:
-        return [m for m in self.messages if m["X-Envelope-To"] == addr]
-
-    def link(self, addr: str, path: str) -> str:
-        """The secret of the newest link to `path` mailed to addr."""
-        body = str(self.to(addr)[-1].get_body(preferencelist=("plain",)).get_content())  # type: ignore[union-attr]
-        m = re.findall(rf"https?://\S+{re.escape(path)}([A-Za-z0-9_-]+)", body)
-        assert m, body
-        return str(m[-1])
-
-
-@pytest.fixture
-def inbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    box = Inbox()
-    ctl = Controller(box, hostname="127.0.0.1", port=port)
-    ctl.start()
-    monkeypatch.setenv("HITCURVE_SMTP_HOST", "127.0.0.1")
-    monkeypatch.setenv("HITCURVE_SMTP_PORT", str(port))
-    yield box
-    ctl.stop()
 
 
 @pytest.mark.parametrize(

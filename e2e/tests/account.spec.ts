@@ -1,37 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { test, type Page } from "@playwright/test";
-import { EMAIL, PASSWORD, expect, logIn } from "./helpers";
-
-// Account mails reach the SMTP sink that scripts/e2e-server.sh starts; it files them here.
-const port = Number(process.env.HITCURVE_E2E_PORT ?? 18765);
-const MAILS = join(fileURLToPath(new URL(".", import.meta.url)), "..", "..", ".run", "test", `e2e-mail-${port}`);
-
-/** The newest link to `path` in a mail to `to`, waiting for the mail to arrive. */
-async function linkFromMail(to: string, path: string, after: number): Promise<string> {
-  let found = "";
-  await expect
-    .poll(() => {
-      const files = readdirSync(MAILS)
-        .filter((f) => f.endsWith(`-${to}.eml`) && Number(f.split("-")[0]) / 1e6 >= after)
-        .sort();
-      const text = files.length ? readFileSync(join(MAILS, files[files.length - 1]), "utf8").replace(/=\r?\n/g, "") : "";
-      found = text.match(new RegExp(`https?://\\S+(${path}[A-Za-z0-9_-]+)`))?.[1] ?? "";
-      return found;
-    }, { timeout: 20_000 })
-    .not.toBe("");
-  return found;
-}
-
-async function shots(page: Page, name: string) {
-  await page.screenshot({ path: `artifacts/${name}-desktop.png`, fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: `artifacts/${name}-390.png`, fullPage: true });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  expect(overflow, `${name} at 390 px scrolls sideways`).toBeLessThanOrEqual(0);
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
+import { readdirSync } from "node:fs";
+import { test } from "@playwright/test";
+import { EMAIL, MAILS, PASSWORD, expect, linkFromMail, logIn, shots } from "./helpers";
 
 test("password reset by e-mail: same answer for unknown e-mails, single-use link, weak password refused", async ({ page, browser }) => {
   const started = Date.now();

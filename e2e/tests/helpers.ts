@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect as baseExpect, type Page } from "@playwright/test";
 import net from "node:net";
 
@@ -74,4 +77,38 @@ export async function waitPort(port: number, ms = 20_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`nothing listens on ${port}`);
+// Account mails reach the SMTP sink that scripts/e2e-server.sh starts; it files them here.
+const port = Number(process.env.HITCURVE_E2E_PORT ?? 18765);
+export const MAILS = join(fileURLToPath(new URL(".", import.meta.url)), "..", "..", ".run", "test", `e2e-mail-${port}`);
+
+/** The newest mail to `to` filed after `after` (ms since the epoch), as raw text with the
+ * quoted-printable soft line breaks removed; waits for it to arrive. */
+export async function mailTo(to: string, after: number, match: RegExp = /./): Promise<string> {
+  let text = "";
+  await expect
+    .poll(() => {
+      const files = readdirSync(MAILS)
+        .filter((f) => f.endsWith(`-${to}.eml`) && Number(f.split("-")[0]) / 1e6 >= after)
+        .sort();
+      text = files.length ? readFileSync(join(MAILS, files[files.length - 1]), "utf8").replace(/=\r?\n/g, "") : "";
+      return match.test(text);
+    }, { timeout: 20_000 })
+    .toBe(true);
+  return text;
+}
+
+/** The newest link to `path` in a mail to `to`, waiting for the mail to arrive. */
+export async function linkFromMail(to: string, path: string, after: number, chars = "A-Za-z0-9_-"): Promise<string> {
+  const re = new RegExp(`https?://\\S+?(${path}[${chars}]+)`);
+  return (await mailTo(to, after, re)).match(re)![1];
+}
+
+/** Desktop and 390 px screenshots of the page; at 390 px it must not scroll sideways. */
+export async function shots(page: Page, name: string) {
+  await page.screenshot({ path: `artifacts/${name}-desktop.png`, fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: `artifacts/${name}-390.png`, fullPage: true });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow, `${name} at 390 px scrolls sideways`).toBeLessThanOrEqual(0);
+  await page.setViewportSize({ width: 1280, height: 800 });
 }

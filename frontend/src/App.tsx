@@ -4,7 +4,7 @@ import { fetchSession, logOut, switchOrg } from "./api/endpoints";
 import type { Session } from "./api/types";
 import { Link } from "./components/Link";
 import { ErrorState, Loading } from "./components/States";
-import { ForgotPasswordPage, InvitePage, ResetPasswordPage } from "./pages/AccountPages";
+import { ForgotPasswordPage, InvitePage, ResetPasswordPage, UnsubscribePage } from "./pages/AccountPages";
 import { AgentsPage } from "./pages/AgentsPage";
 import { AlertsPage } from "./pages/AlertsPage";
 import { AuthPage } from "./pages/AuthPages";
@@ -41,6 +41,8 @@ export function App() {
   const reset = matchPath("/reset-password/:token", location);
   if (reset) return <ResetPasswordPage token={reset.token} />;
   if (matchPath("/forgot-password", location)) return <ForgotPasswordPage />;
+  const unsub = matchPath("/unsubscribe/:token", location);
+  if (unsub) return <UnsubscribePage token={unsub.token} />;
   if (boot.state === "loading") return <Loading what="Hitcurve" />;
   const invite = matchPath("/invite/:token", location);
   if (invite && boot.state !== "error") {

@@ -44,7 +44,7 @@ def below_target(measured: float | None, target: float, th: Thresholds) -> Firin
     return Firing(
         BELOW_TARGET,
         "critical" if short_pp > th.critical_below_pp else "warning",
-        f"hit ratio {measured:.1%} is below the target {target:.1%} ({short_pp:.1f} pp short)",
+        f"hit rate {measured:.1%} is below the target {target:.1%} ({short_pp:.1f} pp short)",
         {"measured": measured, "target": target},
     )
 
@@ -125,7 +125,7 @@ def curve_error(recent_errors_pp: list[float], th: Thresholds) -> Firing | None:
     return Firing(
         CURVE_ERROR,
         "warning",
-        f"the curve's predictions missed the measured hit ratio by {mean:.1f} pp (mean absolute error "
+        f"the curve's predictions missed the measured hit rate by {mean:.1f} pp (mean absolute error "
         f"over the last {len(recent_errors_pp)} windows, threshold {th.curve_error_pp:.1f} pp)",
         {"mean_abs_error_pp": mean, "windows": len(recent_errors_pp), "threshold_pp": th.curve_error_pp},
     )

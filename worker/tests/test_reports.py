@@ -26,6 +26,9 @@ from hitcurve_testing.snapshots import synthetic_snapshot
 
 pytestmark = pytest.mark.slow
 
+# The dashboard's address as the worker's e-mails name it (Settings.public_url).
+PUBLIC_URL = "https://hitcurve.example.test"
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -82,6 +85,7 @@ def worker(private_env: dict[str, str], smtp_port: int) -> Iterator[WorkerProc]:
         "HITCURVE_SMTP_PORT": str(smtp_port),
         "HITCURVE_SMTP_FROM": "Hitcurve <reports@test.invalid>",
         "HITCURVE_SMTP_TIMEOUT_S": "5",
+        "HITCURVE_PUBLIC_URL": PUBLIC_URL,
     }
     w = start_worker(env, "reports")
     yield w
@@ -213,11 +217,12 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
 
     assert f"(band {band(ans['band']['high'])} to {band(ans['band']['low'])}" in ta
     allocated = ans["curve"]["current_bytes"]
-    assert f"Allocated memory:             {allocated / gib:.2f} GiB" in ta
-    assert f"Monthly cost now:             {allocated / gib * 4.0:,.2f}" in ta
-    assert f"at target: {ans['memory_bytes'] / gib * 4.0:,.2f}" in ta
+    assert f"Memory in use today:          {allocated / gib:.2f} GiB" in ta
+    # money in the install's currency (Settings.currency, USD by default: "$")
+    assert f"Monthly cost now:             ${allocated / gib * 4.0:,.2f}" in ta
+    assert f"at target: ${ans['memory_bytes'] / gib * 4.0:,.2f}" in ta
     saving = (allocated - ans["memory_bytes"]) / gib * 4.0
-    line = f"{saving:,.2f} per month" if saving > 0 else f"{-saving:,.2f} more per month"
+    line = f"${saving:,.2f} per month" if saving > 0 else f"${-saving:,.2f} more per month"
     assert line in ta
     hist = client.get(
         f"/api/v1/clusters/{two_orgs['ca']}/history",
@@ -341,3 +346,93 @@ def test_smtp_down_is_retried_not_lost(private_env: dict[str, str], redis_index:
         redis.Redis.from_url(url).flushdb()
         if ctl is not None:
             ctl.stop()
+
+
+def test_the_email_has_its_chart_inline_links_into_the_dashboard_and_a_working_unsubscribe(
+    worker: WorkerProc, inbox: Inbox, client: Any, celery_client: Any, two_orgs: dict[str, Any]
+) -> None:
+    import io
+    import re
+
+    from PIL import Image
+
+    ca = two_orgs["ca"]
+    sub = subscribe(two_orgs["a"], "chart@acme.test", ca)
+    run(celery_client, "hitcurve.dispatch_weekly_reports")
+    wait_for(lambda: inbox.to("chart@acme.test"), 60, "the report")
+    [m] = inbox.to("chart@acme.test")
+    html, text = html_of(m), text_of(m)
+
+    # the chart: an image/png part inside multipart/related, named by the HTML's cid: URL
+    cids = re.findall(r'src="cid:([^"]+)"', html)
+    assert cids == [f"curve-{ca}@hitcurve.report"], cids
+    parts = {p["Content-ID"]: p for p in m.walk() if p.get_content_type() == "image/png"}
+    assert set(parts) == {f"<{cids[0]}>"}
+    related = next(p for p in m.walk() if p.get_content_type() == "multipart/related")
+    assert [p.get_content_type() for p in related.iter_parts()] == ["text/html", "image/png"]
+    png = parts[f"<{cids[0]}>"].get_content()
+    img = Image.open(io.BytesIO(png))
+    assert img.format == "PNG" and img.size == (1200, 560)
+    # the curve is drawn: the curve's blue is on the image, not only axes
+    assert (29, 78, 216) in {c for _, c in img.convert("RGB").getcolors(1 << 20) or []}
+
+    # links go into the dashboard at Settings.public_url: the cluster, alerts, reports, unsubscribe
+    hrefs = re.findall(r'href="([^"]+)"', html)
+    assert hrefs and all(h.startswith(PUBLIC_URL + "/") for h in hrefs), hrefs
+    assert f"{PUBLIC_URL}/clusters/{ca}" in hrefs and f"{PUBLIC_URL}/reports" in hrefs
+    assert f"{PUBLIC_URL}/clusters/{ca}" in text
+    [unsub] = [h for h in hrefs if h.startswith(f"{PUBLIC_URL}/unsubscribe/")]
+    assert unsub in text
+    token = unsub.rsplit("/", 1)[1]
+    # RFC 8058 one-click headers name the API's POST endpoint with the same token
+    assert m["List-Unsubscribe"] == f"<{PUBLIC_URL}/api/v1/reports/unsubscribe/{token}>"
+    assert m["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+
+    # one vocabulary and the currency
+    for body in (text, html):
+        assert "hit ratio" not in body.lower()
+        assert "Memory limit to set" in body and "-m " in body
+        assert "$" in body and "Prices in USD" in body
+    ans = client.get(
+        f"/api/v1/sizing/clusters/{ca}/memory",
+        headers={"Authorization": f"Bearer {read_token(two_orgs['a'])}"},
+    ).json()
+    mib = ans["memory_limit_bytes"] // (1 << 20)
+    assert f"Memory limit to set:          -m {mib} (" in text
+
+    # follow the unsubscribe link with no session at all, as a mail client would (one click)
+    from fastapi.testclient import TestClient
+
+    from hitcurve.main import create_app
+
+    with TestClient(create_app()) as anon:
+        assert anon.get(f"/unsubscribe/{token}").status_code == 200  # the dashboard page
+        r = anon.post(
+            f"/api/v1/reports/unsubscribe/{token}",
+            content="List-Unsubscribe=One-Click",
+            headers={"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["email"] == "chart@acme.test" and body["already"] is False
+        assert body["org_name"] == "Acme Caching" and body["about"] == "alpha-sessions"
+        with db() as s:
+            assert s.get(ReportSubscription, sub).enabled is False  # type: ignore[union-attr]
+        # idempotent: again, the same answer marked already
+        again = anon.post(f"/api/v1/reports/unsubscribe/{token}")
+        assert again.status_code == 200 and again.json()["already"] is True
+        # an altered token, or one for another subscription's id without the key, is refused
+        head, mac = token.split(".")
+        forged = head[:-2] + ("AA" if head[-2:] != "AA" else "BB") + "." + mac
+        assert anon.post(f"/api/v1/reports/unsubscribe/{forged}").status_code == 404
+        assert anon.post("/api/v1/reports/unsubscribe/not-a-token").status_code == 404
+    # and the next dispatch sends nothing more to the unsubscribed address
+    with db() as s:
+        s.execute(
+            update(ReportDelivery).where(ReportDelivery.subscription_id == sub).values(status="pending")
+        )
+        s.commit()
+    run(celery_client, "hitcurve.dispatch_weekly_reports")
+    [d] = deliveries(sub)
+    run(celery_client, "hitcurve.send_report", str(sub), d.period_start.isoformat())
+    assert len(inbox.to("chart@acme.test")) == 1

@@ -4,7 +4,19 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from hitcurve.api.routes import account, agent, auth, breakdown, health, inventory, keys, metrics, ops, sizing
+from hitcurve.api.routes import (
+    account,
+    agent,
+    auth,
+    breakdown,
+    health,
+    inventory,
+    keys,
+    metrics,
+    ops,
+    reports,
+    sizing,
+)
 from hitcurve.schemas import agent as proto
 
 api_router = APIRouter(prefix="/api/v1")
@@ -18,6 +30,7 @@ api_router.include_router(inventory.router)
 api_router.include_router(breakdown.router)
 api_router.include_router(sizing.router)
 api_router.include_router(ops.router)
+api_router.include_router(reports.router)
 api_router.include_router(metrics.router)
 # Served outside /api/v1 (Prometheus scrapes /metrics).
 root_router = metrics.root_router

@@ -4,7 +4,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, ValidatorFunctionWrapHandler, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidatorFunctionWrapHandler, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -59,8 +59,16 @@ class Settings(BaseSettings):
     login_max_failures_global: int = 1000
     # Passwords: zxcvbn score (0-4) a new password must reach; 3 means about 10^8 guesses.
     password_min_score: int = Field(default=3, ge=0, le=4)
-    # Links in account e-mails (invitations, password reset) start with this URL.
+    # Links in e-mails (invitations, password reset, the weekly report's links into the dashboard
+    # and its unsubscribe link) start with this URL: the dashboard's address as users reach it.
     public_url: str = "http://127.0.0.1:8000"
+    # ISO 4217 code of the clusters' price per GiB-month (the dashboard and the e-mails name it).
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    # Key that signs single-purpose links (the report's unsubscribe link). Set it on real installs
+    # (e.g. `openssl rand -hex 32`) in the API's and the workers' environment alike; changing it
+    # voids the links in e-mails already sent. Unset, a key is derived from database_url, which
+    # every process of an install already shares and keeps secret (hitcurve.core.signing).
+    secret_key: SecretStr | None = None
     # Seconds an invitation and a password-reset link stay valid.
     invitation_ttl_s: int = 7 * 24 * 3600
     password_reset_ttl_s: int = 3600

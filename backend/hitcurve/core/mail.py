@@ -59,3 +59,11 @@ def send_text(recipient: str, subject: str, text: str) -> None:
         send(settings, msg)
     except (smtplib.SMTPException, OSError) as exc:
         log.error("could not send %r to %s: %s: %s", subject, recipient, type(exc).__name__, exc)
+
+
+def send_message(msg: EmailMessage) -> None:
+    """A prepared message, sent after the response (a BackgroundTask); failures logged."""
+    try:
+        send(smtp_settings(), msg)
+    except (smtplib.SMTPException, OSError) as exc:
+        log.error("could not send %r to %s: %s: %s", msg["Subject"], msg["To"], type(exc).__name__, exc)

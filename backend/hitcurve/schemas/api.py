@@ -567,3 +567,29 @@ class AuditOut(Out):
     target_id: str | None
     ip: str | None
     details: dict[str, Any]
+
+
+class ReportPreviewOut(BaseModel):
+    """The weekly e-mail as it would be sent now to the logged-in user (charts as data: URLs)."""
+
+    subject: str
+    to: str
+    subscribed: bool = Field(
+        description="whether `to` has a subscription to this report (else no unsubscribe link)"
+    )
+    html: str
+    text: str
+
+
+class ReportTestIn(In):
+    cluster_id: uuid.UUID | None = Field(
+        default=None, description="one cluster of the organization; null: all"
+    )
+
+
+class UnsubscribeOut(BaseModel):
+    subscription_id: uuid.UUID
+    email: str
+    org_name: str
+    about: str = Field(description="the cluster's name, or 'all clusters'")
+    already: bool = Field(description="the subscription was already off (or gone) before this request")

@@ -437,6 +437,30 @@ export const createSubscription = async (body: { email: string; cluster_id: stri
   subscription(await post<J>("/report-subscriptions", body));
 export const deleteSubscription = (id: string) => del<void>(`/report-subscriptions/${id}`);
 
+/** The weekly e-mail as it would go to the logged-in user now (charts inline as data: URLs). */
+export interface ReportPreview {
+  subject: string;
+  to: string;
+  subscribed: boolean;
+  html: string;
+  text: string;
+}
+export const previewReport = async (clusterId: string | null, signal?: AbortSignal): Promise<ReportPreview> =>
+  (await get<J>(`/reports/preview${clusterId ? qs({ cluster_id: clusterId }) : ""}`, signal)) as ReportPreview;
+export const sendTestReport = async (clusterId: string | null): Promise<string> =>
+  String((await post<J>("/reports/test", { cluster_id: clusterId })).detail);
+export interface Unsubscribed {
+  email: string;
+  orgName: string;
+  about: string;
+  already: boolean;
+}
+/** The e-mail's one-click unsubscribe link: no session needed. */
+export const unsubscribe = async (token: string): Promise<Unsubscribed> => {
+  const j = await post<J>(`/reports/unsubscribe/${encodeURIComponent(token)}`);
+  return { email: j.email, orgName: j.org_name, about: j.about, already: !!j.already };
+};
+
 // --- account mails: password reset and invitations -------------------------------------------
 
 export const requestPasswordReset = async (email: string): Promise<string> =>

@@ -1,7 +1,16 @@
-// Pages reached from account e-mails: forgot password, choose a new password (reset link), and an
-// invitation link that the invited person accepts while logged in with the invited e-mail.
+// Pages reached from e-mails: forgot password, choose a new password (reset link), an invitation
+// link that the invited person accepts while logged in with the invited e-mail, and the weekly
+// report's unsubscribe link (one click, no log-in).
 import { useEffect, useState, type FormEvent, type ReactNode } from "react";
-import { acceptInvitation, confirmPasswordReset, fetchInvitation, requestPasswordReset, type InvitationView } from "../api/endpoints";
+import {
+  acceptInvitation,
+  confirmPasswordReset,
+  fetchInvitation,
+  requestPasswordReset,
+  unsubscribe,
+  type InvitationView,
+  type Unsubscribed,
+} from "../api/endpoints";
 import type { Session } from "../api/types";
 import { Link } from "../components/Link";
 import { navigate } from "../router";
@@ -202,6 +211,50 @@ export function InvitePage({ token, session, onJoined }: { token: string; sessio
         <Link href="/" onClick={() => navigate("/")}>
           Not now
         </Link>
+      </p>
+    </Card>
+  );
+}
+
+/** The weekly report's unsubscribe link: the click in the e-mail is the consent, so the page
+ * unsubscribes as it opens (the API call is idempotent) and says what changed. */
+export function UnsubscribePage({ token }: { token: string }) {
+  const [done, setDone] = useState<Unsubscribed | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    unsubscribe(token).then(setDone, (e) => setError(message(e)));
+  }, [token]);
+  if (error)
+    return (
+      <Card title="Unsubscribe">
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+        <p>
+          <Link href="/reports">Manage report subscriptions</Link> (after logging in)
+        </p>
+      </Card>
+    );
+  if (!done)
+    return (
+      <Card title="Unsubscribe">
+        <p role="status">Unsubscribing…</p>
+      </Card>
+    );
+  return (
+    <Card title="You are unsubscribed">
+      <p role="status">
+        {done.email ? (
+          <>
+            <strong>{done.email}</strong> {done.already ? "was already unsubscribed from" : "will no longer receive"} the weekly Hitcurve
+            report about {done.about} of <strong>{done.orgName}</strong>.
+          </>
+        ) : (
+          "This subscription no longer exists: no more reports go out for it."
+        )}
+      </p>
+      <p className="muted">
+        Changed your mind? Members of the organization can subscribe again on the <Link href="/reports">Reports page</Link>.
       </p>
     </Card>
   );

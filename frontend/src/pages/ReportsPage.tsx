@@ -1,5 +1,13 @@
 import { useState, type FormEvent } from "react";
-import { createSubscription, deleteSubscription, listClusterRows, listSubscriptions } from "../api/endpoints";
+import {
+  createSubscription,
+  deleteSubscription,
+  listClusterRows,
+  listSubscriptions,
+  previewReport,
+  sendTestReport,
+  type ReportPreview,
+} from "../api/endpoints";
 import { Fetched } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
@@ -32,7 +40,9 @@ export function ReportsPage() {
     <div className="page">
       <header className="view-head">
         <h1>Weekly reports</h1>
-        <p className="muted">An e-mail each week: hit rates, memory needed for targets, savings and open alerts.</p>
+        <p className="muted">
+          An e-mail each week: hit rates, the memory limit (-m) for each target with its curve, cost, savings and open alerts.
+        </p>
       </header>
       <Fetched result={data} what="report subscriptions">
         {({ subs, clusters }) => (
@@ -116,9 +126,85 @@ export function ReportsPage() {
                 </table>
               </div>
             )}
+            <PreviewSection clusters={clusters} />
           </>
         )}
       </Fetched>
     </div>
+  );
+}
+
+/** The e-mail as it would go to you now, and a test copy to your own address (the organization is
+ * the one you are in: nothing to type). */
+function PreviewSection({ clusters }: { clusters: Array<{ id: string; name: string }> }) {
+  const { session } = useSession();
+  const [about, setAbout] = useState("");
+  const [preview, setPreview] = useState<ReportPreview | null>(null);
+  const [busy, setBusy] = useState<"preview" | "test" | null>(null);
+  const [sent, setSent] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const run = async (what: "preview" | "test") => {
+    setBusy(what);
+    setError(null);
+    setSent(null);
+    try {
+      if (what === "preview") setPreview(await previewReport(about || null));
+      else setSent(await sendTestReport(about || null));
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(null);
+    }
+  };
+  return (
+    <section className="report-preview" aria-labelledby="preview-title">
+      <h2 id="preview-title">Preview and test</h2>
+      <p className="muted">See the e-mail as it would be sent now, or send a copy marked as a test to {session.user.email}.</p>
+      <div className="row-form">
+        <label>
+          Report about
+          <select value={about} onChange={(e) => setAbout(e.target.value)} data-testid="preview-about">
+            <option value="">all clusters</option>
+            {clusters.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" onClick={() => run("preview")} disabled={busy !== null}>
+          {busy === "preview" ? "…" : "Preview"}
+        </button>
+        <button type="button" className="primary" onClick={() => run("test")} disabled={busy !== null}>
+          {busy === "test" ? "…" : "Send me a test"}
+        </button>
+      </div>
+      {sent && (
+        <p className="form-ok" role="status">
+          {sent}
+        </p>
+      )}
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
+      {preview && (
+        <figure className="mail-preview">
+          <figcaption>
+            <span>
+              <strong>Subject:</strong> {preview.subject}
+            </span>
+            <span>
+              <strong>To:</strong> {preview.to}
+              {!preview.subscribed && " (not subscribed to this report: no unsubscribe link)"}
+            </span>
+          </figcaption>
+          {/* sandboxed: the e-mail's HTML runs no script and cannot navigate this page (same origin
+              only so the browser renders it in-process; without scripts nothing can use that) */}
+          <iframe title="E-mail preview" sandbox="allow-same-origin" srcDoc={preview.html} data-testid="mail-preview" />
+        </figure>
+      )}
+    </section>
   );
 }

@@ -26,6 +26,8 @@ from hitcurve_worker import alerts as rules
 
 GIB = rules.GIB
 PERIOD = timedelta(days=7)
+# Points sampled along the sizing curve for the e-mail's chart (PCHIP between the stored knots).
+CHART_SAMPLES = 96
 
 
 def monthly_cost(memory_bytes: float | None, price_per_gb_month: float) -> float | None:
@@ -68,6 +70,23 @@ class ClusterReport:
     accuracy_mae_pp: float | None
     accuracy_max_pp: float | None
     alerts: list[AlertLine] = field(default_factory=list)
+    # The curve the sizing answer read, sampled for the chart: (bytes, hit rate) and its band
+    # (bytes, pessimistic, optimistic hit rate). Empty without a curve.
+    curve_points: list[tuple[float, float]] = field(default_factory=list)
+    band_points: list[tuple[float, float, float]] = field(default_factory=list)
+
+    @property
+    def memory_limit_bytes(self) -> int | None:
+        """The -m to set for the target (the API's memory_limit_bytes)."""
+        return self.sizing.memory_limit_bytes if self.sizing is not None else None
+
+    @property
+    def recommended_memory_limit_bytes(self) -> int | None:
+        return self.sizing.recommended_memory_limit_bytes if self.sizing is not None else None
+
+    @property
+    def current_memory_limit_bytes(self) -> int | None:
+        return self.sizing.current_memory_limit_bytes if self.sizing is not None else None
 
     @property
     def needed_bytes(self) -> float | None:
@@ -129,10 +148,15 @@ def _cluster_report(
     sizing: SizingAnswer | None = None
     reason: str | None = None
     allocated: float | None = None
+    points: list[tuple[float, float]] = []
+    band: list[tuple[float, float, float]] = []
     try:
         basis, _ = cluster_basis(db, org_id, c.id, None)
         sizing = memory_answer(Subject(type="cluster", id=c.id), basis, float(c.target_hit_ratio))
         allocated = float(basis.info.current_bytes) if basis.info.current_bytes is not None else None
+        xs = [basis.main.x_max * i / (CHART_SAMPLES - 1) for i in range(CHART_SAMPLES)]
+        points = [(x, basis.main(x)) for x in xs]
+        band = [(x, basis.low(x), basis.high(x)) for x in xs]
     except ApiError as exc:
         reason = str(exc.detail)
     price = float(c.price_per_gb_month)
@@ -164,6 +188,8 @@ def _cluster_report(
         accuracy_mae_pp=acc.mean_abs_error_pp,
         accuracy_max_pp=acc.max_abs_error_pp,
         alerts=alerts,
+        curve_points=points,
+        band_points=band,
     )
 
 

@@ -1,13 +1,27 @@
-"""Render an OrgReport with Jinja2 into a plain-text and an HTML body (templates/)."""
+"""Render an OrgReport with Jinja2 into a plain-text and an HTML body (templates/).
+
+One vocabulary, the API's: "hit rate" (hits / gets); memory limits are memcached's -m, named as the
+sizing API names them (memory_limit_bytes: the -m to set for the target,
+recommended_memory_limit_bytes: the -m autoscalers follow, current_memory_limit_bytes: today's);
+money carries the install's currency (Settings.currency). Links point into the dashboard at
+Settings.public_url.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from hitcurve_worker.reports.content import GIB, OrgReport
+from hitcurve.core.config import get_settings
+from hitcurve_worker.reports.content import GIB, ClusterReport, OrgReport
+
+MIB = 1 << 20
+# Symbols for the common currencies; any other ISO 4217 code is written after the amount.
+SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
 
 
 def gib(v: float | None) -> str:
@@ -19,12 +33,21 @@ def gib_or_beyond(v: float | None) -> str:
     return "beyond the curve's range" if v is None else gib(v)
 
 
+def m_limit(v: float | None) -> str:
+    """A memory limit as memcached takes it: -m in MiB, with its size in GiB."""
+    return "n/a" if v is None else f"-m {int(v) // MIB} ({v / GIB:.2f} GiB)"
+
+
 def pct(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.1%}"
 
 
-def money(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:,.2f}"
+def money(v: float | None, currency: str | None = None) -> str:
+    if v is None:
+        return "n/a"
+    code = currency or get_settings().currency
+    sym = SYMBOLS.get(code)
+    return f"{sym}{v:,.2f}" if sym else f"{v:,.2f} {code}"
 
 
 def pp(v: float | None) -> str:
@@ -33,6 +56,35 @@ def pp(v: float | None) -> str:
 
 def day(v: datetime) -> str:
     return v.strftime("%Y-%m-%d %H:%M")
+
+
+@dataclass
+class Links:
+    """Where the e-mail's links go: the dashboard (Settings.public_url) and the unsubscribe page
+    (None for a test or preview to an address without a subscription)."""
+
+    base: str
+    unsubscribe: str | None
+
+    @classmethod
+    def make(cls, unsubscribe_token: str | None) -> Links:
+        base = get_settings().public_url.rstrip("/")
+        return cls(base, f"{base}/unsubscribe/{unsubscribe_token}" if unsubscribe_token else None)
+
+    def cluster(self, c: ClusterReport) -> str:
+        return f"{self.base}/clusters/{c.id}"
+
+    @property
+    def reports(self) -> str:
+        return f"{self.base}/reports"
+
+    @property
+    def alerts(self) -> str:
+        return f"{self.base}/alerts"
+
+    @property
+    def servers(self) -> str:
+        return f"{self.base}/servers"
 
 
 def _env(html: bool) -> Environment:
@@ -44,7 +96,7 @@ def _env(html: bool) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(gib=gib, band=gib_or_beyond, pct=pct, money=money, pp=pp, day=day)
+    env.filters.update(gib=gib, band=gib_or_beyond, mlimit=m_limit, pct=pct, money=money, pp=pp, day=day)
     return env
 
 
@@ -52,9 +104,23 @@ _TEXT = _env(html=False)
 _HTML = _env(html=True)
 
 
-def render(report: OrgReport, recipient: str) -> tuple[str, str, str]:
-    """(subject, text, html)."""
+def render(
+    report: OrgReport,
+    recipient: str,
+    links: Links | None = None,
+    image_src: Callable[[ClusterReport], str | None] | None = None,
+    test: bool = False,
+) -> tuple[str, str, str]:
+    """(subject, text, html). image_src gives the <img src> of a cluster's chart (a cid: URL in the
+    e-mail, a data: URL in the dashboard's preview) or None for no chart."""
+    links = links or Links.make(None)
+    src = image_src or (lambda c: None)
     subject = f"Hitcurve weekly report: {report.org_name}, week to {report.period_end:%Y-%m-%d}"
-    text = _TEXT.get_template("report.txt.j2").render(r=report, recipient=recipient)
-    html = _HTML.get_template("report.html.j2").render(r=report, recipient=recipient)
+    if test:
+        subject = "[test] " + subject
+    ctx = dict(
+        r=report, recipient=recipient, links=links, src=src, test=test, currency=get_settings().currency
+    )
+    text = _TEXT.get_template("report.txt.j2").render(**ctx)
+    html = _HTML.get_template("report.html.j2").render(**ctx)
     return subject, text, html

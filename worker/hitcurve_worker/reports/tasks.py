@@ -24,9 +24,8 @@ from hitcurve.core.tasks import queue_for
 from hitcurve.models import ReportDelivery, ReportSubscription
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import RETRY_OPTS, RETRYABLE, describe, now, session
-from hitcurve_worker.reports.content import build_report
-from hitcurve_worker.reports.mail import build_message, send
-from hitcurve_worker.reports.render import render
+from hitcurve_worker.reports.mail import send
+from hitcurve_worker.reports.message import compose
 from hitcurve_worker.reports.schedule import period_of
 from hitcurve_worker.reports.settings import smtp_settings
 
@@ -112,13 +111,11 @@ def deliver(subscription_id: uuid.UUID, period_start: datetime) -> dict[str, Any
             return {"status": "skipped"}
         at = now()
         # The subscription's own organization, and its cluster when it names one: nothing else.
-        report = build_report(db, sub.org_id, at, sub.cluster_id)
-        subject, text, html = render(report, sub.email)
-        settings = smtp_settings()
         key = f"{sub.id}:{period_start:%Y%m%dT%H%M}"
-        msg = build_message(settings.sender, sub.email, subject, text, html, key)
+        composed = compose(db, sub.org_id, sub.cluster_id, sub.email, at, sub.id, key)
+        report = composed.report
         try:
-            send(settings, msg)
+            send(smtp_settings(), composed.message)
         except SMTP_ERRORS as exc:
             row.status, row.error = "failed", describe(exc)
             db.commit()
