@@ -57,7 +57,9 @@ def curve_png(c: ClusterReport) -> bytes | None:
     """The cluster's chart as PNG bytes, or None when the cluster has no curve yet."""
     if len(c.curve_points) < 2:
         return None
-    marks = [c.allocated_bytes, c.memory_limit_bytes]
+    # The -m is per node for clusters: on the curve's axis (the cluster's memory) it stands at -m x nodes.
+    limit_total = c.memory_limit_bytes * c.nodes if c.memory_limit_bytes is not None else None
+    marks = [c.allocated_bytes, limit_total]
     x_max = max([c.curve_points[-1][0], *[m for m in marks if m is not None]]) * 1.04
     s = SCALE
     img = Image.new("RGB", (WIDTH * s, HEIGHT * s), (255, 255, 255))
@@ -106,10 +108,11 @@ def curve_png(c: ClusterReport) -> bytes | None:
     d.text((left + 4 * s, ty - 4 * s), f"target {c.target:.1%}", fill=TARGET, font=small, anchor="ld")
 
     # the memory limit (-m) for the target, and today's memory with the measured hit rate
-    if c.memory_limit_bytes is not None:
-        x = px(c.memory_limit_bytes)
+    if c.memory_limit_bytes is not None and limit_total is not None:
+        x = px(limit_total)
         d.line([(x, top), (x, bottom)], fill=LIMIT, width=2 * s)
-        label = f"-m {c.memory_limit_bytes // MIB} for the target"
+        each = f" x {c.nodes} nodes" if c.nodes > 1 else ""
+        label = f"-m {c.memory_limit_bytes // MIB}{each} for the target"
         d.text(
             (x + 4 * s, top + 2 * s),
             label,

@@ -85,6 +85,12 @@ class ClusterReport:
         return self.sizing.recommended_memory_limit_bytes if self.sizing is not None else None
 
     @property
+    def nodes(self) -> int:
+        """The cluster's nodes today: memory_limit_bytes and the recommended limit are per node,
+        current_memory_limit_bytes is summed over them (the sizing API's cluster contract)."""
+        return (self.sizing.nodes or 1) if self.sizing is not None else 1
+
+    @property
     def current_memory_limit_bytes(self) -> int | None:
         return self.sizing.current_memory_limit_bytes if self.sizing is not None else None
 
