@@ -77,6 +77,8 @@ export async function waitPort(port: number, ms = 20_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`nothing listens on ${port}`);
+}
+
 // Account mails reach the SMTP sink that scripts/e2e-server.sh starts; it files them here.
 const port = Number(process.env.HITCURVE_E2E_PORT ?? 18765);
 export const MAILS = join(fileURLToPath(new URL(".", import.meta.url)), "..", "..", ".run", "test", `e2e-mail-${port}`);
