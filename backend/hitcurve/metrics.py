@@ -12,7 +12,9 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy.orm import Session
 
+from hitcurve import warmup
 from hitcurve.crud import metrics as crud
+from hitcurve.crud.curves import recent_fill
 from hitcurve.sizing import target_answer
 
 SERVER_LABELS = ["cluster", "server", "hostname", "server_id"]
@@ -21,15 +23,18 @@ CLUSTER_LABELS = ["cluster", "cluster_id"]
 
 def _memory_for_target(
     db: Session, subject: Literal["server", "cluster"], org_id: Any, ident: Any, target: float
-) -> tuple[float, float] | None:
-    """(memory for the target in bytes or NaN when unreachable, 1 if reachable) from the same
-    fitted curve and inverse as GET /sizing/.../memory; None without a curve yet."""
+) -> tuple[float, float, float | None] | None:
+    """(memory for the target in bytes or NaN when unreachable, 1 if reachable, the recommended
+    memory limit or None) from the same fitted curve and inverse as GET /sizing/.../memory; None
+    without a curve yet."""
     ans = target_answer(db, subject, org_id, ident, target)
     if ans is None:
         return None
+    rec = ans.recommended_memory_limit_bytes
+    rec_f = float(rec) if rec is not None else None
     if ans.memory_bytes is None:
-        return float("nan"), 0.0
-    return ans.memory_bytes, 1.0
+        return float("nan"), 0.0, rec_f
+    return ans.memory_bytes, 1.0, rec_f
 
 
 class OrgCollector(Collector):
@@ -90,8 +95,29 @@ class OrgCollector(Collector):
             "Seconds since the latest upload was received",
             SERVER_LABELS,
         )
+        s_warm = g(
+            "hitcurve_server_warming_up",
+            "1 while memcached is still filling its memory (answers are provisional), else 0",
+            SERVER_LABELS,
+        )
+        s_fill = g(
+            "hitcurve_server_fill_ratio", "total_malloced / limit_maxbytes (capped at 1)", SERVER_LABELS
+        )
+        s_rec = g(
+            "hitcurve_server_recommended_memory_limit_bytes",
+            "The recommended -m for the cluster's target (hysteresis-stable, as the sizing answer)",
+            SERVER_LABELS,
+        )
+        warming_clusters: set[Any] = set()
         for s in servers:
             lv = [s.cluster, s.address, s.hostname, str(s.id)]
+            fill = warmup.state_of(recent_fill(self.db, self.org_id, s.id))
+            if fill is not None:
+                s_warm.add_metric(lv, 1.0 if fill.warming_up else 0.0)
+                if fill.fill_ratio is not None:
+                    s_fill.add_metric(lv, fill.fill_ratio)
+                if fill.warming_up and s.cluster_id is not None:
+                    warming_clusters.add(s.cluster_id)
             if s.measured_hit_ratio is not None:
                 s_hit.add_metric(lv, s.measured_hit_ratio)
             if s.limit_maxbytes is not None:
@@ -112,7 +138,10 @@ class OrgCollector(Collector):
                 if need is not None:
                     s_need.add_metric(lv, need[0])
                     s_reach.add_metric(lv, need[1])
+                    if need[2] is not None:
+                        s_rec.add_metric(lv, need[2])
         yield from (s_hit, s_limit, s_used, s_target, s_need, s_reach, s_err, s_loss, s_flag, s_age)
+        yield from (s_warm, s_fill, s_rec)
 
         c_hit = g(
             "hitcurve_cluster_hit_ratio", "Measured hit ratio of the cluster's latest curve", CLUSTER_LABELS
@@ -137,8 +166,19 @@ class OrgCollector(Collector):
             "Seconds since the end of the window of the cluster's latest curve",
             CLUSTER_LABELS,
         )
+        c_warm = g(
+            "hitcurve_cluster_warming_up",
+            "1 while any of the cluster's servers is warming up",
+            CLUSTER_LABELS,
+        )
+        c_rec = g(
+            "hitcurve_cluster_recommended_memory_limit_bytes",
+            "The recommended -m per node for the cluster's target (as the sizing answer)",
+            CLUSTER_LABELS,
+        )
         for c in clusters:
             lv = [c.name, str(c.id)]
+            c_warm.add_metric(lv, 1.0 if c.id in warming_clusters else 0.0)
             c_target.add_metric(lv, c.target_hit_ratio)
             c_servers.add_metric(lv, c.servers)
             if c.window_end is None:
@@ -152,7 +192,9 @@ class OrgCollector(Collector):
             if need is not None:
                 c_need.add_metric(lv, need[0])
                 c_reach.add_metric(lv, need[1])
-        yield from (c_hit, c_mem, c_target, c_need, c_reach, c_servers, c_age)
+                if need[2] is not None:
+                    c_rec.add_metric(lv, need[2])
+        yield from (c_hit, c_mem, c_target, c_need, c_reach, c_servers, c_age, c_warm, c_rec)
 
         h = crud.service_health(self.db, self.org_id)
         rate = g(

@@ -353,7 +353,7 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
         b.note = f"{b.note}; {warn}" if b.note else warn
     fill_rows = curves_crud.recent_fill(db, org_id, server_id)
     if fill_rows:
-        b.fill = _fill_of(fill_rows)
+        b.fill = warmup.state_of(fill_rows)
         last = fill_rows[-1]
         b.limit_bytes = int(last.limit_maxbytes)
         b.used_bytes = int(last.total_malloced) if last.total_malloced else None
@@ -471,23 +471,10 @@ def set_band(b: Basis, errors_pp: list[float]) -> None:
     b.conf_low, b.conf_high = Pchip.fit(xs, lo_c), Pchip.fit(xs, hi_c)
 
 
-def _fill_of(fill_rows: list[Any]) -> warmup.FillState:
-    """One server's fill from its recent windows (those of its current memcached instance)."""
-    inst = fill_rows[-1].instance_id
-    return warmup.fill_state(
-        [
-            warmup.FillSample(f.window_end, int(f.total_malloced or 0), int(f.limit_maxbytes), f.memory_full)
-            for f in fill_rows
-            if f.instance_id == inst
-        ]
-    )
-
-
 def server_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> warmup.FillState | None:
     """Is this server's memcached still filling? (None: no window yet.) The servers list states it
     as the server's status, as the sizing answer does."""
-    rows = curves_crud.recent_fill(db, org_id, server_id, limit=RATE_ROWS)
-    return _fill_of(rows) if rows else None
+    return warmup.state_of(curves_crud.recent_fill(db, org_id, server_id, limit=RATE_ROWS))
 
 
 def _cluster_facts(db: Session, org_id: uuid.UUID, server_ids: list[uuid.UUID], b: Basis) -> None:
@@ -495,9 +482,9 @@ def _cluster_facts(db: Session, org_id: uuid.UUID, server_ids: list[uuid.UUID], 
     use summed over the nodes (the cluster curve's x is the cluster's total memory)."""
     states = []
     for sid in server_ids:
-        rows = curves_crud.recent_fill(db, org_id, sid, limit=RATE_ROWS)
-        if rows:
-            states.append(_fill_of(rows))
+        state = warmup.state_of(curves_crud.recent_fill(db, org_id, sid, limit=RATE_ROWS))
+        if state is not None:
+            states.append(state)
     b.fill = warmup.combined(states)
     if b.fill is not None:
         b.nodes = len(states)

@@ -13,6 +13,7 @@ does (`combined`).
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from hitcurve.memlimit import human_bytes
 
@@ -118,3 +119,20 @@ def _duration(s: int | None) -> str:
     if s < 90 * 60:
         return f"{round(s / 60)} min"
     return f"{s / 3600:.1f} h"
+
+
+def state_of(rows: Sequence[Any]) -> FillState | None:
+    """The state from stored windows (crud.curves.recent_fill rows, oldest first: window_end,
+    instance_id, total_malloced, limit_maxbytes, memory_full), counting only the newest memcached
+    instance (a restart starts filling again). None without rows. Shared by the sizing answer,
+    the worker's alert rules and /metrics."""
+    if not rows:
+        return None
+    inst = rows[-1].instance_id
+    return fill_state(
+        [
+            FillSample(r.window_end, int(r.total_malloced or 0), int(r.limit_maxbytes), r.memory_full)
+            for r in rows
+            if r.instance_id == inst
+        ]
+    )

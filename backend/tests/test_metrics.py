@@ -120,6 +120,13 @@ def test_scrape_with_read_token_parses_and_matches_the_api(account, other, anon,
         want["memory_bytes"]
     )
     assert _value(fams, "hitcurve_server_target_reachable", **srv) == 1
+    # issue 18: warm-up state and the recommended limit, as the sizing answer says
+    assert _value(fams, "hitcurve_server_warming_up", **srv) == (1 if want["status"] == "warming_up" else 0)
+    if want["recommended_memory_limit_bytes"] is not None:
+        assert _value(fams, "hitcurve_server_recommended_memory_limit_bytes", **srv) == pytest.approx(
+            want["recommended_memory_limit_bytes"]
+        )
+    assert "hitcurve_cluster_warming_up" in fams and "hitcurve_cluster_recommended_memory_limit_bytes" in fams
     assert _value(fams, "hitcurve_server_curve_error_pp", **srv) == pytest.approx(
         servers["10.0.0.7:11211"]["curve_error_pp"]
     )

@@ -38,6 +38,8 @@ EXPECTED = {
     "accuracy_records",
     "cluster_curves",
     "alerts",
+    "notification_channels",
+    "alert_deliveries",
     "simulation_runs",
     "simulation_results",
     "report_subscriptions",

@@ -1,9 +1,10 @@
 """Alert rules (pure): which conditions hold for a cluster or a server right now.
 
-Each rule is evaluated for one subject and returns a Firing or None; the caller (tasks) keeps at
-most one open alert per (kind, subject), refreshing it while it fires and resolving it when the
-rule, evaluated again, no longer fires. The thresholds (HITCURVE_ALERT_*) and the curve-error
-statistic are defined once in hitcurve.status, which the API's server status uses too.
+Each rule is evaluated for one subject (named in its message: "cluster web", "server
+cache-1 (10.0.0.7:11211)"; bytes in automatic units) and returns a Firing or None; the caller
+(tasks) keeps at most one open alert per (kind, subject), refreshing it while it fires and
+resolving it when the rule, evaluated again, no longer fires. The thresholds (HITCURVE_ALERT_*)
+and the curve-error statistic are defined once in hitcurve.status, which the API's server status uses too.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from hitcurve.memlimit import human_bytes
 from hitcurve.status import Thresholds, mean_abs_error
 
 GIB = float(1 << 30)
 
 # kinds
-BELOW_TARGET = "below_target"  # cluster: measured hit ratio under the cluster's target
-MEMORY_SHORT = "memory_short"  # cluster: memory needed for the target above what is allocated
+BELOW_TARGET = "below_target"  # cluster: hit rate under the target although memory should reach it
+MEMORY_SHORT = "memory_short"  # cluster: the target needs more memory than is allocated (the cause)
 SAVINGS = "savings_available"  # cluster: target met with much less memory
 STALE_AGENT = "stale_agent"  # server: no snapshot for a while
 STREAM_LOSS = "stream_loss"  # server: watch-stream loss above threshold
@@ -37,60 +39,99 @@ class Firing:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def below_target(measured: float | None, target: float, th: Thresholds) -> Firing | None:
-    if measured is None or measured >= target:
-        return None
-    short_pp = (target - measured) * 100
-    return Firing(
-        BELOW_TARGET,
-        "critical" if short_pp > th.critical_below_pp else "warning",
-        f"hit rate {measured:.1%} is below the target {target:.1%} ({short_pp:.1f} pp short)",
-        {"measured": measured, "target": target},
+def _pct(r: float) -> str:
+    return f"{r:.1%}"
+
+
+def sizing(
+    subject: str,
+    measured: float | None,
+    target: float,
+    needed: float | None,
+    allocated: float,
+    reachable_max: float,
+    reachable_max_bytes: float,
+    th: Thresholds,
+) -> tuple[Firing | None, Firing | None]:
+    """(below_target, memory_short) of one cluster: one alert per cause, never both.
+
+    When the curve says the target needs more memory than is allocated (or more than the curve
+    covers), memory is the cause: `memory_short` fires, names the measured shortfall, and is
+    critical when the measured hit rate is more than CRITICAL_BELOW_PP under the target;
+    `below_target` stays quiet. `below_target` fires only for a hit rate under the target that
+    the allocated memory should reach by the curve: a cause memory does not explain (the curve
+    is off, the traffic changed), so adding memory is not the remedy it suggests.
+    """
+    short_pp = (target - measured) * 100 if measured is not None and measured < target else 0.0
+    severity = "critical" if short_pp > th.critical_below_pp else "warning"
+    measured_txt = (
+        f"; measured {_pct(measured)}, {short_pp:.1f} pp below"
+        if measured is not None and short_pp > 0
+        else ""
     )
-
-
-def memory_short(
-    needed: float | None, allocated: float, target: float, reachable_max: float, th: Thresholds
-) -> Firing | None:
-    if allocated <= 0:
-        return None
-    if needed is None:
-        return Firing(
+    short: Firing | None = None
+    if allocated > 0 and needed is None:
+        short = Firing(
             MEMORY_SHORT,
-            "critical",
-            f"the target {target:.1%} is not reached within the curve's range "
-            f"({reachable_max:.1%} at most); allocated {allocated / GIB:.2f} GiB",
-            {"needed_bytes": None, "allocated_bytes": allocated, "target": target},
+            severity,
+            f"{subject}: the target hit rate {_pct(target)} needs more than "
+            f"{human_bytes(reachable_max_bytes)}, the most the curve covers ({_pct(reachable_max)} there); "
+            f"{human_bytes(allocated)} is allocated"
+            f"{measured_txt}",
+            {
+                "needed_bytes": None,
+                "needed_bytes_at_least": reachable_max_bytes,
+                "allocated_bytes": allocated,
+                "target": target,
+                "measured": measured,
+            },
         )
-    if needed <= allocated * (1 + th.shortfall_margin):
-        return None
-    return Firing(
-        MEMORY_SHORT,
-        "warning",
-        f"the target {target:.1%} needs {needed / GIB:.2f} GiB; {allocated / GIB:.2f} GiB is allocated "
-        f"({(needed - allocated) / GIB:.2f} GiB short)",
-        {"needed_bytes": needed, "allocated_bytes": allocated, "target": target},
+    elif allocated > 0 and needed is not None and needed > allocated * (1 + th.shortfall_margin):
+        short = Firing(
+            MEMORY_SHORT,
+            severity,
+            f"{subject}: the target hit rate {_pct(target)} needs {human_bytes(needed)}; "
+            f"{human_bytes(allocated)} is allocated ({human_bytes(needed - allocated)} short){measured_txt}",
+            {"needed_bytes": needed, "allocated_bytes": allocated, "target": target, "measured": measured},
+        )
+    if short is not None or measured is None or measured >= target:
+        return None, short
+    below = Firing(
+        BELOW_TARGET,
+        severity,
+        f"{subject}: hit rate {_pct(measured)} is {short_pp:.1f} pp below the target {_pct(target)}, "
+        f"although the curve says the {human_bytes(allocated)} allocated should reach it; "
+        "more memory is not the remedy the curve suggests (check the curve's accuracy and recent traffic)",
+        {"measured": measured, "target": target, "allocated_bytes": allocated, "needed_bytes": needed},
     )
+    return below, None
 
 
 def savings(
-    needed: float | None, allocated: float, target: float, price_per_gb_month: float, th: Thresholds
+    subject: str,
+    needed: float | None,
+    allocated: float,
+    target: float,
+    price_per_gb_month: float,
+    th: Thresholds,
 ) -> Firing | None:
     if needed is None or allocated <= 0 or needed > allocated * (1 - th.savings_fraction):
         return None
     spare = allocated - needed
     monthly = spare / GIB * price_per_gb_month
-    money = f", about {monthly:,.2f} per month" if price_per_gb_month > 0 else ""
+    money = f", about {monthly:,.2f} per month at the cluster's price" if price_per_gb_month > 0 else ""
     return Firing(
         SAVINGS,
         "info",
-        f"the target {target:.1%} is met with {needed / GIB:.2f} GiB of the {allocated / GIB:.2f} GiB "
-        f"allocated: {spare / GIB:.2f} GiB could be saved{money}",
+        f"{subject}: the target hit rate {_pct(target)} is met with {human_bytes(needed)} of the "
+        f"{human_bytes(allocated)} allocated: {human_bytes(spare)} could be saved{money}",
         {"needed_bytes": needed, "allocated_bytes": allocated, "target": target, "saving_per_month": monthly},
     )
 
 
-def stale_agent(last_snapshot_at: datetime | None, now: datetime, th: Thresholds) -> Firing | None:
+def stale_agent(
+    subject: str, last_snapshot_at: datetime | None, now: datetime, th: Thresholds
+) -> Firing | None:
     if last_snapshot_at is None:
         return None  # never reported: nothing to be silent about yet
     silent = (now - last_snapshot_at).total_seconds()
@@ -99,25 +140,28 @@ def stale_agent(last_snapshot_at: datetime | None, now: datetime, th: Thresholds
     return Firing(
         STALE_AGENT,
         "warning" if silent < 3600 else "critical",
-        f"no snapshot from this server's agent for {silent / 60:.0f} min",
+        f"{subject}: no snapshot from its agent for {silent / 60:.0f} min",
         {"last_snapshot_at": last_snapshot_at.isoformat(), "silent_s": silent},
     )
 
 
-def stream_loss(loss_ratio: float, th: Thresholds) -> Firing | None:
+def stream_loss(subject: str, loss_ratio: float, th: Thresholds) -> Firing | None:
     if not math.isfinite(loss_ratio) or loss_ratio <= th.loss_ratio:
         return None
     return Firing(
         STREAM_LOSS,
         "warning",
-        f"the agent lost {loss_ratio:.1%} of memcached's watch events in the last window "
+        f"{subject}: the agent lost {loss_ratio:.1%} of memcached's watch events in the last window "
         f"(threshold {th.loss_ratio:.1%}); curves from lossy windows under-estimate reuse distances",
         {"loss_ratio": loss_ratio, "threshold": th.loss_ratio},
     )
 
 
-def curve_error(recent_errors_pp: list[float], th: Thresholds) -> Firing | None:
-    if len(recent_errors_pp) < th.curve_error_min_windows:
+def curve_error(
+    subject: str, recent_errors_pp: list[float], th: Thresholds, warming_up: bool = False
+) -> Firing | None:
+    """Quiet while memcached is still filling: a warming curve moves window by window by design."""
+    if warming_up or len(recent_errors_pp) < th.curve_error_min_windows:
         return None
     mean = mean_abs_error(recent_errors_pp)
     if mean <= th.curve_error_pp:
@@ -125,7 +169,7 @@ def curve_error(recent_errors_pp: list[float], th: Thresholds) -> Firing | None:
     return Firing(
         CURVE_ERROR,
         "warning",
-        f"the curve's predictions missed the measured hit rate by {mean:.1f} pp (mean absolute error "
-        f"over the last {len(recent_errors_pp)} windows, threshold {th.curve_error_pp:.1f} pp)",
+        f"{subject}: the curve's predictions missed the measured hit rate by {mean:.1f} pp (mean absolute "
+        f"error over the last {len(recent_errors_pp)} windows, threshold {th.curve_error_pp:.1f} pp)",
         {"mean_abs_error_pp": mean, "windows": len(recent_errors_pp), "threshold_pp": th.curve_error_pp},
     )

@@ -19,6 +19,7 @@ TASK_MODULES = [
     "hitcurve_worker.correction_tasks",
     "hitcurve_worker.simulation_tasks",
     "hitcurve_worker.housekeeping",
+    "hitcurve_worker.notification_tasks",
     "hitcurve_worker.reports.tasks",
 ]
 

@@ -15,6 +15,7 @@ from sqlalchemy import and_, delete, func, or_, select, text, update
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
 from hitcurve.core.tasks import queue_for
+from hitcurve.crud import notifications
 from hitcurve.models import (
     ClusterCurve,
     Server,
@@ -24,8 +25,10 @@ from hitcurve.models import (
     SnapshotClass,
     TraceChunk,
 )
+from hitcurve.notify import server_name
 from hitcurve_worker import alerts as rules
 from hitcurve_worker.celery_app import app
+from hitcurve_worker.notification_tasks import enqueue_remembered
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, now, session
 from hitcurve_worker.settings import worker_settings
 from hitcurve_worker.snapshot_tasks import upsert_alert
@@ -149,6 +152,11 @@ def requeue(
             _exec(db, update(SimulationRun).where(SimulationRun.id.in_(runs)).values(enqueued_at=at))
         db.commit()
         counts["simulation_runs_requeued"] = len(runs)
+        # Alert deliveries due for a while whose task was lost (broker down, worker killed).
+        due = notifications.due_deliveries(db, cutoff, REQUEUE_BATCH)
+        for d in due:
+            sender.send_task(names.DELIVER_ALERT, args=[d], queue=queue_for(names.DELIVER_ALERT))
+        counts["alert_deliveries_requeued"] = len(due)
     return counts
 
 
@@ -160,15 +168,16 @@ def silent_agents(at: datetime | None = None) -> int:
     with session() as db:
         rows = _exec(
             db,
-            select(Server.id, Server.org_id, Server.last_snapshot_at).where(
+            select(Server.id, Server.org_id, Server.last_snapshot_at, Server.address, Server.hostname).where(
                 Server.last_snapshot_at.is_not(None)
             ),
         ).all()
-        for sid, org, last in rows:
-            f = rules.stale_agent(last, at, th)
+        for sid, org, last, address, hostname in rows:
+            f = rules.stale_agent(f"server {server_name(address, hostname)}", last, at, th)
             firing += f is not None
             upsert_alert(db, org, rules.STALE_AGENT, f, server_id=sid, at=at)
         db.commit()
+        enqueue_remembered(db)
     return firing
 
 

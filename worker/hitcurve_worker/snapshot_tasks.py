@@ -24,8 +24,10 @@ from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
-from hitcurve import windows
+from hitcurve import notify, warmup, windows
 from hitcurve.core import task_names as names
+from hitcurve.crud import curves as curves_crud
+from hitcurve.crud import notifications
 from hitcurve.models import (
     AccuracyRecord,
     Cluster,
@@ -40,6 +42,7 @@ from hitcurve_worker.celery_app import app
 from hitcurve_worker.cluster import ServerInput, combine
 from hitcurve_worker.correction_tasks import load_correction
 from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows
+from hitcurve_worker.notification_tasks import enqueue_remembered, remember
 from hitcurve_worker.pipeline import (
     HISTORY_WINDOWS,
     Inputs,
@@ -119,11 +122,12 @@ _OPEN_ALERT = text(
     " coalesce(server_id, '00000000-0000-0000-0000-000000000000'::uuid)) WHERE state = 'open'"
     " DO UPDATE SET severity = EXCLUDED.severity, message = EXCLUDED.message, details = EXCLUDED.details,"
     " last_seen_at = GREATEST(alerts.last_seen_at, EXCLUDED.last_seen_at)"
+    " RETURNING id, (xmax = 0) AS inserted"
 )
 _RESOLVE_ALERT = text(
     "UPDATE alerts SET state = 'resolved', resolved_at = :at WHERE org_id = :org AND kind = :kind"
     " AND state = 'open' AND cluster_id IS NOT DISTINCT FROM :cl"
-    " AND server_id IS NOT DISTINCT FROM :sv"
+    " AND server_id IS NOT DISTINCT FROM :sv RETURNING id, severity"
 )
 
 
@@ -137,10 +141,12 @@ def upsert_alert(
     server_id: uuid.UUID | None = None,
     at: datetime | None = None,
 ) -> None:
-    """Open or refresh the one open alert of (kind, subject) while it fires; resolve it when not."""
+    """Open or refresh the one open alert of (kind, subject) while it fires; resolve it when not.
+    An alert that opens or resolves here gets a delivery row per notification channel (in this
+    transaction); the caller enqueues them after its commit (notification_tasks)."""
     at = at or now()
     if firing is not None:
-        db.execute(
+        row = db.execute(
             _OPEN_ALERT,
             {
                 "id": uuid.uuid4(),
@@ -153,9 +159,14 @@ def upsert_alert(
                 "det": _json(firing.details),
                 "at": at,
             },
-        )
+        ).one()
+        if row.inserted:
+            remember(db, notifications.queue_change(db, org_id, row.id, "opened", firing.severity, at))
     else:
-        db.execute(_RESOLVE_ALERT, {"org": org_id, "kind": kind, "cl": cluster_id, "sv": server_id, "at": at})
+        for r in db.execute(
+            _RESOLVE_ALERT, {"org": org_id, "kind": kind, "cl": cluster_id, "sv": server_id, "at": at}
+        ).all():
+            remember(db, notifications.queue_change(db, org_id, r.id, "resolved", r.severity, at))
 
 
 def _json(d: dict[str, Any]) -> str:
@@ -203,6 +214,17 @@ def _latest_window(db: Session, server_id: uuid.UUID) -> datetime | None:
     return db.execute(
         select(func.max(ServerCurve.window_end)).where(ServerCurve.server_id == server_id)
     ).scalar_one_or_none()
+
+
+def warming_up(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> bool:
+    """Is this server's memcached still filling (hitcurve.warmup, as the sizing answer says)?"""
+    state = warmup.state_of(curves_crud.recent_fill(db, org_id, server_id))
+    return state is not None and state.warming_up
+
+
+def server_subject(db: Session, server_id: uuid.UUID) -> str:
+    s = db.get(Server, server_id)
+    return f"server {notify.server_name(s.address, s.hostname)}" if s else f"server {server_id}"
 
 
 def update_cluster(
@@ -312,33 +334,38 @@ def update_cluster(
         },
     )
     db.add(row)
-    # cluster alerts
+    # Cluster alerts: one per cause (rules.sizing), none while a member's memcached is still
+    # filling (its hit rate and curve are provisional: a new server is not a critical cluster).
     th = rules.Thresholds.from_env()
     target = float(cluster.target_hit_ratio)
     needed = res.memory_for(target)
     allocated = res.current_bytes
-    upsert_alert(
-        db,
-        org_id,
-        rules.BELOW_TARGET,
-        rules.below_target(res.measured, target, th),
-        cluster_id=cluster_id,
-        at=at,
+    warming = any(warming_up(db, org_id, c[0].server_id) for c in fresh)
+    subject = f"cluster {cluster.name}"
+    below, short = (
+        (None, None)
+        if warming
+        else rules.sizing(
+            subject,
+            res.measured,
+            target,
+            needed,
+            allocated,
+            float(res.hit_ratios.max()),
+            float(res.sizes_bytes[-1]),
+            th,
+        )
     )
-    upsert_alert(
-        db,
-        org_id,
-        rules.MEMORY_SHORT,
-        rules.memory_short(needed, allocated, target, float(res.hit_ratios.max()), th),
-        cluster_id=cluster_id,
-        at=at,
-    )
+    upsert_alert(db, org_id, rules.BELOW_TARGET, below, cluster_id=cluster_id, at=at)
+    upsert_alert(db, org_id, rules.MEMORY_SHORT, short, cluster_id=cluster_id, at=at)
     met = res.measured is not None and res.measured >= target
     upsert_alert(
         db,
         org_id,
         rules.SAVINGS,
-        rules.savings(needed, allocated, target, float(cluster.price_per_gb_month), th) if met else None,
+        rules.savings(subject, needed, allocated, target, float(cluster.price_per_gb_month), th)
+        if met and not warming
+        else None,
         cluster_id=cluster_id,
         at=at,
     )
@@ -434,21 +461,26 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         ).scalar_one_or_none()
         if is_latest:
             th = rules.Thresholds.from_env()
+            subject = server_subject(db, snap.server_id)
             upsert_alert(
                 db,
                 snap.org_id,
                 rules.STREAM_LOSS,
-                rules.stream_loss(float(snap.loss_ratio), th),
+                rules.stream_loss(subject, float(snap.loss_ratio), th),
                 server_id=snap.server_id,
                 at=at,
             )
+            # Windows graded while memcached was still filling do not count: the curve moves
+            # by design then (issue 14), and a settled server must not inherit those misses.
             recent = (
                 db.execute(
                     select(AccuracyRecord.error_pp)
+                    .join(Snapshot, Snapshot.id == AccuracyRecord.snapshot_id)
                     .where(
                         AccuracyRecord.server_id == snap.server_id,
                         AccuracyRecord.window_end <= snap.window_end,
                         AccuracyRecord.basis == "calibrated",
+                        Snapshot.memory_full.is_not(False),
                     )
                     .order_by(AccuracyRecord.window_end.desc())
                     .limit(ALERT_WINDOWS)
@@ -460,7 +492,9 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
                 db,
                 snap.org_id,
                 rules.CURVE_ERROR,
-                rules.curve_error(list(recent), th),
+                rules.curve_error(
+                    subject, list(recent), th, warming_up=warming_up(db, snap.org_id, snap.server_id)
+                ),
                 server_id=snap.server_id,
                 at=at,
             )
@@ -469,6 +503,7 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         cluster_row = update_cluster(db, snap.org_id, cluster_id, at) if (cluster_id and is_latest) else None
         _test_pause()
         _mark_processed(db, snap.id, at)
+        enqueue_remembered(db)
         return {
             "status": "processed",
             "calibration": rows.calibration.method,

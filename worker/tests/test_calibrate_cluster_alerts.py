@@ -111,26 +111,51 @@ def test_cluster_weights_servers_by_reads() -> None:
 
 def test_alert_rules() -> None:
     th = alerts.Thresholds()
-    assert alerts.below_target(0.95, 0.9, th) is None
-    f = alerts.below_target(0.80, 0.9, th)
-    assert f is not None and f.severity == "critical" and f.kind == "below_target"
-    assert alerts.below_target(0.88, 0.9, th).severity == "warning"  # type: ignore[union-attr]
-    assert alerts.below_target(None, 0.9, th) is None
-    assert alerts.memory_short(10 * GIB, 10 * GIB, 0.9, 0.95, th) is None
-    assert alerts.memory_short(12 * GIB, 10 * GIB, 0.9, 0.95, th) is not None
-    assert alerts.memory_short(None, 10 * GIB, 0.99, 0.95, th).severity == "critical"  # type: ignore[union-attr]
-    s = alerts.savings(5 * GIB, 10 * GIB, 0.9, 2.0, th)
+    MIB = float(1 << 20)
+
+    def sizing(measured: float | None, needed: float | None, allocated: float = 64 * MIB) -> tuple:
+        return alerts.sizing("cluster web", measured, 0.9, needed, allocated, 0.95, 178 * MIB, th)
+
+    # target met, memory enough: nothing
+    assert sizing(0.95, 60 * MIB) == (None, None)
+    # one cause, one alert: memory short is the cause, below_target stays quiet
+    below, short = sizing(0.80, 72 * MIB)
+    assert below is None and short is not None and short.kind == "memory_short"
+    assert short.severity == "critical"  # 10 pp below the target
+    assert short.message == (
+        "cluster web: the target hit rate 90.0% needs 72 MiB; 64 MiB is allocated (8 MiB short); "
+        "measured 80.0%, 10.0 pp below"
+    )
+    assert sizing(0.88, 72 * MIB)[1].severity == "warning"  # type: ignore[union-attr]
+    # beyond the curve: a lower bound in the text, still memory
+    below, short = sizing(0.80, None)
+    assert below is None and short is not None and "needs more than 178 MiB" in short.message
+    # below target although the curve says 64 MiB reaches it: not memory; below_target alone
+    below, short = sizing(0.80, 50 * MIB)
+    assert (
+        short is None and below is not None and below.kind == "below_target" and below.severity == "critical"
+    )
+    assert below.message.startswith("cluster web: hit rate 80.0% is 10.0 pp below the target 90.0%")
+    assert sizing(None, 50 * MIB) == (None, None)
+    assert sizing(0.95, 72 * MIB)[0] is None and sizing(0.95, 72 * MIB)[1] is not None  # short, target met
+    # units are automatic: small sizes are never "0.00 GiB"
+    assert "KiB" in sizing(0.5, 900 * 1024.0, 512 * 1024.0)[1].message  # type: ignore[union-attr]
+    s = alerts.savings("cluster web", 5 * GIB, 10 * GIB, 0.9, 2.0, th)
     assert s is not None and s.details["saving_per_month"] == pytest.approx(10.0)
-    assert alerts.savings(8 * GIB, 10 * GIB, 0.9, 2.0, th) is None
+    assert "5 GiB of the 10 GiB allocated: 5 GiB could be saved" in s.message
+    assert alerts.savings("cluster web", 8 * GIB, 10 * GIB, 0.9, 2.0, th) is None
     now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-    assert alerts.stale_agent(now - timedelta(seconds=100), now, th) is None
-    assert alerts.stale_agent(now - timedelta(seconds=900), now, th) is not None
-    assert alerts.stale_agent(None, now, th) is None
-    assert alerts.stream_loss(0.01, th) is None and alerts.stream_loss(0.2, th) is not None
-    assert alerts.stream_loss(math.nan, th) is None
-    assert alerts.curve_error([9.0, 9.0], th) is None  # too little history to judge
-    assert alerts.curve_error([1.0, -2.0, 1.5], th) is None
-    assert alerts.curve_error([8.0, -7.0, 6.0], th) is not None
+    srv = "server cache-1 (10.0.0.7:11211)"
+    assert alerts.stale_agent(srv, now - timedelta(seconds=100), now, th) is None
+    stale = alerts.stale_agent(srv, now - timedelta(seconds=900), now, th)
+    assert stale is not None and stale.message.startswith(srv)
+    assert alerts.stale_agent(srv, None, now, th) is None
+    assert alerts.stream_loss(srv, 0.01, th) is None and alerts.stream_loss(srv, 0.2, th) is not None
+    assert alerts.stream_loss(srv, math.nan, th) is None
+    assert alerts.curve_error(srv, [9.0, 9.0], th) is None  # too little history to judge
+    assert alerts.curve_error(srv, [1.0, -2.0, 1.5], th) is None
+    assert alerts.curve_error(srv, [8.0, -7.0, 6.0], th) is not None
+    assert alerts.curve_error(srv, [8.0, -7.0, 6.0], th, warming_up=True) is None
 
 
 def test_thresholds_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,14 +174,18 @@ def test_alert_and_api_status_share_one_threshold_and_statistic() -> None:
     now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
     for age in (60.0, 119.0, 121.0, 900.0, 4000.0):
         last = now - timedelta(seconds=age)
-        fired = alerts.stale_agent(last, now, th) is not None
+        fired = alerts.stale_agent("server s", last, now, th) is not None
         assert fired == (server_status(last, 0.0, 0.0, now, th)[0] == "critical"), age
     # RMS of these is above 5 pp, the mean absolute error is not: neither side warns
     errors = [9.0, 1.0, 1.0, 1.0, 1.0]
     assert mean_abs_error(errors) == pytest.approx(2.6)
-    assert alerts.curve_error(errors, th) is None and not curve_error_warning(mean_abs_error(errors), th)
+    assert alerts.curve_error("server s", errors, th) is None and not curve_error_warning(
+        mean_abs_error(errors), th
+    )
     errors = [7.0, -6.0, 5.5]
-    assert alerts.curve_error(errors, th) is not None and curve_error_warning(mean_abs_error(errors), th)
+    assert alerts.curve_error("server s", errors, th) is not None and curve_error_warning(
+        mean_abs_error(errors), th
+    )
 
 
 def test_worker_settings_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,7 @@ from hitcurve.api.routes import (
     inventory,
     keys,
     metrics,
+    notifications,
     ops,
     reports,
     sizing,
@@ -31,6 +32,7 @@ api_router.include_router(breakdown.router)
 api_router.include_router(sizing.router)
 api_router.include_router(ops.router)
 api_router.include_router(reports.router)
+api_router.include_router(notifications.router)
 api_router.include_router(metrics.router)
 # Served outside /api/v1 (Prometheus scrapes /metrics).
 root_router = metrics.root_router

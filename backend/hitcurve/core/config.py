@@ -105,6 +105,16 @@ class Settings(BaseSettings):
     celery_prefetch: int = Field(default=1, ge=1, le=16)
     # Upload-to-curve lag in /health: percentiles over the snapshots processed in this window.
     lag_window_s: float = 300.0
+    # Alert notification channels (hitcurve/outbound.py): targets on loopback, private,
+    # link-local, multicast or otherwise non-public addresses are refused unless this is true (a
+    # self-hosted install whose receivers live on its own network).
+    allow_private_webhooks: bool = False
+    # One delivery attempt waits at most webhook_timeout_s; a failed one (5xx, 408, 429, network)
+    # is tried again after webhook_backoff_s x 2^(attempt-1), capped at an hour, until
+    # webhook_max_attempts attempts have been made (default: 30 s ... about 1 h apart, 8 attempts).
+    webhook_timeout_s: float = Field(default=10.0, gt=0, le=60)
+    webhook_backoff_s: float = Field(default=30.0, ge=0, le=3600)
+    webhook_max_attempts: int = Field(default=8, ge=1, le=50)
 
 
 @lru_cache

@@ -17,6 +17,7 @@ DOWNSAMPLE_HISTORY = "hitcurve.downsample_history"
 DISPATCH_WEEKLY_REPORTS = "hitcurve.dispatch_weekly_reports"
 SEND_REPORT = "hitcurve.send_report"
 PING = "hitcurve.ping"
+DELIVER_ALERT = "hitcurve.deliver_alert"
 
 # Which queue each task runs on, in one place (issue 19). Two lanes, so a burst of policy runs
 # never delays curves: "ingest" (an upload's own work and the jobs that keep it flowing; small,
@@ -38,4 +39,7 @@ LANES: dict[str, str] = {
     DOWNSAMPLE_HISTORY: BATCH,
     DISPATCH_WEEKLY_REPORTS: BATCH,
     SEND_REPORT: BATCH,
+    # alert notifications: a slow receiver (up to HITCURVE_WEBHOOK_TIMEOUT_S per attempt) must
+    # never hold up uploads
+    DELIVER_ALERT: BATCH,
 }

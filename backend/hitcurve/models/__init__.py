@@ -6,6 +6,7 @@ from hitcurve.models.curves import AccuracyRecord, ClusterCurve, ServerCurve
 from hitcurve.models.ingest import Snapshot, SnapshotClass, TraceChunk
 from hitcurve.models.inventory import Cluster, Server
 from hitcurve.models.keys import AgentKey, ApiToken
+from hitcurve.models.notifications import AlertDelivery, NotificationChannel
 from hitcurve.models.ops import (
     Alert,
     AuditLog,
@@ -28,6 +29,7 @@ __all__ = [
     "AccuracyRecord",
     "AgentKey",
     "Alert",
+    "AlertDelivery",
     "ApiToken",
     "AuditLog",
     "Base",
@@ -36,6 +38,7 @@ __all__ = [
     "Invitation",
     "LoginAttempt",
     "Membership",
+    "NotificationChannel",
     "Organization",
     "PasswordReset",
     "PolicyCorrection",

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from hitcurve.core.errors import ApiError
 from hitcurve.crud.history import accuracy, history
 from hitcurve.models import Alert, Cluster, Organization, Server, Snapshot
+from hitcurve.notify import server_name
 from hitcurve.schemas.sizing import SizingAnswer, Subject
 from hitcurve.sizing import cluster_basis, memory_answer
 from hitcurve_worker import alerts as rules
@@ -232,12 +233,13 @@ def build_report(
     )
     issues: list[ServerIssue] = []
     for s in servers:
-        stale = rules.stale_agent(s.last_snapshot_at, end, th)
+        subject = f"server {server_name(s.address, s.hostname)}"
+        stale = rules.stale_agent(subject, s.last_snapshot_at, end, th)
         if stale is not None:
             issues.append(
                 ServerIssue(s.address, names.get(s.cluster_id) if s.cluster_id else None, stale.message)
             )
-        lossy = rules.stream_loss(float(loss[s.id]), th) if s.id in loss else None
+        lossy = rules.stream_loss(subject, float(loss[s.id]), th) if s.id in loss else None
         if lossy is not None:
             issues.append(
                 ServerIssue(s.address, names.get(s.cluster_id) if s.cluster_id else None, lossy.message)
