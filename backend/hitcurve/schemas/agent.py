@@ -52,8 +52,6 @@ PAYLOAD_ONLY = frozenset(
         "classes[].hits_observed",
         "classes[].sample_rate",
         "diagnostics",
-        "basis",
-        "stats_model",
     }
 )
 
