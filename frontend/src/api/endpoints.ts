@@ -561,3 +561,72 @@ export async function getBreakdown(id: string, target: number, signal?: AbortSig
     left: j.left,
   };
 }
+
+// --- alert notification channels and their delivery log (issue 18) --------------------------
+
+export type ChannelKind = "webhook" | "slack" | "pagerduty" | "alertmanager";
+export interface Channel {
+  id: string;
+  name: string;
+  kind: ChannelKind;
+  url: string;
+  minSeverity: string;
+  enabled: boolean;
+  signed: boolean;
+  routingKeyHint: string | null;
+  lastDeliveryStatus: string | null;
+  lastDeliveryAt: string | null;
+}
+export interface ChannelDraft {
+  name: string;
+  kind: ChannelKind;
+  url?: string;
+  routing_key?: string;
+  min_severity: string;
+}
+export interface Delivery {
+  id: number;
+  channelName: string;
+  event: "opened" | "resolved" | "test";
+  alertMessage: string | null;
+  status: "pending" | "retrying" | "delivered" | "failed";
+  attempts: number;
+  responseCode: number | null;
+  lastError: string | null;
+  createdAt: string;
+}
+const channel = (c: J): Channel => ({
+  id: String(c.id),
+  name: c.name,
+  kind: c.kind,
+  url: c.url,
+  minSeverity: c.min_severity,
+  enabled: !!c.enabled,
+  signed: !!c.signed,
+  routingKeyHint: str(c.routing_key_hint),
+  lastDeliveryStatus: str(c.last_delivery_status),
+  lastDeliveryAt: str(c.last_delivery_at),
+});
+const delivery = (d: J): Delivery => ({
+  id: Number(d.id),
+  channelName: d.channel_name,
+  event: d.event,
+  alertMessage: str(d.alert_message),
+  status: d.status,
+  attempts: Number(d.attempts),
+  responseCode: num(d.response_code),
+  lastError: str(d.last_error),
+  createdAt: d.created_at,
+});
+export const listChannels = async (signal?: AbortSignal): Promise<Channel[]> =>
+  ((await get<J>("/notification-channels", signal)) as J[]).map(channel);
+/** The new channel and, for a webhook, its signing secret (shown once). */
+export const createChannel = async (draft: ChannelDraft): Promise<{ channel: Channel; secret: string | null }> => {
+  const j = await post<J>("/notification-channels", draft);
+  return { channel: channel(j), secret: str(j.secret) };
+};
+export const setChannelEnabled = async (id: string, enabled: boolean) => channel(await patch<J>(`/notification-channels/${id}`, { enabled }));
+export const deleteChannel = (id: string) => del<void>(`/notification-channels/${id}`);
+export const sendTestNotification = async (id: string): Promise<Delivery> => delivery(await post<J>(`/notification-channels/${id}/test`));
+export const listDeliveries = async (signal?: AbortSignal): Promise<Delivery[]> =>
+  ((await get<J>(`/alert-deliveries${qs({ limit: 50 })}`, signal)) as J[]).map(delivery);

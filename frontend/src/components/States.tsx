@@ -60,3 +60,21 @@ export function Fetched<T>({
   if (result.state === "error") return <ErrorState error={result.error!} retry={result.reload} />;
   return <>{children(result.data as T)}</>;
 }
+
+/** What a form's last action said: a confirmation (role status) and/or an error (role alert). */
+export function FormNotes({ ok, error }: { ok: string | null; error: string | null }) {
+  return (
+    <>
+      {ok && (
+        <p className="form-ok wrap-anywhere" role="status">
+          {ok}
+        </p>
+      )}
+      {error && (
+        <p className="form-error" role="alert">
+          {error}
+        </p>
+      )}
+    </>
+  );
+}

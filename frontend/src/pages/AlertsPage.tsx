@@ -6,6 +6,7 @@ import { Empty, Fetched } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
 import { canWrite, useSession } from "../session";
+import { NotificationChannels } from "./NotificationChannels";
 
 export function AlertsPage() {
   const [showResolved, setShowResolved] = useState(false);
@@ -35,6 +36,7 @@ export function AlertsPage() {
           );
         }}
       </Fetched>
+      <NotificationChannels />
     </div>
   );
 }

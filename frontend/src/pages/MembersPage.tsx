@@ -4,7 +4,7 @@
 import { useState, type FormEvent } from "react";
 import { invite, listInvitations, listMembers, revokeInvitation } from "../api/endpoints";
 import type { Role } from "../api/types";
-import { Fetched } from "../components/States";
+import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
 import { useSession } from "../session";
@@ -89,16 +89,7 @@ export function MembersPage() {
           </form>
         </section>
       )}
-      {sent && (
-        <p className="form-ok" role="status">
-          {sent}
-        </p>
-      )}
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormNotes ok={sent} error={error} />
       <Fetched result={data} what="members">
         {({ members, invitations }) => (
           <>

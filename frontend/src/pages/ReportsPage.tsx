@@ -8,7 +8,7 @@ import {
   sendTestReport,
   type ReportPreview,
 } from "../api/endpoints";
-import { Fetched } from "../components/States";
+import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
 import { canWrite, useSession } from "../session";
@@ -179,16 +179,7 @@ function PreviewSection({ clusters }: { clusters: Array<{ id: string; name: stri
           {busy === "test" ? "…" : "Send me a test"}
         </button>
       </div>
-      {sent && (
-        <p className="form-ok" role="status">
-          {sent}
-        </p>
-      )}
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormNotes ok={sent} error={error} />
       {preview && (
         <figure className="mail-preview">
           <figcaption>

@@ -1,0 +1,217 @@
+// Where alerts go besides this page: per-organization notification channels (signed webhook,
+// Slack, PagerDuty Events v2, Alertmanager) and the delivery log of every alert state change and
+// test. Owners add, pause and remove channels; members send a test; everyone reads the log.
+import { useState, type FormEvent } from "react";
+import {
+  createChannel,
+  deleteChannel,
+  listChannels,
+  listDeliveries,
+  sendTestNotification,
+  setChannelEnabled,
+  type ChannelDraft,
+  type ChannelKind,
+} from "../api/endpoints";
+import { Fetched, FormNotes } from "../components/States";
+import { useAsync } from "../hooks";
+import { formatAge } from "../lib/format";
+import { canWrite, useSession } from "../session";
+
+const KINDS: Array<[ChannelKind, string]> = [
+  ["webhook", "Webhook (signed JSON)"],
+  ["slack", "Slack incoming webhook"],
+  ["pagerduty", "PagerDuty Events v2"],
+  ["alertmanager", "Alertmanager webhook"],
+];
+
+export function NotificationChannels() {
+  const { session } = useSession();
+  const owner = session.orgs.find((o) => o.id === session.currentOrgId)?.role === "owner";
+  const member = canWrite(session);
+  const data = useAsync(async (signal) => {
+    const [channels, deliveries] = await Promise.all([listChannels(signal), listDeliveries(signal)]);
+    return { channels, deliveries };
+  }, []);
+  const [draft, setDraft] = useState<ChannelDraft>({ name: "", kind: "webhook", url: "", min_severity: "warning" });
+  const [error, setError] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const act = async (what: () => Promise<string | null>) => {
+    setError(null);
+    setNote(null);
+    try {
+      setNote(await what());
+      data.reload();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    const body: ChannelDraft = { name: draft.name.trim(), kind: draft.kind, min_severity: draft.min_severity };
+    if (draft.kind === "pagerduty") body.routing_key = draft.routing_key?.trim();
+    else body.url = draft.url?.trim();
+    void act(async () => {
+      const { channel, secret } = await createChannel(body);
+      setDraft({ ...draft, name: "", url: "", routing_key: "" });
+      return secret
+        ? `Channel “${channel.name}” added. Its signing secret, shown only now: ${secret}`
+        : `Channel “${channel.name}” added.`;
+    });
+  };
+  const pd = draft.kind === "pagerduty";
+  return (
+    <section aria-labelledby="channels-title" className="channels">
+      <h2 id="channels-title">Notification channels</h2>
+      <p className="muted small">
+        Each alert that opens or resolves is sent once to every enabled channel at or above its severity, retried with backoff
+        when the receiver fails.
+      </p>
+      {owner && (
+        <form className="row-form" onSubmit={submit} aria-label="Add a channel">
+          <label>
+            Name
+            <input value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} required maxLength={100} />
+          </label>
+          <label>
+            Kind
+            <select value={draft.kind} onChange={(e) => setDraft({ ...draft, kind: e.target.value as ChannelKind })}>
+              {KINDS.map(([k, label]) => (
+                <option key={k} value={k}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          {pd ? (
+            <label>
+              Routing key
+              <input value={draft.routing_key ?? ""} onChange={(e) => setDraft({ ...draft, routing_key: e.target.value })} required autoComplete="off" />
+            </label>
+          ) : (
+            <label>
+              URL
+              <input type="url" value={draft.url ?? ""} onChange={(e) => setDraft({ ...draft, url: e.target.value })} required placeholder="https://…" />
+            </label>
+          )}
+          <label>
+            Minimum severity
+            <select value={draft.min_severity} onChange={(e) => setDraft({ ...draft, min_severity: e.target.value })}>
+              <option value="info">info</option>
+              <option value="warning">warning</option>
+              <option value="critical">critical</option>
+            </select>
+          </label>
+          <button type="submit" className="primary">
+            Add channel
+          </button>
+        </form>
+      )}
+      <FormNotes ok={note} error={error} />
+      <Fetched result={data} what="notification channels">
+        {({ channels, deliveries }) => (
+          <>
+            {channels.length === 0 ? (
+              <p className="state empty">No channels: alerts show only here and in the weekly e-mail.</p>
+            ) : (
+              <div className="table-wrap">
+                <table data-testid="channels">
+                  <thead>
+                    <tr>
+                      <th scope="col">Channel</th>
+                      <th scope="col">Target</th>
+                      <th scope="col">Sends</th>
+                      <th scope="col">Last delivery</th>
+                      <th scope="col">
+                        <span className="sr-only">Actions</span>
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {channels.map((c) => (
+                      <tr key={c.id} data-channel={c.name}>
+                        <th scope="row">
+                          {c.name}
+                          <div className="muted small">
+                            {KINDS.find(([k]) => k === c.kind)?.[1] ?? c.kind}
+                            {c.signed && " · signed"}
+                            {!c.enabled && " · paused"}
+                          </div>
+                        </th>
+                        <td className="wrap-anywhere small">{c.kind === "pagerduty" ? `routing key …${c.routingKeyHint ?? ""}` : c.url}</td>
+                        <td>{c.minSeverity} and above</td>
+                        <td>{c.lastDeliveryStatus ? `${c.lastDeliveryStatus} ${formatAge(c.lastDeliveryAt)}` : "—"}</td>
+                        <td className="actions">
+                          {member && (
+                            <button
+                              type="button"
+                              onClick={() =>
+                                act(async () => {
+                                  const d = await sendTestNotification(c.id);
+                                  return `Test to “${c.name}”: ${d.status}${d.responseCode ? ` (HTTP ${d.responseCode})` : ""}${d.lastError ? ` — ${d.lastError}` : ""}`;
+                                })
+                              }
+                            >
+                              Send test
+                            </button>
+                          )}
+                          {owner && (
+                            <>
+                              <button type="button" onClick={() => act(async () => (await setChannelEnabled(c.id, !c.enabled), null))}>
+                                {c.enabled ? "Pause" : "Resume"}
+                              </button>
+                              <button
+                                type="button"
+                                className="danger"
+                                aria-label={`Delete the channel ${c.name}`}
+                                onClick={() => window.confirm(`Delete the channel “${c.name}” and its delivery log?`) && act(async () => (await deleteChannel(c.id), null))}
+                              >
+                                Delete
+                              </button>
+                            </>
+                          )}
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <h3>Delivery log</h3>
+            {deliveries.length === 0 ? (
+              <p className="state empty">Nothing sent yet.</p>
+            ) : (
+              <div className="table-wrap">
+                <table data-testid="deliveries">
+                  <thead>
+                    <tr>
+                      <th scope="col">When</th>
+                      <th scope="col">Channel</th>
+                      <th scope="col">What</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Attempts</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {deliveries.map((d) => (
+                      <tr key={d.id}>
+                        <td>{formatAge(d.createdAt)}</td>
+                        <td>{d.channelName}</td>
+                        <td className="wrap-anywhere small">{d.event === "test" ? "test message" : `${d.event}: ${d.alertMessage ?? ""}`}</td>
+                        <td className={d.status === "failed" ? "warn" : undefined}>
+                          {d.status}
+                          {d.responseCode !== null && ` · HTTP ${d.responseCode}`}
+                          {d.lastError && <div className="muted small wrap-anywhere">{d.lastError}</div>}
+                        </td>
+                        <td>{d.attempts}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+          </>
+        )}
+      </Fetched>
+    </section>
+  );
+}
