@@ -12,10 +12,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from sqlalchemy.orm import Session
 
-from hitcurve import warmup
 from hitcurve.crud import metrics as crud
-from hitcurve.crud.curves import recent_fill
-from hitcurve.sizing import target_answer
+from hitcurve.sizing import server_fills, target_answer
 
 SERVER_LABELS = ["cluster", "server", "hostname", "server_id"]
 CLUSTER_LABELS = ["cluster", "cluster_id"]
@@ -109,9 +107,10 @@ class OrgCollector(Collector):
             SERVER_LABELS,
         )
         warming_clusters: set[Any] = set()
+        fills = server_fills(self.db, self.org_id, [s.id for s in servers])
         for s in servers:
             lv = [s.cluster, s.address, s.hostname, str(s.id)]
-            fill = warmup.state_of(recent_fill(self.db, self.org_id, s.id))
+            fill = fills.get(s.id)
             if fill is not None:
                 s_warm.add_metric(lv, 1.0 if fill.warming_up else 0.0)
                 if fill.fill_ratio is not None:

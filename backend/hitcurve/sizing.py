@@ -471,20 +471,20 @@ def set_band(b: Basis, errors_pp: list[float]) -> None:
     b.conf_low, b.conf_high = Pchip.fit(xs, lo_c), Pchip.fit(xs, hi_c)
 
 
-def server_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> warmup.FillState | None:
-    """Is this server's memcached still filling? (None: no window yet.) The servers list states it
-    as the server's status, as the sizing answer does."""
-    return warmup.state_of(curves_crud.recent_fill(db, org_id, server_id, limit=RATE_ROWS))
+def server_fills(
+    db: Session, org_id: uuid.UUID, server_ids: list[uuid.UUID]
+) -> dict[uuid.UUID, warmup.FillState]:
+    """Is each server's memcached still filling? One query for all of them; a server without a
+    window is absent. The servers list and /metrics state it per server, as the sizing answer
+    does; a cluster answer combines its nodes'."""
+    rows = curves_crud.recent_fill_by_server(db, org_id, server_ids, limit=RATE_ROWS)
+    return {sid: state for sid, r in rows.items() if (state := warmup.state_of(r)) is not None}
 
 
 def _cluster_facts(db: Session, org_id: uuid.UUID, server_ids: list[uuid.UUID], b: Basis) -> None:
     """A cluster's fill and memory from its nodes: warming while any node is, limits and bytes in
     use summed over the nodes (the cluster curve's x is the cluster's total memory)."""
-    states = []
-    for sid in server_ids:
-        state = warmup.state_of(curves_crud.recent_fill(db, org_id, sid, limit=RATE_ROWS))
-        if state is not None:
-            states.append(state)
+    states = list(server_fills(db, org_id, server_ids).values())
     b.fill = warmup.combined(states)
     if b.fill is not None:
         b.nodes = len(states)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
@@ -161,6 +161,37 @@ def recent_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int
         .limit(limit)
     ).all()
     return list(reversed(rows))
+
+
+def recent_fill_by_server(
+    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], limit: int = 60
+) -> dict[uuid.UUID, list[Any]]:
+    """`recent_fill` of several servers in one query (the servers list, a cluster's nodes)."""
+    if not server_ids:
+        return {}
+    newest = (
+        select(
+            Snapshot.server_id,
+            Snapshot.window_end,
+            Snapshot.instance_id,
+            Snapshot.total_malloced,
+            Snapshot.limit_maxbytes,
+            Snapshot.memory_full,
+            Snapshot.hash_bytes,
+            Snapshot.curr_connections,
+            func.row_number()
+            .over(partition_by=Snapshot.server_id, order_by=Snapshot.window_end.desc())
+            .label("rank"),
+        )
+        .where(Snapshot.org_id == org_id, Snapshot.server_id.in_(list(server_ids)))
+        .subquery()
+    )
+    out: dict[uuid.UUID, list[Any]] = {}
+    for row in db.execute(
+        select(newest).where(newest.c.rank <= limit).order_by(newest.c.server_id, newest.c.window_end)
+    ):
+        out.setdefault(row.server_id, []).append(row)
+    return out
 
 
 def snapshot_class_facts(db: Session, org_id: uuid.UUID, snapshot_id: uuid.UUID) -> list[Any]:

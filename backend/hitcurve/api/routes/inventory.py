@@ -41,7 +41,7 @@ from hitcurve.schemas.api import (
     SnapshotSummary,
     ThresholdsOut,
 )
-from hitcurve.sizing import answer_curve, memory_for_target, server_fill
+from hitcurve.sizing import answer_curve, memory_for_target, server_fills
 from hitcurve.status import (
     CURVE_ERROR_STATISTIC,
     Thresholds,
@@ -201,6 +201,7 @@ def list_servers(
     snaps = curves_crud.latest_snapshot_facts(db, me.org_id, ids)
     end = _now()
     errors = mae_by_server(db, me.org_id, ids, end - timedelta(days=1), end)
+    fills = server_fills(db, me.org_id, ids)
     th = Thresholds.from_env()
     out = []
     for s in rows:
@@ -208,7 +209,7 @@ def list_servers(
         loss = snap.loss_ratio if snap else None
         error = errors.get(s.id)
         quiet = snap is not None and int(snap.cmd_get or 0) < windows.MIN_READS
-        fill = server_fill(db, me.org_id, s.id) if snap else None
+        fill = fills.get(s.id)
         warming = fill is not None and fill.warming_up
         status, note = server_status(s.last_snapshot_at, loss, error, end, th, quiet=quiet, warming=warming)
         out.append(
