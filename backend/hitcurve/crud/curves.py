@@ -7,12 +7,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import select, text, true
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
 from hitcurve.models import (
     ClusterCurve,
+    Server,
     ServerCurve,
     SimulationResult,
     SimulationRun,
@@ -166,12 +167,13 @@ def recent_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int
 def recent_fill_by_server(
     db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], limit: int = 60
 ) -> dict[uuid.UUID, list[Any]]:
-    """`recent_fill` of several servers in one query (the servers list, a cluster's nodes)."""
+    """`recent_fill` of several servers in one query (the servers list, /metrics, a cluster's
+    nodes): a LATERAL top-`limit` per server, each served by ix_snapshots_server_window as
+    `recent_fill` is, never a scan of a server's whole history."""
     if not server_ids:
         return {}
     newest = (
         select(
-            Snapshot.server_id,
             Snapshot.window_end,
             Snapshot.instance_id,
             Snapshot.total_malloced,
@@ -179,17 +181,20 @@ def recent_fill_by_server(
             Snapshot.memory_full,
             Snapshot.hash_bytes,
             Snapshot.curr_connections,
-            func.row_number()
-            .over(partition_by=Snapshot.server_id, order_by=Snapshot.window_end.desc())
-            .label("rank"),
         )
-        .where(Snapshot.org_id == org_id, Snapshot.server_id.in_(list(server_ids)))
-        .subquery()
+        .where(Snapshot.org_id == org_id, Snapshot.server_id == Server.id)
+        .order_by(Snapshot.window_end.desc())
+        .limit(limit)
+        .lateral()
+    )
+    rows = db.execute(
+        select(Server.id.label("server_id"), newest)
+        .join(newest, true())
+        .where(Server.org_id == org_id, Server.id.in_(list(server_ids)))
+        .order_by(Server.id, newest.c.window_end)
     )
     out: dict[uuid.UUID, list[Any]] = {}
-    for row in db.execute(
-        select(newest).where(newest.c.rank <= limit).order_by(newest.c.server_id, newest.c.window_end)
-    ):
+    for row in rows:
         out.setdefault(row.server_id, []).append(row)
     return out
 
