@@ -26,7 +26,13 @@ def _b64(b: bytes) -> str:
 
 
 def _unb64(s: str) -> bytes:
-    return base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+    """Strict: only the canonical spelling decodes. base64 leaves spare bits in a final partial
+    character, so several spellings decode to the same bytes; accepting them would let an altered
+    link (one spare bit flipped) pass the MAC check."""
+    b = base64.urlsafe_b64decode(s + "=" * (-len(s) % 4))
+    if _b64(b) != s:
+        raise ValueError("non-canonical base64")
+    return b
 
 
 def _mac(purpose: str, payload: bytes) -> bytes:
