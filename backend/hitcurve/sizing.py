@@ -85,6 +85,8 @@ class Basis:
     nodes: int | None = None
     # What the curve rests on: memcached's watch stream, or its `stats` counters alone (issue 15)
     data_basis: DataBasis = "watch"
+    # issue 16: the curve models expiry (the agent's merged TTL-aware curve, hitcurve/ttl.py)
+    ttl_aware: bool = False
 
     def fresh_info(self) -> CurveInfo:
         """The curve's facts with its age as of now (a Basis may come from the cache)."""
@@ -327,6 +329,11 @@ def answer_curve(
     return row, comb.describe() if comb.skipped or not comb.reliable else None
 
 
+def _ttl_model(c: ServerCurve) -> bool:
+    """The stored curve's model is the agent's merged TTL-aware curve (issue 16, hitcurve/ttl.py)."""
+    return bool((c.calibration or {}).get("ttl_aware"))
+
+
 def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: CurveKind, b: Basis) -> None:
     """What an operator's answer needs beyond the latest curve: the recent windows weighed
     (a quiet or lossy window never replaces a good curve), memcached's fill, the -m model's
@@ -337,12 +344,18 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
     if rows:
         b.data_basis = rows[-1].basis
         rows = [r for r in rows if r.basis == b.data_basis]
+    if rows and kind != "optimal":
+        # Likewise TTL-aware and LRU windows are not averaged (issue 16): the newest one's model.
+        ttl = _ttl_model(rows[-1].ServerCurve)
+        rows = [r for r in rows if _ttl_model(r.ServerCurve) == ttl]
     wins = _window_curves(rows, kind)
     comb = use_windows(b, wins)
     if comb is not None:
         newest = next(r.ServerCurve for r in rows if r.ServerCurve.window_end == comb.newest.window_end)
         b.info = b.info.model_copy(update={"computed_at": newest.computed_at})
         snapshot_id = newest.snapshot_id
+        # the optimal-allocation curve is the LRU class curves' (issue 16: only the model is TTL-aware)
+        b.ttl_aware = kind != "optimal" and _ttl_model(newest)
     else:
         snapshot_id = None
     if b.info.stream_loss_flagged:
@@ -590,6 +603,8 @@ def _describe(b: Basis) -> str:
     what = f"simulated {b.policy}" if b.basis == "simulated" else b.basis
     if b.data_basis == "stats_only" and b.basis != "simulated":
         what = "stats-only model"
+    if b.ttl_aware and b.basis != "simulated":
+        what = f"TTL-aware {what}"
     note = f" ({b.note})" if b.note else ""
     return f"{what} curve{note}, {(_now() - b.info.window_end).total_seconds():.0f} s old"
 
@@ -622,6 +637,7 @@ def _facts(b: Basis) -> dict[str, object]:
         windows=b.windows_used,
         nodes=b.nodes,
         data_basis=b.data_basis,
+        ttl_aware=b.ttl_aware,
     )
 
 

@@ -30,6 +30,7 @@ from agent_harness import Agent, Client, Memcached, kill_leftovers  # noqa: E402
 from breakdown_load import Driver, Prefix  # noqa: E402
 
 from hitcurve.crud.breakdown import memory_for  # noqa: E402  (the API's answer)
+from hitcurve.ttl import TTL_CURVE_GAP_PP, carries_ttls, curve_gap_pp  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "worker"))
 
@@ -41,6 +42,8 @@ TTL_MIX = (
     Prefix("cfg", 0.10, 40, 50, 0, 1.2),
     Prefix("tmp", 0.05, 50000, 4000, 4, 0.3),
 )
+# The same mix with no TTLs: sizing must stay where it was (on the LRU class curves).
+NO_TTL_MIX = tuple(Prefix(p.name, p.share, p.keys, p.size, 0, p.alpha) for p in TTL_MIX)
 RATE = 3000.0
 MIB = 1 << 20
 
@@ -54,7 +57,7 @@ def at(points: list, x: float) -> float:
     return py
 
 
-def run(mb: int, seconds: float, tmp: Path | None) -> tuple[float, dict | None, float]:
+def run(mb: int, seconds: float, tmp: Path | None, mix: tuple = TTL_MIX) -> tuple[float, dict | None, float]:
     """One seeded run; returns (measured hit ratio after warm-up, agent snapshot, loss)."""
     m = Memcached(mem_mb=mb)
     agent = None
@@ -62,10 +65,10 @@ def run(mb: int, seconds: float, tmp: Path | None) -> tuple[float, dict | None, 
         if tmp is not None:
             # windows of a third of the run: the first is the warm-up, the others are compared
             agent = Agent(tmp, m.addr, "--interval", f"{seconds / 3:.1f}", "--ghost-factor", "4")
-            agent.wait_log("watch_connected")
-            agent.wait_log("memcached_instance")
+            agent.wait_log("watch_connected", timeout=120)
+            agent.wait_log("memcached_instance", timeout=120)
         c = Client(m.port)
-        d = Driver(m.port, mix=TTL_MIX, seed=11)
+        d = Driver(m.port, mix=mix, seed=11)
         d.run(seconds=seconds / 3, rate=RATE)  # warm-up (not measured)
         s0 = c.stats()
         d.run(seconds=2 * seconds / 3, rate=RATE)
@@ -90,9 +93,11 @@ def run(mb: int, seconds: float, tmp: Path | None) -> tuple[float, dict | None, 
 
 def worker_curves(wins: list[dict], sizes: list[float]) -> dict[str, list[float]]:
     """What the worker stores for sizing (issue 16), read at `sizes` as the API reads it: each
-    window through hitcurve_worker.pipeline.compute with its LRU class curves ("lru") and with
-    its TTL-aware ones ("ttl", what the worker merges when the window's traffic carries TTLs),
-    both calibrated through memcached's measured hit ratio; read-weighted over the windows."""
+    window through hitcurve_worker.pipeline.compute with its LRU class curves ("lru", the answer
+    of a window without TTLs that matter), with the agent's merged TTL-aware curve as the model
+    ("answer_ttl", the answer of a window whose traffic carries TTLs, hitcurve/ttl.py), and, for
+    comparison, with the classes' TTL-aware curves joined ("ttl_classes", withdrawn), all
+    calibrated through memcached's measured hit ratio; read-weighted over the windows."""
     import uuid
     from datetime import UTC, datetime
 
@@ -100,16 +105,18 @@ def worker_curves(wins: list[dict], sizes: list[float]) -> dict[str, list[float]
 
     from hitcurve.curves import fit_stored
     from hitcurve_worker.merge import ClassCurve
-    from hitcurve_worker.pipeline import Inputs, Window, compute
+    from hitcurve_worker.pipeline import Inputs, TtlCurve, Window, compute
 
-    out = {"lru": [0.0] * len(sizes), "ttl": [0.0] * len(sizes)}
+    names = ("lru", "answer_ttl", "ttl_classes")
+    out = {k: [0.0] * len(sizes) for k in names}
     total = 0.0
     for s in wins:
         at_ = datetime.now(UTC)
         w = Window(uuid.uuid4(), uuid.uuid4(), uuid.uuid4(), at_, at_, s["measured"]["hit_ratio"])
         weight = float(s["measured"]["cmd_get"]) or 1.0
-        for key, name in (("points", "lru"), ("ttl_points", "ttl")):
-            cls = [
+
+        def classes(key: str, s: dict = s) -> list:
+            return [
                 ClassCurve(
                     c["id"], c["chunk_size"], c["pages"], c["curve"]["current_items"], float(c["requests"]),
                     np.asarray([p[0] for p in c["curve"][key]]), np.asarray([p[1] for p in c["curve"][key]]),
@@ -117,7 +124,14 @@ def worker_curves(wins: list[dict], sizes: list[float]) -> dict[str, list[float]
                 for c in s["classes"]
                 if key in c["curve"]
             ]
-            rows = compute(Inputs(w, cls, why_not="benchmark"), at_).server_curve
+
+        ttl = TtlCurve([p[0] for p in s["ttl_points"]], [p[1] for p in s["ttl_points"]])
+        for name, inp in (
+            ("lru", Inputs(w, classes("points"), why_not="benchmark")),
+            ("answer_ttl", Inputs(w, classes("points"), why_not="benchmark", ttl_curve=ttl)),
+            ("ttl_classes", Inputs(w, classes("ttl_points"), why_not="benchmark")),
+        ):
+            rows = compute(inp, at_).server_curve
             ys = rows["hit_ratio_calibrated"] or rows["hit_ratio_proportional"]
             f = fit_stored(rows["sizes_bytes"], ys)
             assert f is not None
@@ -130,10 +144,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=25)
     ap.add_argument("--mb", type=int, default=16)
+    ap.add_argument("--no-ttl", action="store_true", help="the same mix without TTLs (TTL-free check)")
     a = ap.parse_args()
     M = a.mb
+    mix = NO_TTL_MIX if a.no_ttl else TTL_MIX
     with tempfile.TemporaryDirectory() as t:
-        measured_m, snap, loss = run(M, a.seconds, Path(t))
+        measured_m, snap, loss = run(M, a.seconds, Path(t), mix)
     assert snap is not None
     wins = snap["windows"]
     if not wins:
@@ -157,19 +173,28 @@ def main() -> None:
           f"of the memory that holds everything (paper: 69 % on average, up to 99 %)")
     sizes = [f * M * MIB for f in (0.5, 1.0, 2.0)]
     worker = worker_curves(wins, sizes)
-    print("| size | measured memcached | TTL-aware | err pp | TTL-oblivious | err pp "
-          "| sizing: worker on TTL-aware classes | err pp | worker on LRU classes | err pp |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    # What the sizing answer rests on, window by window (hitcurve/ttl.py, the rule ingestion applies)
+    carries = [carries_ttls(s["ttl_points"], s["ttl"]["oblivious_points"]) for s in wins]
+    gaps = [curve_gap_pp(s["ttl_points"], s["ttl"]["oblivious_points"]) for s in wins]
+    answer_key = "answer_ttl" if carries[-1] else "lru"
+    basis = "the merged TTL-aware curve" if carries[-1] else "the LRU class curves"
+    print(f"# {'TTL-free' if a.no_ttl else 'TTL-heavy'} mix; traffic carries TTLs (hitcurve/ttl.py, "
+          f"|oblivious - aware| >= {TTL_CURVE_GAP_PP} pp): {carries} "
+          f"(gap {', '.join(f'{g:.1f}' for g in gaps)} pp): the sizing answer rests on {basis}")
+    print("| size | measured memcached | sizing answer | err pp | answer on the LRU class curves | err pp "
+          "| agent TTL-aware | err pp | agent TTL-oblivious | err pp "
+          "| worker on TTL-aware classes (withdrawn) | err pp |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for i, (f, label) in enumerate(((0.5, "M/2"), (1.0, "M"), (2.0, "2M"))):
         mb = int(M * f)
-        hr = measured_m if f == 1.0 else run(mb, a.seconds, None)[0]
+        hr = measured_m if f == 1.0 else run(mb, a.seconds, None, mix)[0]
         pa, po = at(aware, mb * MIB), at(obl, mb * MIB)
-        wt, wl = worker["ttl"][i], worker["lru"][i]
-        rows.append((label, mb, hr, pa, po, wt, wl))
-        print(f"| {label} ({mb} MiB) | {hr:.4f} | {pa:.4f} | {100 * (pa - hr):+.2f} | {po:.4f} | "
-              f"{100 * (po - hr):+.2f} | {wt:.4f} | {100 * (wt - hr):+.2f} | {wl:.4f} | "
-              f"{100 * (wl - hr):+.2f} |")
+        ans, wl, wt = worker[answer_key][i], worker["lru"][i], worker["ttl_classes"][i]
+        rows.append((label, mb, hr, ans, wl, pa, po, wt))
+        print(f"| {label} ({mb} MiB) | {hr:.4f} | {ans:.4f} | {100 * (ans - hr):+.2f} | {wl:.4f} | "
+              f"{100 * (wl - hr):+.2f} | {pa:.4f} | {100 * (pa - hr):+.2f} | {po:.4f} | "
+              f"{100 * (po - hr):+.2f} | {wt:.4f} | {100 * (wt - hr):+.2f} |")
     # At equal hit rate on the two curves: the oblivious curve counts reads of expired items as
     # hits, so below the plateau it promises more than memcached gives (the table) and needs
     # less memory for a given ratio; the comparison is printed as measured, with its sign.
@@ -183,7 +208,8 @@ def main() -> None:
                   f"{100 * (1 - ma / mo):.0f} % (paper: 69 % on average over 28 workloads, up to 99 %)")
         else:
             print(f"# memory for {target:.4f}: TTL-aware {ma}, oblivious {mo} (beyond the curve's range)")
-    print(json.dumps({"rows": rows, "loss": loss}))
+    import os
+    print(json.dumps({"rows": rows, "loss": loss, "carries_ttls": carries, "load": os.getloadavg()}))
 
 
 if __name__ == "__main__":

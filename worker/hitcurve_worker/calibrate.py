@@ -27,6 +27,8 @@ from numpy.typing import NDArray
 FloatArray = NDArray[np.float64]
 
 S_MIN = 1.0 / 8
+# A model within this (0.2 pp) of its maximum at today's memory is flat there (see calibrate).
+FLAT_TOLERANCE = 0.002
 S_MAX = 8.0
 # Band: prior error (pp) and its weight in pseudo-windows; z for a ~90 % two-sided band.
 PRIOR_ERROR_PP = 3.0
@@ -41,7 +43,7 @@ def curve_at(x: FloatArray, y: FloatArray, q: FloatArray | float) -> FloatArray:
 
 @dataclass
 class Calibration:
-    method: str  # "size-scale", "size-scale-clamped", "ratio", "none"
+    method: str  # "size-scale", "size-scale-clamped", "ratio", "ratio-flat", "shift", "none"
     scale: float  # effective capacity factor s
     ratio: float  # multiplicative correction applied after the rescaling (1 when not needed)
     measured: float | None
@@ -89,7 +91,13 @@ def calibrate(
     current_bytes: float,
     measured: float | None,
     valid_max_bytes: float | None = None,
+    flat_tolerance: float | None = None,
 ) -> Calibration:
+    """flat_tolerance (hit-ratio units; the TTL-aware model passes FLAT_TOLERANCE, issue 16): when
+    the model at today's memory is within it of the model's maximum, today's memory holds the
+    whole working set, the measured point says nothing about effective capacity, and a size
+    rescaling through it would be arbitrary (a hair below a plateau crosses at its knee): the
+    curve is scaled multiplicatively instead."""
     memory = np.asarray(memory, dtype=np.float64)
     model = np.asarray(model, dtype=np.float64)
     valid = float(valid_max_bytes if valid_max_bytes is not None else memory[-1])
@@ -111,6 +119,13 @@ def calibrate(
         cal = np.minimum(model + m, 1.0)
         notes.append("model predicts 0 at today's memory: vertical shift")
         return Calibration("shift", 1.0, 1.0, m, predicted, np.maximum.accumulate(cal), valid, notes)
+    if flat_tolerance is not None and predicted > 0 and predicted >= top - flat_tolerance:
+        ratio = m / predicted
+        cal = np.maximum.accumulate(np.minimum(model * ratio, 1.0))
+        notes.append(
+            "today's memory holds the whole working set (the model is flat there): multiplicative correction"
+        )
+        return Calibration("ratio-flat", 1.0, ratio, m, predicted, cal, valid, notes)
     target = _crossing(memory, model, m, current_bytes)
     s = target / current_bytes
     method = "size-scale"

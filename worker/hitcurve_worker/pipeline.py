@@ -23,7 +23,7 @@ import numpy as np
 from hitcurve import band as band_model
 from hitcurve import windows
 from hitcurve.curves import fit_stored
-from hitcurve_worker.calibrate import Calibration, calibrate, uncertainty_band
+from hitcurve_worker.calibrate import FLAT_TOLERANCE, Calibration, calibrate, curve_at, uncertainty_band
 from hitcurve_worker.merge import ClassCurve, MergeResult, merge
 from hitcurve_worker.policy_correction import Correction
 from hitcurve_worker.policy_correction import apply as apply_correction
@@ -53,6 +53,22 @@ class Previous:
     hit_ratio_calibrated: Sequence[float]
 
 
+@dataclass(frozen=True)
+class TtlCurve:
+    """The agent's merged TTL-aware curve (issue 16, the snapshot's `ttl_points`): bytes of memory
+    -> hit ratio with expiry modelled (SHARDS++ over every class). Used as the model curve of a
+    window whose traffic carries TTLs (hitcurve/ttl.py): items leave at their TTL, so a read of
+    an expired item is a miss at any size and expired items take no memory."""
+
+    sizes_bytes: Sequence[float]
+    hit_ratios: Sequence[float]
+
+    def on(self, memory: np.ndarray) -> np.ndarray:
+        """The curve on the merge's memory grid: linear from (0, 0), flat past its last size."""
+        ys = np.maximum.accumulate(np.clip(np.asarray(self.hit_ratios, dtype=np.float64), 0.0, 1.0))
+        return curve_at(np.asarray(self.sizes_bytes, dtype=np.float64), ys, memory)
+
+
 @dataclass
 class Inputs:
     window: Window
@@ -61,6 +77,8 @@ class Inputs:
     why_not: str = "no policy correction for this server yet (it needs sampled trace chunks)"
     previous: Previous | None = None
     history_pp: list[float] = field(default_factory=list)  # earlier calibrated errors, newest first
+    # issue 16: the window's traffic carries TTLs; the model curve is this one, not the classes' join
+    ttl_curve: TtlCurve | None = None
 
 
 @dataclass
@@ -77,6 +95,14 @@ def compute(inp: Inputs, at: datetime) -> Rows:
     """The rows of one snapshot. Raises merge.MergeInputError for classes that cannot be merged."""
     w = inp.window
     res = merge(inp.classes)
+    # The model: the LRU class curves' proportional join, or, when the window's traffic carries
+    # TTLs, the agent's merged TTL-aware curve on the same memory grid (the classes' TTL-aware
+    # curves are not joined: hitcurve/ttl.py says why). Page advice stays on the class curves.
+    model = res.proportional
+    valid_max = res.valid_max_bytes
+    if inp.ttl_curve is not None:
+        model = inp.ttl_curve.on(res.memory_bytes)
+        valid_max = min(valid_max, float(inp.ttl_curve.sizes_bytes[-1]))
     measured = w.measured
     if measured is None:
         correction, why_not = None, "no measured hit ratio: the curve is not calibrated"
@@ -84,11 +110,14 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         correction, why_not = inp.correction, inp.why_not
     # memcached's segmented LRU versus the LRU model below today's memory (from the sampled
     # trace), then the size-rescaling calibration through the measured point.
-    applied = apply_correction(
-        res.memory_bytes, res.proportional, res.current_bytes, inp.classes, correction, why_not
+    applied = apply_correction(res.memory_bytes, model, res.current_bytes, inp.classes, correction, why_not)
+    # A TTL-aware model is flat wherever memory holds the (expiry-bounded) working set: there the
+    # measured point is matched by a ratio, not by a size rescaling (calibrate's flat_tolerance).
+    flat = FLAT_TOLERANCE if inp.ttl_curve is not None else None
+    cal = calibrate(
+        res.memory_bytes, applied.curve, res.current_bytes, measured, valid_max, flat_tolerance=flat
     )
-    cal = calibrate(res.memory_bytes, applied.curve, res.current_bytes, measured, res.valid_max_bytes)
-    main = cal.calibrated if cal.calibrated is not None else res.proportional
+    main = cal.calibrated if cal.calibrated is not None else model
 
     accuracy = accuracy_row(w, inp.previous, res.current_bytes, cal, at)
 
@@ -107,6 +136,8 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         "history_windows": len(history),
         "model_error_pp": model_error * 100.0,
         "policy_correction": applied.info,
+        # issue 16: what the model curve is ("ttl_aware": the agent's merged TTL-aware curve)
+        "ttl_aware": inp.ttl_curve is not None,
     }
     advice = {
         "current_pages": res.current_pages,
@@ -130,7 +161,7 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         snapshot_id=w.snapshot_id,
         window_end=w.window_end,
         sizes_bytes=res.memory_bytes.tolist(),
-        hit_ratio_proportional=res.proportional.tolist(),
+        hit_ratio_proportional=model.tolist(),  # the model curve (TTL-aware when ttl_aware)
         hit_ratio_optimal=res.optimal.tolist(),
         hit_ratio_calibrated=cal.calibrated.tolist() if cal.calibrated is not None else None,
         band_low=low.tolist(),

@@ -48,6 +48,7 @@ from hitcurve_worker.pipeline import (
     Inputs,
     Previous,
     StatsModel,
+    TtlCurve,
     Window,
     compute,
     compute_stats_only,
@@ -101,6 +102,17 @@ def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
         if len(r[5]) != len(r[6]) or len(r[5]) == 0:
             raise PoisonInput(f"class {r[0]}: sizes and hit ratios differ in length")
     return classes_from_rows([tuple(r) for r in rows])  # type: ignore[misc]  # Row -> plain tuple
+
+
+def _ttl_curve(snap: Snapshot) -> TtlCurve | None:
+    """The agent's merged TTL-aware curve when the window's traffic carries TTLs (issue 16:
+    snapshots.ttl_aware, the rule in hitcurve/ttl.py); None: size on the LRU class curves."""
+    xs, ys = snap.ttl_sizes_bytes, snap.ttl_hit_ratios
+    if not snap.ttl_aware or not xs or not ys:
+        return None
+    if len(xs) != len(ys):
+        raise PoisonInput("the merged TTL-aware curve's sizes and hit ratios differ in length")
+    return TtlCurve(xs, ys)
 
 
 def _stats_model(snap: Snapshot) -> StatsModel | None:
@@ -416,7 +428,13 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
             rows = compute_stats_only(window, model, _previous(db, snap), _history(db, snap), at)
         else:
             classes = _classes(db, snap.id)
-            inputs = Inputs(window, classes, previous=_previous(db, snap), history_pp=_history(db, snap))
+            inputs = Inputs(
+                window,
+                classes,
+                previous=_previous(db, snap),
+                history_pp=_history(db, snap),
+                ttl_curve=_ttl_curve(snap),
+            )
             if window.measured is not None:
                 inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
             try:

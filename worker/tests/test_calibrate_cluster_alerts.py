@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hitcurve_worker import alerts
-from hitcurve_worker.calibrate import calibrate, curve_at, error_sigma_pp, uncertainty_band
+from hitcurve_worker.calibrate import FLAT_TOLERANCE, calibrate, curve_at, error_sigma_pp, uncertainty_band
 from hitcurve_worker.cluster import ServerInput, combine
 
 GIB = float(1 << 30)
@@ -62,6 +62,29 @@ def test_calibration_edge_cases() -> None:
     assert same.scale == pytest.approx(1.0) and np.allclose(same.calibrated, flat)
     empty = calibrate(memory, model, 0, 0.5)
     assert empty.method == "none"
+
+
+MIB = 1 << 20
+
+
+def test_a_flat_model_is_matched_by_a_ratio_not_rescaled_to_its_knee() -> None:
+    """Issue 16: a TTL-aware model is flat once memory holds the expiry-bounded working set. A
+    measured point a hair below that plateau would move a size rescaling to the knee (halving the
+    effective capacity here); with flat_tolerance the curve is scaled by the ratio instead."""
+    mem = np.linspace(1, 100, 100) * MIB
+    model = np.minimum(mem / (40 * MIB), 1.0) * 0.65  # knee at 40 MiB, flat 0.65 beyond
+    now = 80 * MIB
+    rescaled = calibrate(mem, model, now, 0.649)
+    assert rescaled.method == "size-scale" and rescaled.scale < 0.55
+    flat = calibrate(mem, model, now, 0.649, flat_tolerance=FLAT_TOLERANCE)
+    assert flat.method == "ratio-flat" and flat.scale == 1.0
+    assert flat.calibrated is not None
+    assert float(curve_at(mem, flat.calibrated, now)) == pytest.approx(0.649)
+    half = float(curve_at(mem, flat.calibrated, 20 * MIB))
+    assert half == pytest.approx(0.325 * 0.649 / 0.65, abs=1e-3)  # the knee stays where it was
+    # below the plateau (memory short of the working set) a size rescaling is still used
+    short = calibrate(mem, model, 30 * MIB, 0.45, flat_tolerance=FLAT_TOLERANCE)
+    assert short.method == "size-scale"
 
 
 def test_band_narrows_with_good_history_and_widens_away_from_today() -> None:

@@ -160,52 +160,55 @@ def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(cl
     assert wa["data_basis"] == "watch" and STATS_ONLY_LABEL not in wa["message"]
 
 
-def test_ttl_curves_are_stored_and_sizing_stays_on_the_lru_curves(client: Any, org: Org) -> None:
-    """Issue 16: the agent's TTL-aware class curves are stored with the window (and whether its
-    traffic carries TTLs that expire), but the worker sizes on the LRU class curves: measured on
-    the TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py), the worker's curve from the
-    TTL-aware class curves was 5.8-8.9 pp off memcached at M/2 and 2M, from the LRU ones 0.3-1.7."""
+def test_ttl_traffic_is_sized_on_the_agents_merged_ttl_aware_curve(client: Any, org: Org) -> None:
+    """Issue 16: a window whose traffic carries TTLs (hitcurve/ttl.py: the agent's TTL-aware and
+    TTL-oblivious curves differ by >= TTL_CURVE_GAP_PP) is sized on the agent's merged TTL-aware
+    curve, calibrated through memcached's measured point, and the answer says so (ttl_aware, the
+    message); a window where expiry moves the curve less, and one from an agent without the
+    breakdown, stay on the LRU class curves. The classes' TTL-aware curves are stored, not used."""
     from hitcurve.models import SnapshotClass
+    from hitcurve.sizing import basis_cache
+    from hitcurve.ttl import TTL_CURVE_GAP_PP, curve_gap_pp
     from hitcurve_testing.snapshots import add_breakdown
     from hitcurve_worker.merge import ClassCurve, merge
+    from hitcurve_worker.pipeline import TtlCurve
 
+    token = read_token(org)
+    h = {"Authorization": f"Bearer {token}"}
     end = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=3)
     ttl_snap = add_breakdown(make_snapshot(f"10.16.1.1:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7))
-    no_expiry = add_breakdown(make_snapshot(f"10.16.1.2:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7))
-    no_expiry["ttl"].update(
-        expired_reads=0, working_set_bytes=no_expiry["ttl"]["working_set_bytes_oblivious"]
-    )
+    little = add_breakdown(make_snapshot(f"10.16.1.2:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7))
+    # expiry moves this one's curve by half the threshold at most
+    little["ttl"]["oblivious_points"] = [
+        [x, min(1.0, round(y + TTL_CURVE_GAP_PP / 200, 6))] for x, y in little["ttl_points"]
+    ]
     plain = make_snapshot(f"10.16.1.3:{uuid.uuid4().int % 60000}", end=end, hit_ratio=0.7)
-    for doc in (ttl_snap, no_expiry, plain):
+    assert curve_gap_pp(ttl_snap["ttl_points"], ttl_snap["ttl"]["oblivious_points"]) > 10
+    for doc in (ttl_snap, little, plain):
         assert upload(client, org, doc).status_code == 202
         assert process(doc["snapshot_id"])["status"] == "processed"
     with get_sessionmaker()() as db:
-        flags = [
-            db.get(Snapshot, uuid.UUID(d["snapshot_id"])).ttl_aware for d in (ttl_snap, no_expiry, plain)
-        ]  # type: ignore[union-attr]
+        snaps = [db.get(Snapshot, uuid.UUID(d["snapshot_id"])) for d in (ttl_snap, little, plain)]
+        flags = [s.ttl_aware for s in snaps]  # type: ignore[union-attr]
+        merged_ttl = [(s.ttl_sizes_bytes, s.ttl_hit_ratios) for s in snaps]  # type: ignore[union-attr]
         stored = db.execute(
             select(SnapshotClass.class_id, SnapshotClass.ttl_sizes_items, SnapshotClass.ttl_hit_ratios)
             .where(SnapshotClass.snapshot_id == uuid.UUID(ttl_snap["snapshot_id"]))
             .order_by(SnapshotClass.class_id)
         ).all()
-        plain_ttl = (
-            db.execute(
-                select(SnapshotClass.ttl_hit_ratios).where(
-                    SnapshotClass.snapshot_id == uuid.UUID(plain["snapshot_id"])
-                )
-            )
-            .scalars()
-            .all()
-        )
-        curve = db.execute(
-            select(ServerCurve).where(ServerCurve.snapshot_id == uuid.UUID(ttl_snap["snapshot_id"]))
-        ).scalar_one()
+        curves = {
+            d["snapshot_id"]: db.execute(
+                select(ServerCurve).where(ServerCurve.snapshot_id == uuid.UUID(d["snapshot_id"]))
+            ).scalar_one()
+            for d in (ttl_snap, little, plain)
+        }
     assert flags == [True, False, None]
+    assert merged_ttl[0] == ([p[0] for p in ttl_snap["ttl_points"]], [p[1] for p in ttl_snap["ttl_points"]])
+    assert merged_ttl[2] == (None, None)
     for (cid, xs, ys), c in zip(stored, ttl_snap["classes"], strict=True):
         assert cid == c["id"] and [[x, y] for x, y in zip(xs, ys, strict=True)] == c["curve"]["ttl_points"]
-    assert plain_ttl and all(v is None for v in plain_ttl)
 
-    def merged(key: str) -> np.ndarray:
+    def lru_join(doc: dict[str, Any]) -> np.ndarray:
         cls = [
             ClassCurve(
                 c["id"],
@@ -213,11 +216,45 @@ def test_ttl_curves_are_stored_and_sizing_stays_on_the_lru_curves(client: Any, o
                 c["pages"],
                 c["curve"]["current_items"],
                 float(c["requests"]),
-                np.asarray([p[0] for p in c["curve"][key]]),
-                np.asarray([p[1] for p in c["curve"][key]]),
+                np.asarray([p[0] for p in c["curve"]["points"]]),
+                np.asarray([p[1] for p in c["curve"]["points"]]),
             )
-            for c in ttl_snap["classes"]
+            for c in doc["classes"]
         ]
         return merge(cls).proportional
 
-    assert np.allclose(curve.hit_ratio_proportional, merged("points"), atol=1e-9)
+    # the TTL window's model is the agent's merged curve on the merge's grid, not the classes' join
+    tc = curves[ttl_snap["snapshot_id"]]
+    want = TtlCurve(*merged_ttl[0]).on(np.asarray(tc.sizes_bytes))  # type: ignore[arg-type]
+    assert np.allclose(tc.hit_ratio_proportional, want, atol=1e-9)
+    assert not np.allclose(tc.hit_ratio_proportional, lru_join(ttl_snap), atol=0.01)
+    assert tc.calibration["ttl_aware"] is True and tc.calibration["measured"] == pytest.approx(0.7)
+    for d in (little, plain):
+        c = curves[d["snapshot_id"]]
+        assert np.allclose(c.hit_ratio_proportional, lru_join(d), atol=1e-9)
+        assert c.calibration["ttl_aware"] is False
+
+    # the answers: basis named in the field and the message; calibrated through the measured point
+    basis_cache().clear()
+    answers = {}
+    for d in (ttl_snap, little, plain):
+        sid = server_id(client, token, d["server"]["address"])
+        r = client.get(f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.6}, headers=h)
+        assert r.status_code == 200, r.text
+        answers[d["snapshot_id"]] = r.json()
+    a = answers[ttl_snap["snapshot_id"]]
+    assert a["ttl_aware"] is True and "TTL-aware calibrated curve" in a["message"], a
+    xs, ys = np.asarray(tc.sizes_bytes), np.asarray(tc.hit_ratio_calibrated)
+    assert np.interp(tc.current_bytes, xs, ys) == pytest.approx(0.7, abs=0.005)
+    assert a["memory_bytes"] < tc.current_bytes  # 0.6 is below the measured 0.7 on the same curve
+    for d in (little, plain):
+        b = answers[d["snapshot_id"]]
+        assert b["ttl_aware"] is False and "TTL-aware" not in b["message"], b
+    # curve=optimal is the LRU classes' page allocation: never labelled TTL-aware
+    sid = server_id(client, token, ttl_snap["server"]["address"])
+    r = client.get(
+        f"/api/v1/sizing/servers/{sid}/memory",
+        params={"target_hit_ratio": 0.6, "curve": "optimal"},
+        headers=h,
+    )
+    assert r.status_code == 200 and r.json()["ttl_aware"] is False, r.text

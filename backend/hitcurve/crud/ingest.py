@@ -25,6 +25,7 @@ from hitcurve.core.pgarray import Float8Array
 from hitcurve.core.tasks import PROCESS_SNAPSHOT, broker_backing_off, enqueue_on
 from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
+from hitcurve.ttl import carries_ttls
 from hitcurve.uploads import TraceUpload, parse
 
 
@@ -84,13 +85,14 @@ WITH srv AS (
                            received_at, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,
                            bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload_gzip,
                            status, attempts, enqueued_at, total_malloced, memory_full, evictions_total,
-                           hash_bytes, curr_connections, basis, stats_model, ttl_aware)
+                           hash_bytes, curr_connections, basis, stats_model, ttl_aware,
+                           ttl_sizes_bytes, ttl_hit_ratios)
     SELECT %(id)s, %(org_id)s, srv.id, %(key_id)s, %(instance_id)s, %(window_start)s, %(window_end)s, %(now)s,
            %(limit_maxbytes)s, %(curve_points)s, %(cmd_get)s, %(get_hits)s, %(get_misses)s, %(bytes_used)s,
            %(curr_items)s, %(measured_hit_ratio)s, %(loss_ratio)s, %(flagged)s, %(payload_gzip)s,
            'pending', 0, %(enqueued_at)s, %(total_malloced)s, %(memory_full)s, %(evictions_total)s,
            %(hash_bytes)s, %(curr_connections)s, %(basis)s, CAST(%(stats_model)s AS jsonb),
-           %(ttl_aware)s
+           %(ttl_aware)s, %(ttl_sizes_bytes)s::float8[], %(ttl_hit_ratios)s::float8[]
     FROM srv
     ON CONFLICT (id) DO NOTHING
     RETURNING id, org_id
@@ -170,14 +172,20 @@ def _ttl_columns(classes: list[proto.SlabClass], n: int) -> dict[str, Float8Arra
 
 
 def ttl_aware(snap: proto.Snapshot) -> bool | None:
-    """Whether the window's sizing should use the TTL-aware class curves (issue 16): every class
-    carries them, and expiry changed the curve (the agent's sample read expired items, or its
-    TTL-aware working set is smaller than the oblivious one). None: no breakdown sent."""
-    if snap.ttl is None or not snap.classes:
+    """Whether the window's traffic carries TTLs (issue 16, the rule is hitcurve.ttl.carries_ttls:
+    expiry moves the agent's merged curve by >= TTL_CURVE_GAP_PP); the worker then sizes on the
+    merged TTL-aware curve. None: no breakdown sent."""
+    if snap.ttl is None or snap.ttl_points is None:
         return None
-    if any(c.curve.ttl_points is None for c in snap.classes):
-        return False
-    return snap.ttl.expired_reads > 0 or snap.ttl.working_set_bytes < snap.ttl.working_set_bytes_oblivious
+    return carries_ttls(snap.ttl_points, snap.ttl.oblivious_points)
+
+
+def _ttl_curve(snap: proto.Snapshot) -> tuple[Float8Array | None, Float8Array | None]:
+    """The merged TTL-aware curve as two float8[] parameters (NULL when not sent)."""
+    if snap.ttl_points is None:
+        return None, None
+    pts = np.asarray(snap.ttl_points, dtype=np.float64).reshape(-1, 2)
+    return Float8Array(pts[:, 0]), Float8Array(pts[:, 1])
 
 
 def gzip_payload(doc: bytes) -> bytes:
@@ -245,6 +253,7 @@ def store_snapshot(
         "basis": snap.basis or "watch",
         "stats_model": snap.stats_model.model_dump_json(exclude_none=True) if snap.stats_model else None,
         "ttl_aware": ttl_aware(snap),
+        **dict(zip(("ttl_sizes_bytes", "ttl_hit_ratios"), _ttl_curve(snap), strict=True)),
         **_class_columns(snap),
     }
     with get_engine().connect() as conn:

@@ -89,9 +89,13 @@ class Snapshot(Base):
     # over items, the fit's parameters and state); NULL for watch windows.
     basis: Mapped[str] = mapped_column(String(16), nullable=False, default="watch", server_default="watch")
     stats_model: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
-    # issue 16: the classes carry TTL-aware curves and expiry changed this window's curve (the
-    # worker then merges the TTL-aware ones); NULL from agents without the breakdown
+    # issue 16: the window's traffic carries TTLs (hitcurve/ttl.py: expiry moves the agent's curve
+    # by >= TTL_CURVE_GAP_PP); NULL from agents without the breakdown
     ttl_aware: Mapped[bool | None] = mapped_column(Boolean)
+    # issue 16: the agent's merged TTL-aware curve (bytes -> hit ratio), what sizing rests on when
+    # ttl_aware (hitcurve/ttl.py); NULL when the agent sent none
+    ttl_sizes_bytes: Mapped[list[float] | None] = mapped_column(FloatArray)
+    ttl_hit_ratios: Mapped[list[float] | None] = mapped_column(FloatArray)
     # The validated upload as the agent sent it, gzip-compressed JSON (the request body itself when
     # it came gzip). Stored as bytes, not JSONB: PostgreSQL neither parses nor re-compresses it
     # (storage EXTERNAL), which halves its CPU per upload. NULL once retention dropped it. Deferred:

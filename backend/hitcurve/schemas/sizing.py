@@ -98,6 +98,18 @@ class SizingAnswer(BaseModel):
         "wider (hitcurve/band.py STATS_ONLY_PER_DOUBLING_PP, measured against real memcached by "
         "bench/accuracy/bench_stats_only.py). mixed: a cluster whose servers rest on both",
     )
+    ttl_aware: bool = Field(
+        default=False,
+        description="issue 16: true when the server's traffic carries TTLs and the curve models expiry: "
+        "the answer rests on the agent's merged TTL-aware curve (SHARDS++ as in 'TTLs Matter', "
+        "EuroSys'24: an item leaves at its TTL, so a read past it is a miss at any size and expired "
+        "items take no memory), calibrated and policy-corrected like any curve. The traffic carries "
+        "TTLs when expiry moves the agent's curve by at least 1 pp at some size (hitcurve/ttl.py "
+        "TTL_CURVE_GAP_PP). false: the LRU slab-class curves (no TTLs that matter, an agent without "
+        "the breakdown, curve=optimal, or a simulated policy). Gap: touch/gat TTL changes are not in "
+        "memcached's watch stream, so an item whose TTL was extended that way is modelled as expiring "
+        "at its stored TTL",
+    )
     policy: str | None = Field(description="the replacement policy of a simulated basis")
     target_hit_ratio: float | None = None
     memory_bytes: int | None = Field(
@@ -173,6 +185,7 @@ class SizingAnswer(BaseModel):
                     "status": "ok",
                     "basis": "calibrated",
                     "data_basis": "watch",
+                    "ttl_aware": False,
                     "policy": None,
                     "target_hit_ratio": 0.92,
                     "memory_bytes": 12240656794,

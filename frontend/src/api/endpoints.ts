@@ -298,6 +298,7 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
     fullInSeconds: num(j.full_in_seconds),
     basis: j.policy ? `simulated ${j.policy}` : j.basis,
     dataBasis: dataBasis(j.data_basis, "watch"),
+    ttlAware: j.ttl_aware === true,
     curveAgeSeconds: num(j.curve?.age_seconds),
     reachable: status === "ok" || status === "warming_up",
     message: j.message ?? null,

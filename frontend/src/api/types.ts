@@ -140,6 +140,8 @@ export type Sizing = {
   basis: string;
   /** What the answer's curve rests on (the API's data_basis; "watch" from older backends). */
   dataBasis: DataBasis;
+  /** The curve models expiry (issue 16: the agent's TTL-aware curves, traffic with TTLs). */
+  ttlAware: boolean;
   curveAgeSeconds: number | null;
   reachable: boolean;
   message: string | null;

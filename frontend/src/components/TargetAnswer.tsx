@@ -136,8 +136,12 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
         )}
         <div>
           <dt>Basis</dt>
-          <dd data-testid="answer-basis" data-basis={sizing.dataBasis}>
-            {sizing.dataBasis === "stats_only" ? `${STATS_ONLY_LABEL} (model)` : sizing.basis}
+          <dd data-testid="answer-basis" data-basis={sizing.dataBasis} data-ttl-aware={sizing.ttlAware}>
+            {sizing.dataBasis === "stats_only"
+              ? `${STATS_ONLY_LABEL} (model)`
+              : sizing.ttlAware
+                ? `${sizing.basis}, TTL-aware (expired items are not capacity misses)`
+                : sizing.basis}
             {sizing.curveAgeSeconds !== null && `, curve ${formatDuration(sizing.curveAgeSeconds)} old`}
           </dd>
         </div>
