@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 # The simulator's own op codes (hitcurve_sim.GET/SET/DELETE); the agent's are 1 hit, 2 miss,
 # 3 set, 4 delete, 5 evict (evictions are memcached's own decisions, not requests).
 AGENT_TO_SIM = {1: 0, 2: 0, 3: 1, 4: 3}
+AGENT_MISS, AGENT_SET = 2, 3
 
 
 def sim_module() -> ModuleType:
@@ -48,6 +49,8 @@ class Trace:
     # the sample as a run states it: distinct keys and the traffic time it spans
     distinct_keys: int = 0
     span_seconds: float = 0.0
+    # look-aside refills left out (`refills`): SETs right after a miss of the same key
+    refills_dropped: int = 0
 
 
 def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
@@ -56,10 +59,11 @@ def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
     if not columns:
         raise PoisonInput("no trace chunks for this subject in the window")
     rate = Counter(rates).most_common(1)[0][0]
-    keep = [c for c, r in zip(columns, rates, strict=True) if r == rate]
-    if len(keep) < len(columns):
-        notes.append(f"{len(columns) - len(keep)} chunks with another sample rate than {rate} left out")
-    cat = {k: np.concatenate([c[k] for c in keep]) for k in ("ts_us", "key", "op", "size", "cost_us")}
+    same_rate = [c for c, r in zip(columns, rates, strict=True) if r == rate]
+    chunks = len(same_rate)
+    if chunks < len(columns):
+        notes.append(f"{len(columns) - chunks} chunks with another sample rate than {rate} left out")
+    cat = {k: np.concatenate([c[k] for c in same_rate]) for k in ("ts_us", "key", "op", "size", "cost_us")}
     order = np.argsort(cat["ts_us"], kind="stable")
     op = cat["op"][order]
     req = np.isin(op, list(AGENT_TO_SIM))
@@ -72,6 +76,8 @@ def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
     size = cat["size"][order][req].astype(np.int64)
     cost = cat["cost_us"][order][req].astype(np.float64)
     uniq, inv = np.unique(keys, return_inverse=True)
+    keep = ~refills(keys, op[req])
+    dropped = int(len(keep) - np.count_nonzero(keep))
     # A miss carries size 0 and a SET carries the cost of refilling it: spread each key's known
     # size (largest seen) and cost (mean of its samples) over all its requests.
     key_size = np.zeros(len(uniq), dtype=np.int64)
@@ -90,16 +96,37 @@ def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
     ts = cat["ts_us"][order][req]
     span = float(ts[-1] - ts[0]) / 1e6 if len(ts) else 0.0
     return Trace(
-        keys,
-        ops,
-        sizes,
-        key_cost[inv].astype(np.float64),
+        keys[keep],
+        ops[keep],
+        sizes[keep],
+        key_cost[inv].astype(np.float64)[keep],
         float(rate),
-        len(keep),
+        chunks,
         notes,
         distinct_keys=len(uniq),
         span_seconds=span,
+        refills_dropped=dropped,
     )
+
+
+def refills(keys: np.ndarray, agent_ops: np.ndarray) -> np.ndarray:
+    """The look-aside refills: a SET whose key's previous request was a miss (the client stores
+    what memcached, at today's size, did not have). They are a consequence of today's misses, not
+    requests of their own: replayed at a larger simulated size, where that read hit, the refill
+    replaces a resident item and resets its segmented-LRU state (FETCHED/ACTIVE, back to HOT), so
+    memcached's scan resistance above today's memory vanished from the simulation (scan mix at 4x:
+    mcslru 0.679 = LRU 0.678 on the agent's sample, 0.696 for real memcached). The simulator fills
+    on a miss anyway (fill_on_miss), so dropping them changes nothing where the read missed."""
+    n = len(keys)
+    out = np.zeros(n, dtype=bool)
+    if n < 2:
+        return out
+    by_key = np.lexsort((np.arange(n), keys))  # stable: time order within a key
+    same = keys[by_key][1:] == keys[by_key][:-1]
+    prev_miss = agent_ops[by_key][:-1] == AGENT_MISS
+    is_set = agent_ops[by_key][1:] == AGENT_SET
+    out[by_key[1:][same & prev_miss & is_set]] = True
+    return out
 
 
 def columns_from_protocol(records: dict[str, list[object]]) -> dict[str, np.ndarray]:
