@@ -79,6 +79,9 @@ class Basis:
     history_ends: list[float] = field(default_factory=list)
     # stream loss behind the curve above today's memory (windows.ghost_loss), for the band
     ghost_loss_ratio: float | None = None
+    # issue 14: how far the agent's ghost sees now (the newest window used; None: the agent does
+    # not say). Past it the curve is held flat, not measured: no "unreachable" there.
+    ghost_reach_bytes: float | None = None
     windows_used: int | None = None
     windows_note: str | None = None
     # Cluster answers: the nodes the -m is given for (memory_limit_bytes is per node).
@@ -308,9 +311,14 @@ def _window_curves(rows: list[Any], kind: CurveKind) -> list[windows.WindowCurve
                 bool(r.flagged),
                 int(r.ServerCurve.current_bytes),
                 r.ServerCurve.measured_hit_ratio,
+                _reach((r.ServerCurve.calibration or {}).get("ghost_reach_bytes")),
             )
         )
     return wins
+
+
+def _reach(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and math.isfinite(v) and v > 0 else None
 
 
 def answer_curve(
@@ -448,6 +456,7 @@ def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined |
     b.windows_used = len(comb.used)
     b.windows_note = comb.describe()
     b.ghost_loss_ratio = max(comb.loss_ratio, windows.ghost_loss(wins))
+    b.ghost_reach_bytes = comb.newest.ghost_reach_bytes
     b.info = b.info.model_copy(
         update={
             "window_end": comb.newest.window_end,
@@ -622,6 +631,18 @@ def _levelled_off(b: Basis) -> bool:
     return m.x_max >= 2 * cur > 0 and (m.y_max - m(0.8 * m.x_max)) * 100 < LEVEL_PP
 
 
+# The ghost counts as reaching the curve's end within this share of it (a filled ghost reports
+# K x N; the merged axis rounds to pages).
+REACH_SLACK = 0.02
+
+
+def _ghost_filling(b: Basis) -> bool:
+    """The agent says its ghost does not yet see out to the curve's end: the flat part past the
+    reach is held, not measured, so it proves nothing about what more memory gives."""
+    r = b.ghost_reach_bytes
+    return r is not None and r < (1.0 - REACH_SLACK) * b.main.x_max
+
+
 def _ceil(v: float | None) -> int | None:
     return None if v is None else int(math.ceil(v - 1e-9))
 
@@ -688,6 +709,18 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             msg = (
                 f"a hit rate of {target:.1%} needs more than {hb(b.main.x_max)} as far as the agent has "
                 f"seen (the curve reaches {b.main.y_max:.1%} there); it sees further once memcached is full"
+            )
+        elif _ghost_filling(b):
+            # the curve's end is the ghost's reach, not a measured plateau: a bound, not a no
+            status = "above_curve"
+            reach = float(b.ghost_reach_bytes or 0.0)
+            at_least = _ceil(max(reach, float(b.info.current_bytes or 0)))
+            msg = (
+                f"a hit rate of {target:.1%} needs more than {hb(at_least)}: the agent's ghost sees "
+                f"only that far so far (the curve reaches {b.main.y_max:.1%}); it sees out to "
+                f"{hb(b.main.x_max)} once memcached has evicted more, or further with a larger "
+                f"--ghost-factor (about {GHOST_BYTES_PER_KEY_PER_STEP} B of agent memory per tracked key "
+                "for each step)"
             )
         elif _levelled_off(b):
             status = "unreachable"

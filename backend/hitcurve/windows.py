@@ -31,6 +31,8 @@ class WindowCurve:
     flagged: bool
     current_bytes: int
     measured_hit_ratio: float | None
+    # issue 14: how far the agent's ghost saw in this window, on the memory axis (None: not said)
+    ghost_reach_bytes: float | None = None
 
 
 @dataclass(frozen=True)

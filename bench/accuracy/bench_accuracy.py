@@ -43,6 +43,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -417,6 +418,7 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
                 bool(s["loss"]["flagged"]),
                 int(sc["current_bytes"]),
                 s["measured"]["hit_ratio"],
+                (sc.get("calibration") or {}).get("ghost_reach_bytes"),
             )
         )
         facts[w.window_end] = [
@@ -456,6 +458,7 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
                 "error_pp": rows.accuracy["error_pp"] if rows.accuracy is not None else None,
             }
         )
+        out.records[-1]["ghost_reach_bytes"] = b.ghost_reach_bytes
         ratios = [sizing.ratio_answer(subject, b, float(x)) for x in sizes]
         memory = sizing.memory_answer(subject, b, target) if target is not None else None
         out.polls.append(Poll(end, ratios, memory, correction is not None))
@@ -555,6 +558,9 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
         "stability": {
             "polls": len(recs),
             "without": sum(1 for r in recs if r is None),
+            # what those polls answered for the target (issue 14: "unreachable" while the ghost
+            # was still filling, where the answer is a lower bound)
+            "statuses": dict(sorted(Counter(p.memory.status for p in polls).items())),
             "since_s": round(polls[0].window_end - meta["t0"], 1) if polls else None,
             "changes": changes,
             "raw_changes": raw_changes,
@@ -609,7 +615,8 @@ def print_result(r: dict) -> None:
         f"   stability: {st['changes']} change(s) of recommended_memory_limit_bytes over {st['polls']} polls "
         f"(from {st['since_s']:+} s of the measured phase on; target <= {MAX_CHANGES} over {STABLE_POLLS})"
         + ("" if st["changes"] <= MAX_CHANGES and st["polls"] >= STABLE_POLLS else "  MISSED")
-        + f"\n     {st['without']} poll(s) without one; the raw -m changed {st['raw_changes']} times "
+        + f"\n     {st['without']} poll(s) without one (answers {st['statuses']}); "
+        f"the raw -m changed {st['raw_changes']} times "
         f"(recommended {st['recommended_mib']} MiB, raw {st['raw_mib']} MiB)"
     )
     sys.stdout.flush()

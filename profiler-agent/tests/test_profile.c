@@ -191,6 +191,40 @@ static void test_live_events(void)
     hc_profile_free(p);
 }
 
+/* The curve reports how far its ghost sees: N before any eviction, N + evicted keys while the
+ * ghost fills, k*N once (k-1)*N evictions have entered it (the backend answers "unreachable" only
+ * where the curve is measured, issue 14). */
+static void test_ghost_reach(void)
+{
+    hc_profile *p = mk(8, 3, 0);
+    hc_profile_set_capacity(p, 5, 1000, 96);
+    for (uint64_t k = 1; k <= 1000; k++) { hc_profile_miss(p, 5, k, 10); hc_profile_set(p, 5, k, 10); }
+    hc_curve cv;
+    hc_profile_curve(p, 5, &cv);
+    CHECK(fabs(cv.ghost_reach_items - 1000) < 1e-9, "no eviction yet: reach N (%.1f)", cv.ghost_reach_items);
+    for (uint64_t k = 1; k <= 500; k++) hc_profile_evict(p, 5, k, 10);
+    hc_profile_curve(p, 5, &cv);
+    CHECK(fabs(cv.ghost_reach_items - 1500) < 1e-9, "500 evictions: reach N + 500 (%.1f)", cv.ghost_reach_items);
+    /* a key found again leaves the ghost (it is back in the cache) */
+    hc_profile_miss(p, 5, 7, 10);
+    hc_profile_set(p, 5, 7, 10);
+    hc_profile_curve(p, 5, &cv);
+    CHECK(cv.ghost_reach_items < 1500 && cv.ghost_reach_items >= 1498, "re-read key leaves: %.1f",
+          cv.ghost_reach_items);
+    /* memcached full: each new key evicts the oldest resident one (501.., then the new keys) */
+    uint64_t oldest = 501;
+    for (uint64_t k = 2000; k < 8000; k++) {
+        hc_profile_miss(p, 5, k, 10);
+        hc_profile_set(p, 5, k, 10);
+        hc_profile_evict(p, 5, oldest, 10);
+        oldest = oldest == 1000 ? 2000 : oldest + 1;
+    }
+    hc_profile_curve(p, 5, &cv);
+    CHECK(fabs(cv.ghost_reach_items - 3000) < 1e-9, "filled ghost: reach k*N (%.1f)", cv.ghost_reach_items);
+    CHECK(cv.size_items[cv.npoints - 1] == 3000, "the curve's points span k*N regardless");
+    hc_profile_free(p);
+}
+
 /* Keys with any bytes: hashes of binary keys (NUL, 0xFF, 250 bytes) are distinct keys. */
 static void test_binary_keys(void)
 {
@@ -241,6 +275,7 @@ int main(void)
     test_exact_at_N();
     test_accuracy_zipf();
     test_live_events();
+    test_ghost_reach();
     test_binary_keys();
     test_memory_bound();
     return TEST_DONE();

@@ -58,6 +58,9 @@ class ClassCurve:
     requests: float
     sizes: FloatArray
     hits: FloatArray
+    # how far the agent's ghost sees now, in items (N + the evicted keys it holds; None: an older
+    # agent that does not say): past it the points are held flat, not measured
+    ghost_reach_items: float | None = None
 
     @property
     def items_per_page(self) -> float:
@@ -90,11 +93,31 @@ def class_from_protocol(cls: Mapping[str, Any]) -> ClassCurve:
             requests=float(cls.get("requests") or 0.0),
             sizes=pts[:, 0].copy(),
             hits=pts[:, 1].copy(),
+            ghost_reach_items=(
+                float(curve["ghost_reach_items"]) if curve.get("ghost_reach_items") is not None else None
+            ),
         )
     except (KeyError, TypeError) as exc:
         raise MergeInputError(f"class {cls.get('id') if isinstance(cls, Mapping) else '?'}: {exc!r}") from exc
     validate_class(out)
     return out
+
+
+def ghost_reach_bytes(classes: Sequence[ClassCurve], current_bytes: float) -> float | None:
+    """How far the server's curve is measured now, in its memory: the smallest reach / today's
+    items over the classes that carry reads (a class's ghost still filling leaves the joined curve
+    flat past that factor of today's memory, as merge's valid_max does for the points' span).
+    None when a weighted class does not report its reach (an older agent) or nothing is cached."""
+    factors = []
+    for c in classes:
+        if c.requests <= 0 or c.current_items <= 0:
+            continue
+        if c.ghost_reach_items is None:
+            return None
+        factors.append(max(c.ghost_reach_items, float(c.current_items)) / float(c.current_items))
+    if not factors or current_bytes <= 0:
+        return None
+    return min(factors) * current_bytes
 
 
 def _class_curve(

@@ -24,7 +24,7 @@ from hitcurve import band as band_model
 from hitcurve import windows
 from hitcurve.curves import fit_stored
 from hitcurve_worker.calibrate import FLAT_TOLERANCE, Calibration, calibrate, curve_at, uncertainty_band
-from hitcurve_worker.merge import ClassCurve, MergeResult, merge
+from hitcurve_worker.merge import ClassCurve, MergeResult, ghost_reach_bytes, merge
 from hitcurve_worker.policy_correction import Correction
 from hitcurve_worker.policy_correction import apply as apply_correction
 
@@ -136,6 +136,9 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         "history_windows": len(history),
         "model_error_pp": model_error * 100.0,
         "policy_correction": applied.info,
+        # issue 14: how far the agent's ghost sees now, on the memory axis (None: the agent does not
+        # say); the API answers "unreachable" only when this covers the curve's end
+        "ghost_reach_bytes": ghost_reach_bytes(inp.classes, res.current_bytes),
         # issue 16: what the model curve is ("ttl_aware": the agent's merged TTL-aware curve)
         "ttl_aware": inp.ttl_curve is not None,
     }

@@ -146,6 +146,9 @@ class Curve(_Strict):
     current_items: Items
     points: ItemPoints
     ttl_points: ItemPoints | None = None  # issue 16: the same sizes with expiry modelled (SHARDS++)
+    # issue 14: how far the agent's ghost sees now (N + the evicted keys it holds, at most K x N);
+    # the points past it are held flat, not measured. Older agents omit it.
+    ghost_reach_items: Items | None = None
 
 
 # --- issue 16's breakdown (optional; docs/agent-protocol.md "Breakdown") -----------------------

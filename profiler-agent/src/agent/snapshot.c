@@ -50,6 +50,11 @@ static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *
                           (json_int_t)cv.reads, "curve", "unit", "items", "current_items",
                           (json_int_t)cv.capacity_items, "points", pts, "hits_observed",
                           (json_int_t)cv.hits_observed, "sample_rate", cv.sample_rate);
+    /* How far the ghost sees now: the backend answers "unreachable" only where the curve is
+     * measured, and a lower bound beyond this (issue 14: a target above today's memory read
+     * "unreachable" while the ghost was still filling after the warm-up). */
+    json_object_set_new(json_object_get(o, "curve"), "ghost_reach_items",
+                        json_integer((json_int_t)llround(cv.ghost_reach_items)));
     double mean, p50, p90, p99;
     uint64_t n = ag_costs_summary(&f->costs, c, &mean, &p50, &p90, &p99);
     if (n > 0)

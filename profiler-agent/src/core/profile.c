@@ -632,6 +632,9 @@ int hc_profile_curve(const hc_profile *p, int clsid, hc_curve *out)
     out->hits_observed = k->hits_obs;
     out->sampled_reads = p->cfg.sampling != HC_SAMPLE_OFF ? k->reads : k->sampled_w;
     out->sample_rate = p->rate;
+    /* Ghost counts are in sampled items (the class's ghost covers (k-1) * R * N positions). */
+    double ghost_items = k->has_ghost && p->rate > 0 ? ghost_entries(&k->g) / p->rate : 0;
+    out->ghost_reach_items = fmin((double)k->cap_items + ghost_items, span);
     free(H);
     return 0;
 }

@@ -117,6 +117,11 @@ typedef struct hc_curve {
     uint64_t hits_observed;       /* HIT events seen (or emulated hits) */
     double sampled_reads;         /* read events of sampled keys (after SHARDS_adj: expected) */
     double sample_rate;           /* current sampling rate (1 when off) */
+    double ghost_reach_items;     /* how far the curve is seen now: N + the keys the ghost holds
+                                     (unsampled items), at most k*N. The ghost fills only with
+                                     evictions, so after memcached fills it takes (k-1)*N of them
+                                     before the curve is measured out to k*N; beyond this size the
+                                     points are held flat, not measured. */
 } hc_curve;
 
 typedef struct hc_profile_stats {
