@@ -36,15 +36,14 @@ from sqlalchemy import select  # noqa: E402
 
 from hitcurve.api.deps import Principal  # noqa: E402
 from hitcurve.core.db import get_sessionmaker  # noqa: E402
-from hitcurve.core.security import AGENT_KEY_PREFIX, hash_password, new_secret, sha256_hex  # noqa: E402
+from hitcurve.core.security import AGENT_KEY_PREFIX, new_secret, sha256_hex  # noqa: E402
+from hitcurve.crud.accounts import create_account  # noqa: E402
 from hitcurve.crud.curves import latest_server_curve  # noqa: E402
 from hitcurve.crud.ingest import store_snapshot  # noqa: E402
 from hitcurve.models import (  # noqa: E402
     AgentKey,
     Alert,
     Cluster,
-    Membership,
-    Organization,
     Server,
     SimulationResult,
     SimulationRun,
@@ -82,11 +81,7 @@ def main() -> None:
         if db.execute(select(User.id).where(User.email == EMAIL)).first():
             print(f"seed: {EMAIL} exists, nothing to do")
             return
-        user = User(email=EMAIL, display_name="Demo User", password_hash=hash_password(PASSWORD))
-        org = Organization(name="Demo Org")
-        db.add_all([user, org])
-        db.flush()
-        db.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
+        user, org = create_account(db, EMAIL, PASSWORD, "Demo User", "Demo Org")
         cluster = Cluster(
             org_id=org.id,
             name="web-cache",
@@ -251,10 +246,12 @@ def seed_dashboard() -> None:
     rnd = random.Random(7)
     now = datetime.now(UTC).replace(microsecond=0)
     api = _Api()
-    me = api.post(
-        "/auth/signup",
-        {"email": E2E_EMAIL, "password": E2E_PASSWORD, "display_name": "E2E", "org_name": "Hitcurve Demo"},
-    )
+    # the operator's account, confirmed from the start (a sign-up through the API waits for its
+    # mailed link; e2e/tests/interactions.spec.ts goes that way)
+    with Session() as db:
+        create_account(db, E2E_EMAIL, E2E_PASSWORD, "E2E", "Hitcurve Demo")
+        db.commit()
+    me = api.post("/auth/login", {"email": E2E_EMAIL, "password": E2E_PASSWORD}, expect=200)
     org_id = uuid.UUID(me["org_id"])
     api.post("/orgs", {"name": "Staging"})
     web = api.post(

@@ -51,11 +51,10 @@ def test_weak_new_password_is_refused_on_change(account: Account) -> None:
 
 
 def test_cookies_are_secure_over_https_only(app: Any) -> None:
-    email = f"s{uuid.uuid4().hex[:8]}@example.com"
-    body = {"email": email, "password": PASSWORD, "org_name": "S"}
+    email = new_account(app, org_name="S").email
     with TestClient(app, base_url="https://hitcurve.example") as https:
-        r = https.post("/api/v1/auth/signup", json=body)
-        assert r.status_code == 201
+        r = https.post("/api/v1/auth/login", json={"email": email, "password": PASSWORD})
+        assert r.status_code == 200
         cookies = r.headers.get_list("set-cookie")
         assert len(cookies) == 2 and all("; secure" in c.lower() for c in cookies), cookies
     with TestClient(app) as http:
@@ -67,17 +66,17 @@ def test_cookies_are_secure_over_https_only(app: Any) -> None:
 def test_forwarded_proto_counts_only_from_a_trusted_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import _fresh_app
 
-    email = f"p{uuid.uuid4().hex[:8]}@example.com"
-    body = {"email": email, "password": PASSWORD, "org_name": "P"}
+    email = new_account(_fresh_app(), org_name="P").email
+    body = {"email": email, "password": PASSWORD}
     spoof = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"}
     with TestClient(_fresh_app()) as c:  # default: no proxy trusted
-        r = c.post("/api/v1/auth/signup", json=body, headers=spoof)
-        assert r.status_code == 201
+        r = c.post("/api/v1/auth/login", json=body, headers=spoof)
+        assert r.status_code == 200
         assert not any("secure" in x.lower() for x in r.headers.get_list("set-cookie"))
     # TestClient's peer address is "testclient": trusting it stands for a real proxy in front.
     monkeypatch.setenv("HITCURVE_TRUSTED_PROXIES", "testclient")
     with TestClient(_fresh_app()) as c:
-        r = c.post("/api/v1/auth/login", json={"email": email, "password": PASSWORD}, headers=spoof)
+        r = c.post("/api/v1/auth/login", json=body, headers=spoof)
         assert r.status_code == 200
         assert all("; secure" in x.lower() for x in r.headers.get_list("set-cookie"))
     monkeypatch.delenv("HITCURVE_TRUSTED_PROXIES")

@@ -1,15 +1,21 @@
-"""Sign-up, log-in (argon2id, throttling), sessions with CSRF, password change, org switching, roles."""
+"""Sign-up confirmed by e-mail (no answer tells whether an address is registered), log-in
+(argon2id, throttling), sessions with CSRF, password change, org switching, roles."""
 
+import re
 import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import select
+from sqlalchemy import func, select, update
 
-from conftest import PASSWORD, new_account
+from conftest import PASSWORD, Inbox, new_account
+from hitcurve.api.routes.auth import SIGNUP_ANSWER
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import sha256_hex
-from hitcurve.models import AuditLog, User, UserSession
+from hitcurve.crud.accounts import MAX_SIGNUP_MAILS_PER_HOUR
+from hitcurve.models import AuditLog, SignupRequest, User, UserSession
 
 
 def _actions(org_id: str) -> list[str]:
@@ -21,17 +27,179 @@ def _actions(org_id: str) -> list[str]:
         )
 
 
-def test_signup_creates_owner_session_and_argon2id_hash(account) -> None:
-    me = account.get("/api/v1/auth/me").json()
-    assert me["role"] == "owner" and me["user"]["email"] == account.email
-    assert me["csrf_token"] == account.client.cookies.get("hitcurve_csrf")
+def _signup(c: TestClient, email: str, password: str = PASSWORD, org: str = "Acme") -> Any:
+    return c.post("/api/v1/auth/signup", json={"email": email, "password": password, "org_name": org})
+
+
+def _body(msg: Any) -> str:
+    return str(msg.get_body(preferencelist=("plain",)).get_content())
+
+
+def test_signup_confirmed_by_mail_creates_owner_session_and_argon2id_hash(app, inbox: Inbox) -> None:
+    c = TestClient(app)
+    email = f"n{uuid.uuid4().hex[:10]}@example.com"
+    r = _signup(c, email.upper())
+    assert r.status_code == 202 and r.json() == {"detail": SIGNUP_ANSWER}, r.text
+    assert "set-cookie" not in r.headers and c.get("/api/v1/auth/me").status_code == 401
+    (mail,) = inbox.to(email)
+    assert mail["Subject"] == "Confirm your e-mail for Hitcurve"
+    token = inbox.link(email, "/signup/confirm/")
+    ok = c.post("/api/v1/auth/signup/confirm", json={"token": token})
+    assert ok.status_code == 201, ok.text
+    me = c.get("/api/v1/auth/me").json()
+    assert me["role"] == "owner" and me["user"]["email"] == email and me["org_name"] == "Acme"
+    assert me["csrf_token"] == c.cookies.get("hitcurve_csrf")
+    cookies = ok.headers.get_list("set-cookie")
+    session = next(h for h in cookies if h.startswith("hitcurve_session="))
+    csrf = next(h for h in cookies if h.startswith("hitcurve_csrf="))
+    assert "HttpOnly" in session and "SameSite=lax" in session
+    assert "HttpOnly" not in csrf
     with get_sessionmaker()() as db:
-        user = db.execute(select(User).where(User.email == account.email)).scalar_one()
+        user = db.execute(select(User).where(User.email == email)).scalar_one()
         assert user.password_hash.startswith("$argon2id$") and PASSWORD not in user.password_hash
-        secret = account.client.cookies.get("hitcurve_session")
+        secret = c.cookies.get("hitcurve_session")
         sess = db.execute(select(UserSession).where(UserSession.user_id == user.id)).scalar_one()
         assert sess.token_hash == sha256_hex(secret) and secret not in sess.token_hash
-    assert "user.signup" in _actions(account.org_id)
+        # the link's secret is stored only as its SHA-256
+        assert db.execute(
+            select(SignupRequest.token_hash).where(SignupRequest.email == email)
+        ).scalar_one() == (sha256_hex(token))
+    assert "user.signup" in _actions(me["org_id"])
+
+
+def test_signup_does_not_tell_whether_an_email_is_registered(app, account, inbox: Inbox) -> None:
+    """A registered and a new address get the same answer (status, headers that matter, body);
+    the mail says which: a confirmation link, or a notice to log in or reset the password."""
+    c = TestClient(app)
+    new = f"fresh-{uuid.uuid4().hex[:8]}@example.com"
+    attacker_password = "an attacker's chosen passphrase"
+    answers = []
+    for email in (account.email.upper(), new):
+        r = _signup(c, email, attacker_password, "Mine now")
+        answers.append(
+            (r.status_code, r.content, r.headers.get("content-type"), r.headers.get_list("set-cookie"))
+        )
+    assert answers[0] == answers[1] == (202, answers[0][1], "application/json", [])
+    assert answers[0][1] == ('{"detail":"' + SIGNUP_ANSWER + '"}').encode()
+    (notice,) = inbox.to(account.email)
+    (confirm,) = inbox.to(new)
+    assert (
+        notice["Subject"] == "Your Hitcurve account"
+        and confirm["Subject"] == "Confirm your e-mail for Hitcurve"
+    )
+    text = _body(notice)
+    assert "already has one" in text and "/login" in text and "/forgot-password" in text
+    assert "/signup/confirm/" not in text
+    assert "/signup/confirm/" in _body(confirm)
+    # the registered account is untouched: its password still works, the sign-up's does not
+    fresh = TestClient(app)
+    assert (
+        fresh.post(
+            "/api/v1/auth/login", json={"email": account.email, "password": attacker_password}
+        ).status_code
+        == 401
+    )
+    assert (
+        fresh.post("/api/v1/auth/login", json={"email": account.email, "password": PASSWORD}).status_code
+        == 200
+    )
+    assert {o["org_name"] for o in fresh.get("/api/v1/orgs").json()} == {"Acme"}
+    # both paths hash the password once and verify none: same work whichever the address is
+    assert (
+        _kdf_calls(lambda: _signup(c, account.email, attacker_password))
+        == _kdf_calls(lambda: _signup(c, f"other-{uuid.uuid4().hex[:8]}@example.com", attacker_password))
+        == {"hash": 1, "verify": 0}
+    )
+
+
+def test_unconfirmed_signup_cannot_log_in_and_the_link_confirms_once(app, inbox: Inbox) -> None:
+    c = TestClient(app)
+    email = f"u{uuid.uuid4().hex[:10]}@example.com"
+    assert _signup(c, email).status_code == 202
+    before = c.post("/api/v1/auth/login", json={"email": email, "password": PASSWORD})
+    unknown = c.post("/api/v1/auth/login", json={"email": f"x{email}", "password": PASSWORD})
+    assert before.status_code == unknown.status_code == 401 and before.json() == unknown.json()
+    assert before.json()["code"] == "bad_credentials"
+    token = inbox.link(email, "/signup/confirm/")
+    assert c.post("/api/v1/auth/signup/confirm", json={"token": token}).status_code == 201
+    assert (
+        TestClient(app).post("/api/v1/auth/login", json={"email": email, "password": PASSWORD}).status_code
+        == 200
+    )
+    again = TestClient(app).post("/api/v1/auth/signup/confirm", json={"token": token})
+    assert again.status_code == 400 and again.json()["code"] == "signup_invalid"
+    # an altered link does not confirm anything
+    r = TestClient(app).post(
+        "/api/v1/auth/signup/confirm", json={"token": token[:-1] + ("A" if token[-1] != "A" else "B")}
+    )
+    assert r.status_code == 400
+    # a second sign-up of the now registered address gets the notice, and its earlier links stay dead
+    assert _signup(c, email).status_code == 202
+    assert inbox.to(email)[-1]["Subject"] == "Your Hitcurve account"
+    with get_sessionmaker()() as db:
+        assert db.execute(select(func.count()).select_from(User).where(User.email == email)).scalar_one() == 1
+
+
+def test_signup_links_expire_and_one_address_gets_few_mails(app, inbox: Inbox) -> None:
+    c = TestClient(app)
+    email = f"e{uuid.uuid4().hex[:10]}@example.com"
+    assert _signup(c, email).status_code == 202
+    token = inbox.link(email, "/signup/confirm/")
+    with get_sessionmaker()() as db:
+        db.execute(
+            update(SignupRequest)
+            .where(SignupRequest.email == email)
+            .values(expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+        db.commit()
+    assert c.post("/api/v1/auth/signup/confirm", json={"token": token}).status_code == 400
+    for _ in range(MAX_SIGNUP_MAILS_PER_HOUR + 2):
+        assert _signup(c, email).json() == {"detail": SIGNUP_ANSWER}
+    assert len(inbox.to(email)) == MAX_SIGNUP_MAILS_PER_HOUR
+    # two open links of one address: the first followed makes the account, the other is spent
+    first, second = [m for m in inbox.to(email)][-2:]
+    t1 = re.findall(r"/signup/confirm/([A-Za-z0-9_-]+)", _body(first))[0]
+    t2 = re.findall(r"/signup/confirm/([A-Za-z0-9_-]+)", _body(second))[0]
+    assert c.post("/api/v1/auth/signup/confirm", json={"token": t2}).status_code == 201
+    assert TestClient(app).post("/api/v1/auth/signup/confirm", json={"token": t1}).status_code == 400
+
+
+def _kdf_calls(fn: Any) -> dict[str, int]:
+    """How often fn made the service hash and verify a password (argon2id)."""
+    from hitcurve.core import security
+
+    real = security._hasher()
+    calls = {"hash": 0, "verify": 0}
+
+    class Counting:
+        def hash(self, pw: str) -> str:
+            calls["hash"] += 1
+            return real.hash(pw)
+
+        def verify(self, h: str, pw: str) -> bool:
+            calls["verify"] += 1
+            return real.verify(h, pw)
+
+    orig = security._hasher
+    security._hasher = lambda: Counting()  # type: ignore[assignment]
+    try:
+        fn()
+    finally:
+        security._hasher = orig  # type: ignore[assignment]
+    return calls
+
+
+def test_login_does_the_same_work_for_unknown_and_registered_emails(app, account) -> None:
+    """An unknown e-mail's log-in verifies a dummy hash: the answer takes as long as a wrong
+    password's (counted, not timed: the KDF is what costs)."""
+    c = TestClient(app)
+    unknown = _kdf_calls(
+        lambda: c.post("/api/v1/auth/login", json={"email": "nobody@example.com", "password": "x y z w"})
+    )
+    wrong = _kdf_calls(
+        lambda: c.post("/api/v1/auth/login", json={"email": account.email, "password": "x y z w"})
+    )
+    assert unknown == wrong == {"hash": 0, "verify": 1}
 
 
 def test_production_argon2id_parameters(monkeypatch) -> None:
@@ -54,25 +222,8 @@ def test_production_argon2id_parameters(monkeypatch) -> None:
         security._hasher.cache_clear()
 
 
-def test_session_cookie_is_httponly_and_csrf_cookie_readable(app) -> None:
+def test_signup_errors(app) -> None:
     c = TestClient(app)
-    r = c.post(
-        "/api/v1/auth/signup",
-        json={"email": f"c{uuid.uuid4().hex[:8]}@example.com", "password": PASSWORD, "org_name": "Cookies"},
-    )
-    cookies = r.headers.get_list("set-cookie")
-    session = next(h for h in cookies if h.startswith("hitcurve_session="))
-    csrf = next(h for h in cookies if h.startswith("hitcurve_csrf="))
-    assert "HttpOnly" in session and "SameSite=lax" in session
-    assert "HttpOnly" not in csrf
-
-
-def test_signup_errors(app, account) -> None:
-    c = TestClient(app)
-    dup = c.post(
-        "/api/v1/auth/signup", json={"email": account.email.upper(), "password": PASSWORD, "org_name": "X"}
-    )
-    assert dup.status_code == 409 and dup.json()["code"] == "email_taken"
     short = c.post(
         "/api/v1/auth/signup", json={"email": "a@example.com", "password": "short", "org_name": "X"}
     )

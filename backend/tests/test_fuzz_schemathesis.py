@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,11 +84,16 @@ def live_server(migrated_db: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def credentials(live_server: str) -> dict[str, Any]:
     # generous: the first upload starts the server's decoder process (hitcurve.uploads)
+    from hitcurve.core.db import get_sessionmaker
+    from hitcurve.crud.accounts import create_account
+
+    email = f"fuzz-{uuid.uuid4().hex[:8]}@example.com"
+    with get_sessionmaker()() as db:  # a confirmed account (sign-up confirms through a mailed link)
+        create_account(db, email, PASSWORD, "", "Fuzz")
+        db.commit()
     c = httpx.Client(base_url=live_server, timeout=120)
-    r = c.post(
-        "/api/v1/auth/signup", json={"email": "fuzz@example.com", "password": PASSWORD, "org_name": "Fuzz"}
-    )
-    assert r.status_code == 201, r.text
+    r = c.post("/api/v1/auth/login", json={"email": email, "password": PASSWORD})
+    assert r.status_code == 200, r.text
     csrf = c.cookies["hitcurve_csrf"]
     session = c.cookies["hitcurve_session"]
     h = {"X-CSRF-Token": csrf}

@@ -26,6 +26,7 @@ EXPECTED = {
     "login_attempts",
     "invitations",
     "password_resets",
+    "signup_requests",
     "agent_keys",
     "api_tokens",
     "clusters",

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { test } from "@playwright/test";
-import { EMAIL, MAILS, PASSWORD, expect, linkFromMail, logIn, shots } from "./helpers";
+import { EMAIL, MAILS, PASSWORD, expect, linkFromMail, logIn, shots, signUpConfirmed } from "./helpers";
 
 test("password reset by e-mail: same answer for unknown e-mails, single-use link, weak password refused", async ({ page, browser }) => {
   const started = Date.now();
@@ -60,8 +60,7 @@ test("an invitation joins the organization only when the invited user accepts it
   // the invitee has an account of their own
   const ctx = await browser.newContext();
   const p2 = await ctx.newPage();
-  const signup = await p2.request.post("/api/v1/auth/signup", { data: { email: invitee, password: invPassword, org_name: "Invitee Org" } });
-  expect(signup.status()).toBe(201);
+  await signUpConfirmed(p2, invitee, invPassword, "Invitee Org");
   // the owner invites them
   await logIn(page);
   const csrf = (await page.context().cookies()).find((c) => c.name === "hitcurve_csrf")!.value;

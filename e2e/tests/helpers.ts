@@ -114,3 +114,15 @@ export async function shots(page: Page, name: string) {
   expect(overflow, `${name} at 390 px scrolls sideways`).toBeLessThanOrEqual(0);
   await page.setViewportSize({ width: 1280, height: 800 });
 }
+
+/** A new account of its own for a check, made as a user makes one: sign up (202, "check your
+ * inbox"), then follow the link mailed to the address (to the SMTP sink), which logs the page's
+ * context in. */
+export async function signUpConfirmed(page: Page, email: string, password: string, orgName: string) {
+  const started = Date.now();
+  const signup = await page.request.post("/api/v1/auth/signup", { data: { email, password, org_name: orgName } });
+  expect(signup.status()).toBe(202);
+  const link = await linkFromMail(email, "/signup/confirm/", started);
+  const confirmed = await page.request.post("/api/v1/auth/signup/confirm", { data: { token: link.split("/").pop() } });
+  expect(confirmed.status(), await confirmed.text()).toBe(201);
+}

@@ -1,5 +1,5 @@
 import { test } from "@playwright/test";
-import { api, expect, logIn, plain, serverId } from "./helpers";
+import { api, expect, linkFromMail, logIn, plain, serverId, shots } from "./helpers";
 
 test("hover reads the curve out; brushing zooms, and Reset zoom restores the full range", async ({ page }) => {
   await logIn(page);
@@ -45,12 +45,20 @@ test("starting a simulation posts the chosen policies and shows the new run wait
   expect(runs[0].status).toBe("pending");
 });
 
-test("a new visitor signs up and lands on an empty organization with install instructions", async ({ page }) => {
+test("a new visitor signs up, confirms the mailed link and lands on an empty organization with install instructions", async ({ page }) => {
+  const started = Date.now();
+  const email = `fresh-${started}@example.com`;
   await page.goto("/signup");
   await page.getByLabel("Organization name").fill("Fresh Co");
-  await page.getByLabel("E-mail").fill(`fresh-${Date.now()}@example.com`);
+  await page.getByLabel("E-mail").fill(email);
   await page.getByLabel("Password").fill("a long enough password");
   await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page.getByRole("heading", { name: "Check your inbox" })).toBeVisible();
+  await shots(page, "signup-check-inbox");
+  // not an account yet: the password does not log in before the link is followed
+  const early = await page.request.post("/api/v1/auth/login", { data: { email, password: "a long enough password" } });
+  expect(early.status()).toBe(401);
+  await page.goto(await linkFromMail(email, "/signup/confirm/", started));
   await expect(page.getByText("No agent has reported yet")).toBeVisible();
   await expect(page.getByTestId("org-switch")).toHaveValue(/.+/);
   await expect(page.getByTestId("org-switch").locator("option")).toHaveText(["Fresh Co"]);

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { api, expect, freePort, logIn, plain, waitPort } from "./helpers";
+import { api, expect, freePort, logIn, plain, signUpConfirmed, waitPort } from "./helpers";
 
 // Onboarding as a new operator does it: the copy-paste block of the Agents page, run for real.
 // A real memcached and the real agent (bin/hitcurve-agent, built by `make build`) are started
@@ -38,10 +38,7 @@ test.describe("agents page onboarding", () => {
 
     // An organization of its own, so the server this test registers changes no other check's data.
     const email = `onboard-${Date.now()}@example.com`;
-    const signup = await page.request.post("/api/v1/auth/signup", {
-      data: { email, password: "correct horse battery staple", org_name: "Onboarding" },
-    });
-    expect(signup.status()).toBe(201);
+    await signUpConfirmed(page, email, "correct horse battery staple", "Onboarding");
     const csrf = (await context.cookies()).find((c) => c.name === "hitcurve_csrf")!.value;
     const made = await page.request.post("/api/v1/clusters", { data: { name: "sessions", target_hit_ratio: 0.8 }, headers: { "X-CSRF-Token": csrf } });
     expect(made.status()).toBe(201);

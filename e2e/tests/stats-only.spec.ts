@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { api, expect, freePort, waitPort } from "./helpers";
+import { api, expect, freePort, signUpConfirmed, waitPort } from "./helpers";
 
 // Issue 15, end to end: a real memcached that refuses `watch` (-W, as ElastiCache Serverless
 // does), the real agent (it falls back to its stats-only mode) uploading to this backend, the
@@ -47,10 +47,7 @@ test.describe("stats-only mode end to end", () => {
     await waitPort(mcPort);
 
     // An organization of its own, so this server changes no other check's data.
-    const signup = await page.request.post("/api/v1/auth/signup", {
-      data: { email: `stats-only-${Date.now()}@example.com`, password: "correct horse battery staple", org_name: "Serverless" },
-    });
-    expect(signup.status()).toBe(201);
+    await signUpConfirmed(page, `stats-only-${Date.now()}@example.com`, "correct horse battery staple", "Serverless");
     const csrf = (await context.cookies()).find((c) => c.name === "hitcurve_csrf")!.value;
     const made = await page.request.post("/api/v1/agent-keys", { data: { name: "serverless" }, headers: { "X-CSRF-Token": csrf } });
     expect(made.status()).toBe(201);

@@ -5,7 +5,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { expect, freePort, plain } from "./helpers";
+import { expect, freePort, plain, signUpConfirmed } from "./helpers";
 
 // Issue 14, warm-up end to end: a real memcached (-m 16) filling under traffic from this test,
 // the real agent (2 s windows) uploading to the real backend, a real Celery worker computing the
@@ -210,10 +210,7 @@ test.describe("warm-up, live", () => {
     const address = `127.0.0.1:${mcPort}`;
 
     // An organization of its own, a cluster with a target the hot set reaches, an agent key.
-    const signup = await page.request.post("/api/v1/auth/signup", {
-      data: { email: `warmup-${Date.now()}@example.com`, password: "correct horse battery staple", org_name: "Warm-up" },
-    });
-    expect(signup.status()).toBe(201);
+    await signUpConfirmed(page, `warmup-${Date.now()}@example.com`, "correct horse battery staple", "Warm-up");
     const csrf = (await context.cookies()).find((c) => c.name === "hitcurve_csrf")!.value;
     const headers = { "X-CSRF-Token": csrf };
     const cluster = await page.request.post("/api/v1/clusters", { data: { name: "sessions", target_hit_ratio: 0.5 }, headers });

@@ -1,10 +1,10 @@
-import { useEffect, useState, type ReactNode } from "react";
+import { useCallback, useEffect, useState, type ReactNode } from "react";
 import { ApiError, onUnauthorized } from "./api/client";
 import { fetchSession, logOut, switchOrg } from "./api/endpoints";
 import type { Session } from "./api/types";
 import { Link } from "./components/Link";
 import { ErrorState, Loading } from "./components/States";
-import { ForgotPasswordPage, InvitePage, ResetPasswordPage, UnsubscribePage } from "./pages/AccountPages";
+import { ConfirmSignupPage, ForgotPasswordPage, InvitePage, ResetPasswordPage, UnsubscribePage } from "./pages/AccountPages";
 import { AgentsPage } from "./pages/AgentsPage";
 import { AlertsPage } from "./pages/AlertsPage";
 import { AuthPage } from "./pages/AuthPages";
@@ -36,11 +36,18 @@ export function App() {
       });
   }, [attempt]);
   useEffect(() => onUnauthorized(() => setBoot({ state: "anonymous" })), []);
+  // A confirmed sign-up (the mailed link) logs in and goes on where the sign-up started.
+  const confirmed = useCallback((session: Session, next: string) => {
+    setBoot({ state: "in", session });
+    navigate(next, true);
+  }, []);
 
   // Links from account e-mails work logged in or not.
   const reset = matchPath("/reset-password/:token", location);
   if (reset) return <ResetPasswordPage token={reset.token} />;
   if (matchPath("/forgot-password", location)) return <ForgotPasswordPage />;
+  const confirm = matchPath("/signup/confirm/:token", location);
+  if (confirm) return <ConfirmSignupPage token={confirm.token} onSession={confirmed} />;
   const unsub = matchPath("/unsubscribe/:token", location);
   if (unsub) return <UnsubscribePage token={unsub.token} />;
   if (boot.state === "loading") return <Loading what="Hitcurve" />;
@@ -66,7 +73,7 @@ export function App() {
       const safe = next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
       if (location.startsWith("/login") || location.startsWith("/signup")) navigate(safe, true);
     };
-    return <AuthPage mode={location.startsWith("/signup") ? "signup" : "login"} onSession={onSession} />;
+    return <AuthPage mode={location.startsWith("/signup") ? "signup" : "login"} onSession={onSession} next={queryParam(location, "next")} />;
   }
   const setSession = (s: Session | null) => setBoot(s ? { state: "in", session: s } : { state: "anonymous" });
   return (

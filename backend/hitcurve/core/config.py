@@ -69,9 +69,10 @@ class Settings(BaseSettings):
     # voids the links in e-mails already sent. Unset, a key is derived from database_url, which
     # every process of an install already shares and keeps secret (hitcurve.core.signing).
     secret_key: SecretStr | None = None
-    # Seconds an invitation and a password-reset link stay valid.
+    # Seconds an invitation, a password-reset and a sign-up confirmation link stay valid.
     invitation_ttl_s: int = 7 * 24 * 3600
     password_reset_ttl_s: int = 3600
+    signup_ttl_s: int = 24 * 3600
     # Workers: a worker counts as alive while its heartbeat (a Redis key it refreshes every
     # worker_heartbeat_s) is younger than worker_stale_s. /health says degraded when none is
     # alive or the oldest upload waiting for a worker is older than max_queue_lag_s.

@@ -1,5 +1,6 @@
-"""Outgoing e-mail over SMTP (environment HITCURVE_SMTP_*): the backend's account mails
-(invitations, password reset) and the worker's weekly reports use these settings and `send`."""
+"""Outgoing e-mail over SMTP (environment HITCURVE_SMTP_*): the backend's account mails (sign-up
+confirmation, invitations, password reset) and the worker's weekly reports use these settings and
+`send`."""
 
 from __future__ import annotations
 

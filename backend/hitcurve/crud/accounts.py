@@ -1,20 +1,34 @@
-"""Data access for account hygiene: log-in throttling counts, invitations and password resets.
+"""Data access for account hygiene: log-in throttling counts, sign-ups confirmed by e-mail,
+invitations and password resets.
 
 Secrets (invitation and reset links) are 256-bit random strings; only their SHA-256 is stored.
 """
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from hitcurve.core.config import get_settings
-from hitcurve.core.security import new_secret, sha256_hex
-from hitcurve.models import Invitation, LoginAttempt, Membership, PasswordReset, User, UserSession
+from hitcurve.core.security import hash_password, new_secret, sha256_hex
+from hitcurve.models import (
+    Invitation,
+    LoginAttempt,
+    Membership,
+    Organization,
+    PasswordReset,
+    SignupRequest,
+    User,
+    UserSession,
+)
 
 # Reset mails one account gets per hour at most; further requests answer the same and send none.
 MAX_RESETS_PER_HOUR = 3
+# Sign-up mails (a confirmation link, or the notice to an existing account) one address gets per
+# hour at most: sign-up cannot be used to flood someone's inbox.
+MAX_SIGNUP_MAILS_PER_HOUR = 3
 
 
 def _now() -> datetime:
@@ -125,20 +139,36 @@ def accept_invitation(db: Session, inv: Invitation, user_id: uuid.UUID) -> bool:
     return True
 
 
+def _spend(
+    db: Session, model: type[PasswordReset] | type[SignupRequest], secret: str, now: datetime, returning: Any
+) -> Any:
+    """Spend a single-use, expiring link (password reset, sign-up) in one statement: what
+    `returning` names, or None when the link is unknown, used or expired (two concurrent uses of
+    one link: only one gets a row)."""
+    return db.execute(
+        update(model)
+        .where(model.token_hash == sha256_hex(secret), model.used_at.is_(None), model.expires_at > now)
+        .values(used_at=now)
+        .returning(returning)
+    ).scalar_one_or_none()
+
+
 # --- password reset ---------------------------------------------------------------------------
 def create_password_reset(db: Session, email: str, ip: str) -> tuple[User, str] | None:
     """A reset link for the account with this e-mail; None when there is no such account or it
     had MAX_RESETS_PER_HOUR links in the last hour (the caller answers the same either way)."""
     user = db.execute(select(User).where(User.email == email)).scalar_one_or_none()
-    if user is None:
-        return None
     now = _now()
+    # the count runs for an unknown e-mail too (on a nil id): the answer takes as long either way
     recent = db.execute(
         select(func.count())
         .select_from(PasswordReset)
-        .where(PasswordReset.user_id == user.id, PasswordReset.created_at > now - timedelta(hours=1))
+        .where(
+            PasswordReset.user_id == (user.id if user else uuid.UUID(int=0)),
+            PasswordReset.created_at > now - timedelta(hours=1),
+        )
     ).scalar_one()
-    if recent >= MAX_RESETS_PER_HOUR:
+    if user is None or recent >= MAX_RESETS_PER_HOUR:
         return None
     secret = new_secret()
     db.add(
@@ -156,16 +186,7 @@ def use_password_reset(db: Session, secret: str) -> User | None:
     """Spend a reset link: the user it belongs to, or None when it is unknown, used or expired.
     Every other open link of that user is spent with it."""
     now = _now()
-    user_id = db.execute(
-        update(PasswordReset)
-        .where(
-            PasswordReset.token_hash == sha256_hex(secret),
-            PasswordReset.used_at.is_(None),
-            PasswordReset.expires_at > now,
-        )
-        .values(used_at=now)
-        .returning(PasswordReset.user_id)
-    ).scalar_one_or_none()
+    user_id = _spend(db, PasswordReset, secret, now, PasswordReset.user_id)
     if user_id is None:
         return None
     db.execute(
@@ -174,3 +195,80 @@ def use_password_reset(db: Session, secret: str) -> User | None:
         .values(used_at=now)
     )
     return db.get(User, user_id)
+
+
+# --- sign-up -----------------------------------------------------------------------------------
+def email_taken(db: Session, email: str) -> bool:
+    return db.execute(select(User.id).where(User.email == email)).first() is not None
+
+
+def create_signup(
+    db: Session, email: str, password: str, display_name: str, org_name: str, ip: str
+) -> tuple[bool, str | None]:
+    """Record a sign-up for `email`: (taken, secret). The password is hashed whether or not the
+    address has an account, and the same rows are read and written, so the answer takes as long
+    either way. A taken address gets a notice instead of a link (its row is spent at once and
+    holds no password); secret is None when the address had MAX_SIGNUP_MAILS_PER_HOUR sign-up
+    mails in the last hour (send nothing)."""
+    password_hash = hash_password(password)
+    taken = email_taken(db, email)
+    now = _now()
+    recent = db.execute(
+        select(func.count())
+        .select_from(SignupRequest)
+        .where(SignupRequest.email == email, SignupRequest.created_at > now - timedelta(hours=1))
+    ).scalar_one()
+    if recent >= MAX_SIGNUP_MAILS_PER_HOUR:
+        return taken, None
+    secret = new_secret()
+    # A taken address gets a row too (spent at once, so it never confirms anything): it counts
+    # toward the hourly limit of notices like a confirmation does, and costs the same insert.
+    db.add(
+        SignupRequest(
+            email=email,
+            token_hash=sha256_hex(secret),
+            password_hash="" if taken else password_hash,
+            display_name=display_name,
+            org_name=org_name,
+            expires_at=now + timedelta(seconds=get_settings().signup_ttl_s),
+            used_at=now if taken else None,
+            ip=ip,
+        )
+    )
+    return taken, secret
+
+
+def confirm_signup(db: Session, secret: str) -> tuple[User, Organization] | None:
+    """Spend a sign-up link and make its account: the user, an organization and the owner
+    membership. None when the link is unknown, used or expired, or the address got an account
+    meanwhile (through another link)."""
+    now = _now()
+    req = _spend(db, SignupRequest, secret, now, SignupRequest)
+    if req is None or email_taken(db, req.email):
+        return None
+    user = User(email=req.email, display_name=req.display_name, password_hash=req.password_hash)
+    org = _owner_account(db, user, req.org_name)
+    # the address's other open links are spent with it
+    db.execute(
+        update(SignupRequest)
+        .where(SignupRequest.email == req.email, SignupRequest.used_at.is_(None))
+        .values(used_at=now)
+    )
+    return user, org
+
+
+def _owner_account(db: Session, user: User, org_name: str) -> Organization:
+    org = Organization(name=org_name)
+    db.add_all([user, org])
+    db.flush()
+    db.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
+    return org
+
+
+def create_account(
+    db: Session, email: str, password: str, display_name: str, org_name: str
+) -> tuple[User, Organization]:
+    """An account made by the operator, confirmed without a mail (the demo set-up, the e2e seed,
+    test fixtures): the user, an organization and the owner membership."""
+    user = User(email=email, display_name=display_name, password_hash=hash_password(password))
+    return user, _owner_account(db, user, org_name)

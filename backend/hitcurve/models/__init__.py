@@ -21,6 +21,7 @@ from hitcurve.models.tenancy import (
     Membership,
     Organization,
     PasswordReset,
+    SignupRequest,
     User,
     UserSession,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Server",
     "ServerCurve",
     "SimulationResult",
+    "SignupRequest",
     "SimulationRun",
     "Snapshot",
     "SnapshotClass",

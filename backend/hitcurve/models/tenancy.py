@@ -1,4 +1,5 @@
-"""Organizations, users, memberships, browser sessions and log-in attempts."""
+"""Organizations, users, memberships, browser sessions, log-in attempts, invitations, password
+resets and sign-ups waiting for their e-mail to be confirmed."""
 
 import uuid
 from datetime import datetime
@@ -130,6 +131,27 @@ class PasswordReset(Base):
         Uuid, ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True
     )
     token_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    created_at: Mapped[datetime] = now_col()
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    ip: Mapped[str | None] = mapped_column(String(64))
+
+
+class SignupRequest(Base):
+    """A sign-up waiting for its e-mail to be confirmed: the account (user, organization, owner
+    membership) is made only when the link mailed to the address is followed. Single use
+    (used_at), expiring; SHA-256 of the link's secret; the password only as its argon2id hash.
+    A sign-up for an address that has an account is recorded too (spent at once, empty hash):
+    it counts toward the address's hourly mail limit like a confirmation does."""
+
+    __tablename__ = "signup_requests"
+
+    id: Mapped[uuid.UUID] = uuid_pk()
+    email: Mapped[str] = mapped_column(String(320), nullable=False, index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255), nullable=False)
+    display_name: Mapped[str] = mapped_column(String(200), nullable=False, default="")
+    org_name: Mapped[str] = mapped_column(String(200), nullable=False)
     created_at: Mapped[datetime] = now_col()
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
     used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -120,6 +120,10 @@ class InvitationAcceptIn(In):
     token: Annotated[str, StringConstraints(min_length=16, max_length=128)]
 
 
+class SignupConfirmIn(In):
+    token: Annotated[str, StringConstraints(min_length=16, max_length=128)]
+
+
 class PasswordResetIn(In):
     email: Annotated[str, StringConstraints(min_length=3, max_length=320)]
 

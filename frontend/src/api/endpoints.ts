@@ -26,8 +26,11 @@ function session(j: J): Session {
 export const fetchSession = async (): Promise<Session> => session(await get<J>("/auth/me"));
 export const logIn = async (email: string, password: string): Promise<Session> =>
   session(await post<J>("/auth/login", { email, password }));
-export const signUp = async (email: string, password: string, orgName: string): Promise<Session> =>
-  session(await post<J>("/auth/signup", { email, password, org_name: orgName }));
+/** Starts a sign-up: the answer ("check your inbox") is the same whether or not the e-mail has an account. */
+export const signUp = async (email: string, password: string, orgName: string): Promise<string> =>
+  String((await post<J>("/auth/signup", { email, password, org_name: orgName })).detail);
+/** The mailed confirmation link: creates the account and logs in. */
+export const confirmSignup = async (token: string): Promise<Session> => session(await post<J>("/auth/signup/confirm", { token }));
 export const logOut = () => post<void>("/auth/logout");
 export const switchOrg = async (orgId: string): Promise<Session> => session(await post<J>("/auth/switch-org", { org_id: orgId }));
 

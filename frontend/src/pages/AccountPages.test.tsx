@@ -1,8 +1,9 @@
 import { fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, expect, test, vi } from "vitest";
 import type { Session } from "../api/types";
-import { fakeApi } from "../test/fakeApi";
-import { InvitePage, ResetPasswordPage } from "./AccountPages";
+import { ME, fakeApi } from "../test/fakeApi";
+import { ConfirmSignupPage, InvitePage, ResetPasswordPage } from "./AccountPages";
+import { AuthPage } from "./AuthPages";
 
 afterEach(() => vi.unstubAllGlobals());
 const as = (email: string): Session => ({ user: { id: "u", email, name: null }, orgs: [{ id: "o1", name: "Own", role: "owner" }], currentOrgId: "o1" });
@@ -42,4 +43,34 @@ test("a refused new password shows the backend's reason", async () => {
   fireEvent.change(container.querySelector("input")!, { target: { value: "password1234" } });
   fireEvent.click(screen.getByRole("button", { name: "Set new password" }));
   expect((await screen.findByRole("alert")).textContent).toContain("too easy to guess");
+});
+
+test("sign-up answers 'check your inbox' and the mailed link logs in once, back where it started", async () => {
+  const answer = { detail: "check your inbox: we sent a message to this address" };
+  const calls = fakeApi({ "POST /api/v1/auth/signup": () => ({ status: 202, body: answer }), "POST /api/v1/auth/signup/confirm": () => ({ status: 201, body: ME }) });
+  const onSession = vi.fn();
+  const { container, unmount } = render(<AuthPage mode="signup" onSession={onSession} next="/invite/tok123" />);
+  const [org, email, password] = Array.from(container.querySelectorAll("input"));
+  fireEvent.change(org, { target: { value: "Acme" } });
+  fireEvent.change(email, { target: { value: "ada@example.com" } });
+  fireEvent.change(password, { target: { value: "correct horse battery" } });
+  fireEvent.click(screen.getByRole("button", { name: "Create account" }));
+  expect((await screen.findByRole("heading", { name: "Check your inbox" })).textContent).toBeTruthy();
+  expect(onSession).not.toHaveBeenCalled();
+  unmount();
+
+  const confirmed = vi.fn();
+  render(<ConfirmSignupPage token="link-secret-0123456789" onSession={confirmed} />);
+  await vi.waitFor(() => expect(confirmed).toHaveBeenCalled());
+  expect(confirmed.mock.calls[0][1]).toBe("/invite/tok123");
+  expect(calls.filter((c) => c.url.pathname === "/api/v1/auth/signup/confirm").map((c) => c.body)).toEqual([{ token: "link-secret-0123456789" }]);
+});
+
+test("a used sign-up link says so and offers to sign up again or log in", async () => {
+  fakeApi({
+    "POST /api/v1/auth/signup/confirm": () => ({ status: 400, body: { detail: "this sign-up link is invalid, used or expired; sign up again or log in", code: "signup_invalid" } }),
+  });
+  render(<ConfirmSignupPage token="used-link-0123456789" onSession={() => undefined} />);
+  expect((await screen.findByRole("alert")).textContent).toContain("used or expired");
+  expect(screen.getByRole("link", { name: "Sign up again" }).getAttribute("href")).toBe("/signup");
 });

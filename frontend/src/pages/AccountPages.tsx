@@ -1,10 +1,11 @@
-// Pages reached from e-mails: forgot password, choose a new password (reset link), an invitation
+// Pages reached from e-mails: confirm a sign-up, forgot password, choose a new password (reset link), an invitation
 // link that the invited person accepts while logged in with the invited e-mail, and the weekly
 // report's unsubscribe link (one click, no log-in).
-import { useEffect, useState, type FormEvent, type ReactNode } from "react";
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import {
   acceptInvitation,
   confirmPasswordReset,
+  confirmSignup,
   fetchInvitation,
   requestPasswordReset,
   unsubscribe,
@@ -14,6 +15,7 @@ import {
 import type { Session } from "../api/types";
 import { Link } from "../components/Link";
 import { navigate } from "../router";
+import { takeNext } from "./AuthPages";
 
 function Card({ title, children, onSubmit }: { title: string; children: ReactNode; onSubmit?: (e: FormEvent) => void }) {
   const body = (
@@ -256,6 +258,38 @@ export function UnsubscribePage({ token }: { token: string }) {
       <p className="muted">
         Changed your mind? Members of the organization can subscribe again on the <Link href="/reports">Reports page</Link>.
       </p>
+    </Card>
+  );
+}
+
+/** The sign-up confirmation link: creates the account, logs in and goes on (to an invitation the
+ * sign-up came from, or the dashboard). */
+export function ConfirmSignupPage({ token, onSession }: { token: string; onSession: (s: Session, next: string) => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const spent = useRef<string | null>(null);
+  useEffect(() => {
+    // the link works once: never post it twice (React's strict mode runs effects twice)
+    if (spent.current === token) return;
+    spent.current = token;
+    confirmSignup(token).then(
+      (s) => onSession(s, takeNext()),
+      (e) => setError(message(e)),
+    );
+  }, [token, onSession]);
+  return (
+    <Card title="Confirm your e-mail">
+      {error ? (
+        <>
+          <p className="form-error" role="alert">
+            {error}
+          </p>
+          <p>
+            <Link href="/signup">Sign up again</Link> or <Link href="/login">log in</Link>
+          </p>
+        </>
+      ) : (
+        <p role="status">Creating your account…</p>
+      )}
     </Card>
   );
 }

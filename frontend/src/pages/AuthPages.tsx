@@ -3,7 +3,21 @@ import { logIn, signUp } from "../api/endpoints";
 import type { Session } from "../api/types";
 import { Link } from "../components/Link";
 
-export function AuthPage({ mode, onSession }: { mode: "login" | "signup"; onSession: (s: Session) => void }) {
+/** Where to go after a sign-up is confirmed from the mail (e.g. back to an invitation): kept in
+ * this browser, since the confirmation link opens a new page. Only paths of this site. */
+const NEXT_KEY = "hitcurve_after_signup";
+export function rememberNext(next: string | null) {
+  if (next && next.startsWith("/") && !next.startsWith("//")) localStorage.setItem(NEXT_KEY, next);
+  else localStorage.removeItem(NEXT_KEY);
+}
+export function takeNext(): string {
+  const next = localStorage.getItem(NEXT_KEY);
+  localStorage.removeItem(NEXT_KEY);
+  return next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
+}
+
+export function AuthPage({ mode, onSession, next }: { mode: "login" | "signup"; onSession: (s: Session) => void; next?: string | null }) {
+  const [sent, setSent] = useState<string | null>(null);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [org, setOrg] = useState("");
@@ -14,7 +28,12 @@ export function AuthPage({ mode, onSession }: { mode: "login" | "signup"; onSess
     setBusy(true);
     setError(null);
     try {
-      onSession(mode === "login" ? await logIn(email, password) : await signUp(email, password, org));
+      if (mode === "login") onSession(await logIn(email, password));
+      else {
+        rememberNext(next ?? null);
+        // The same answer whether or not the address has an account: the mail says which.
+        setSent(await signUp(email, password, org));
+      }
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
     } finally {
@@ -22,6 +41,27 @@ export function AuthPage({ mode, onSession }: { mode: "login" | "signup"; onSess
     }
   };
   const signup = mode === "signup";
+  if (sent)
+    return (
+      <main className="auth">
+        <section className="card auth-card" aria-labelledby="auth-title">
+          <p className="brand">
+            <span className="logo" aria-hidden="true">
+              ◜
+            </span>{" "}
+            Hitcurve
+          </p>
+          <h1 id="auth-title">Check your inbox</h1>
+          <p role="status">
+            We sent a message to <strong>{email}</strong>. Follow its link to confirm the address and finish creating your account; it
+            works once, for 24 hours.
+          </p>
+          <p className="muted">
+            Nothing arrived? Check the spam folder, or <Link href="/login">log in</Link> if you already have an account.
+          </p>
+        </section>
+      </main>
+    );
   return (
     <main className="auth">
       <form className="card auth-card" onSubmit={submit} aria-labelledby="auth-title">

@@ -9,7 +9,7 @@ from fastapi import APIRouter, BackgroundTasks, Request, Response
 from sqlalchemy import select, update
 
 from hitcurve.api.deps import DbDep, OwnerDep, UserDep, client_ip
-from hitcurve.api.routes.auth import refuse_weak
+from hitcurve.api.routes.auth import public_link, refuse_weak
 from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError, not_found
@@ -31,8 +31,7 @@ from hitcurve.schemas.api import (
 router = APIRouter(tags=["auth"])
 
 
-def _link(path: str) -> str:
-    return get_settings().public_url.rstrip("/") + path
+_link = public_link
 
 
 @router.post(

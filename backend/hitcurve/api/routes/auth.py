@@ -1,12 +1,14 @@
-"""Sign-up, log-in (throttled), log-out, password change, organization switch, memberships.
-Members join through invitations they accept (account.py)."""
+"""Sign-up (confirmed by e-mail: no answer tells whether an address is taken), log-in (throttled),
+log-out, password change, organization switch, memberships. Members join through invitations
+they accept (account.py)."""
 
 import secrets
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, BackgroundTasks, Request, Response
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 
 from hitcurve.api.deps import (
     CSRF_COOKIE,
@@ -19,10 +21,13 @@ from hitcurve.api.deps import (
 from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError, not_found
+from hitcurve.core.mail import send_text
 from hitcurve.core.security import hash_password, new_secret, password_problem, sha256_hex, verify_password
+from hitcurve.crud import accounts
 from hitcurve.crud.accounts import login_failures, revoke_sessions
 from hitcurve.models import LoginAttempt, Membership, Organization, User, UserSession
 from hitcurve.schemas.api import (
+    Accepted,
     LoginIn,
     MemberOut,
     MemberRoleIn,
@@ -30,6 +35,7 @@ from hitcurve.schemas.api import (
     MeOut,
     OrgIn,
     PasswordChangeIn,
+    SignupConfirmIn,
     SignupIn,
     SwitchOrgIn,
     UserOut,
@@ -40,6 +46,11 @@ router = APIRouter(tags=["auth"])
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def public_link(path: str) -> str:
+    """A link in an e-mail: the dashboard's address as users reach it (Settings.public_url)."""
+    return get_settings().public_url.rstrip("/") + path
 
 
 def cookie_secure(request: Request) -> bool:
@@ -115,23 +126,74 @@ def _me(db: DbDep, user_id: uuid.UUID, org_id: uuid.UUID, csrf: str) -> MeOut:
     )
 
 
+# The one answer to every accepted sign-up: it names nothing that depends on the address (not
+# even the address), so a registered and a new e-mail get byte-identical answers.
+SIGNUP_ANSWER = (
+    "check your inbox: we sent a message to this address; follow its link to confirm the address "
+    "and finish creating your account"
+)
+
+
 @router.post(
     "/auth/signup",
-    status_code=201,
-    response_model=MeOut,
-    summary="Create an account and its organization",
-    responses={409: {"description": "e-mail already registered"}},
+    status_code=202,
+    response_model=Accepted,
+    summary="Start an account: a confirmation link goes to the e-mail (same answer for taken e-mails)",
 )
-def signup(body: SignupIn, request: Request, response: Response, db: DbDep) -> MeOut:
+def signup(body: SignupIn, request: Request, db: DbDep, tasks: BackgroundTasks) -> Accepted:
+    """The answer never tells whether the e-mail has an account: a new address gets a link that
+    creates the account and its organization (POST /auth/signup/confirm); the owner of a taken
+    address gets a notice instead. Mails go out after the response."""
     email = body.email.lower()
     refuse_weak(body.password, "password", email, body.display_name)
-    if db.execute(select(User.id).where(User.email == email)).first():
-        raise ApiError(409, "email_taken", "an account with this e-mail already exists; log in instead")
-    user = User(email=email, display_name=body.display_name, password_hash=hash_password(body.password))
-    org = Organization(name=body.org_name)
-    db.add_all([user, org])
-    db.flush()
-    db.add(Membership(org_id=org.id, user_id=user.id, role="owner"))
+    ip = client_ip(request)
+    taken, secret = accounts.create_signup(db, email, body.password, body.display_name, body.org_name, ip)
+    audit(db, "user.signup_requested", ip=ip, email=email, existing=taken, mailed=secret is not None)
+    db.commit()
+    if secret is not None and taken:
+        tasks.add_task(
+            send_text,
+            email,
+            "Your Hitcurve account",
+            f"Someone (hopefully you) asked to create a Hitcurve account with {email}, which already "
+            f"has one. Nothing was changed.\n\n"
+            f"Log in: {public_link('/login')}\n"
+            f"Forgot your password? {public_link('/forgot-password')}\n\n"
+            f"If it was not you, you can ignore this mail.\n",
+        )
+    elif secret is not None:
+        hours = get_settings().signup_ttl_s // 3600
+        tasks.add_task(
+            send_text,
+            email,
+            "Confirm your e-mail for Hitcurve",
+            f"Welcome to Hitcurve. Confirm {email} to finish creating your account and the "
+            f"organization {body.org_name}:\n\n"
+            f"{public_link('/signup/confirm/' + secret)}\n\n"
+            f"The link works once, for {hours} hours. If you did not sign up, ignore this mail: "
+            f"no account is made without it.\n",
+        )
+    return Accepted(detail=SIGNUP_ANSWER)
+
+
+@router.post(
+    "/auth/signup/confirm",
+    status_code=201,
+    response_model=MeOut,
+    summary="Confirm a sign-up with the mailed link: creates the account and its organization, logs in",
+    responses={400: {"description": "the link is invalid, used or expired"}},
+)
+def confirm_signup(body: SignupConfirmIn, request: Request, response: Response, db: DbDep) -> MeOut:
+    try:
+        made = accounts.confirm_signup(db, body.token)
+    except IntegrityError:  # another link of the same address made its account at the same moment
+        made = None
+    if made is None:
+        db.rollback()
+        raise ApiError(
+            400, "signup_invalid", "this sign-up link is invalid, used or expired; sign up again or log in"
+        )
+    user, org = made
     sess = _start_session(db, request, response, user.id, org.id)
     audit(
         db,
