@@ -728,6 +728,9 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
                 f"no memory size reaches a hit rate of {target:.1%}: the curve levels off at "
                 f"{b.main.y_max:.1%} (from {hb(b.main.x_max)} on)"
             )
+            if b.ttl_aware:  # issue 16: what caps it is the TTLs, not memory
+                msg += "; it is TTL-aware: reads of items past their TTL miss at any size"
+
         else:
             status = "above_curve"
             at_least = _ceil(b.main.x_max)

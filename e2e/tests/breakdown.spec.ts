@@ -36,6 +36,32 @@ test("breakdown: prefix table, TTL memory, hot keys and expired vs evicted match
   await page.screenshot({ path: "artifacts/breakdown.png", fullPage: true });
 });
 
+test("a server whose traffic carries TTLs is answered on the TTL-aware curve, and the answer says so", async ({ page }) => {
+  // 10.0.0.9's newest window carries the breakdown, whose TTL-aware and oblivious curves differ by far
+  // more than hitcurve/ttl.py's 1 pp; 10.0.0.8 has no breakdown
+  for (const [address, aware] of [
+    ["10.0.0.9:11211", true],
+    ["10.0.0.8:11211", false],
+  ] as const) {
+    const id = await serverId(page, address);
+    const answer = await api<{ status: string; ttl_aware: boolean; message: string }>(
+      page,
+      `/sizing/servers/${id}/memory?target_hit_ratio=0.5`,
+    );
+    expect(answer.ttl_aware).toBe(aware);
+    if (answer.status === "ok") expect(answer.message.includes("TTL-aware")).toBe(aware);
+    await page.goto(`/servers/${id}`);
+    const basis = page.getByTestId("answer-basis");
+    await expect(basis).toHaveAttribute("data-ttl-aware", String(aware));
+    if (aware) {
+      await expect(basis).toContainText("TTL-aware (expired items are not capacity misses)");
+      await page.screenshot({ path: "artifacts/answer-ttl-aware.png", fullPage: true });
+    } else {
+      await expect(basis).not.toContainText("TTL-aware");
+    }
+  }
+});
+
 test.describe("phone", () => {
   test.use({ viewport: { width: 390, height: 844 } });
   test("breakdown at 390 px: tables scroll inside their cards, nothing overflows the page", async ({ page }) => {
@@ -44,5 +70,13 @@ test.describe("phone", () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: "artifacts/phone-breakdown.png", fullPage: true });
+  });
+  test("the TTL-aware answer at 390 px", async ({ page }) => {
+    const id = await serverId(page, "10.0.0.9:11211");
+    await page.goto(`/servers/${id}`);
+    await expect(page.getByTestId("answer-basis")).toHaveAttribute("data-ttl-aware", "true");
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: "artifacts/phone-answer-ttl-aware.png", fullPage: true });
   });
 });

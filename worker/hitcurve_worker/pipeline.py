@@ -138,7 +138,12 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         "policy_correction": applied.info,
         # issue 14: how far the agent's ghost sees now, on the memory axis (None: the agent does not
         # say); the API answers "unreachable" only when this covers the curve's end
-        "ghost_reach_bytes": ghost_reach_bytes(inp.classes, res.current_bytes),
+        # (a TTL-aware model is the agent's SHARDS++ curve: measured over its whole range, no ghost)
+        "ghost_reach_bytes": (
+            float(inp.ttl_curve.sizes_bytes[-1])
+            if inp.ttl_curve is not None
+            else ghost_reach_bytes(inp.classes, res.current_bytes)
+        ),
         # issue 16: what the model curve is ("ttl_aware": the agent's merged TTL-aware curve)
         "ttl_aware": inp.ttl_curve is not None,
     }

@@ -4,7 +4,7 @@ memory, and how items left, from a server's latest snapshot that carries them.""
 import uuid
 from datetime import datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 Point = tuple[float, float]
 
@@ -47,6 +47,16 @@ class TtlOut(BaseModel):
     saved_ratio: float | None  # 1 - aware / oblivious at the target (paper: 0.69 on average)
     expired_reads: int
     gaps: str
+    expired_resident_bytes: int | None = Field(
+        default=None,
+        description="memory held by items past their TTL that memcached has not reclaimed yet. Always "
+        "null: it cannot be measured from what the agent reads. memcached frees expired items in "
+        "three ways and logs one of them: a read or store that finds the item expired (in the watch "
+        "stream), its LRU crawler and the LRU tail, which reclaim silently (stats counts them in "
+        "`crawler_reclaimed` and `reclaimed`, not per item or per byte). So the agent knows when an "
+        "item expired, not whether it is still resident. Only `lru_crawler metadump`, which lists "
+        "every item with its expiry, could measure it, at the cost of reading every key",
+    )
 
 
 class ClassLeftOut(BaseModel):

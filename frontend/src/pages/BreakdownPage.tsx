@@ -207,7 +207,10 @@ function TtlPanel({ d }: { d: Breakdown }) {
       <div className="chart">
         <svg ref={svg} role="img" aria-label="Hit rate versus memory with and without expiry" />
       </div>
-      <p className="muted small">Not visible to the agent: {t.gaps}.</p>
+      <p className="muted small">
+        Not visible to the agent: {t.gaps}; nor the memory expired items hold until memcached reclaims them (its LRU
+        crawler frees them without a trace in the watch stream, so that memory cannot be measured here).
+      </p>
     </section>
   );
 }
