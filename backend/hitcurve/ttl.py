@@ -11,10 +11,10 @@ class curves (which carry the slab-class page model and memcached's own hits and
 Why the merged curve and not the classes' TTL-aware curves: measured on
 profiler-agent/loadgen/bench_ttl.py, the agent's merged TTL-aware curve was within 0.3 pp of
 memcached at M/2, M and 2M, while the worker's proportional join of the classes' TTL-aware curves
-was 5.8-8.9 pp off. The class curves miss the reads the agent cannot attribute to a class when
-they happen (a miss of a key it has not seen stored: the class is only known at the following
-set), so their misses are under-counted and their hit ratios run high (backend/README.md,
-"Sizing answers").
+was 5.8-8.9 pp off: agents before the fix of 2026-11-25 left out of the class curves the misses
+they could not attribute to a class when they happened (a key not seen stored yet: the class is
+only known at the following set), so those curves ran high (profiler-agent/README.md). The
+merged curve reads every miss, from any agent.
 """
 
 from __future__ import annotations

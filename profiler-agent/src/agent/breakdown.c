@@ -5,6 +5,7 @@
 #include <string.h>
 
 #define PFX_TABLE_BITS 19     /* 512K keys, 3 MiB */
+#define DEFER_BITS 14         /* 16K deferred misses, 144 KiB: misses wait a few ms for their set */
 
 static hc_sdc *mk(const ag_bd *b, uint32_t keys, int ttl, double range, uint32_t cells)
 {
@@ -39,7 +40,10 @@ int ag_bd_init(ag_bd *b, const ag_bd_config *c, const char **err)
     b->pmask = (1u << PFX_TABLE_BITS) - 1;
     b->ptag = calloc(b->pmask + 1, sizeof *b->ptag);
     b->pid = calloc(b->pmask + 1, sizeof *b->pid);
-    if (!b->all_ttl || !b->all_obl || !b->hot || !b->hot_bytes || !b->ptag || !b->pid) {
+    b->dkey = calloc((size_t)1 << DEFER_BITS, sizeof *b->dkey);
+    b->dset = calloc((size_t)1 << DEFER_BITS, sizeof *b->dset);
+    if (!b->all_ttl || !b->all_obl || !b->hot || !b->hot_bytes || !b->ptag || !b->pid || !b->dkey ||
+        !b->dset) {
         *err = "out of memory";
         ag_bd_free(b);
         return -1;
@@ -58,6 +62,8 @@ void ag_bd_free(ag_bd *b)
     hc_topk_free(b->hot_bytes);
     free(b->ptag);
     free(b->pid);
+    free(b->dkey);
+    free(b->dset);
     memset(b, 0, sizeof *b);
 }
 
@@ -145,8 +151,13 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
         int h = q->op == TR_HIT;
         hc_sdc_read(b->all_ttl, k, w, t);
         hc_sdc_read(b->all_obl, k, w, t);
-        if (cc)
+        if (cc) {
             hc_sdc_read(cc, k, h ? 1 : 0, t);
+        } else if (!h) {
+            uint64_t d = ag_mix64(k) & (((uint64_t)1 << DEFER_BITS) - 1);
+            b->dkey[d] = k;
+            b->dset[d] = 1;
+        }
         hc_prefixes_read(b->pfx, prefix_of(b, k), k, h, w, t);
         hot(b, k, q->size);
         b->reads_since_publish++;
@@ -156,8 +167,14 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
         int64_t exp = q->ttl > 0 ? t + (int64_t)q->ttl * 1000000 : 0;
         hc_sdc_write(b->all_ttl, k, w, t, exp);
         hc_sdc_write(b->all_obl, k, w, t, exp);
-        if (cc)
+        if (cc) {
+            uint64_t d = ag_mix64(k) & (((uint64_t)1 << DEFER_BITS) - 1);
+            if (b->dset[d] && b->dkey[d] == k) {  /* the miss this set refills */
+                hc_sdc_read(cc, k, 0, t);
+                b->dset[d] = 0;
+            }
             hc_sdc_write(cc, k, 1, t, exp);
+        }
         hc_prefixes_write(b->pfx, prefix_of(b, k), k, w, t, exp);
         break;
     }
@@ -247,13 +264,15 @@ void ag_bd_clear(ag_bd *b)
     hc_sdc_clear(b->all_obl);
     hc_prefixes_clear(b->pfx);
     memset(b->ptag, 0, (b->pmask + 1) * sizeof *b->ptag);
+    memset(b->dset, 0, (size_t)1 << DEFER_BITS);
 }
 
 size_t ag_bd_bytes(const ag_bd *b)
 {
     if (!b->cfg.enabled)
         return 0;
-    size_t n = sizeof *b + (b->pmask + 1) * 6 + hc_topk_bytes(b->hot) + hc_topk_bytes(b->hot_bytes) +
+    size_t n = sizeof *b + (b->pmask + 1) * 6 + ((size_t)1 << DEFER_BITS) * 9 + hc_topk_bytes(b->hot) +
+               hc_topk_bytes(b->hot_bytes) +
                hc_prefixes_bytes(b->pfx);
     hc_sdc_stats st;
     hc_sdc_stats_get(b->all_ttl, &st);

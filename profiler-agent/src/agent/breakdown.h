@@ -43,6 +43,11 @@ typedef struct ag_bd {
     uint32_t *ptag;            /* key -> prefix id, direct-mapped */
     uint16_t *pid;
     uint64_t pmask;
+    /* misses of keys whose class is not known yet (never seen stored), direct-mapped: each
+     * reaches its class's TTL-aware curve at the key's next set, when the class is known, as
+     * the LRU profile defers it (without this those curves missed their cold misses) */
+    uint64_t *dkey;
+    uint8_t *dset;
     uint64_t expired_reads, reads_since_publish;
     int have_range;
 } ag_bd;
