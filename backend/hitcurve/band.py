@@ -5,8 +5,14 @@ and widens with the distance from it (in doublings of memory, |log2(x / today)|)
 
     half-width(x) = z * sqrt(drift^2 + (per_doubling * d)^2)          d = |log2(x / today)|
 
-- drift: this server's own prediction error, the RMS of its accuracy record (earlier curves'
-  predictions against later measured hit rates, in pp; DEFAULT_DRIFT_PP without a record);
+- drift: this server's own prediction error, from its accuracy record (earlier curves'
+  predictions against later measured hit rates, in pp), shrunk toward the benchmark's measured
+  error PRIOR_DRIFT_PP with the weight of PRIOR_WEIGHT graded predictions (drift_estimate):
+  sqrt((sum e^2 + PRIOR_WEIGHT x PRIOR_DRIFT_PP^2) / (n + PRIOR_WEIGHT)). A server with no graded
+  prediction gets the prior alone, a long record weighs mostly the server's own error. Records
+  graded while memcached was still filling are not counted (crud.history.recent_errors_pp: the
+  hit rate then rises with the fill: -14.6 and -9.6 pp in the benchmark's second windows, which
+  made the band at today's memory 36 pp wide in zipf 0.9's fourth window, 7.6 pp at its end);
 - per_doubling: the error per doubling away from today, PER_DOUBLING_PP (the live accuracy
   benchmark: <= 1 pp at M, <= 2 pp at M/2 and 2M, <= 3 pp at M/4 and 4M), never below drift;
 - above today's memory the high side also widens by the stream loss (lost events shorten the
@@ -32,7 +38,14 @@ from dataclasses import dataclass
 
 CONFIDENCE = 0.9
 Z = 1.645  # two-sided 90 % of a normal
-DEFAULT_DRIFT_PP = 1.0
+# The prior of every server's drift, in one place: the accuracy benchmark's measured prediction
+# error (the previous window's curve at today's memory against the hit rate memcached then
+# measured, on full memcached as the server's own record is counted, crud.history.recent_errors_pp).
+# bench/accuracy/bench_accuracy.py --record-windows, 2026-11-25: RMS 0.68 pp over 41 graded
+# predictions of zipf 0.9, 0.25 pp (32) of zipf 1.1, 0.34 pp (58) of the scan mix, 0.46 pp pooled.
+# A new server's workload is unknown, so the prior is the worst workload's, rounded up.
+PRIOR_DRIFT_PP = 0.7
+PRIOR_WEIGHT = 10  # the prior counts as this many graded predictions
 PER_DOUBLING_PP = 1.0
 LOSS_GAIN_PP = 0.7
 # Stats-only: RMS over workloads and sizes of |model - memcached| / doublings from today
@@ -43,7 +56,7 @@ STATS_ONLY_PER_DOUBLING_PP = 9.0
 @dataclass(frozen=True)
 class BandModel:
     current_bytes: float
-    drift_pp: float = DEFAULT_DRIFT_PP
+    drift_pp: float = PRIOR_DRIFT_PP
     loss_ratio: float = 0.0
     confidence: float = CONFIDENCE
     per_doubling_pp: float = PER_DOUBLING_PP
@@ -53,7 +66,7 @@ class BandModel:
         """The band of a stats-only curve: no stream, so no loss; the model's error per doubling."""
         return cls(
             current_bytes=current_bytes,
-            drift_pp=drift_pp if drift_pp is not None else DEFAULT_DRIFT_PP,
+            drift_pp=drift_pp if drift_pp is not None else PRIOR_DRIFT_PP,
             per_doubling_pp=STATS_ONLY_PER_DOUBLING_PP,
         )
 
@@ -82,8 +95,27 @@ def band_curves(
     return lo, hi
 
 
-def drift_pp(errors_pp: Sequence[float]) -> float | None:
-    """RMS of the accuracy record's errors (pp); None with fewer than 3."""
-    if len(errors_pp) < 3:
-        return None
-    return math.sqrt(sum(e * e for e in errors_pp) / len(errors_pp))
+@dataclass(frozen=True)
+class Drift:
+    """The band's drift term and what it rests on (the answer states both)."""
+
+    pp: float
+    graded_predictions: int  # this server's (or cluster's servers') accuracy records used
+
+    @property
+    def basis(self) -> str:
+        """benchmark_prior: no graded prediction yet, the benchmark's measured error alone;
+        server_record: the server's own record, shrunk toward that prior."""
+        return "server_record" if self.graded_predictions else "benchmark_prior"
+
+
+def drift_estimate(errors_pp: Sequence[float]) -> Drift:
+    """The drift (pp) from an accuracy record's errors, shrunk toward PRIOR_DRIFT_PP."""
+    errs = [float(e) for e in errors_pp if math.isfinite(e)]
+    pp = math.sqrt((sum(e * e for e in errs) + PRIOR_WEIGHT * PRIOR_DRIFT_PP**2) / (len(errs) + PRIOR_WEIGHT))
+    return Drift(pp, len(errs))
+
+
+def drift_pp(errors_pp: Sequence[float]) -> float:
+    """drift_estimate(errors_pp).pp (the worker's stats-only band calls this)."""
+    return drift_estimate(errors_pp).pp

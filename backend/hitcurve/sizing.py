@@ -3,14 +3,16 @@ nodes for a cluster target. The API's /sizing routes, the cluster overview and t
 all answer through here, so they cannot disagree.
 
 A Basis is the fitted curve an answer reads (the worker's stored server or cluster curve, or a
-finished policy simulation), with its uncertainty band and facts; bases are kept per process for
-Settings.hot_cache_ttl_s (basis_cache). Interpolation is PCHIP (hitcurve.curves)."""
+finished policy simulation), with its uncertainty band (hitcurve.band: one band, at its stated
+confidence, through today's measured point; the curve endpoints draw the same band) and facts;
+bases are kept per process for Settings.hot_cache_ttl_s (basis_cache). Interpolation is PCHIP
+(hitcurve.curves)."""
 
 import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
@@ -21,7 +23,7 @@ from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError
 from hitcurve.core.ttlcache import TTLCache
 from hitcurve.crud import curves as curves_crud
-from hitcurve.crud.history import recent_errors_pp, recent_mae
+from hitcurve.crud.history import recent_errors_pp
 from hitcurve.crud.inventory import cluster_server_ids, get_cluster, get_server
 from hitcurve.curves import Pchip, clean, fit_stored
 from hitcurve.models import Cluster, ClusterCurve, ServerCurve
@@ -38,10 +40,6 @@ from hitcurve.schemas.sizing import (
 
 T = TypeVar("T")
 
-# Band half-width when neither the worker's band nor enough accuracy records exist: ROUNDER's worst
-# mean absolute error against exact LRU in seed 001, Table 5.1 (5.41 pp), rounded up.
-DEFAULT_BAND_PP = 6.0
-MIN_ACCURACY_SAMPLES = 3
 # Windows of memcached's fill read per node (the fill rate reaches back warmup.RATE_SPAN_S).
 RATE_ROWS = 60
 # The answer of a stats-only server says so first (what the dashboard shows, too).
@@ -55,16 +53,18 @@ STATS_ONLY_NOTE = (
 @dataclass
 class Basis:
     main: Pchip
-    low: Pchip
-    high: Pchip
-    band_source: str
     basis: str
     policy: str | None
     info: CurveInfo
     note: str | None = None  # how the curve was made, for the message (e.g. the policy correction)
-    # The band at its stated confidence (hitcurve.band), through today's measured point.
+    # The band at its stated confidence (hitcurve.band), through today's measured point (set_band).
     conf_low: Pchip | None = None
     conf_high: Pchip | None = None
+    band: band_model.BandModel | None = None
+    drift: band_model.Drift | None = None
+    # the band passes through the measured point: false for a simulated policy (memcached measured
+    # its own policy, not the simulated one)
+    band_through_measured: bool = True
     # Server facts: memcached's fill, its classes (the -m model), -m today, and earlier windows'
     # curves (the recommended limit's hysteresis runs over their raw answers).
     fill: warmup.FillState | None = None
@@ -151,38 +151,6 @@ def _fit(xs: list[float] | None, ys: list[float] | None) -> Pchip | None:
     return fit_stored(xs, ys)
 
 
-def _shifted(xs: list[float], ys: list[float], pp: float) -> tuple[Pchip, Pchip]:
-    cx, cy = clean(xs, ys)
-    return (
-        Pchip.fit(cx, [max(0.0, y - pp / 100) for y in cy]),
-        Pchip.fit(cx, [min(1.0, y + pp / 100) for y in cy]),
-    )
-
-
-def _accuracy_pp(db: Session, org_id: uuid.UUID, server_ids: list[uuid.UUID]) -> float | None:
-    if not server_ids:
-        return None
-    n, mae = recent_mae(db, org_id, server_ids, _now() - timedelta(days=7))
-    return mae if n >= MIN_ACCURACY_SAMPLES and mae is not None else None
-
-
-def _band(
-    db: Session,
-    org_id: uuid.UUID,
-    server_ids: list[uuid.UUID],
-    xs: list[float],
-    ys: list[float],
-    low: list[float] | None,
-    high: list[float] | None,
-) -> tuple[Pchip, Pchip, str]:
-    lo, hi = _fit(xs, low), _fit(xs, high)
-    if lo is not None and hi is not None:
-        return lo, hi, "model"
-    pp = _accuracy_pp(db, org_id, server_ids)
-    lo, hi = _shifted(xs, ys, pp if pp is not None else DEFAULT_BAND_PP)
-    return lo, hi, "accuracy_record" if pp is not None else "default"
-
-
 def _not_enough(msg: str) -> ApiError:
     return ApiError(409, "not_enough_data", msg)
 
@@ -206,14 +174,9 @@ def _simulated(
     main = _fit([float(r[0]) for r in rows], [r[1] for r in rows])
     if main is None:
         raise _not_enough(f"the latest simulation of {policy} has no results")
-    xs, ys = list(main.x), list(main.y)
-    lo, hi, src = _band(db, org_id, server_ids, xs, ys, None, None)
     finished = run.finished_at or run.created_at
-    return Basis(
+    b = Basis(
         main,
-        lo,
-        hi,
-        src,
         "simulated",
         policy,
         CurveInfo(
@@ -225,7 +188,10 @@ def _simulated(
             max_bytes=main.x_max,
             max_hit_ratio=main.y_max,
         ),
+        band_through_measured=False,
     )
+    set_band(b, recent_errors_pp(db, org_id, server_ids))
+    return b
 
 
 def _pick(
@@ -274,8 +240,7 @@ def server_basis(
     main = _fit(c.sizes_bytes, ys)
     if main is None:
         raise _not_enough("the latest curve of this server has no usable points")
-    lo, hi, src = _band(db, org_id, [server_id], c.sizes_bytes, ys, c.band_low, c.band_high)
-    b = _stored_curve_basis(c, main, lo, hi, src, basis)
+    b = _stored_curve_basis(c, main, basis)
     loss = curves_crud.snapshot_loss(db, c.snapshot_id)
     if loss is not None:
         b.info = b.info.model_copy(
@@ -394,26 +359,19 @@ def basis_from_windows(
     fill: warmup.FillState | None = None,
     limit_bytes: int | None = None,
     errors_pp: list[float] | None = None,
-    band_low: list[float] | None = None,
-    band_high: list[float] | None = None,
     data_basis: DataBasis = "watch",
 ) -> Basis | None:
     """A server's answer basis from its recent windows and facts, without the database (pure):
     what server_basis builds from stored rows, for the accuracy benchmark and the tests that feed
     recorded windows. `wins` oldest first; `classes`: each window's slab classes by window end (the
-    -m model reads those of the newest window the answer rests on); band_low/high: the newest
-    window's stored band."""
+    -m model reads those of the newest window the answer rests on); errors_pp: the server's
+    accuracy record, newest first (the band's drift)."""
     if not wins:
         return None
     last = wins[-1]
     main = Pchip.fit(last.sizes_bytes, last.hit_ratios)
-    lo = _fit(list(last.sizes_bytes), band_low) or main
-    hi = _fit(list(last.sizes_bytes), band_high) or main
     b = Basis(
         main,
-        lo,
-        hi,
-        "model",
         basis,
         None,
         CurveInfo(
@@ -473,24 +431,58 @@ def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined |
 
 def set_band(b: Basis, errors_pp: list[float]) -> None:
     """The band at its stated confidence around b.main (hitcurve.band; pure): through today's
-    measured point, widening with the distance from it by this server's accuracy record
-    (`errors_pp`, newest first) and the windows' stream loss."""
-    drift = band_model.drift_pp(errors_pp)
+    measured point, widening with the distance from it by the drift (this server's accuracy record
+    `errors_pp`, newest first, shrunk toward the benchmark's measured error) and the windows'
+    stream loss."""
+    b.drift = band_model.drift_estimate(errors_pp)
     if b.data_basis == "stats_only":
         # a model fitted to `stats` (issue 15): no stream loss, its own error per doubling
-        model = band_model.BandModel.stats_only(float(b.info.current_bytes or 0), drift)
+        model = band_model.BandModel.stats_only(float(b.info.current_bytes or 0), b.drift.pp)
     else:
         model = band_model.BandModel(
             current_bytes=float(b.info.current_bytes or 0),
-            drift_pp=drift if drift is not None else band_model.DEFAULT_DRIFT_PP,
+            drift_pp=b.drift.pp,
             loss_ratio=float(
                 b.ghost_loss_ratio if b.ghost_loss_ratio is not None else (b.info.stream_loss_ratio or 0.0)
             ),
         )
+    b.band = model
     xs = list(b.main.x[1:]) if b.main.x[0] == 0 else list(b.main.x)
     ys = [b.main(x) for x in xs]
-    lo_c, hi_c = band_model.band_curves(xs, ys, model)
+    measured = b.info.measured_hit_ratio if b.band_through_measured else None
+    lo_c, hi_c = band_lists(model, xs, ys, measured)
     b.conf_low, b.conf_high = Pchip.fit(xs, lo_c), Pchip.fit(xs, hi_c)
+
+
+def band_lists(
+    model: band_model.BandModel, xs: list[float], ys: list[float], measured: float | None
+) -> tuple[list[float], list[float]]:
+    """The band's (low, high) hit rates at sizes xs around the curve ys (pure). When the curve
+    misses today's measured hit rate (an uncalibrated estimate), the side it misses on is moved by
+    the miss, so that the band always holds the measured point."""
+    lo, hi = band_model.band_curves(xs, ys, model)
+    cur = model.current_bytes
+    if measured is None or cur <= 0 or not xs:
+        return lo, hi
+    lo_at = Pchip.fit(xs, lo)(cur)
+    hi_at = Pchip.fit(xs, hi)(cur)
+    if measured > hi_at:
+        hi = [min(1.0, v + measured - hi_at) for v in hi]
+    elif measured < lo_at:
+        lo = [max(0.0, v - (lo_at - measured)) for v in lo]
+    return lo, hi
+
+
+def curve_band(b: Basis, xs: list[float], ys: list[float]) -> tuple[list[float], list[float]] | None:
+    """The answer's band at the sizes of a curve the dashboard draws (the same BandModel, through
+    the same measured point); None without a band."""
+    if b.band is None:
+        return None
+    cx, cy = clean(xs, ys)
+    if len(cx) != len(xs):
+        return None
+    measured = b.info.measured_hit_ratio if b.band_through_measured else None
+    return band_lists(b.band, cx, cy, measured)
 
 
 def server_fills(
@@ -547,13 +539,17 @@ def cluster_basis(
     main = _fit(c.sizes_bytes, c.hit_ratios)
     if main is None:
         raise _not_enough("the latest curve of this cluster has no usable points")
-    lo, hi, src = _band(db, org_id, server_ids, c.sizes_bytes, c.hit_ratios, c.band_low, c.band_high)
     basis = "calibrated" if c.basis == "calibrated" else "estimate"
-    b = _stored_curve_basis(c, main, lo, hi, src, basis)
+    b = _stored_curve_basis(c, main, basis)
     _cluster_facts(db, org_id, server_ids, b)
-    rows = curves_crud.recent_cluster_curves(db, org_id, cluster_id)
-    fits = (_fit(r.sizes_bytes, r.hit_ratios) for r in rows)
-    b.history = [f for f in fits if f is not None]
+    # the recommended limit: the same anchored replay as a server's (hysteresis.recommend_periodic)
+    # over the cluster's recent curves, one per window
+    rows = curves_crud.recent_cluster_curves(db, org_id, cluster_id, hysteresis.HISTORY_WINDOWS)
+    fitted = [(r.window_end.timestamp(), _fit(r.sizes_bytes, r.hit_ratios)) for r in rows]
+    pairs = [(t, f) for t, f in fitted if f is not None]
+    first = hysteresis.needed_from([t for t, _ in pairs])
+    b.history = [f for _, f in pairs[first:]]
+    b.history_ends = [t for t, _ in pairs[first:]]
     ids = []
     for v in ((c.inputs or {}).get("servers") or {}).values():
         try:
@@ -563,12 +559,11 @@ def cluster_basis(
     bases = curves_crud.snapshot_bases(db, org_id, ids)
     if "stats_only" in bases:
         b.data_basis = "stats_only" if bases == {"stats_only"} else "mixed"
+    set_band(b, recent_errors_pp(db, org_id, server_ids))
     return b, facts
 
 
-def _stored_curve_basis(
-    c: ServerCurve | ClusterCurve, main: Pchip, lo: Pchip, hi: Pchip, src: str, basis: str
-) -> Basis:
+def _stored_curve_basis(c: ServerCurve | ClusterCurve, main: Pchip, basis: str) -> Basis:
     """The answer basis for a curve the worker stored (server or cluster): fit, band, age."""
     note = None
     if isinstance(c, ServerCurve) and basis == "calibrated":
@@ -580,9 +575,6 @@ def _stored_curve_basis(
             note = f"corrected for memcached's segmented LRU from {reads:,} sampled reads"
     return Basis(
         main,
-        lo,
-        hi,
-        src,
         basis,
         None,
         CurveInfo(
@@ -695,9 +687,44 @@ def _tail(b: Basis) -> str:
     return "; ".join(parts)
 
 
+def _band(b: Basis, **fields: object) -> Band:
+    """The answer's band: its confidence and what its drift rests on, plus `fields`."""
+    d = b.drift
+    return Band(
+        confidence=band_model.CONFIDENCE if b.conf_low is not None else None,
+        basis=d.basis if d else None,
+        graded_predictions=d.graded_predictions if d else None,
+        drift_pp=round(d.pp, 3) if d else None,
+        **fields,
+    )
+
+
+def _band_words(b: Basis) -> str:
+    """Which basis the band uses, for the message."""
+    d = b.drift
+    if d is None:
+        return ""
+    who = "its servers" if b.nodes else "this server"
+    if d.basis == "benchmark_prior":
+        return (
+            f"; the band rests on the benchmark's prediction error ({band_model.PRIOR_DRIFT_PP:g} pp), "
+            f"no prediction of {who} graded yet"
+        )
+    n = d.graded_predictions
+    return (
+        f"; the band rests on {n} graded prediction{'s' if n != 1 else ''} of {who} "
+        f"and the benchmark's error (drift {d.pp:.1f} pp)"
+    )
+
+
+def _clamp(lo: float | None, v: float, hi: float | None) -> tuple[float | None, float | None]:
+    """Band ends on either side of the answer's value (separately fitted interpolants may cross it
+    by rounding)."""
+    return (None if lo is None else min(lo, v)), (None if hi is None else max(hi, v))
+
+
 def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
     mem = b.main.inverse(target)
-    band = Band(low=b.low.inverse(target), high=b.high.inverse(target), source=b.band_source)
     at_least = None
     limit = None
     rec = hysteresis.Recommendation(None, False, 0, 0)
@@ -745,8 +772,8 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
         bmin = b.conf_high.inverse(target) if b.conf_high else None
         bmax = b.conf_low.inverse(target) if b.conf_low else None
         range_txt = (
-            f" ({band_model.CONFIDENCE:.0%} band {hb(bmin)} – "
-            + (hb(bmax) if bmax is not None else f"more than {hb(b.main.x_max)}")
+            f" ({band_model.CONFIDENCE:.0%} band {hb(min(bmin, mem))} – "
+            + (hb(max(bmax, mem)) if bmax is not None else f"more than {hb(b.main.x_max)}")
             + ")"
             if bmin is not None
             else ""
@@ -758,19 +785,26 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             rec = hysteresis.recommend_periodic(b.history_ends, limits)
         else:
             rec = hysteresis.recommend(limits)
+    band = _band(b)
     if b.conf_low is not None and b.conf_high is not None:
         x = mem if mem is not None else b.main.x_max
-        lo_m = b.conf_high.inverse(target) if mem is not None else None
-        hi_m = b.conf_low.inverse(target) if mem is not None else None
-        band = band.model_copy(
-            update=dict(
-                memory_bytes_min=_ceil(lo_m),
-                memory_bytes_max=_ceil(hi_m) if hi_m is not None and lo_m is not None else None,
-                hit_rate_min=b.conf_low(x),
-                hit_rate_max=b.conf_high(x),
-                confidence=band_model.CONFIDENCE,
-            )
+        hr_min, hr_max = _clamp(b.conf_low(x), b.main(x), b.conf_high(x))
+        m_min = m_max = None
+        if mem is not None:
+            lo_m = b.conf_high.inverse(target)
+            hi_m = b.conf_low.inverse(target)
+            m_min, m_max = _clamp(lo_m, mem, hi_m)
+            if lo_m is None:  # cannot happen: the optimistic side reaches what the curve reaches
+                m_min = mem
+        band = _band(
+            b,
+            memory_bytes_min=_ceil(m_min),
+            memory_bytes_max=_ceil(m_max),
+            hit_rate_min=hr_min,
+            hit_rate_max=hr_max,
         )
+        if status == "ok":
+            msg = msg + _band_words(b)
     if _warming(b):
         assert b.fill is not None
         msg = f"{b.fill.describe()}: the answer is provisional until then; {msg}"
@@ -804,15 +838,10 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
 
 def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
     hr = b.main(memory)
-    band = Band(low=b.low(memory), high=b.high(memory), source=b.band_source)
+    band = _band(b)
     if b.conf_low is not None and b.conf_high is not None:
-        band = band.model_copy(
-            update=dict(
-                hit_rate_min=b.conf_low(memory),
-                hit_rate_max=b.conf_high(memory) if memory <= b.main.x_max else None,
-                confidence=band_model.CONFIDENCE,
-            )
-        )
+        lo, hi = _clamp(b.conf_low(memory), hr, b.conf_high(memory))
+        band = _band(b, hit_rate_min=lo, hit_rate_max=hi if memory <= b.main.x_max else None)
     if memory > b.main.x_max:
         status = "above_curve"
         msg = (
@@ -821,7 +850,12 @@ def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
         )
     else:
         status = "ok"
-        msg = f"{hb(memory)} gives a hit rate of {hr:.1%} (band {band.low:.1%}–{band.high:.1%}), {_tail(b)}"
+        rng = (
+            f" ({band_model.CONFIDENCE:.0%} band {band.hit_rate_min:.1%}–{band.hit_rate_max:.1%})"
+            if band.hit_rate_min is not None and band.hit_rate_max is not None
+            else ""
+        )
+        msg = f"{hb(memory)} gives a hit rate of {hr:.1%}{rng}, {_tail(b)}{_band_words(b)}"
     if _warming(b):
         assert b.fill is not None
         msg = f"{b.fill.describe()}: the answer is provisional until then; {msg}"
@@ -863,10 +897,15 @@ def nodes_answer(
     if nodes is None and ans.memory_bytes is not None:
         nodes = max(1, math.ceil(ans.memory_bytes / size))
 
-    def count(mem: float | None) -> float | None:
-        return None if mem is None else float(max(1, math.ceil(mem / size)))
+    def count(mem: float | None) -> int | None:
+        return None if mem is None else max(1, math.ceil(mem / size))
 
-    band = Band(low=count(ans.band.low), high=count(ans.band.high), source=ans.band.source)
+    # the node band: the memory band over the node size, on either side of the node answer
+    lo_n, hi_n = count(ans.band.memory_bytes_min), count(ans.band.memory_bytes_max)
+    if nodes is not None:
+        lo_n = None if lo_n is None else min(lo_n, nodes)
+        hi_n = None if hi_n is None else max(hi_n, nodes)
+    band = ans.band.model_copy(update=dict(nodes_min=lo_n, nodes_max=hi_n if lo_n is not None else None))
     status: str
     if nodes is None:
         msg = ans.message
@@ -892,27 +931,42 @@ def nodes_answer(
     )
 
 
-def target_answer(
-    db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id: uuid.UUID, target: float
-) -> SizingAnswer | None:
-    """The answer of GET /sizing/{servers|clusters}/{id}/memory (best curve, no policy) from the same
-    cached fitted curve, for callers outside the sizing routes (cluster overview, metrics); None
-    while the subject has no curve yet."""
+def best_basis(db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id: uuid.UUID) -> Basis | None:
+    """The cached basis of GET /sizing/{servers|clusters}/{id}/memory (best curve, no policy), for
+    callers outside the sizing routes; None while the subject has no curve yet."""
     try:
         if kind == "server":
-            b = cached(
+            return cached(
                 server_key(org_id, subject_id, "best", None),
                 lambda: server_basis(db, org_id, subject_id, "best", None),
             )
-        else:
-            b, _ = cached(
-                cluster_key(org_id, subject_id, None), lambda: cluster_basis(db, org_id, subject_id, None)
-            )
+        b, _ = cached(
+            cluster_key(org_id, subject_id, None), lambda: cluster_basis(db, org_id, subject_id, None)
+        )
+        return b
     except ApiError as exc:
         if exc.code == "not_enough_data":
             return None
         raise
-    return memory_answer(Subject(type=kind, id=subject_id), b, target)
+
+
+def target_answer(
+    db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id: uuid.UUID, target: float
+) -> SizingAnswer | None:
+    """The answer of GET /sizing/{servers|clusters}/{id}/memory from the same cached fitted curve
+    (cluster overview, metrics); None while the subject has no curve yet."""
+    b = best_basis(db, kind, org_id, subject_id)
+    return None if b is None else memory_answer(Subject(type=kind, id=subject_id), b, target)
+
+
+def drawn_band(
+    db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id: uuid.UUID, xs: list[float], ys: list[float]
+) -> tuple[list[float], list[float]] | None:
+    """The band the curve endpoints give with a drawn curve (sizes xs, hit rates ys): the sizing
+    answer's band (same cached basis, same model), so the chart's band and the answer's agree.
+    None while the subject has no answer."""
+    b = best_basis(db, kind, org_id, subject_id)
+    return None if b is None else curve_band(b, xs, ys)
 
 
 def memory_for_target(db: Session, c: Cluster) -> SizingAnswer | None:

@@ -1,6 +1,7 @@
 """The pure rules behind an operator's answer: the -m model (checked against a real memcached),
 warm-up, the recommended limit's hysteresis, quiet/lossy windows, the uncertainty band."""
 
+import math
 import random
 import sys
 from datetime import UTC, datetime, timedelta
@@ -253,6 +254,21 @@ def test_band_is_tight_at_the_measured_point_and_widens_with_distance() -> None:
     lossy = band.BandModel(current_bytes=32 * MIB, drift_pp=0.5, loss_ratio=0.1)
     _, hi_l = band.band_curves(xs, ys, lossy)
     assert hi_l[i_4x] > hi[i_4x] and hi_l[10] == hi[10]  # loss widens only above today
-    assert band.drift_pp([1.0, -1.0]) is None and band.drift_pp([3.0, -4.0, 0.0]) == pytest.approx(
-        2.8868, 1e-4
-    )
+
+
+def test_the_drift_is_the_servers_record_shrunk_toward_the_benchmarks_error() -> None:
+    new = band.drift_estimate([])
+    assert new.basis == "benchmark_prior" and new.graded_predictions == 0
+    assert new.pp == pytest.approx(band.PRIOR_DRIFT_PP)
+    d = band.drift_estimate([3.0, -4.0, 0.0])
+    assert d.basis == "server_record" and d.graded_predictions == 3
+    assert d.pp == pytest.approx(math.sqrt((25 + band.PRIOR_WEIGHT * band.PRIOR_DRIFT_PP**2) / 13))
+    # a new server whose first graded predictions came while its agent settled (the benchmark's
+    # second windows: -14.6 and -9.6 pp) is between the prior and its own raw RMS...
+    first = [-14.6, -9.6, -4.1]
+    raw = math.sqrt(sum(e * e for e in first) / 3)
+    assert band.PRIOR_DRIFT_PP < band.drift_estimate(first).pp < raw
+    # ... and a long record of a server more accurate than the benchmark narrows toward its own
+    good = band.drift_estimate([0.3, -0.2] * 30)
+    assert good.pp < band.PRIOR_DRIFT_PP and good.pp > 0.25
+    assert band.drift_estimate([float("nan"), 1.0]).graded_predictions == 1

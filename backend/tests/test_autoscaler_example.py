@@ -93,6 +93,12 @@ def test_client_prints_the_api_answer(account: Any, base_url: str) -> None:
     assert got["memory_bytes"] == pytest.approx(want["memory_bytes"]) and got["status"] == "ok"
     assert got["nodes"] == nodes["nodes"] == math.ceil(want["memory_bytes"] / (16 * GB))
     assert got["target_hit_ratio"] == 0.45 and got["basis"] == "calibrated"
+    # the band, in integer bytes and nodes, on either side of the answer
+    band = got["band"]
+    assert band["memory_bytes_min"] == want["band"]["memory_bytes_min"]
+    assert band["memory_bytes_min"] <= got["memory_bytes"] <= band["memory_bytes_max"]
+    assert band["nodes_min"] <= got["nodes"] <= band["nodes_max"] and band["confidence"] == 0.9
+    assert band["basis"] == "benchmark_prior"  # no graded prediction in this cluster yet
 
     # Another target and node size on the command line.
     out = _run(base_url, token, "--cluster", cid, "--target", "0.6", "--node-size-bytes", str(int(8 * GB)))

@@ -100,11 +100,14 @@ def test_memory_for_target_on_calibrated_curve(account, server) -> None:
     assert r.status_code == 200, r.text
     a = r.json()
     assert a["basis"] == "calibrated" and a["status"] == "ok" and a["policy"] is None
-    # calibrated curve: 0.0045 per GB -> 0.18 needs 40 GB; band: 0.0054/GB -> 33.3 GB, 0.0036/GB -> 50 GB
+    # calibrated curve: 0.0045 per GB -> 0.18 needs 40 GB
     assert a["memory_bytes"] == pytest.approx(40 * GB, rel=1e-6)
-    assert a["band"]["source"] == "model"
-    assert a["band"]["high"] == pytest.approx(0.18 / 0.0054 * GB, rel=1e-6)
-    assert a["band"]["low"] == pytest.approx(50 * GB, rel=1e-6)
+    # the band (hitcurve.band): integer bytes on either side of the answer, at its confidence
+    b = a["band"]
+    assert isinstance(b["memory_bytes_min"], int) and isinstance(b["memory_bytes_max"], int)
+    assert b["memory_bytes_min"] < a["memory_bytes"] < b["memory_bytes_max"]
+    assert b["hit_rate_min"] < 0.18 < b["hit_rate_max"] and b["confidence"] == 0.9
+    assert "low" not in b and "high" not in b and "source" not in b
     assert 0 <= a["curve"]["age_seconds"] < 120
     assert "GiB" in a["message"]
 
@@ -172,25 +175,33 @@ def test_hit_ratio_at_memory(account, server) -> None:
         f"/api/v1/sizing/servers/{server}/hit-ratio", params={"memory_bytes": int(25 * GB)}
     ).json()
     assert r["status"] == "ok" and r["hit_ratio"] == pytest.approx(0.1125, rel=1e-6)
-    assert r["band"]["low"] == pytest.approx(0.09, rel=1e-6) and r["band"]["high"] == pytest.approx(
-        0.135, rel=1e-6
-    )
+    assert r["band"]["hit_rate_min"] < 0.1125 < r["band"]["hit_rate_max"]
     r = account.get(
         f"/api/v1/sizing/servers/{server}/hit-ratio", params={"memory_bytes": int(500 * GB)}
     ).json()
     assert r["status"] == "above_curve" and r["hit_ratio"] == pytest.approx(0.45)
 
 
-def test_band_falls_back_to_accuracy_record_then_default(account) -> None:
+def test_band_drift_from_the_benchmark_prior_then_the_servers_record(account) -> None:
+    from hitcurve import band
+
     sid, snap = upload_snapshot(account)
-    insert_server_curve(account.org_id, sid, snap, LINE_X, LINE_Y)
-    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": int(50 * GB)}).json()
-    assert r["basis"] == "estimate" and r["band"]["source"] == "default"
-    assert r["band"]["low"] == pytest.approx(0.45 - 0.06) and r["band"]["high"] == pytest.approx(0.45 + 0.06)
+    today = int(LINE_X[50])  # insert_server_curve's current_bytes: the band is narrowest here
+    insert_server_curve(account.org_id, sid, snap, LINE_X, LINE_Y, hit_ratio_calibrated=LINE_Y)
+    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": today}).json()
+    b = r["band"]
+    assert b["basis"] == "benchmark_prior" and b["graded_predictions"] == 0
+    assert b["drift_pp"] == pytest.approx(band.PRIOR_DRIFT_PP)
+    assert "benchmark's prediction error" in r["message"]
+    # the band holds today's measured point
+    measured = snap["measured"]["hit_ratio"]
+    assert b["hit_rate_min"] <= measured <= b["hit_rate_max"]
     now = datetime.now(UTC)
     with get_sessionmaker()() as db:
-        for i, err in enumerate((1.0, -3.0, 2.0)):
-            s2 = upload_snapshot(account, end=now - timedelta(minutes=i + 2))[1]
+        # the last one graded while memcached was still filling: not counted (its hit rate rose
+        # with the fill, not by the curve's error)
+        for i, err in enumerate((1.0, -3.0, 2.0, -30.0)):
+            s2 = upload_snapshot(account, end=now - timedelta(minutes=i + 2), fill=1.0 if i < 3 else 0.5)[1]
             db.add(
                 AccuracyRecord(
                     org_id=uuid.UUID(account.org_id),
@@ -205,9 +216,13 @@ def test_band_falls_back_to_accuracy_record_then_default(account) -> None:
                 )
             )
         db.commit()
-    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": int(50 * GB)}).json()
-    assert r["band"]["source"] == "accuracy_record"
-    assert r["band"]["high"] - r["hit_ratio"] == pytest.approx(0.02)  # mean |error| = 2 pp
+    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": today}).json()
+    b = r["band"]
+    assert b["basis"] == "server_record" and b["graded_predictions"] == 3
+    # shrunk toward the prior: sqrt((1 + 9 + 4 + 10 x 1.6^2) / 13)
+    drift = math.sqrt((14 + band.PRIOR_WEIGHT * band.PRIOR_DRIFT_PP**2) / (3 + band.PRIOR_WEIGHT))
+    assert b["drift_pp"] == pytest.approx(drift, abs=1e-3)
+    assert "3 graded predictions of this server" in r["message"]
 
 
 def test_simulated_policy_basis(account, server) -> None:

@@ -345,6 +345,7 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
     previous: Previous | None = None
     wins: list[win.WindowCurve] = []
     facts: dict[datetime, list[ClassNow]] = {}
+    band_errors: list[float] = []  # the accuracy records the API's band reads, newest first
     fills: list[warmup.FillSample] = []
     for i, s in enumerate(snaps):
         end = _ts(s["window"]["end"])
@@ -402,6 +403,9 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
         sc = rows.server_curve
         if rows.accuracy is not None:
             out.errors_pp.insert(0, float(rows.accuracy["error_pp"]))
+            if (s.get("memory") or {}).get("full", True):
+                # the API's band counts records graded on full memcached only (recent_errors_pp)
+                band_errors.insert(0, float(rows.accuracy["error_pp"]))
         ys = sc["hit_ratio_calibrated"] or sc["hit_ratio_proportional"]
         if sc["hit_ratio_calibrated"]:
             previous = Previous(w.snapshot_id, sc["sizes_bytes"], sc["hit_ratio_calibrated"])
@@ -438,9 +442,7 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
             classes=facts,
             fill=warmup.fill_state(fills[-10:]) if fills else None,
             limit_bytes=int(mem["limit_maxbytes"]) if mem else None,
-            errors_pp=out.errors_pp[:60],
-            band_low=sc["band_low"],
-            band_high=sc["band_high"],
+            errors_pp=band_errors[:60],
         )
         assert b is not None
         out.records.append(

@@ -212,7 +212,7 @@ def main() -> int:
             if row["factor"] == 1.0:
                 continue
             d = abs(math.log2(row["factor"]))
-            w = band.Z * math.sqrt(band.DEFAULT_DRIFT_PP**2 + (band.STATS_ONLY_PER_DOUBLING_PP * d) ** 2)
+            w = band.Z * math.sqrt(band.PRIOR_DRIFT_PP**2 + (band.STATS_ONLY_PER_DOUBLING_PP * d) ** 2)
             total += 1
             inside += abs(row["stats_only"] - row["measured"]) * 100 <= w
     print(

@@ -7,10 +7,13 @@ so it runs in any container with Python 3.9+.
         --cluster 3f0c2a9e-... [--target 0.92] [--node-size-bytes 17179869184]
 
 Output: {"cluster_id", "target_hit_ratio", "status", "memory_bytes", "memory_limit_bytes",
-"recommended_memory_limit_bytes", "stable", "nodes", "node_size_bytes", "basis",
-"curve_age_seconds", "message"}. Exit status: 0 answer (status ok or warming_up, or above_curve /
-unreachable with nulls), 3 no curve yet (not_enough_data), 4 API error, 2 usage. An autoscaler should keep the
-current size on anything but 0, and on a curve older than it trusts (curve_age_seconds).
+"recommended_memory_limit_bytes", "stable", "nodes", "node_size_bytes", "band", "basis",
+"curve_age_seconds", "message"}; "band" is the answer's band: {"memory_bytes_min",
+"memory_bytes_max" (integer bytes, null past the curve), "nodes_min", "nodes_max" (with a node
+size), "confidence", "basis" (server_record or benchmark_prior)}. Exit status: 0 answer (status
+ok or warming_up, or above_curve / unreachable with nulls), 3 no curve yet (not_enough_data), 4 API
+error, 2 usage. An autoscaler should keep the current size on anything but 0, and on a curve older
+than it trusts (curve_age_seconds).
 """
 
 from __future__ import annotations
@@ -74,6 +77,16 @@ def cluster_size(
         "stable": mem.get("stable"),
         "nodes": None,
         "node_size_bytes": node_size_bytes,
+        # the answer's uncertainty: memory (and nodes) at the band's confidence, e.g. to size for
+        # the pessimistic end
+        "band": {
+            "memory_bytes_min": mem["band"].get("memory_bytes_min"),
+            "memory_bytes_max": mem["band"].get("memory_bytes_max"),
+            "nodes_min": None,
+            "nodes_max": None,
+            "confidence": mem["band"].get("confidence"),
+            "basis": mem["band"].get("basis"),
+        },
         "basis": mem["basis"],
         "curve_age_seconds": mem["curve"]["age_seconds"],
         "message": mem["message"],
@@ -91,6 +104,8 @@ def cluster_size(
             raise
         return out
     out["nodes"], out["node_size_bytes"] = nodes["nodes"], nodes["node_size_bytes"]
+    out["band"]["nodes_min"] = nodes["band"].get("nodes_min")
+    out["band"]["nodes_max"] = nodes["band"].get("nodes_max")
     return out
 
 

@@ -215,7 +215,10 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
     def band(v: float | None) -> str:
         return "beyond the curve's range" if v is None else f"{v / gib:.2f} GiB"
 
-    assert f"(band {band(ans['band']['high'])} to {band(ans['band']['low'])}" in ta
+    b = ans["band"]
+    assert b["confidence"] == 0.9 and b["memory_bytes_min"] <= ans["memory_bytes"]
+    assert b["memory_bytes_max"] is None or ans["memory_bytes"] <= b["memory_bytes_max"]  # None: past the curve
+    assert f"(90 % band {band(b['memory_bytes_min'])} to {band(b['memory_bytes_max'])}" in ta
     allocated = ans["curve"]["current_bytes"]
     assert f"Memory in use today:          {allocated / gib:.2f} GiB" in ta
     # money in the install's currency (Settings.currency, USD by default: "$")

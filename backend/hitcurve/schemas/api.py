@@ -319,8 +319,11 @@ class MergedCurveOut(BaseModel):
     hit_ratio_proportional: list[float]
     hit_ratio_optimal: list[float] | None
     hit_ratio_calibrated: list[float] | None
-    band_low: list[float] | None
-    band_high: list[float] | None
+    band_low: list[float] | None = Field(
+        description="the sizing answer's band (SizingAnswer.band: its confidence, drift and loss) "
+        "at each size, low side (hit rate); null without an answer"
+    )
+    band_high: list[float] | None = Field(description="the same band's high side (hit rate)")
     current_bytes: int
     measured_hit_ratio: float | None
     predicted_hit_ratio: float | None
@@ -370,8 +373,11 @@ class ClusterCurveOut(BaseModel):
     basis: str | None = None
     sizes_bytes: list[float] | None = None
     hit_ratios: list[float] | None = None
-    band_low: list[float] | None = None
-    band_high: list[float] | None = None
+    band_low: list[float] | None = Field(
+        default=None,
+        description="the cluster sizing answer's band (SizingAnswer.band) at each size, low side",
+    )
+    band_high: list[float] | None = Field(default=None, description="the same band's high side")
     current_bytes: int | None = None
     measured_hit_ratio: float | None = None
     node_size_bytes: int | None = None

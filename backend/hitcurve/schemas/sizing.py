@@ -19,18 +19,14 @@ STATS_ONLY_LABEL = "estimated from stats only"
 
 
 class Band(BaseModel):
-    low: float | None = Field(
-        description="older band, kept for compatibility: pessimistic end (less hit rate, or more "
-        "memory); null past the curve. Prefer memory_bytes_min/max and hit_rate_min/max"
-    )
-    high: float | None = Field(description="older band, kept for compatibility: optimistic end")
-    source: Literal["model", "accuracy_record", "default"] = Field(
-        description="of low/high -- model: the worker's band; accuracy_record: ± the mean absolute "
-        "error of recent predictions; default: ± 6 pp"
-    )
+    """The one uncertainty band of an answer (hitcurve/band.py): at the stated confidence, through
+    today's measured point, widening with the distance from it by the drift (the prediction error)
+    and the windows' stream loss. Bytes are integers; min <= the answer <= max."""
+
     memory_bytes_min: int | None = Field(
         default=None,
-        description="least memory (bytes) that may reach the target at the stated confidence",
+        description="least memory (bytes) that may reach the target at the stated confidence; memory "
+        "questions with an answer only (null above the curve)",
     )
     memory_bytes_max: int | None = Field(
         default=None,
@@ -41,13 +37,38 @@ class Band(BaseModel):
         default=None, description="lowest hit rate at the answer's memory, at the stated confidence"
     )
     hit_rate_max: float | None = Field(
-        default=None, description="highest hit rate at the answer's memory, at the stated confidence"
+        default=None,
+        description="highest hit rate at the answer's memory, at the stated confidence; null past "
+        "the curve's last point",
     )
     confidence: float | None = Field(
         default=None,
         description="the band's confidence level (0.9: nine in ten measurements fall inside). It is "
-        "narrowest at today's measured point and widens with the distance from it, by this server's "
-        "own prediction-error record and the window's stream loss",
+        "narrowest at today's measured point and widens with the distance from it, by the drift and "
+        "the window's stream loss",
+    )
+    basis: Literal["server_record", "benchmark_prior"] | None = Field(
+        default=None,
+        description="what the drift rests on. benchmark_prior: no prediction of this server (of a "
+        "cluster: of its servers) has been graded yet, so the drift is the accuracy benchmark's "
+        "measured prediction error (hitcurve/band.py PRIOR_DRIFT_PP); server_record: its graded "
+        "predictions (the accuracy record: each window's curve at the next window's memory against "
+        "the hit rate memcached measured), shrunk toward that prior with the weight of "
+        "PRIOR_WEIGHT predictions",
+    )
+    graded_predictions: int | None = Field(
+        default=None, description="the graded predictions (accuracy records, newest 60) the drift uses"
+    )
+    drift_pp: float | None = Field(
+        default=None,
+        description="the drift: the prediction error (root mean square, percentage points) the band "
+        "applies at today's memory before the confidence factor",
+    )
+    nodes_min: int | None = Field(
+        default=None, description="nodes questions: memory_bytes_min over the node size, in nodes"
+    )
+    nodes_max: int | None = Field(
+        default=None, description="nodes questions: memory_bytes_max over the node size, in nodes"
     )
 
 
@@ -203,14 +224,16 @@ class SizingAnswer(BaseModel):
                     "nodes": None,
                     "node_size_bytes": None,
                     "band": {
-                        "low": 13421772800.0,
-                        "high": 11274289152.0,
-                        "source": "model",
                         "memory_bytes_min": 11274289152,
                         "memory_bytes_max": 13421772800,
                         "hit_rate_min": 0.905,
                         "hit_rate_max": 0.935,
                         "confidence": 0.9,
+                        "basis": "server_record",
+                        "graded_predictions": 60,
+                        "drift_pp": 0.9,
+                        "nodes_min": None,
+                        "nodes_max": None,
                     },
                     "curve": {
                         "computed_at": "2026-11-22T12:01:05Z",
@@ -222,7 +245,8 @@ class SizingAnswer(BaseModel):
                         "max_hit_ratio": 0.955,
                     },
                     "message": "a hit rate of 92 % needs 11.4 GiB: set -m 11676 (90 % band "
-                    "10.5 GiB – 12.5 GiB), calibrated curve from 5 windows, 42 s old",
+                    "10.5 GiB – 12.5 GiB), calibrated curve from 5 windows, 42 s old; the band rests on 60 "
+                    "graded predictions of this server and the benchmark's error (drift 0.9 pp)",
                 }
             ]
         }

@@ -278,7 +278,15 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
   const costNow = price !== null ? monthlyCost(current, price) : null;
   const costAt = price !== null && bytes !== null ? monthlyCost(bytes, price) : null;
   const b = j.band;
-  const band = b ? { minBytes: num(b.memory_bytes_min), maxBytes: num(b.memory_bytes_max), confidence: num(b.confidence) } : null;
+  const band = b
+    ? {
+        minBytes: num(b.memory_bytes_min),
+        maxBytes: num(b.memory_bytes_max),
+        confidence: num(b.confidence),
+        basis: b.basis === "server_record" || b.basis === "benchmark_prior" ? (b.basis as "server_record" | "benchmark_prior") : null,
+        gradedPredictions: num(b.graded_predictions),
+      }
+    : null;
   return {
     target: num(j.target_hit_ratio) ?? target,
     status,

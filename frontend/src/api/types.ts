@@ -129,8 +129,15 @@ export type Sizing = {
   monthlyCostAtTarget: number | null;
   deltaCost: number | null;
   currency: string;
-  /** Memory range for the target at the stated confidence (maxBytes null: past the curve). */
-  band: { minBytes: number | null; maxBytes: number | null; confidence: number | null } | null;
+  /** Memory range for the target at the stated confidence (maxBytes null: past the curve), and what
+   * its drift rests on: this server's graded predictions, or the benchmark's error before any. */
+  band: {
+    minBytes: number | null;
+    maxBytes: number | null;
+    confidence: number | null;
+    basis: "server_record" | "benchmark_prior" | null;
+    gradedPredictions: number | null;
+  } | null;
   /** A limit that moves only outside the hysteresis band, for autoscalers; `stable` says it held. */
   recommendedBytes: number | null;
   stable: boolean | null;

@@ -60,6 +60,16 @@ function remedy(s: Sizing): string | null {
   );
 }
 
+/** What the band rests on, as the API's band.basis says. */
+function bandBasisText(s: Sizing): string | null {
+  const b = s.band;
+  if (!b || b.basis === null) return null;
+  const who = s.nodes !== null ? "its servers" : "this server";
+  if (b.basis === "benchmark_prior") return `from the benchmark's prediction error: no prediction of ${who} graded yet`;
+  const n = b.gradedPredictions ?? 0;
+  return `from ${n} graded prediction${n === 1 ? "" : "s"} of ${who}`;
+}
+
 function bandText(s: Sizing): string | null {
   const b = s.band;
   if (!b || b.minBytes === null) return null;
@@ -115,7 +125,10 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
         {range && (
           <div>
             <dt>Likely range{conf ? ` (${formatPercent(conf, 0)} confidence)` : ""}</dt>
-            <dd>{range}</dd>
+            <dd data-testid="answer-band" data-band-basis={sizing.band?.basis ?? ""}>
+              {range}
+              {bandBasisText(sizing) && <span className="muted small band-basis"> {bandBasisText(sizing)}</span>}
+            </dd>
           </div>
         )}
         {sizing.recommendedBytes !== null && (

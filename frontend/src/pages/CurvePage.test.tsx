@@ -35,7 +35,7 @@ test("states the sizing API's answer for the cluster's target, with memory and c
   expect(Number(answer.getAttribute("data-bytes"))).toBe(6656 * 2 ** 20);
   const facts = plain(document.querySelector(".answer-facts")!.textContent);
   expect(facts).toContain("memcached -m to set-m 6656");
-  expect(facts).toContain("Likely range (90 % confidence)6.3 GiB – 6.7 GiB");
+  expect(facts).toContain("Likely range (90 % confidence)6.3 GiB – 6.7 GiB from 12 graded predictions of this server");
   expect(facts).toContain("-m 6656 (stable)");
 });
 

@@ -90,7 +90,8 @@ export function sizingFor(url: URL, extra: Record<string, unknown> = {}) {
       band: {
         memory_bytes_min: ok ? Math.round((t - 0.02) * 10 * GiB) : 9 * GiB,
         memory_bytes_max: ok ? Math.round((t + 0.02) * 10 * GiB) : null,
-        hit_rate_min: t - 0.02, hit_rate_max: t + 0.02, confidence: 0.9, source: "model",
+        hit_rate_min: t - 0.02, hit_rate_max: t + 0.02, confidence: 0.9,
+        basis: "server_record", graded_predictions: 12, drift_pp: 0.6, nodes_min: null, nodes_max: null,
       },
       recommended_memory_limit_bytes: ok ? Math.ceil(mem / 2 ** 20) * 2 ** 20 : null, stable: ok,
       fill_ratio: 1, full_in_seconds: null,

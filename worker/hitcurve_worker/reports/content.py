@@ -100,11 +100,12 @@ class ClusterReport:
         return self.sizing.memory_bytes if self.sizing is not None else None
 
     @property
-    def band_bytes(self) -> tuple[float | None, float | None]:
-        """(optimistic, pessimistic) memory for the target: the sizing answer's band high and low."""
+    def band_bytes(self) -> tuple[int | None, int | None]:
+        """(least, most) memory the target may need at the band's confidence: the sizing answer's
+        band.memory_bytes_min and memory_bytes_max (None: that end lies past the curve)."""
         if self.sizing is None:
             return None, None
-        return self.sizing.band.high, self.sizing.band.low
+        return self.sizing.band.memory_bytes_min, self.sizing.band.memory_bytes_max
 
 
 @dataclass
@@ -163,7 +164,8 @@ def _cluster_report(
         allocated = float(basis.info.current_bytes) if basis.info.current_bytes is not None else None
         xs = [basis.main.x_max * i / (CHART_SAMPLES - 1) for i in range(CHART_SAMPLES)]
         points = [(x, basis.main(x)) for x in xs]
-        band = [(x, basis.low(x), basis.high(x)) for x in xs]
+        lo, hi = basis.conf_low, basis.conf_high
+        band = [(x, lo(x), hi(x)) for x in xs] if lo is not None and hi is not None else []
     except ApiError as exc:
         reason = str(exc.detail)
     price = float(c.price_per_gb_month)

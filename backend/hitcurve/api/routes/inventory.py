@@ -41,7 +41,7 @@ from hitcurve.schemas.api import (
     SnapshotSummary,
     ThresholdsOut,
 )
-from hitcurve.sizing import answer_curve, memory_for_target, server_fills
+from hitcurve.sizing import answer_curve, drawn_band, memory_for_target, server_fills
 from hitcurve.status import (
     CURVE_ERROR_STATISTIC,
     Thresholds,
@@ -304,8 +304,11 @@ def server_curve(server_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ServerCurveO
     curve, left_out = answer_curve(db, me.org_id, s.id)
     merged = None
     if curve is not None:
+        ys = curve.hit_ratio_calibrated or curve.hit_ratio_proportional
+        band = drawn_band(db, "server", me.org_id, s.id, list(curve.sizes_bytes), list(ys))
         merged = MergedCurveOut(
-            **_attrs(curve, MergedCurveOut),
+            **_attrs(curve, MergedCurveOut)
+            | {"band_low": band[0] if band else None, "band_high": band[1] if band else None},
             age_seconds=_age(curve.window_end),
             data_basis=(curve.calibration or {}).get("basis", "watch"),
             windows_note=left_out,
@@ -335,7 +338,15 @@ def cluster_curve(cluster_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ClusterCur
     out = ClusterCurveOut(cluster=_cluster_out(db, c))
     if cc is None:
         return out
-    return out.model_copy(update=_attrs(cc, ClusterCurveOut) | {"age_seconds": _age(cc.window_end)})
+    band = drawn_band(db, "cluster", me.org_id, c.id, list(cc.sizes_bytes), list(cc.hit_ratios))
+    return out.model_copy(
+        update=_attrs(cc, ClusterCurveOut)
+        | {
+            "age_seconds": _age(cc.window_end),
+            "band_low": band[0] if band else None,
+            "band_high": band[1] if band else None,
+        }
+    )
 
 
 # --- history and accuracy (downsampled into at most max_points buckets) ------------------------

@@ -1,0 +1,89 @@
+"""A cluster's recommended memory limit (the `-m` of each node) follows the same one definition as
+a server's (issue 14, item 5): hysteresis.recommend_periodic over the cluster's recent curves,
+anchored on their window ends. Against real PostgreSQL through the API, an autoscaler polling
+after every window of a stationary workload sees it change at most once over 30 windows, while
+the raw answer moves; `stable` says what the hysteresis says.
+
+The curves are the recorded real sequence of test_recorded_windows (memcached 1.6.18 at 32 MiB,
+the agent on its defaults, a seeded Zipf 0.9 workload, the worker pipeline's calibrated curves),
+stored as the cluster curves the worker writes (one per window), for a cluster of two nodes.
+"""
+
+import gzip
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from conftest import upload_snapshot
+from hitcurve import hysteresis
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.models import ClusterCurve
+
+FIXTURE = Path(__file__).parent / "data" / "stationary-windows-zipf0.9.json.gz"
+POLLS = 30
+NODES = 2
+
+
+def _changes(values: list[Any]) -> int:
+    return sum(1 for a, b in zip(values, values[1:], strict=False) if a != b)
+
+
+def _inside(raw: int, rec: int) -> bool:
+    return abs(raw - rec) <= max(hysteresis.BAND_FRACTION * rec, hysteresis.BAND_MIN_BYTES)
+
+
+def test_cluster_recommended_limit_changes_at_most_once_over_30_stationary_windows(account) -> None:
+    doc = json.loads(gzip.decompress(FIXTURE.read_bytes()))
+    target, recs = float(doc["target_hit_ratio"]), doc["windows"]
+    assert len(recs) >= POLLS + 10
+    # two full nodes (memcached full for more than two windows: not warming up)
+    cid = account.post("/api/v1/clusters", json={"name": "zipf", "target_hit_ratio": target}).json()["id"]
+    now = datetime.now(UTC).replace(microsecond=0)
+    for n in range(NODES):
+        address = f"10.8.0.{n + 1}:11211"
+        for k in range(3):
+            sid, _ = upload_snapshot(account, address, end=now - timedelta(minutes=3 - k), fill=1.0)
+        assert account.patch(f"/api/v1/servers/{sid}", json={"cluster_id": cid}).status_code == 200
+    # the recorded windows, replayed as the cluster's curves on their own time grid
+    t0 = datetime.fromisoformat(recs[0]["window_end"])
+    shift = now - timedelta(hours=1) - t0
+    polls = []
+    for r in recs:
+        with get_sessionmaker()() as db:
+            end = datetime.fromisoformat(r["window_end"]) + shift
+            db.add(
+                ClusterCurve(
+                    org_id=uuid.UUID(account.org_id),
+                    cluster_id=uuid.UUID(cid),
+                    computed_at=end + timedelta(seconds=1),
+                    window_end=end,
+                    basis="calibrated",
+                    sizes_bytes=[NODES * x for x in r["sizes_bytes"]],
+                    hit_ratios=r["hit_ratios"],
+                    current_bytes=NODES * r["current_bytes"],
+                    measured_hit_ratio=r["measured_hit_ratio"],
+                    server_count=NODES,
+                )
+            )
+            db.commit()
+        a = account.get(f"/api/v1/sizing/clusters/{cid}/memory").json()
+        assert a["nodes"] == NODES, a
+        polls.append(a)
+    last = polls[-POLLS:]
+    # (the first windows, while the agent's ghost fills, may not reach the target yet)
+    assert all(a["status"] == "ok" for a in polls[-POLLS - 2 :])
+    raw = [a["memory_limit_bytes"] for a in last]
+    rec = [a["recommended_memory_limit_bytes"] for a in last]
+    # the raw per-node -m moves between windows: a limit that followed it would flap
+    assert None not in raw and _changes(raw) >= 2, raw
+    assert None not in rec and _changes(rec) <= 1, rec
+    # per node: the cluster's memory over its nodes, in whole MiB
+    assert all(r % (1 << 20) == 0 for r in rec)
+    assert all(abs(a["memory_bytes"] / NODES - a["memory_limit_bytes"]) <= 2 << 20 for a in last)
+    # `stable`: the last 3 windows' raw answers all inside the hysteresis band of the recommendation
+    for i in range(len(polls) - POLLS, len(polls)):
+        a = polls[i]
+        tail = [p["memory_limit_bytes"] for p in polls[i - 2 : i + 1]]
+        assert a["stable"] is all(_inside(t, a["recommended_memory_limit_bytes"]) for t in tail), (i, a)
