@@ -24,8 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.append(str(ROOT / "worker" / "tests"))  # worker_helpers: a real worker for the latency run
 
+from hitcurve import band  # noqa: E402
 from hitcurve_testing.snapshots import synthetic_classes, synthetic_snapshot  # noqa: E402
-from hitcurve_worker.calibrate import calibrate, uncertainty_band  # noqa: E402
+from hitcurve_worker.calibrate import calibrate  # noqa: E402
 from hitcurve_worker.merge import classes_from_rows, merge  # noqa: E402
 
 
@@ -56,13 +57,10 @@ def one_snapshot(rows: list[tuple], method: str = "auto") -> str:  # type: ignor
         res.valid_max_bytes,
     )
     main = cal.calibrated if cal.calibrated is not None else res.proportional
-    uncertainty_band(
-        res.memory_bytes,
-        main,
-        res.current_bytes,
-        [0.5, -0.3, 0.8] * 10,
-        model_error=0.03,
-        valid_max_bytes=cal.valid_max_bytes,
+    band.band_curves(
+        list(res.memory_bytes),
+        list(main),
+        band.BandModel(float(res.current_bytes), band.drift_estimate([0.5, -0.3, 0.8] * 10).pp),
     )
     return res.optimal_method
 

@@ -1,4 +1,4 @@
-"""Calibrate a model (LRU) curve against memcached's measured hit ratio, and its uncertainty band.
+"""Calibrate a model (LRU) curve against memcached's measured hit ratio (its band: hitcurve.band).
 
 memcached 1.5+ is not the LRU the agent models (segmented HOT/WARM/COLD, two hits to activate,
 automoved slab pages, lazy expiry: research_memcached_watch.md §5). Its curve has roughly the
@@ -18,7 +18,6 @@ point anyway, and the result says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,10 +29,6 @@ S_MIN = 1.0 / 8
 # A model within this (0.2 pp) of its maximum at today's memory is flat there (see calibrate).
 FLAT_TOLERANCE = 0.002
 S_MAX = 8.0
-# Band: prior error (pp) and its weight in pseudo-windows; z for a ~90 % two-sided band.
-PRIOR_ERROR_PP = 3.0
-PRIOR_WEIGHT = 3.0
-Z90 = 1.645
 
 
 def curve_at(x: FloatArray, y: FloatArray, q: FloatArray | float) -> FloatArray:
@@ -142,39 +137,3 @@ def calibrate(
     if s * memory[-1] > valid:
         notes.append("beyond valid_max_bytes the calibrated curve is held flat (extrapolated)")
     return Calibration(method, float(s), float(ratio), m, predicted, cal, valid / s, notes)
-
-
-def error_sigma_pp(history_pp: Sequence[float]) -> float:
-    """RMS of past predicted-minus-measured errors (pp), shrunk toward a prior when history is
-    short: with n windows, sqrt((sum e^2 + k*prior^2) / (n + k))."""
-    e = np.asarray([v for v in history_pp if math.isfinite(v)], dtype=np.float64)
-    return float(
-        math.sqrt((float(np.sum(e * e)) + PRIOR_WEIGHT * PRIOR_ERROR_PP**2) / (len(e) + PRIOR_WEIGHT))
-    )
-
-
-def uncertainty_band(
-    memory: FloatArray,
-    curve: FloatArray,
-    current_bytes: float,
-    history_pp: Sequence[float],
-    model_error: float = 0.0,
-    valid_max_bytes: float | None = None,
-) -> tuple[FloatArray, FloatArray, float]:
-    """(low, high, sigma_pp). Half-width z*sigma at today's memory, growing with the distance in
-    doublings from it (the calibration pins one point only) and with how far the raw model was off
-    there (|model_error|, hit-ratio units), and doubled where the curve is extrapolated. Both edges
-    are non-decreasing and within [0, 1]."""
-    memory = np.asarray(memory, dtype=np.float64)
-    curve = np.asarray(curve, dtype=np.float64)
-    sigma = error_sigma_pp(history_pp) / 100.0
-    if current_bytes > 0:
-        dist = np.abs(np.log2(np.maximum(memory, 1.0) / current_bytes))
-    else:
-        dist = np.ones_like(memory)
-    w = Z90 * sigma * (1.0 + dist) + abs(model_error) * np.minimum(dist, 1.0)
-    if valid_max_bytes is not None:
-        w = np.where(memory > valid_max_bytes, 2.0 * w, w)
-    low = np.maximum.accumulate(np.clip(curve - w, 0.0, 1.0))
-    high = np.maximum.accumulate(np.clip(curve + w, 0.0, 1.0))
-    return np.minimum(low, curve), np.maximum(high, curve), sigma * 100.0

@@ -23,7 +23,7 @@ import numpy as np
 from hitcurve import band as band_model
 from hitcurve import windows
 from hitcurve.curves import fit_stored
-from hitcurve_worker.calibrate import FLAT_TOLERANCE, Calibration, calibrate, curve_at, uncertainty_band
+from hitcurve_worker.calibrate import FLAT_TOLERANCE, Calibration, calibrate, curve_at
 from hitcurve_worker.merge import ClassCurve, MergeResult, ghost_reach_bytes, merge
 from hitcurve_worker.policy_correction import Correction
 from hitcurve_worker.policy_correction import apply as apply_correction
@@ -123,16 +123,16 @@ def compute(inp: Inputs, at: datetime) -> Rows:
 
     history = inp.history_pp[:HISTORY_WINDOWS]
     model_error = (cal.predicted - measured) if measured is not None else 0.0
-    low, high, sigma = uncertainty_band(
-        res.memory_bytes,
-        main,
-        res.current_bytes,
-        list(history),
-        model_error=model_error,
-        valid_max_bytes=cal.valid_max_bytes,
+    # the stored band is the answers' one band (hitcurve.band, here without the recent windows'
+    # stream loss, which the API adds); the API serves its own, this one is kept with the row
+    drift = band_model.drift_estimate(history)
+    low, high = band_model.band_curves(
+        list(res.memory_bytes),
+        list(main),
+        band_model.BandModel(current_bytes=float(res.current_bytes), drift_pp=drift.pp),
     )
     calibration = cal.as_json() | {
-        "sigma_pp": sigma,
+        "drift_pp": drift.pp,
         "history_windows": len(history),
         "model_error_pp": model_error * 100.0,
         "policy_correction": applied.info,
@@ -172,8 +172,8 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         hit_ratio_proportional=model.tolist(),  # the model curve (TTL-aware when ttl_aware)
         hit_ratio_optimal=res.optimal.tolist(),
         hit_ratio_calibrated=cal.calibrated.tolist() if cal.calibrated is not None else None,
-        band_low=low.tolist(),
-        band_high=high.tolist(),
+        band_low=low,
+        band_high=high,
         current_bytes=res.current_bytes,
         measured_hit_ratio=measured,
         predicted_hit_ratio=cal.predicted,

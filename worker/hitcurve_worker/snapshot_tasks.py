@@ -207,14 +207,18 @@ def _previous(db: Session, snap: Snapshot) -> Previous | None:
 
 
 def _history(db: Session, snap: Snapshot) -> list[float]:
-    """Errors (pp) of the server's earlier calibrated predictions, newest first (the band's input)."""
+    """Errors (pp) of the server's earlier calibrated predictions, newest first (the band's input;
+    as the API counts them, hitcurve.crud.history.recent_errors_pp: not those graded while
+    memcached was still filling)."""
     return list(
         db.execute(
             select(AccuracyRecord.error_pp)
+            .join(Snapshot, Snapshot.id == AccuracyRecord.snapshot_id)
             .where(
                 AccuracyRecord.server_id == snap.server_id,
                 AccuracyRecord.window_end < snap.window_end,
                 AccuracyRecord.basis == "calibrated",
+                Snapshot.memory_full.is_not(False),
             )
             .order_by(AccuracyRecord.window_end.desc())
             .limit(HISTORY_WINDOWS)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hitcurve_worker import alerts
-from hitcurve_worker.calibrate import FLAT_TOLERANCE, calibrate, curve_at, error_sigma_pp, uncertainty_band
+from hitcurve_worker.calibrate import FLAT_TOLERANCE, calibrate, curve_at
 from hitcurve_worker.cluster import ServerInput, combine
 
 GIB = float(1 << 30)
@@ -85,24 +85,6 @@ def test_a_flat_model_is_matched_by_a_ratio_not_rescaled_to_its_knee() -> None:
     # below the plateau (memory short of the working set) a size rescaling is still used
     short = calibrate(mem, model, 30 * MIB, 0.45, flat_tolerance=FLAT_TOLERANCE)
     assert short.method == "size-scale"
-
-
-def test_band_narrows_with_good_history_and_widens_away_from_today() -> None:
-    memory = np.linspace(0.1, 2.0, 40) * GIB
-    curve = che_curve(memory, 0.5 * GIB)
-    now = 1.0 * GIB
-    lo0, hi0, s0 = uncertainty_band(memory, curve, now, [])
-    lo1, hi1, s1 = uncertainty_band(memory, curve, now, [0.5, -0.4, 0.3] * 20)
-    assert s0 == pytest.approx(3.0)  # the prior alone
-    assert s1 < 1.0 < s0
-    assert np.all(hi1 - lo1 <= hi0 - lo0 + 1e-12)
-    for lo, hi in ((lo0, hi0), (lo1, hi1)):
-        assert np.all(np.diff(lo) >= 0) and np.all(np.diff(hi) >= 0)
-        assert np.all(lo <= curve) and np.all(curve <= hi) and np.all(lo >= 0) and np.all(hi <= 1)
-    i_now = int(np.argmin(np.abs(memory - now)))
-    width = hi1 - lo1
-    assert width[i_now] <= width[-1] and width[i_now] <= width[2]
-    assert error_sigma_pp([10.0] * 1000) == pytest.approx(10.0, rel=0.01)
 
 
 def test_cluster_of_equal_servers_is_each_server_scaled_by_node_count() -> None:

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import func, select, update
 from worker_helpers import Org, WorkerProc, start_worker, upload, wait_for
 
+from hitcurve import band
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import (
     AccuracyRecord,
@@ -95,6 +96,8 @@ def test_upload_becomes_a_merged_calibrated_curve(worker: WorkerProc, client: An
         )
         assert np.all(np.asarray(c.band_low) <= np.asarray(c.hit_ratio_calibrated) + 1e-12)
         assert np.all(np.asarray(c.band_high) >= np.asarray(c.hit_ratio_calibrated) - 1e-12)
+        # the answers' one band (hitcurve.band): no graded prediction yet, the benchmark's prior
+        assert c.calibration["drift_pp"] == pytest.approx(band.PRIOR_DRIFT_PP)
         assert np.all(np.asarray(c.hit_ratio_optimal) >= np.asarray(c.hit_ratio_proportional) - 1e-9)
         assert c.calibration["method"].startswith("size-scale")
         assert c.advice["optimal_hit_ratio"] >= c.advice["current_allocation_hit_ratio"]
