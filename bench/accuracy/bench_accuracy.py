@@ -23,7 +23,13 @@ phases (hit ratio of the measured phase from `stats`), and M itself (the agent's
 Rows printed per workload: predicted vs measured at each size with the target, whether the
 measured point lies inside the band; then the recommended -m check (the -m the product gives for
 the hit rate real memcached reached at 2M, run and measured), the band coverage, the number of
-changes of the recommended limit over the last 30 polls, and the agent's peak memory.
+changes of the recommended limit over the last 30 polls (and what those polls answered), and the
+agent's peak memory. Phase-matched row: the last answer rests on the newest windows, real
+memcached's figure on the whole measured phase; on a workload whose hit rate above today's memory
+moves over spans longer than those windows (the scan mix: a 200k-key loop back every ~1M requests)
+the two see different phases, so the run also replays memcached's own policy (the simulator's
+mcslru, checked against the real runs over the measured phase) over exactly the reads the answer
+rests on (from the windows' read counts) and prints the product's error against that.
 
 Run with the repository's virtual env: .venv/bin/python bench/accuracy/bench_accuracy.py (or
 `make bench`, name `agent`). About 12 minutes per workload on the loaded 2-core machine (most of it
@@ -261,6 +267,8 @@ class Poll:
     ratios: list[Any]  # SizingAnswer per size (ratio_answer)
     memory: Any  # SizingAnswer for the target (memory_answer)
     correction: bool
+    # the requests the answer rests on: reads counted before its oldest window, through its newest
+    reads_span: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -463,7 +471,15 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
         out.records[-1]["ghost_reach_bytes"] = b.ghost_reach_bytes
         ratios = [sizing.ratio_answer(subject, b, float(x)) for x in sizes]
         memory = sizing.memory_answer(subject, b, target) if target is not None else None
-        out.polls.append(Poll(end, ratios, memory, correction is not None))
+        comb = win.combine(wins[-hysteresis.HISTORY_WINDOWS :])
+        span = (0, 0)
+        if comb is not None:
+            used = [j for j, wc in enumerate(wins) if wc.window_end in comb.used]
+            cum = [0]
+            for wc in wins:
+                cum.append(cum[-1] + wc.reads)
+            span = (cum[used[0]], cum[used[-1] + 1])
+        out.polls.append(Poll(end, ratios, memory, correction is not None, span))
     return out
 
 
@@ -492,6 +508,49 @@ WORKLOADS = {
     "etc": {"args": ["--dist", "etc", "--alpha", "0.9", "--keys", "1000000", "--max-value", "4096"]},
 }
 FACTORS = [0.25, 0.5, 1.0, 2.0, 4.0]
+
+
+def seeded_reads(wl: dict, warm: int, measured: int) -> Any:
+    """The key ids the run read, in order (hc-loadgen --print-keys: the read sequence does not
+    depend on hits), warm-up then measured phase."""
+    import numpy as np
+
+    parts = []
+    for n, seed in ((warm, 1), (measured, 2)):
+        r = subprocess.run(
+            [str(LOADGEN), "--requests", str(n), "--seed", str(seed), "--print-keys", *wl["args"]],
+            capture_output=True,
+            check=True,
+        )
+        parts.append(np.array(r.stdout.split(), dtype=np.uint64))
+    return np.concatenate(parts)
+
+
+def phase_matched(wl: dict, a: argparse.Namespace, items_at_m: int, span: tuple[int, int]) -> dict:
+    """memcached's own policy (the simulator's mcslru: HOT/WARM/COLD, 2 hits to activate) on the
+    full seeded read sequence at each size (items at M x factor), over the requests the last answer
+    rests on (`span`, from the windows' read counts), and over the measured phase for comparison
+    with the real memcached runs. Why: the answer rests on the newest windows; on a workload whose
+    hit rate above today's memory moves over longer spans than those windows (the scan mix's loop
+    of 200k keys comes back every ~1M requests), the measured phase of real memcached and the
+    answer's windows see different phases of it."""
+    hs = None
+    try:
+        from hitcurve_worker.trace_data import sim_module
+
+        hs = sim_module()
+    except ImportError:
+        return {}
+    keys = seeded_reads(wl, a.warm, a.measured)
+    sizes = [max(1, round(f * items_at_m)) for f in FACTORS]
+
+    def run(lo: int, hi: int) -> list[float]:
+        hi = min(hi, len(keys))
+        out = hs.simulate(keys[:hi], ["mcslru"], sizes, unit="items", warmup=lo / hi, threads=2)
+        by = {int(r["size"]): float(r["hit_ratio"]) for r in out}
+        return [by[k] for k in sizes]
+
+    return {"span": list(span), "answer_span": run(*span), "measured_phase": run(a.warm, a.warm + a.measured)}
 
 
 def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: MeasuredCache, base: Path) -> dict:
@@ -575,6 +634,7 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
         "agent_peak_rss_kib": meta["agent_peak_rss_kib"],
         "items_at_M": meta["items_at_M"],
         "confidence": last.ratios[0].band.confidence,
+        "phase": phase_matched(wl, a, meta["items_at_M"], last.reads_span) if not a.no_phase else {},
         "recorded": {"target_hit_ratio": target, "windows": prod.records},
     }
 
@@ -602,6 +662,25 @@ def print_result(r: dict) -> None:
             f"{row['factor']:>5}M {row['mem_mb']:>6} {row['measured']:>9.4f} {row['predicted']:>8.4f} "
             f"{row['error_pp']:>+8.2f} {'<=' + format(TARGET_PP[row['factor']], 'g') + ' pp':>7} "
             f"{row['status']:>11} {band:>16} {'yes' if row['inside'] else 'NO':>6}  {'' if ok else 'MISSED'}"
+        )
+    ph = r.get("phase")
+    if ph:
+        lo, hi = ph["span"]
+        sim_err = max(
+            abs(x - row["measured"]) for x, row in zip(ph["measured_phase"], r["rows"], strict=True)
+        )
+        print(
+            f"   phase-matched: the last answer rests on reads {lo}..{hi}; memcached's policy (mcslru) "
+            "on the seeded reads agrees with real memcached over the measured phase within "
+            f"{sim_err * 100:.2f} pp"
+        )
+        print(
+            "   "
+            + "  ".join(
+                f"{row['factor']:g}M {x:.4f} ({(row['predicted'] - x) * 100:+.2f} pp)"
+                for x, row in zip(ph["answer_span"], r["rows"], strict=True)
+            )
+            + "  (mcslru over the answer's reads; product - it)"
         )
     c = r["m_check"]
     if "limit_mb" in c:
@@ -662,6 +741,9 @@ def main() -> int:
     ap.add_argument("--reuse-snapshots", action="store_true", help="with --keep: reuse a kept agent run")
     ap.add_argument("--measured-cache", help="reuse real memcached figures from this JSON file (seeded)")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument(
+        "--no-phase", action="store_true", help="skip the phase-matched mcslru reference (no simulator)"
+    )
     ap.add_argument(
         "--record-windows",
         help="write each workload's windows as the API weighs them here (the stability test's fixture)",
