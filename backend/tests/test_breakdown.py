@@ -58,6 +58,13 @@ def test_breakdown_round_trip(account: Account, other: Account) -> None:
     assert not b["hot_keys_hashed"] and b["hot_keys"][0]["key"] == "cfg:flags"
     assert b["hot_keys_by_bytes"][0]["key"] == "feed:home"
     assert b["left"]["evicted"] == sum(c["left"]["evicted"] for c in snap["classes"])
+    # page-move evictions (issue 15): per class as the agent counted them, capped by what the
+    # stream saw evicted; the total is their sum
+    by_id = {c["id"]: c for c in b["classes"]}
+    for c in snap["classes"]:
+        want = min(c.get("page_move_evictions", 0), c["left"]["evicted"])
+        assert by_id[c["id"]]["evicted_by_page_moves"] == want, c["id"]
+    assert b["left"]["evicted_by_page_moves"] == sum(c["evicted_by_page_moves"] for c in b["classes"]) > 0
     assert [c["id"] for c in b["classes"]] == [c["id"] for c in snap["classes"]]
     # another organization sees nothing
     r = other.get(f"/api/v1/servers/{server_id}/breakdown")
@@ -86,6 +93,8 @@ def test_breakdown_limits_are_enforced_at_ingestion(account: Account) -> None:
     rejected(lambda s: s["prefixes"][2]["points"].reverse(), "prefix 'feed'")
     rejected(lambda s: s["ttl_points"].pop(), "ttl_points: curve has 99 points")
     rejected(lambda s: s["classes"][0]["left"].update(evicted=-1), "evicted")
+    c0 = base["classes"][0]
+    rejected(lambda s: s["classes"][0].update(page_move_evictions=c0["evictions"] + 1), "page_move_evictions")
     # nothing of the rejected uploads was stored; the valid one is
     assert account.get("/api/v1/servers").json() == []
     assert post(account, base).status_code == 202

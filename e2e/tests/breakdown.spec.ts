@@ -5,7 +5,8 @@ type Breakdown = {
   prefixes: Array<{ prefix: string; other: boolean; requests: number; memory_for_target: number | null }>;
   hot_keys: Array<{ key: string }>;
   ttl: { saved_ratio: number | null } | null;
-  left: { expired: number; evicted: number };
+  left: { expired: number; evicted: number; evicted_by_page_moves: number };
+  classes: Array<{ id: number; evicted_by_page_moves: number }>;
 };
 
 test.beforeEach(async ({ page }) => logIn(page));
@@ -30,6 +31,14 @@ test("breakdown: prefix table, TTL memory, hot keys and expired vs evicted match
   await expect(page.getByTestId("ttl-panel")).toContainText(`expiry saves ${Math.round(b.ttl!.saved_ratio! * 100)}`);
   await expect(page.getByTestId("hot-keys")).toContainText(b.hot_keys[0].key);
   await expect(page.getByTestId("left-table")).toContainText(`${b.left.evicted.toLocaleString("en-US")} evicted`);
+  // page-move evictions (issue 15) are told apart in words and per class, as the API counts them
+  expect(b.left.evicted_by_page_moves).toBeGreaterThan(0);
+  await expect(page.getByTestId("left-table")).toContainText(
+    `(${b.left.evicted_by_page_moves.toLocaleString("en-US")} of them by slab page moves)`,
+  );
+  const moved = b.classes.find((c) => c.evicted_by_page_moves > 0)!;
+  const row = page.getByTestId("left-table").locator("tbody tr").filter({ has: page.locator(`td:first-child:text-is("${moved.id}")`) });
+  await expect(row.locator("td").nth(4)).toHaveText(moved.evicted_by_page_moves.toLocaleString("en-US"));
   // a new target asks the API again
   await page.getByLabel("Hit rate target in percent").fill("80");
   await expect(page.getByTestId("prefix-table")).toContainText("Needs for 80");

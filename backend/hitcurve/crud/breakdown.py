@@ -129,7 +129,14 @@ def _summarise(server_id: uuid.UUID, r: Any, doc: dict[str, Any], target: float)
             gaps=t.get("gaps", ""),
         )
     classes = [
-        ClassLeftOut(id=c["id"], chunk_size=c["chunk_size"], **c["left"])
+        ClassLeftOut(
+            id=c["id"],
+            chunk_size=c["chunk_size"],
+            **c["left"],
+            # the agent's figure is from memcached's counters, `left` from the stream: the
+            # page-move share can't exceed what the stream saw evicted
+            evicted_by_page_moves=min(c.get("page_move_evictions", 0), c["left"]["evicted"]),
+        )
         for c in doc["classes"]
         if c.get("left")
     ]
@@ -137,6 +144,7 @@ def _summarise(server_id: uuid.UUID, r: Any, doc: dict[str, Any], target: float)
         expired=sum(c.expired for c in classes),
         evicted=sum(c.evicted for c in classes),
         deleted=sum(c.deleted for c in classes),
+        evicted_by_page_moves=sum(c.evicted_by_page_moves for c in classes),
     )
     return BreakdownOut(
         server_id=server_id,

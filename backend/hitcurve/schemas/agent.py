@@ -47,6 +47,8 @@ PAYLOAD_ONLY = frozenset(
         "measured.get_flushed",
         "measured.non_get_lookups",
         "measured.reclaimed",
+        "measured.page_move_evictions",
+        "measured.slabs_moved",
         "loss.agent_dropped",
         "loss.malformed",
         "classes[].hits_observed",
@@ -219,10 +221,22 @@ class SlabClass(_Strict):
     pages: Annotated[int, Field(ge=0, le=MAX_BYTES // 2**20)]
     items: Items
     evictions: NonNeg
+    # the part of `evictions` slab page moves caused (memcached >= 1.6.34 counts them as
+    # evictions of the class that gave the page up): memory moved elsewhere, not a shortage
+    page_move_evictions: NonNeg = 0
     requests: NonNeg
     curve: Curve
     cost_us: CostStats | None = None
     left: Left | None = None
+
+    @model_validator(mode="after")
+    def _page_moves_within_evictions(self) -> "SlabClass":
+        if self.page_move_evictions > self.evictions:
+            raise ValueError(
+                f"class {self.id}: page_move_evictions ({self.page_move_evictions}) exceeds "
+                f"evictions ({self.evictions})"
+            )
+        return self
 
 
 def _first_bad_point(where: str, pts: list[tuple[float, float]]) -> None:

@@ -13,6 +13,9 @@ class LeftOut(BaseModel):
     expired: int
     evicted: int
     deleted: int
+    # of `evicted`, those slab page moves caused (memcached moving memory to another class, not
+    # a shortage); per class only: per prefix the source of an eviction is not known
+    evicted_by_page_moves: int = 0
 
 
 class PrefixOut(BaseModel):
@@ -65,6 +68,7 @@ class ClassLeftOut(BaseModel):
     expired: int
     evicted: int
     deleted: int
+    evicted_by_page_moves: int
 
 
 class BreakdownOut(BaseModel):

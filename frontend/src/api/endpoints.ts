@@ -569,8 +569,16 @@ export async function getBreakdown(id: string, target: number, signal?: AbortSig
           gaps: String(j.ttl.gaps ?? ""),
         }
       : null,
-    classes: (j.classes ?? []).map((c: J) => ({ id: c.id, chunkSize: c.chunk_size, expired: c.expired, evicted: c.evicted, deleted: c.deleted })),
-    left: j.left,
+    classes: (j.classes ?? []).map((c: J) => ({
+      id: c.id,
+      chunkSize: c.chunk_size,
+      expired: c.expired,
+      evicted: c.evicted,
+      deleted: c.deleted,
+      evictedByPageMoves: c.evicted_by_page_moves ?? 0,
+    })),
+    left: { expired: j.left.expired, evicted: j.left.evicted, deleted: j.left.deleted },
+    evictedByPageMoves: j.left.evicted_by_page_moves ?? 0,
   };
 }
 

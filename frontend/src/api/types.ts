@@ -236,6 +236,9 @@ export type ReportSubscription = {
 
 /** GET /servers/{id}/breakdown (issue 16): what is in the cache, from the latest window. */
 export type Left = { expired: number; evicted: number; deleted: number };
+/** Per slab class: `evictedByPageMoves` of `evicted` were memcached moving the class's pages to
+ * another class (memcached >= 1.6.34 counts them as evictions), not a shortage of memory. */
+export type ClassLeft = Left & { id: number; chunkSize: number; evictedByPageMoves: number };
 export type PrefixRow = {
   prefix: string;
   other: boolean;
@@ -268,6 +271,8 @@ export type Breakdown = {
     savedRatio: number | null;
     gaps: string;
   } | null;
-  classes: Array<Left & { id: number; chunkSize: number }>;
+  classes: ClassLeft[];
   left: Left;
+  /** Of `left.evicted`, those slab page moves caused (sum over the classes). */
+  evictedByPageMoves: number;
 };

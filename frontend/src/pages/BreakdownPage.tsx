@@ -103,9 +103,12 @@ function BreakdownView({ d }: { d: Breakdown }) {
       <section className="card" data-testid="left-table">
         <h2>Expired vs evicted</h2>
         <p className="muted small">
-          Items that left in the window: {int(d.left.expired)} expired, {int(d.left.evicted)} evicted, {int(d.left.deleted)}{" "}
-          deleted. Many evictions next to few expiries mean the cache is short of memory; many expiries mean TTLs, not
-          memory, decide what stays.
+          Items that left in the window: {int(d.left.expired)} expired, {int(d.left.evicted)} evicted
+          {d.evictedByPageMoves > 0 ? ` (${int(d.evictedByPageMoves)} of them by slab page moves)` : ""},{" "}
+          {int(d.left.deleted)} deleted. Many evictions next to few expiries mean the cache is short of memory; many
+          expiries mean TTLs, not memory, decide what stays. Page-move evictions are memcached moving a class&apos;s
+          memory to another class whose items need it, not a shortage; they are counted as evictions from memcached
+          1.6.34 on.
         </p>
         <div className="table-wrap">
           <table>
@@ -115,6 +118,7 @@ function BreakdownView({ d }: { d: Breakdown }) {
                 <th className="num">Chunk</th>
                 <th className="num">Expired</th>
                 <th className="num">Evicted</th>
+                <th className="num" title="of the evictions, those slab page moves caused">Page moves</th>
                 <th className="num">Deleted</th>
               </tr>
             </thead>
@@ -125,6 +129,7 @@ function BreakdownView({ d }: { d: Breakdown }) {
                   <td className="num">{formatBytes(c.chunkSize)}</td>
                   <td className="num">{int(c.expired)}</td>
                   <td className="num">{int(c.evicted)}</td>
+                  <td className="num">{int(c.evictedByPageMoves)}</td>
                   <td className="num">{int(c.deleted)}</td>
                 </tr>
               ))}

@@ -1,4 +1,5 @@
 #include "snapshot.h"
+#include "pagemove.h"
 #include "util.h"
 
 #include <math.h>
@@ -55,6 +56,9 @@ static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *
      * "unreachable" while the ghost was still filling after the warm-up). */
     json_object_set_new(json_object_get(o, "curve"), "ghost_reach_items",
                         json_integer((json_int_t)llround(cv.ghost_reach_items)));
+    /* the part of `evictions` a slab page move caused (not cache pressure; see pagemove.h) */
+    json_object_set_new(o, "page_move_evictions",
+                        json_integer((json_int_t)ag_page_move_evictions(s0, s1, c)));
     double mean, p50, p90, p99;
     uint64_t n = ag_costs_summary(&f->costs, c, &mean, &p50, &p90, &p99);
     if (n > 0)
@@ -142,6 +146,12 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
     json_object_set_new(measured, "non_get_lookups", json_integer((json_int_t)other_reads));
     json_object_set_new(measured, "reclaimed",
                         json_integer((json_int_t)delta(s0->reclaimed, s1->reclaimed)));
+    uint64_t page_move = 0;
+    for (int c = 1; c < MC_MAX_CLASSES; c++)
+        page_move += ag_page_move_evictions(s0, s1, c);
+    json_object_set_new(measured, "page_move_evictions", json_integer((json_int_t)page_move));
+    json_object_set_new(measured, "slabs_moved",
+                        json_integer((json_int_t)delta(s0->slabs_moved, s1->slabs_moved)));
 
     double ratio = v->loss_ratio;
     json_t *jl = json_pack("{s:I,s:I,s:I,s:I,s:f,s:b,s:I,s:I}", "events_seen",

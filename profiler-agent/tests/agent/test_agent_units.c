@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "../../src/agent/costs.h"
+#include "../../src/agent/pagemove.h"
 #include "../../src/agent/spool.h"
 #include "../../src/agent/stats.h"
 #include "../../src/agent/statsmodel.h"
@@ -231,6 +232,38 @@ static void test_stats_versions(void)
     free(s);
 }
 
+/* Page-move evictions: pages lost x chunks per page, capped by the class's evictions, and only
+ * where memcached counts them as evictions (>= 1.6.34). */
+static void test_page_moves(void)
+{
+    CHECK(!ag_page_moves_evict("1.5.16") && !ag_page_moves_evict("1.6.33") &&
+              ag_page_moves_evict("1.6.34") && ag_page_moves_evict("1.6.45") &&
+              ag_page_moves_evict("1.7.0") && ag_page_moves_evict("2.0.0") &&
+              ag_page_moves_evict("unknown"),
+          "version gate");
+    mc_stats *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    snprintf(b->version, sizeof b->version, "1.6.45");
+    a->cls[5] = (mc_class_stats){.present = 1, .chunk_size = 240, .total_pages = 30,
+                                 .total_chunks = 30 * 4369, .evicted = 1000};
+    b->cls[5] = a->cls[5];
+    b->cls[5].total_pages = 25;
+    b->cls[5].total_chunks = 25 * 4369;
+    b->cls[5].evicted = 1000 + 5 * 4369 + 10; /* five pages moved, ten evictions of pressure */
+    CHECK(ag_page_move_evictions(a, b, 5) == 5 * 4369, "five pages: %llu",
+          (unsigned long long)ag_page_move_evictions(a, b, 5));
+    b->cls[5].evicted = 1000 + 300; /* fewer evictions than the pages held: capped */
+    CHECK(ag_page_move_evictions(a, b, 5) == 300, "capped by evictions");
+    b->cls[5].total_pages = 31; /* gained a page: none */
+    CHECK(ag_page_move_evictions(a, b, 5) == 0, "a class that gained pages");
+    b->cls[5].total_pages = 25;
+    snprintf(b->version, sizeof b->version, "1.6.24");
+    CHECK(ag_page_move_evictions(a, b, 5) == 0, "before 1.6.34 they are not evictions");
+    CHECK(ag_page_move_evictions(a, b, 0) == 0 && ag_page_move_evictions(a, b, MC_MAX_CLASSES) == 0,
+          "class ids out of range");
+    free(a);
+    free(b);
+}
+
 /* Stats-only model: a cache that behaves exactly as Che's model (Zipf 0.9 over 10^6 keys)
  * is recovered from its three stats figures, and its curve passes through them. */
 static void test_stats_model(void)
@@ -258,6 +291,7 @@ static void test_stats_model(void)
 int main(void)
 {
     test_stats_versions();
+    test_page_moves();
     test_stats_model();
     test_ttl();
     test_trace();

@@ -1,0 +1,102 @@
+"""Page moves are not cache pressure (issue 15). When the size mix shifts, memcached's automover
+takes slab pages from a class that no longer needs them. From 1.6.34 it frees a page by evicting
+that class's COLD tail, and those evictions are counted and logged exactly like evictions under
+memory pressure (memcached does not mark their source); before 1.6.34 they are not counted as
+evictions at all. The agent reports, per class and window, how many of its evictions a page move
+caused (pagemove.h), so the product can tell "this class is short of memory" from "memcached
+moved this class's memory elsewhere".
+
+A real memcached before and after 1.6.34 (the version matrix of scripts/memcached-versions.sh)
+is filled with small items, then the traffic moves to large items whose working set fits in
+memory once pages have moved. The source class's evictions in a window must be (nearly) all
+page-move evictions from 1.6.34 on, and there must be none before."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from agent_harness import Agent, Memcached, kill_leftovers, loadgen_bin  # noqa: E402
+from test_agent_versions import VERSIONS  # noqa: E402
+
+BEFORE, AFTER = "1.6.24", "1.6.45"  # either side of 1.6.34
+CASES = [(v, b) for v, b in VERSIONS if v in (BEFORE, AFTER)]
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_processes():
+    yield
+    kill_leftovers()
+
+
+def load(addr: str, seconds: float, keys: int, value_size: int, update_frac: float, seed: int) -> None:
+    # nice: on a busy machine the agent must keep up with the stream, or the windows of interest
+    # come out blind (no snapshot); fewer requests per second change nothing about page moves
+    subprocess.run(
+        ["nice", "-n", "19", loadgen_bin(), "--server", addr, "--dist", "uniform", "--keys", str(keys),
+         "--value-size", str(value_size), "--update-frac", str(update_frac), "--requests", "0",
+         "--duration", str(seconds), "--seed", str(seed), "--quiet"],
+        check=True, capture_output=True, timeout=seconds + 60,
+    )
+
+
+def run_shift(tmp: Path, binary: str) -> tuple[list[dict], Agent]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    m = Memcached(mem_mb=16, binary=binary, extra=["-o", "slab_reassign,slab_automove=1"])
+    agent = Agent(tmp, m.addr, "--interval", "2")
+    try:
+        agent.wait_log("watch_connected", timeout=60)
+        load(m.addr, 8, keys=90000, value_size=150, update_frac=0.0, seed=1)  # ~22 MB of small items
+        # the same first 4,000 keys rewritten as 3 KB values: ~13 MB, fits once pages move
+        load(m.addr, 20, keys=4000, value_size=3000, update_frac=0.5, seed=7)
+        n = agent.log().count("msg=window ")
+        agent.wait_log("msg=window ", count=n + 2, timeout=120)
+        assert agent.stop() == 0
+    finally:
+        m.stop()
+    return agent.snapshots(), agent
+
+
+def moves(snaps: list[dict]) -> list[tuple[dict, dict]]:
+    """(snapshot, class) for every class that lost pages in a written window: the source
+    classes of page moves, found from consecutive windows' page counts."""
+    out = []
+    for prev, cur in zip(snaps, snaps[1:], strict=False):
+        if prev["window"]["end"] != cur["window"]["start"]:
+            continue  # a blind window between them: not consecutive
+        pages = {c["id"]: c["pages"] for c in prev["classes"]}
+        out += [(cur, c) for c in cur["classes"] if c["pages"] < pages.get(c["id"], 0)]
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("version,binary", CASES, ids=[v for v, _ in CASES])
+def test_page_move_evictions_do_not_read_as_pressure(tmp_path, version, binary):
+    for attempt in range(3):  # a busy machine can make every window of the shift blind
+        snaps, agent = run_shift(tmp_path / f"try{attempt}", binary)
+        moved = moves(snaps)
+        if moved:
+            break
+    assert sum(s["measured"]["slabs_moved"] for s in snaps) > 0, "the automover moved no page"
+    assert moved, f"no written window saw a class lose pages:\n{agent.log()[-3000:]}"
+    for s in snaps:
+        total = sum(c["page_move_evictions"] for c in s["classes"])
+        assert total <= s["measured"]["page_move_evictions"] <= s["measured"]["evictions"], s["measured"]
+        for c in s["classes"]:
+            assert 0 <= c["page_move_evictions"] <= c["evictions"], c
+    if version == BEFORE:
+        # memcached < 1.6.34 does not count page-move evictions as evictions: nothing to take out
+        assert all(s["measured"]["page_move_evictions"] == 0 for s in snaps)
+        assert all(c["evictions"] == 0 for _, c in moved), [(c["id"], c["evictions"]) for _, c in moved]
+        return
+    evicting = [(s, c) for s, c in moved if c["evictions"] > 0]
+    assert evicting, "from 1.6.34 a page move evicts from the source class"
+    for s, c in evicting:
+        pressure = c["evictions"] - c["page_move_evictions"]
+        # all but a sliver are page-move evictions: the source class had no other reason to evict
+        assert pressure <= 0.02 * c["evictions"] + 64, (s["window"], c["id"], c["evictions"], pressure)
