@@ -560,6 +560,9 @@ def cluster_basis(
     if "stats_only" in bases:
         b.data_basis = "stats_only" if bases == {"stats_only"} else "mixed"
     set_band(b, recent_errors_pp(db, org_id, server_ids))
+    # issue 16: TTL-aware when every member's curve in it is
+    ttl = curves_crud.snapshot_ttl_models(db, org_id, ids)
+    b.ttl_aware = bool(ttl) and all(ttl)
     return b, facts
 
 

@@ -252,6 +252,36 @@ def test_ttl_traffic_is_sized_on_the_agents_merged_ttl_aware_curve(client: Any, 
     for d in (little, plain):
         b = answers[d["snapshot_id"]]
         assert b["ttl_aware"] is False and "TTL-aware" not in b["message"], b
+    # a cluster of the TTL server alone is TTL-aware; with the LRU one beside it, not
+    from hitcurve.models import Cluster, Server
+
+    with get_sessionmaker()() as db:
+        cl = Cluster(org_id=org.id, name=f"ttl-{uuid.uuid4().hex[:6]}", target_hit_ratio=0.6)
+        db.add(cl)
+        db.flush()
+        ttl_sid = uuid.UUID(server_id(client, token, ttl_snap["server"]["address"]))
+        db.get(Server, ttl_sid).cluster_id = cl.id  # type: ignore[union-attr]
+        db.commit()
+        cluster_id = cl.id
+    later = end + timedelta(minutes=1)
+    again = add_breakdown(make_snapshot(ttl_snap["server"]["address"], end=later, hit_ratio=0.7))
+    assert upload(client, org, again).status_code == 202
+    assert process(again["snapshot_id"])["cluster_curve"] is True
+    basis_cache().clear()
+    cq = {"target_hit_ratio": 0.6}
+    ca = client.get(f"/api/v1/sizing/clusters/{cluster_id}/memory", params=cq, headers=h)
+    assert ca.status_code == 200 and ca.json()["ttl_aware"] is True, ca.text
+    with get_sessionmaker()() as db:
+        plain_sid = uuid.UUID(server_id(client, token, plain["server"]["address"]))
+        db.get(Server, plain_sid).cluster_id = cluster_id  # type: ignore[union-attr]
+        db.commit()
+    more = make_snapshot(plain["server"]["address"], end=end + timedelta(minutes=2), hit_ratio=0.7)
+    assert upload(client, org, more).status_code == 202
+    assert process(more["snapshot_id"])["cluster_curve"] is True
+    basis_cache().clear()
+    ca = client.get(f"/api/v1/sizing/clusters/{cluster_id}/memory", params=cq, headers=h)
+    assert ca.status_code == 200 and ca.json()["ttl_aware"] is False, ca.text
+
     # curve=optimal is the LRU classes' page allocation: never labelled TTL-aware
     sid = server_id(client, token, ttl_snap["server"]["address"])
     r = client.get(

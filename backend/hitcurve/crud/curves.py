@@ -132,6 +132,19 @@ def snapshot_bases(db: Session, org_id: uuid.UUID, snapshot_ids: Sequence[uuid.U
     )
 
 
+def snapshot_ttl_models(db: Session, org_id: uuid.UUID, snapshot_ids: Sequence[uuid.UUID]) -> list[bool]:
+    """Per stored server curve of these snapshots: whether its model is the agent's merged
+    TTL-aware curve (issue 16, calibration.ttl_aware): what a cluster curve's inputs rest on."""
+    if not snapshot_ids:
+        return []
+    cals = db.execute(
+        select(ServerCurve.calibration).where(
+            ServerCurve.org_id == org_id, ServerCurve.snapshot_id.in_(snapshot_ids)
+        )
+    ).scalars()
+    return [bool((c or {}).get("ttl_aware")) for c in cals]
+
+
 def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 30) -> list[Any]:
     """The server's newest `limit` stored curves with their window's reads, stream loss and basis
     (watch or stats_only), oldest first: what an answer weighs (quiet and lossy windows) and what

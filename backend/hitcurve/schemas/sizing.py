@@ -127,7 +127,8 @@ class SizingAnswer(BaseModel):
         "items take no memory), calibrated and policy-corrected like any curve. The traffic carries "
         "TTLs when expiry moves the agent's curve by at least 1 pp at some size (hitcurve/ttl.py "
         "TTL_CURVE_GAP_PP). false: the LRU slab-class curves (no TTLs that matter, an agent without "
-        "the breakdown, curve=optimal, or a simulated policy). Gap: touch/gat TTL changes are not in "
+        "the breakdown, curve=optimal, or a simulated policy). A cluster's answer is TTL-aware when "
+        "every member's curve in the cluster curve is. Gap: touch/gat TTL changes are not in "
         "memcached's watch stream, so an item whose TTL was extended that way is modelled as expiring "
         "at its stored TTL",
     )
