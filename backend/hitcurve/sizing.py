@@ -241,7 +241,7 @@ def server_basis(
     if main is None:
         raise _not_enough("the latest curve of this server has no usable points")
     b = _stored_curve_basis(c, main, basis)
-    loss = curves_crud.snapshot_loss(db, c.snapshot_id)
+    loss = curves_crud.snapshot_loss(db, c)
     if loss is not None:
         b.info = b.info.model_copy(
             update={"stream_loss_ratio": float(loss.loss_ratio), "stream_loss_flagged": bool(loss.flagged)}
@@ -326,11 +326,11 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
     if comb is not None:
         newest = next(r.ServerCurve for r in rows if r.ServerCurve.window_end == comb.newest.window_end)
         b.info = b.info.model_copy(update={"computed_at": newest.computed_at})
-        snapshot_id = newest.snapshot_id
+        snapshot_id, snapshot_end = newest.snapshot_id, newest.window_end
         # the optimal-allocation curve is the LRU class curves' (issue 16: only the model is TTL-aware)
         b.ttl_aware = kind != "optimal" and _ttl_model(newest)
     else:
-        snapshot_id = None
+        snapshot_id, snapshot_end = None, None
     if b.info.stream_loss_flagged:
         warn = (
             f"the agent lost {b.info.stream_loss_ratio or 0:.1%} of memcached's events: "
@@ -344,8 +344,8 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
         b.limit_bytes = int(last.limit_maxbytes)
         b.used_bytes = int(last.total_malloced) if last.total_malloced else None
         b.connections = int(last.curr_connections) if last.curr_connections is not None else None
-    if snapshot_id is not None:
-        facts = curves_crud.snapshot_class_facts(db, org_id, snapshot_id)
+    if snapshot_id is not None and snapshot_end is not None:
+        facts = curves_crud.snapshot_class_facts(db, org_id, snapshot_id, snapshot_end)
         b.classes = [memlimit.ClassNow(int(f.chunk_size), int(f.items), int(f.pages)) for f in facts]
         b.items_now = sum(c.items for c in b.classes)
     set_band(b, recent_errors_pp(db, org_id, [server_id]))

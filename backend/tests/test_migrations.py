@@ -119,3 +119,162 @@ def test_0002_converts_stored_payloads_to_gzip_and_back() -> None:
         with engine.connect() as c:
             back = dict(c.execute(text("SELECT id, payload FROM snapshots")).all())
         assert back == {**docs, dropped: {}}
+
+
+_0012_TABLES = {
+    "snapshots": "id",
+    "snapshot_classes": "snapshot_id, class_id",
+    "server_curves": "snapshot_id",
+    "accuracy_records": "snapshot_id",
+    "cluster_curves": "computed_at",
+}
+
+
+def _rows(engine: Engine) -> dict[str, list[dict[str, object]]]:
+    """Every row of the 0012 tables, without snapshot_classes' surrogate id and its copied
+    window_end (the two columns 0012 changes)."""
+    out: dict[str, list[dict[str, object]]] = {}
+    with engine.connect() as c:
+        for table, order in _0012_TABLES.items():
+            rows = [dict(r._mapping) for r in c.execute(text(f"SELECT * FROM {table} ORDER BY {order}"))]  # noqa: S608
+            if table == "snapshot_classes":
+                for r in rows:
+                    r.pop("id", None)
+                    r.pop("window_end", None)
+            out[table] = rows
+    return out
+
+
+def test_0012_moves_rows_into_day_partitions_with_the_same_answers_and_back() -> None:
+    """Rows stored before the tables were partitioned (one day 20 days old, beyond the days the
+    migration creates anyway, and today) are all there after 0012, in their day's partition, and
+    the dashboard's queries answer from them as before; downgrade puts them back."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy.orm import Session
+
+    from hitcurve.core import partitions
+    from hitcurve.crud import curves as curves_crud
+    from hitcurve.crud import history as history_crud
+
+    with _scratch_db() as (engine, cfg):
+        command.upgrade(cfg, "0011")
+        org, server, cluster = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+        now = datetime.now(UTC).replace(microsecond=0)
+        old = now - timedelta(days=20)
+        ends = [old, old + timedelta(minutes=1), now - timedelta(hours=2), now - timedelta(hours=1)]
+        snaps = [uuid.uuid4() for _ in ends]
+        with engine.begin() as c:
+            c.execute(text("INSERT INTO organizations (id, name) VALUES (:o, 'o')"), {"o": org})
+            c.execute(
+                text(
+                    "INSERT INTO clusters (id, org_id, name, price_per_gb_month, target_hit_ratio) VALUES"
+                    " (:c, :o, 'c', 1, 0.9)"
+                ),
+                {"c": cluster, "o": org},
+            )
+            c.execute(
+                text(
+                    "INSERT INTO servers (id, org_id, cluster_id, address, instance_id, settings)"
+                    " VALUES (:s, :o, :c, 'a:1', 'i', '{}')"
+                ),
+                {"s": server, "o": org, "c": cluster},
+            )
+            for i, (sid, end) in enumerate(zip(snaps, ends, strict=True)):
+                p = {
+                    "id": sid,
+                    "o": org,
+                    "s": server,
+                    "c": cluster,
+                    "end": end,
+                    "h": 40 + i,
+                    "prev": snaps[i - 1] if i else None,
+                }
+                c.execute(
+                    text(
+                        "INSERT INTO snapshots (id, org_id, server_id, instance_id, window_start, window_end,"
+                        " limit_maxbytes, curve_points, cmd_get, get_hits, get_misses, bytes_used,"
+                        " curr_items,"
+                        " measured_hit_ratio, loss_ratio, flagged, payload_gzip, status, basis)"
+                        " VALUES (:id, :o, :s, 'i', CAST(:end AS timestamptz) - interval '1 minute', :end,"
+                        " 1000,"
+                        " 2, 100, :h, 100 - :h, 10, 1, :h / 100.0, 0.01, false, '\\x1f8b00', 'processed',"
+                        " 'watch')"
+                    ),
+                    p,
+                )
+                for cls in (1, 5):
+                    c.execute(
+                        text(
+                            "INSERT INTO snapshot_classes (org_id, snapshot_id, class_id, chunk_size, pages,"
+                            " items,"
+                            " evictions, requests, current_items, sizes_items, hit_ratios, ttl_sizes_items)"
+                            " VALUES (:o, :id, :k, 96 * :k, 1, 10, 0, 100, 10, '{1,2}', '{0.25,0.5}',"
+                            " '{1,2}')"
+                        ),
+                        {**p, "k": cls},
+                    )
+                c.execute(
+                    text(
+                        "INSERT INTO server_curves (org_id, server_id, snapshot_id, window_end, sizes_bytes,"
+                        " hit_ratio_proportional, hit_ratio_calibrated, current_bytes, measured_hit_ratio,"
+                        " predicted_hit_ratio, calibration, advice) VALUES (:o, :s, :id, :end, '{10,20}',"
+                        " '{0.1,0.2}', '{0.15,0.3}', 15, :h / 100.0, 0.2, '{\"a\": 1}', '{}')"
+                    ),
+                    p,
+                )
+                c.execute(
+                    text(
+                        "INSERT INTO accuracy_records (org_id, server_id, snapshot_id,"
+                        " predicted_from_snapshot_id,"
+                        " window_start, window_end, memory_bytes, predicted_hit_ratio, measured_hit_ratio,"
+                        " error_pp,"
+                        " basis) VALUES (:o, :s, :id, :prev, CAST(:end AS timestamptz) - interval '1"
+                        " minute', :end,"
+                        " 15, 0.2, :h / 100.0, (0.2 - :h / 100.0) * 100, 'calibrated')"
+                    ),
+                    p,
+                )
+                c.execute(
+                    text(
+                        "INSERT INTO cluster_curves (org_id, cluster_id, computed_at, window_end, basis,"
+                        " sizes_bytes,"
+                        " hit_ratios, current_bytes, server_count, inputs) VALUES (:o, :c, :end, :end,"
+                        " 'calibrated', '{10,20}', '{0.1,0.2}', 15, 1, '{}')"
+                    ),
+                    p,
+                )
+        before = _rows(engine)
+        assert len(before["snapshot_classes"]) == 8
+
+        command.upgrade(cfg, "0012")
+        assert _rows(engine) == before
+        with engine.connect() as c:
+            homes = dict(
+                c.execute(
+                    text("SELECT id, tableoid::regclass::text FROM snapshots")
+                ).all()  # the day partitions
+            )
+            ends_by_class = c.execute(
+                text("SELECT DISTINCT snapshot_id, window_end FROM snapshot_classes")
+            ).all()
+        assert (
+            homes[snaps[0]] == f"{partitions.SCHEMA}.{partitions.name('snapshots', partitions.day_of(old))}"
+        )
+        assert dict(ends_by_class) == dict(zip(snaps, ends, strict=True))
+        with Session(engine) as db:
+            latest = curves_crud.latest_server_curve(db, org, server)
+            assert latest is not None and latest.snapshot_id == snaps[-1]
+            assert curves_crud.snapshot_loss(db, latest) is not None
+            h = history_crud.history(db, org, "server", server, old - timedelta(hours=1), now, 1000)
+            assert sum(p.samples for p in h.points) == 4
+            assert [p.predicted_hit_ratio for p in h.points] == [0.2] * len(h.points)
+            a = history_crud.accuracy(db, org, "server", server, old - timedelta(hours=1), now, 1000)
+            assert sum(p.samples for p in a.points) == 4
+            newest = curves_crud.latest_snapshot(db, org, server)
+            assert newest is not None and newest.id == snaps[-1]
+            assert [k.class_id for k in curves_crud.snapshot_classes(db, org, newest)] == [1, 5]
+            assert curves_crud.latest_cluster_curve(db, org, cluster) is not None
+
+        command.downgrade(cfg, "0011")
+        assert _rows(engine) == before

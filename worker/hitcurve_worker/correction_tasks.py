@@ -126,7 +126,7 @@ def _reference(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> tuple[fl
         return None
     items = db.execute(
         select(func.coalesce(func.sum(SnapshotClass.current_items), 0)).where(
-            SnapshotClass.snapshot_id == latest.snapshot_id
+            SnapshotClass.snapshot_id == latest.snapshot_id, SnapshotClass.window_end == latest.window_end
         )
     ).scalar_one()
     return float(latest.current_bytes), float(items)

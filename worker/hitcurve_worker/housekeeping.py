@@ -4,6 +4,7 @@ downsampling and retention, trace-chunk retention. Every job is idempotent and b
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,17 +13,15 @@ import redis
 from celery import Task
 from sqlalchemy import and_, delete, func, or_, select, text, update
 
+from hitcurve.core import partitions
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
 from hitcurve.core.tasks import queue_for
 from hitcurve.crud import notifications
 from hitcurve.models import (
-    ClusterCurve,
     Server,
-    ServerCurve,
     SimulationRun,
     Snapshot,
-    SnapshotClass,
     TraceChunk,
 )
 from hitcurve.notify import server_name
@@ -30,7 +29,7 @@ from hitcurve_worker import alerts as rules
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.notification_tasks import enqueue_remembered
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, now, session
-from hitcurve_worker.settings import worker_settings
+from hitcurve_worker.settings import WorkerSettings, worker_settings
 from hitcurve_worker.snapshot_tasks import upsert_alert
 
 log = logging.getLogger("hitcurve.worker.housekeeping")
@@ -40,11 +39,6 @@ _S = worker_settings()
 REQUEUE_AFTER_S = _S.requeue_after_s
 SIM_STALE_S = _S.sim_stale_s
 REQUEUE_BATCH = 500
-HOURLY_AFTER = timedelta(days=_S.history_hourly_after_days)
-DAILY_AFTER = timedelta(days=_S.history_daily_after_days)
-RETENTION = timedelta(days=_S.retention_days)
-PAYLOAD_RETENTION = timedelta(days=_S.payload_retention_days)
-TRACE_RETENTION = timedelta(days=_S.trace_retention_days)
 
 
 def _exec(db: Any, stmt: Any, params: Any = None) -> Any:
@@ -181,61 +175,167 @@ def silent_agents(at: datetime | None = None) -> int:
     return firing
 
 
-def _thin(db: Any, model: Any, subject: Any, older_than: datetime, bucket: str) -> int:
-    """Keep the newest row per subject and `bucket` (hour/day) among rows older than older_than."""
-    table = model.__tablename__
-    col = subject.key
-    res = _exec(
-        db,
-        text(
-            f"DELETE FROM {table} t USING (SELECT id, row_number() OVER (PARTITION BY {col},"  # noqa: S608
-            f" date_trunc('{bucket}', window_end) ORDER BY window_end DESC, id DESC) AS rn FROM {table}"
-            f" WHERE window_end < :cut) d WHERE t.id = d.id AND d.rn > 1"
-        ),
-        {"cut": older_than},
+# Downsampling levels, finest first: "full" keeps every window, "hour"/"day" the newest window
+# of each server (cluster) and UTC hour/day.
+LEVELS = ("full", "hour", "day")
+
+
+def _level(day_end: datetime, at: datetime, hourly_after_days: float, daily_after_days: float) -> str:
+    """The coarsest level a day's rows are due for once the whole day is old enough."""
+    if day_end <= at - timedelta(days=daily_after_days):
+        return "day"
+    if day_end <= at - timedelta(days=hourly_after_days):
+        return "hour"
+    return "full"
+
+
+def _coarser(want: str, have: str) -> bool:
+    return LEVELS.index(want) > LEVELS.index(have)
+
+
+def _p(table: str, day: Any) -> str:
+    return f"{partitions.SCHEMA}.{partitions.name(table, day)}"
+
+
+# The snapshots of a day's partition that a level does not keep: all but the newest of each server
+# and hour/day (a processed one before one still pending).
+_GONE = """
+SELECT id FROM (
+  SELECT id, row_number() OVER (
+           PARTITION BY server_id, date_trunc(:level, window_end, 'UTC')
+           ORDER BY (status = 'processed') DESC, window_end DESC, id DESC) AS rn
+  FROM {snapshots}
+) ranked WHERE rn > 1
+"""
+
+
+# Table names below are partitions.name() of a date, never input.
+_THIN_CLASSES = "DELETE FROM {classes} t USING ({gone}) g WHERE t.snapshot_id = g.id"
+_THIN_MERGED = """
+WITH gone AS MATERIALIZED ({gone}),
+c AS (DELETE FROM {curves} t USING gone WHERE t.snapshot_id = gone.id RETURNING 1),
+a AS (DELETE FROM {accuracy} t USING gone WHERE t.snapshot_id = gone.id RETURNING 1),
+k AS (DELETE FROM {classes} t USING gone WHERE t.snapshot_id = gone.id RETURNING 1),
+s AS (DELETE FROM {snapshots} t USING gone WHERE t.id = gone.id RETURNING 1)
+SELECT (SELECT count(*) FROM s) AS s, (SELECT count(*) FROM c) AS c, (SELECT count(*) FROM a) AS a,
+       (SELECT count(*) FROM k) AS k
+"""
+_THIN_CLUSTERS = """
+DELETE FROM {table} t USING (
+  SELECT id, row_number() OVER (PARTITION BY cluster_id, date_trunc(:level, computed_at, 'UTC')
+                                ORDER BY computed_at DESC, id DESC) AS rn
+  FROM {table}
+) d WHERE t.id = d.id AND d.rn > 1
+"""
+_DROP_PAYLOADS = (
+    "UPDATE {snapshots} SET payload_gzip = NULL"
+    " WHERE payload_gzip IS NOT NULL AND status IN ('processed', 'parked')"
+)
+
+
+def _thin_classes(db: Any, day: Any, level: str) -> int:
+    """Per-class curves of a day down to `level`: only the kept snapshots keep their classes."""
+    gone = _GONE.format(snapshots=_p("snapshots", day))
+    sql = _THIN_CLASSES.format(classes=_p("snapshot_classes", day), gone=gone)
+    return int(_exec(db, text(sql), {"level": level}).rowcount or 0)
+
+
+def _thin_merged(db: Any, day: Any, level: str) -> dict[str, int]:
+    """A day's snapshots with their server curves, accuracy records and classes down to `level`
+    (one statement: a snapshot's rows go together)."""
+    sql = _THIN_MERGED.format(
+        gone=_GONE.format(snapshots=_p("snapshots", day)),
+        curves=_p("server_curves", day),
+        accuracy=_p("accuracy_records", day),
+        classes=_p("snapshot_classes", day),
+        snapshots=_p("snapshots", day),
     )
-    return int(res.rowcount or 0)
+    row = _exec(db, text(sql), {"level": level}).one()
+    return {"snapshots": row.s, "server_curves": row.c, "accuracy_records": row.a, "snapshot_classes": row.k}
 
 
-def downsample_and_retain(at: datetime | None = None) -> dict[str, int]:
+def _thin_clusters(db: Any, day: Any, level: str) -> int:
+    sql = _THIN_CLUSTERS.format(table=_p("cluster_curves", day))
+    return int(_exec(db, text(sql), {"level": level}).rowcount or 0)
+
+
+def _states(db: Any) -> dict[Any, dict[str, Any]]:
+    """What the job already did to each day (JSON in the comment of its snapshots partition)."""
+    days = partitions.existing(db, "snapshots")
+    notes = dict(
+        _exec(
+            db,
+            text(
+                "SELECT c.relname, obj_description(c.oid, 'pg_class') FROM pg_class c JOIN pg_namespace n"
+                " ON n.oid = c.relnamespace WHERE n.nspname = :s AND c.relname LIKE 'snapshots_p%'"
+            ),
+            {"s": partitions.SCHEMA},
+        ).all()
+    )
+    return {day: json.loads(notes.get(rel) or "{}") for day, rel in days.items()}
+
+
+def downsample_and_retain(
+    at: datetime | None = None, settings: WorkerSettings | None = None
+) -> dict[str, int]:
+    """The storage job (hourly, batch queue): day partitions created ahead and dropped behind,
+    per-class curves and merged curves downsampled, old payloads and trace chunks dropped.
+
+    Works a day partition at a time, once the whole day has passed a threshold, and notes what it
+    did in the day's snapshots partition (COMMENT), so each step runs once per day and a run
+    reads only the days that are due. One transaction per day: an interrupted run resumes."""
     at = at or now()
+    s = settings or worker_settings()
     out: dict[str, int] = {}
+
+    def add(key: str, n: int) -> None:
+        out[key] = out.get(key, 0) + int(n)
+
     with session() as db:
-        for model, subject in ((ServerCurve, ServerCurve.server_id), (ClusterCurve, ClusterCurve.cluster_id)):
-            name = model.__tablename__
-            out[f"{name}_hourly"] = _thin(db, model, subject, at - HOURLY_AFTER, "hour")
-            out[f"{name}_daily"] = _thin(db, model, subject, at - DAILY_AFTER, "day")
-            out[f"{name}_expired"] = int(
-                _exec(db, delete(model).where(model.window_end < at - RETENTION)).rowcount or 0
-            )
-        # Snapshots keep their row (the accuracy record hangs on it) but lose the bulky payload and
-        # class curves once processed and old; all of it goes after the retention period.
-        old = select(Snapshot.id).where(
-            Snapshot.window_end < at - PAYLOAD_RETENTION, Snapshot.status.in_(("processed", "parked"))
+        today = partitions.day_of(at)
+        made = partitions.ensure(
+            db, partitions.days(today - timedelta(days=1), today + timedelta(days=s.partition_ahead_days))
         )
-        out["snapshot_classes_dropped"] = int(
+        db.commit()
+        add("partitions_created", len(made))
+        every_day: set[Any] = set()
+        for table in partitions.PARTITIONED:
+            every_day |= set(partitions.existing(db, table))
+        states = _states(db)
+        for day in sorted(every_day):
+            day_end = partitions.start_of(day) + timedelta(days=1)
+            if day_end <= at - timedelta(days=s.retention_days):
+                for table in partitions.PARTITIONED:
+                    add("partitions_dropped", partitions.drop(db, table, day))
+                db.commit()
+                continue
+            if day not in states:
+                continue
+            state = dict(states[day])
+            if not state.get("payload") and day_end <= at - timedelta(days=s.payload_retention_days):
+                sql = _DROP_PAYLOADS.format(snapshots=_p("snapshots", day))
+                add("snapshot_payloads_dropped", _exec(db, text(sql)).rowcount or 0)
+                state["payload"] = True
+            merged = _level(day_end, at, s.history_hourly_after_days, s.history_daily_after_days)
+            if _coarser(merged, state.get("merged", "full")):
+                for table, n in _thin_merged(db, day, merged).items():
+                    add(f"{table}_thinned", n)
+                add("cluster_curves_thinned", _thin_clusters(db, day, merged))
+                state["merged"] = merged
+            classes = _level(day_end, at, s.class_hourly_after_days, s.class_daily_after_days)
+            if _coarser(classes, state.get("classes", "full")):
+                add("snapshot_classes_thinned", _thin_classes(db, day, classes))
+                state["classes"] = classes
+            if state != states[day]:
+                partitions.set_comment(db, "snapshots", day, json.dumps(state, sort_keys=True))
+                db.commit()
+        add(
+            "trace_chunks_expired",
             _exec(
                 db,
-                delete(SnapshotClass).where(
-                    SnapshotClass.snapshot_id.in_(old.where(Snapshot.payload_gzip.is_not(None)))
-                ),
+                delete(TraceChunk).where(TraceChunk.window_end < at - timedelta(days=s.trace_retention_days)),
             ).rowcount
-            or 0
-        )
-        out["snapshot_payloads_dropped"] = int(
-            _exec(
-                db,
-                update(Snapshot)
-                .where(Snapshot.id.in_(old), Snapshot.payload_gzip.is_not(None))
-                .values(payload_gzip=None),
-            ).rowcount
-            or 0
-        )
-        out["snapshots_expired"] = int(
-            _exec(db, delete(Snapshot).where(Snapshot.window_end < at - RETENTION)).rowcount or 0
-        )
-        out["trace_chunks_expired"] = int(
-            _exec(db, delete(TraceChunk).where(TraceChunk.window_end < at - TRACE_RETENTION)).rowcount or 0
+            or 0,
         )
         db.commit()
     return out

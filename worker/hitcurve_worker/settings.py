@@ -16,9 +16,14 @@ class WorkerSettings(LenientSettings):
 
     requeue_after_s: float = 60.0  # re-enqueue pending work older than this
     sim_stale_s: float = 600.0  # give up on a simulation silent this long
-    history_hourly_after_days: float = 1.0  # history downsampled to hours after this
-    history_daily_after_days: float = 30.0  # and to days after this
-    retention_days: float = 400.0
+    # Storage (housekeeping.downsample_and_retain, hourly; docs/storage.md). Each threshold applies
+    # to a whole UTC day partition once all of it is that old.
+    partition_ahead_days: int = 7  # day partitions created this far ahead
+    class_hourly_after_days: float = 7.0  # per-class curves: every window for a week,
+    class_daily_after_days: float = 30.0  # then the newest per server and hour, then per day
+    history_hourly_after_days: float = 30.0  # snapshots, merged/cluster curves, accuracy: every
+    history_daily_after_days: float = 180.0  # window for a month, then hourly, then daily
+    retention_days: float = 400.0  # day partitions dropped after this
     payload_retention_days: float = 2.0  # raw snapshot payloads
     trace_retention_days: float = 7.0
     worker_max_attempts: int = 8  # attempts before a row is parked as failed

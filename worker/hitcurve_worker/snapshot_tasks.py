@@ -78,7 +78,7 @@ def _test_pause() -> None:
         time.sleep(pause)
 
 
-def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
+def _classes(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> list[ClassCurve]:
     """The snapshot's LRU class curves. The TTL-aware ones (snapshot_classes.ttl_*, issue 16) are
     stored but not merged for sizing: on the TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py)
     the worker's answer from them was 5.8-8.9 pp off at M/2 and 2M, from the LRU curves (built on
@@ -93,7 +93,7 @@ def _classes(db: Session, snapshot_id: uuid.UUID) -> list[ClassCurve]:
             SnapshotClass.sizes_items,
             SnapshotClass.hit_ratios,
         )
-        .where(SnapshotClass.snapshot_id == snapshot_id)
+        .where(SnapshotClass.snapshot_id == snapshot_id, SnapshotClass.window_end == window_end)
         .order_by(SnapshotClass.class_id)
     ).all()
     if not rows:
@@ -193,7 +193,10 @@ def _previous(db: Session, snap: Snapshot) -> Previous | None:
     it is of the same memcached instance."""
     rows = db.execute(
         select(ServerCurve, Snapshot.instance_id, Snapshot.cmd_get, Snapshot.flagged)
-        .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
+        .join(
+            Snapshot,
+            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
+        )
         .where(ServerCurve.server_id == snap.server_id, ServerCurve.window_end < snap.window_end)
         .order_by(ServerCurve.window_end.desc())
         .limit(4 * windows.RECENT_WINDOWS)
@@ -262,7 +265,10 @@ def update_cluster(
     for sid in members:
         rows = db.execute(
             select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged)
-            .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
+            .join(
+                Snapshot,
+                (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
+            )
             .where(ServerCurve.server_id == sid)
             .order_by(ServerCurve.window_end.desc())
             .limit(4 * windows.RECENT_WINDOWS)
@@ -431,7 +437,7 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
                 }
             rows = compute_stats_only(window, model, _previous(db, snap), _history(db, snap), at)
         else:
-            classes = _classes(db, snap.id)
+            classes = _classes(db, snap.id, snap.window_end)
             inputs = Inputs(
                 window,
                 classes,
@@ -451,7 +457,7 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
                 pg_insert(AccuracyRecord)
                 .values(**acc)
                 .on_conflict_do_update(
-                    index_elements=["snapshot_id"],
+                    index_elements=["snapshot_id", "window_end", "org_id"],
                     set_={
                         k: acc[k]
                         for k in (
@@ -470,7 +476,8 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
             pg_insert(ServerCurve)
             .values(**values)
             .on_conflict_do_update(
-                index_elements=["snapshot_id"], set_={k: v for k, v in values.items() if k != "snapshot_id"}
+                index_elements=["snapshot_id", "window_end", "org_id"],
+                set_={k: v for k, v in values.items() if k not in ("snapshot_id", "window_end", "org_id")},
             )
         )
 
@@ -497,7 +504,11 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
             recent = (
                 db.execute(
                     select(AccuracyRecord.error_pp)
-                    .join(Snapshot, Snapshot.id == AccuracyRecord.snapshot_id)
+                    .join(
+                        Snapshot,
+                        (Snapshot.id == AccuracyRecord.snapshot_id)
+                        & (Snapshot.window_end == AccuracyRecord.window_end),
+                    )
                     .where(
                         AccuracyRecord.server_id == snap.server_id,
                         AccuracyRecord.window_end <= snap.window_end,

@@ -4,7 +4,6 @@ re-running changes nothing; poison is parked; trace chunks and simulation runs c
 
 from __future__ import annotations
 
-import gzip
 import time
 import uuid
 from collections.abc import Iterator
@@ -192,6 +191,7 @@ def _raw_snapshot(org_id: uuid.UUID, server_id: uuid.UUID, points: list[list[flo
             SnapshotClass(
                 org_id=org_id,
                 snapshot_id=sid,
+                window_end=now,
                 class_id=1,
                 chunk_size=96,
                 pages=4,
@@ -610,63 +610,3 @@ def test_poison_trace_chunk_is_parked(worker: WorkerProc, org: Org) -> None:
     with db() as s:
         row = s.get(TraceChunk, cid)
         assert row is not None and row.status == "parked" and "undecodable" in (row.error or "")
-
-
-def test_history_is_downsampled_and_old_payloads_dropped(org: Org) -> None:
-    from hitcurve_worker.housekeeping import downsample_and_retain
-
-    server_id = _server(org.id)
-    base = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=3)
-    with db() as s:
-        for minute in (5, 20, 40):  # three windows in one hour, three days ago
-            sid = uuid.uuid4()
-            end = base + timedelta(minutes=minute)
-            s.add(
-                Snapshot(
-                    id=sid,
-                    org_id=org.id,
-                    server_id=server_id,
-                    instance_id="1-1",
-                    window_start=end - timedelta(minutes=1),
-                    window_end=end,
-                    limit_maxbytes=1 << 26,
-                    curve_points=2,
-                    cmd_get=10,
-                    get_hits=5,
-                    get_misses=5,
-                    bytes_used=0,
-                    curr_items=0,
-                    measured_hit_ratio=0.5,
-                    loss_ratio=0.0,
-                    flagged=False,
-                    payload_gzip=gzip.compress(b'{"x": 1}'),
-                    status="processed",
-                )
-            )
-            s.flush()
-            s.add(
-                ServerCurve(
-                    org_id=org.id,
-                    server_id=server_id,
-                    snapshot_id=sid,
-                    window_end=end,
-                    sizes_bytes=[1.0, 2.0],
-                    hit_ratio_proportional=[0.1, 0.2],
-                    current_bytes=1,
-                )
-            )
-        s.commit()
-    out = downsample_and_retain()
-    assert out["server_curves_hourly"] >= 2
-    with db() as s:
-        left = (
-            s.execute(select(ServerCurve.window_end).where(ServerCurve.server_id == server_id))
-            .scalars()
-            .all()
-        )
-        payloads = (
-            s.execute(select(Snapshot.payload_gzip).where(Snapshot.server_id == server_id)).scalars().all()
-        )
-    assert left == [base + timedelta(minutes=40)]  # the newest of the hour is kept
-    assert payloads == [None, None, None]  # snapshot rows stay (accuracy records hang on them), payloads go
-    assert downsample_and_retain()["server_curves_hourly"] == 0  # idempotent

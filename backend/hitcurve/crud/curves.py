@@ -4,7 +4,7 @@ stored curves over time. Every query is scoped by org_id."""
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, text, true
@@ -104,20 +104,27 @@ def latest_snapshot_facts(
     }
 
 
-def snapshot_classes(db: Session, org_id: uuid.UUID, snapshot_id: uuid.UUID) -> list[SnapshotClass]:
+def snapshot_classes(db: Session, org_id: uuid.UUID, snap: Snapshot) -> list[SnapshotClass]:
+    """The snapshot's class rows (read from its window's partition only)."""
     return list(
         db.execute(
             select(SnapshotClass)
-            .where(SnapshotClass.snapshot_id == snapshot_id, SnapshotClass.org_id == org_id)
+            .where(
+                SnapshotClass.snapshot_id == snap.id,
+                SnapshotClass.window_end == snap.window_end,
+                SnapshotClass.org_id == org_id,
+            )
             .order_by(SnapshotClass.class_id)
         ).scalars()
     )
 
 
-def snapshot_loss(db: Session, snapshot_id: uuid.UUID) -> Any:
+def snapshot_loss(db: Session, curve: ServerCurve) -> Any:
     """(loss_ratio, flagged) of the snapshot a curve was computed from, or None."""
     return db.execute(
-        select(Snapshot.loss_ratio, Snapshot.flagged).where(Snapshot.id == snapshot_id)
+        select(Snapshot.loss_ratio, Snapshot.flagged).where(
+            Snapshot.id == curve.snapshot_id, Snapshot.window_end == curve.window_end
+        )
     ).one_or_none()
 
 
@@ -151,7 +158,10 @@ def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, 
     the recommended limit's hysteresis runs over."""
     rows = db.execute(
         select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged, Snapshot.basis)
-        .join(Snapshot, Snapshot.id == ServerCurve.snapshot_id)
+        .join(
+            Snapshot,
+            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
+        )
         .where(ServerCurve.org_id == org_id, ServerCurve.server_id == server_id)
         .order_by(ServerCurve.window_end.desc())
         .limit(limit)
@@ -215,12 +225,16 @@ def recent_fill_by_server(
     return out
 
 
-def snapshot_class_facts(db: Session, org_id: uuid.UUID, snapshot_id: uuid.UUID) -> list[Any]:
+def snapshot_class_facts(
+    db: Session, org_id: uuid.UUID, snapshot_id: uuid.UUID, window_end: datetime
+) -> list[Any]:
     """(chunk_size, items, pages) of each slab class of a snapshot: the -m model's input."""
     return list(
         db.execute(
             select(SnapshotClass.chunk_size, SnapshotClass.items, SnapshotClass.pages).where(
-                SnapshotClass.org_id == org_id, SnapshotClass.snapshot_id == snapshot_id
+                SnapshotClass.org_id == org_id,
+                SnapshotClass.snapshot_id == snapshot_id,
+                SnapshotClass.window_end == window_end,
             )
         ).all()
     )
@@ -257,19 +271,23 @@ def latest_simulation(
     return run, [(r[0], r[1]) for r in rows]
 
 
+CLOCK_SLACK = timedelta(hours=1)
+
 # The latest curve of each time bucket (stored curves over time, downsampled).
 _CURVES_SQL = """
 SELECT DISTINCT ON (b) id FROM (
   SELECT id, window_end, computed_at,
          least(floor(extract(epoch FROM (window_end - :start)) / :bw)::bigint, :last) AS b
   FROM {table}
-  WHERE org_id = :org AND {column} = :sid AND window_end > :start AND window_end <= :end
+  WHERE org_id = :org AND {column} = :sid AND window_end > :start AND window_end <= :end{prune}
 ) t
 ORDER BY b, window_end DESC, computed_at DESC, id DESC
 """
-_CURVE_TABLES: dict[str, tuple[str, str]] = {
-    "server": ("server_curves", "server_id"),
-    "cluster": ("cluster_curves", "cluster_id"),
+_CURVE_TABLES: dict[str, tuple[str, str, str]] = {
+    "server": ("server_curves", "server_id", ""),
+    # cluster curves are partitioned on computed_at, which is after window_end (the oldest
+    # input's end; agents' clocks may run CLOCK_SLACK ahead): the bound skips older partitions
+    "cluster": ("cluster_curves", "cluster_id", " AND computed_at >= :cstart"),
 }
 
 
@@ -283,12 +301,20 @@ def _curve_ids(
     bw: float,
     max_curves: int,
 ) -> list[int]:
-    table, column = _CURVE_TABLES[kind]
+    table, column, prune = _CURVE_TABLES[kind]
     return [
         r.id
         for r in db.execute(
-            text(_CURVES_SQL.format(table=table, column=column)),
-            {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_curves - 1},
+            text(_CURVES_SQL.format(table=table, column=column, prune=prune)),
+            {
+                "org": org_id,
+                "sid": subject_id,
+                "start": start,
+                "cstart": start - CLOCK_SLACK,
+                "end": end,
+                "bw": bw,
+                "last": max_curves - 1,
+            },
         ).all()
     ]
 
@@ -301,7 +327,12 @@ def server_curves_over_time(
     return list(
         db.execute(
             select(ServerCurve)
-            .where(ServerCurve.org_id == org_id, ServerCurve.id.in_(ids))
+            .where(
+                ServerCurve.org_id == org_id,
+                ServerCurve.id.in_(ids),
+                ServerCurve.window_end > start,
+                ServerCurve.window_end <= end,
+            )
             .order_by(ServerCurve.window_end, ServerCurve.id)
         ).scalars()
     )
@@ -315,7 +346,13 @@ def cluster_curves_over_time(
     return list(
         db.execute(
             select(ClusterCurve)
-            .where(ClusterCurve.org_id == org_id, ClusterCurve.id.in_(ids))
+            .where(
+                ClusterCurve.org_id == org_id,
+                ClusterCurve.id.in_(ids),
+                ClusterCurve.window_end > start,
+                ClusterCurve.window_end <= end,
+                ClusterCurve.computed_at >= start - CLOCK_SLACK,  # see _CURVE_TABLES
+            )
             .order_by(ClusterCurve.window_end, ClusterCurve.id)
         ).scalars()
     )

@@ -50,6 +50,9 @@ SELECT least(floor(extract(epoch FROM (s.window_end - :start)) / :bw)::bigint, :
 FROM snapshots s
 JOIN servers v ON v.id = s.server_id AND v.org_id = s.org_id
 LEFT JOIN server_curves c ON c.snapshot_id = s.id AND c.org_id = s.org_id
+     -- implied by the snapshot, and what lets PostgreSQL prune partitions and use (server_id, window_end)
+     AND c.server_id = s.server_id AND c.window_end = s.window_end
+     AND c.window_end > :start AND c.window_end <= :end
 WHERE s.org_id = :org AND {subject} AND s.window_end > :start AND s.window_end <= :end
 GROUP BY b ORDER BY b
 """

@@ -8,16 +8,18 @@ import gzip
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
 from sqlalchemy import literal_column, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.exc import DBAPIError
 
 from hitcurve import tracecodec
 from hitcurve.api.deps import Principal
+from hitcurve.core import partitions
 from hitcurve.core.audit import audit
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.core.errors import ApiError
@@ -50,8 +52,11 @@ def _upsert_server(
     return row.id, bool(row.inserted)
 
 
+DUPLICATE_SPAN = timedelta(days=8)
+
+
 def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Stored | None:
-    owner = db.execute(select(model.org_id).where(model.id == obj_id)).scalar_one_or_none()
+    owner = db.execute(select(model.org_id).where(model.id == obj_id).limit(1)).scalar_one_or_none()
     if owner is None:
         return None
     if owner != org_id:
@@ -62,6 +67,11 @@ def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Sto
 # One statement stores a snapshot: the server row (registered or refreshed), the snapshot with its
 # gzip payload, its per-class rows, and the audit entry of a first registration. It runs in a
 # transaction that is rolled back when the id was a duplicate.
+#
+# snapshots is partitioned by day on window_end (hitcurve.core.partitions), so its key is
+# (id, window_end, org_id): the NOT EXISTS makes an id already stored for a window within
+# DUPLICATE_SPAN of this one a duplicate whatever its window or organization (a retry repeats its
+# window; uploads older than 7 days are refused), reading only those days' partitions.
 #
 # Sent through the driver (psycopg placeholders) so that the curves travel as two binary float8
 # arrays (hitcurve.core.pgarray), all classes' points end to end, which PostgreSQL slices per
@@ -94,15 +104,17 @@ WITH srv AS (
            %(hash_bytes)s, %(curr_connections)s, %(basis)s, CAST(%(stats_model)s AS jsonb),
            %(ttl_aware)s, %(ttl_sizes_bytes)s::float8[], %(ttl_hit_ratios)s::float8[]
     FROM srv
-    ON CONFLICT (id) DO NOTHING
-    RETURNING id, org_id
+    WHERE NOT EXISTS (SELECT 1 FROM snapshots d WHERE d.id = %(id)s
+                      AND d.window_end BETWEEN %(dup_from)s AND %(dup_to)s)
+    ON CONFLICT (id, window_end, org_id) DO NOTHING
+    RETURNING id, org_id, window_end
 ), cls AS (
-    INSERT INTO snapshot_classes (org_id, snapshot_id, class_id, chunk_size, pages, items, evictions,
-                                  requests, current_items, sizes_items, hit_ratios, ttl_sizes_items,
-                                  ttl_hit_ratios, cost_count, cost_mean_us, cost_p50_us, cost_p90_us,
-                                  cost_p99_us)
-    SELECT snap.org_id, snap.id, c.class_id, c.chunk_size, c.pages, c.items, c.evictions, c.requests,
-           c.current_items,
+    INSERT INTO snapshot_classes (org_id, snapshot_id, window_end, class_id, chunk_size, pages, items,
+                                  evictions, requests, current_items, sizes_items, hit_ratios,
+                                  ttl_sizes_items, ttl_hit_ratios, cost_count, cost_mean_us, cost_p50_us,
+                                  cost_p90_us, cost_p99_us)
+    SELECT snap.org_id, snap.id, snap.window_end, c.class_id, c.chunk_size, c.pages, c.items, c.evictions,
+           c.requests, c.current_items,
            (%(xs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
            (%(ys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
            CASE WHEN c.has_ttl THEN (%(txs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s] END,
@@ -232,6 +244,8 @@ def store_snapshot(
         "id": snap.snapshot_id,
         "window_start": snap.window.start,
         "window_end": snap.window.end,
+        "dup_from": snap.window.end - DUPLICATE_SPAN,
+        "dup_to": snap.window.end + DUPLICATE_SPAN,
         "curve_points": snap.curve_points,
         "n": snap.curve_points,
         "cmd_get": m.cmd_get,
@@ -257,7 +271,18 @@ def store_snapshot(
         **_class_columns(snap),
     }
     with get_engine().connect() as conn:
-        row = conn.exec_driver_sql(_STORE_SNAPSHOT, params).one()
+        try:
+            row = conn.exec_driver_sql(_STORE_SNAPSHOT, params).one()
+        except DBAPIError as exc:
+            # The window's day has no partition yet (the worker's job creates them ahead; this
+            # covers a stopped beat): create it and the next day's, then store once more.
+            if not partitions.missing_partition(exc):
+                raise
+            conn.rollback()
+            day = partitions.day_of(snap.window.end)
+            partitions.ensure(conn, [day, partitions.day_of(now), day + timedelta(days=1)])
+            conn.commit()
+            row = conn.exec_driver_sql(_STORE_SNAPSHOT, params).one()
         if row.stored is None:  # the id is already stored: undo the server refresh
             conn.rollback()
             with get_sessionmaker()() as db:

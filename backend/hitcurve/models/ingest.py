@@ -20,10 +20,10 @@ from sqlalchemy import (
     Index,
     Integer,
     LargeBinary,
+    PrimaryKeyConstraint,
     SmallInteger,
     String,
     Text,
-    UniqueConstraint,
     Uuid,
     text,
 )
@@ -40,8 +40,12 @@ BASES = ("watch", "stats_only")
 
 
 class Snapshot(Base):
+    """Partitioned by day on window_end (hitcurve.core.partitions): the key carries the partition
+    column and the organization (docs/scaling.md); the mapper's identity is the agent's id alone."""
+
     __tablename__ = "snapshots"
     __table_args__ = (
+        PrimaryKeyConstraint("id", "window_end", "org_id"),
         CheckConstraint(f"status IN {WORK_STATES!r}", name="status"),
         CheckConstraint(f"basis IN {BASES!r}", name="basis"),
         Index("ix_snapshots_server_window", "server_id", "window_end"),
@@ -53,9 +57,10 @@ class Snapshot(Base):
             "received_at",
             postgresql_where=text("status IN ('pending','failed')"),
         ),
+        {"postgresql_partition_by": "RANGE (window_end)"},
     )
 
-    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)  # the agent's snapshot_id
+    id: Mapped[uuid.UUID] = mapped_column(Uuid)  # the agent's snapshot_id
     org_id: Mapped[uuid.UUID] = org_fk()
     server_id: Mapped[uuid.UUID] = mapped_column(
         Uuid, ForeignKey("servers.id", ondelete="CASCADE"), nullable=False
@@ -109,18 +114,25 @@ class Snapshot(Base):
     enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
+    __mapper_args__ = {"primary_key": [id]}
+
 
 class SnapshotClass(Base):
-    """One slab class of a snapshot: its LRU curve over items (sizes) and its merge weight."""
+    """One slab class of a snapshot: its LRU curve over items (sizes) and its merge weight.
+
+    Partitioned by day on its snapshot's window_end like snapshots; snapshot_id is a logical
+    reference (no foreign key between partitioned tables: the retention job removes a snapshot's
+    rows from every table together, hitcurve_worker.housekeeping)."""
 
     __tablename__ = "snapshot_classes"
-    __table_args__ = (UniqueConstraint("snapshot_id", "class_id", name="uq_snapshot_classes_snapshot_class"),)
-
-    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    org_id: Mapped[uuid.UUID] = org_fk()
-    snapshot_id: Mapped[uuid.UUID] = mapped_column(
-        Uuid, ForeignKey("snapshots.id", ondelete="CASCADE"), nullable=False, index=True
+    __table_args__ = (
+        PrimaryKeyConstraint("snapshot_id", "class_id", "window_end", "org_id"),
+        {"postgresql_partition_by": "RANGE (window_end)"},
     )
+
+    org_id: Mapped[uuid.UUID] = org_fk()
+    snapshot_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
+    window_end: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)  # the snapshot's
     class_id: Mapped[int] = mapped_column(SmallInteger, nullable=False)
     chunk_size: Mapped[int] = mapped_column(Integer, nullable=False)
     pages: Mapped[int] = mapped_column(Integer, nullable=False)
@@ -139,6 +151,8 @@ class SnapshotClass(Base):
     cost_p50_us: Mapped[float | None] = mapped_column(Float)
     cost_p90_us: Mapped[float | None] = mapped_column(Float)
     cost_p99_us: Mapped[float | None] = mapped_column(Float)
+
+    __mapper_args__ = {"primary_key": [snapshot_id, class_id]}
 
 
 class TraceChunk(Base):

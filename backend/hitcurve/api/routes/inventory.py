@@ -298,7 +298,7 @@ def server_curve(server_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ServerCurveO
     snap = curves_crud.latest_snapshot(db, me.org_id, s.id)
     classes = [
         ClassCurveOut(**_attrs(c, ClassCurveOut), sizes_bytes=[v * c.chunk_size for v in c.sizes_items])
-        for c in (curves_crud.snapshot_classes(db, me.org_id, snap.id) if snap is not None else [])
+        for c in (curves_crud.snapshot_classes(db, me.org_id, snap) if snap is not None else [])
     ]
     # the curve the answers rest on: a quiet or loss-flagged newer window never replaces it
     curve, left_out = answer_curve(db, me.org_id, s.id)

@@ -1,0 +1,350 @@
+"""Storage that lasts (issue 19): day partitions, the retention and downsampling job, and the
+dashboard's and API's hot queries reading only the partitions they need, on real PostgreSQL.
+
+The job is the worker's (hitcurve_worker.housekeeping.downsample_and_retain, Celery beat hourly on
+the batch queue); it is called directly here, with its default settings."""
+
+import re
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import event, text
+
+from conftest import upload_snapshot
+from hitcurve.core import partitions
+from hitcurve.core.db import get_engine, get_sessionmaker
+from hitcurve.crud import curves as curves_crud
+from hitcurve.crud import history as history_crud
+from hitcurve_worker.housekeeping import downsample_and_retain
+from hitcurve_worker.settings import WorkerSettings
+
+DEFAULTS = WorkerSettings()
+STEP = timedelta(minutes=20)
+PER_DAY = 9  # windows 01:00 .. 03:40 UTC, three per hour
+
+
+def _fill(db: Any, org: uuid.UUID, server: uuid.UUID, cluster: uuid.UUID, day: Any, n: int = PER_DAY) -> None:
+    """n processed windows of a server from 01:00 UTC of `day`, 20 minutes apart, each with two
+    class rows, a server curve, an accuracy record and a cluster curve: what ingest and the worker
+    write. The measured hit ratio is (10 + i) % of window i."""
+    t0 = partitions.start_of(day) + timedelta(hours=1)
+    p = {"org": org, "srv": server, "cl": cluster, "t0": t0, "n": n, "t1": t0 + n * STEP}
+    db.execute(
+        text(
+            "INSERT INTO snapshots (id, org_id, server_id, instance_id, window_start, window_end,"
+            " limit_maxbytes,"
+            " curve_points, cmd_get, get_hits, get_misses, bytes_used, curr_items, measured_hit_ratio,"
+            " loss_ratio, flagged, payload_gzip, status)"
+            " SELECT gen_random_uuid(), :org, :srv, '1-1', t - interval '1 minute', t, 67108864, 2, 100, h,"
+            " 100 - h, 1000, 10, h / 100.0, 0, false, '\\x1f8b'::bytea, 'processed'"
+            " FROM (SELECT CAST(:t0 AS timestamptz) + make_interval(mins => 20 * g) AS t, 10 + g AS h"
+            " FROM generate_series(0, :n - 1) g) x"
+        ),
+        p,
+    )
+    mine = "FROM snapshots s WHERE s.server_id = :srv AND s.window_end >= :t0 AND s.window_end < :t1"
+    db.execute(
+        text(
+            "INSERT INTO snapshot_classes (org_id, snapshot_id, window_end, class_id, chunk_size, pages,"
+            " items,"
+            " evictions, requests, current_items, sizes_items, hit_ratios)"
+            " SELECT s.org_id, s.id, s.window_end, c, 96, 1, 10, 0, 100, 10, '{1,2}', '{0.1,0.2}' "
+            + mine.replace("FROM snapshots s", "FROM snapshots s CROSS JOIN (VALUES (1), (2)) v(c)")
+        ),
+        p,
+    )
+    db.execute(
+        text(
+            "INSERT INTO server_curves (org_id, server_id, snapshot_id, window_end, sizes_bytes,"
+            " hit_ratio_proportional, hit_ratio_calibrated, current_bytes, measured_hit_ratio,"
+            " predicted_hit_ratio, calibration, advice, computed_at)"
+            " SELECT s.org_id, s.server_id, s.id, s.window_end, '{1000,2000}', '{0.1,0.2}', '{0.1,0.2}',"
+            " 1000,"
+            " s.measured_hit_ratio, s.measured_hit_ratio, '{}', '{}', s.window_end " + mine
+        ),
+        p,
+    )
+    db.execute(
+        text(
+            "INSERT INTO accuracy_records (org_id, server_id, snapshot_id, window_start, window_end,"
+            " memory_bytes,"
+            " predicted_hit_ratio, measured_hit_ratio, error_pp, basis, computed_at)"
+            " SELECT s.org_id, s.server_id, s.id, s.window_start, s.window_end, 1000, 0.2,"
+            " s.measured_hit_ratio,"
+            " (0.2 - s.measured_hit_ratio) * 100, 'calibrated', s.window_end " + mine
+        ),
+        p,
+    )
+    db.execute(
+        text(
+            "INSERT INTO cluster_curves (org_id, cluster_id, computed_at, window_end, basis, sizes_bytes,"
+            " hit_ratios, current_bytes, server_count, inputs)"
+            " SELECT s.org_id, :cl, s.window_end, s.window_end, 'calibrated', '{1000,2000}', '{0.1,0.2}',"
+            " 1000, 1,"
+            " '{}' " + mine
+        ),
+        p,
+    )
+
+
+def _count(db: Any, table: str, where: str, p: dict[str, Any]) -> int:
+    return int(db.execute(text(f"SELECT count(*) FROM {table} WHERE {where}"), p).scalar_one())  # noqa: S608
+
+
+def _exists(db: Any, table: str, day: Any) -> bool:
+    q = f"{partitions.SCHEMA}.{partitions.name(table, day)}"
+    return db.execute(text("SELECT to_regclass(:q) IS NOT NULL"), {"q": q}).scalar_one()
+
+
+def test_retention_job_drops_old_days_keeps_downsampled_rows_and_history_still_answers(account: Any) -> None:
+    server_id, _ = upload_snapshot(account, address="10.0.19.1:11211")  # today's window, via the API
+    org, server = uuid.UUID(account.org_id), uuid.UUID(server_id)
+    cluster = uuid.UUID(account.post("/api/v1/clusters", json={"name": "retained"}).json()["id"])
+    account.patch(f"/api/v1/servers/{server_id}", json={"cluster_id": str(cluster)})
+    at = datetime.now(UTC)
+    today = partitions.day_of(at)
+    expired = today - timedelta(days=int(DEFAULTS.retention_days) + 2)
+    merged_hourly = today - timedelta(days=int(DEFAULTS.history_hourly_after_days) + 5)  # classes daily too
+    classes_hourly = today - timedelta(days=int(DEFAULTS.class_hourly_after_days) + 2)
+    recent = today - timedelta(days=int(DEFAULTS.payload_retention_days) + 1)  # past payload retention
+    with get_sessionmaker()() as db:
+        partitions.ensure(db, [expired, merged_hourly, classes_hourly, recent])
+        for day in (expired, merged_hourly, classes_hourly, recent):
+            _fill(db, org, server, cluster, day)
+        db.commit()
+
+    out = downsample_and_retain(at=at)
+
+    with get_sessionmaker()() as db:
+        for table in partitions.PARTITIONED:  # the expired day is gone from every table
+            assert not _exists(db, table, expired), table
+            assert _exists(db, table, merged_hourly), table
+        for day in range(1, DEFAULTS.partition_ahead_days + 1):  # and days ahead exist
+            assert _exists(db, "snapshots", today + timedelta(days=day))
+
+        def on(day: Any, col: str = "window_end") -> dict[str, Any]:
+            lo = partitions.start_of(day)
+            return {"srv": server, "cl": cluster, "lo": lo, "hi": lo + timedelta(days=1), "col": col}
+
+        def rows(table: str, day: Any, subject: str = "server_id = :srv", col: str = "window_end") -> int:
+            if table == "snapshot_classes":
+                subject = "snapshot_id IN (SELECT id FROM snapshots WHERE server_id = :srv)"
+            return _count(db, table, f"{subject} AND {col} >= :lo AND {col} < :hi", on(day))
+
+        # a month old: one window per server and hour (the newest: xx:40) with its curve and record;
+        # per-class curves one window per day (past class_daily_after_days)
+        kept = db.execute(
+            text(
+                "SELECT to_char(window_end AT TIME ZONE 'UTC', 'HH24:MI') FROM snapshots"
+                " WHERE server_id = :srv AND window_end >= :lo AND window_end < :hi ORDER BY window_end"
+            ),
+            on(merged_hourly),
+        ).scalars()
+        assert list(kept) == ["01:40", "02:40", "03:40"]
+        assert rows("server_curves", merged_hourly) == 3
+        assert rows("accuracy_records", merged_hourly) == 3
+        assert rows("snapshot_classes", merged_hourly) == 2  # the 03:40 window's two classes
+        assert rows("cluster_curves", merged_hourly, "cluster_id = :cl", "computed_at") == 3
+        # nine days old: every merged window, per-class curves hourly
+        assert rows("snapshots", classes_hourly) == PER_DAY
+        assert rows("server_curves", classes_hourly) == PER_DAY
+        assert rows("snapshot_classes", classes_hourly) == 3 * 2
+        # three days old: everything but the payloads
+        assert rows("snapshot_classes", recent) == PER_DAY * 2
+        assert rows("cluster_curves", recent, "cluster_id = :cl", "computed_at") == PER_DAY
+        payloads = _count(
+            db,
+            "snapshots",
+            "server_id = :srv AND window_end >= :lo AND window_end < :hi AND payload_gzip IS NOT NULL",
+            on(recent),
+        )
+        assert payloads == 0
+    assert out["partitions_dropped"] == len(partitions.PARTITIONED)
+    assert out["snapshots_thinned"] >= PER_DAY - 3
+
+    again = downsample_and_retain(at=at)  # each step runs once per day
+    assert not any(v for k, v in again.items() if k.endswith("_thinned") or k == "partitions_dropped"), again
+
+    # The dashboard's history answers across the boundary: the thinned month-old windows, the full
+    # recent ones and today's upload, each counted once.
+    start = partitions.start_of(merged_hourly)
+    h = account.get(
+        f"/api/v1/servers/{server_id}/history",
+        params={"start": start.isoformat(), "end": at.isoformat(), "max_points": 400},
+    )
+    assert h.status_code == 200, h.text
+    pts = h.json()["points"]
+    assert sum(p["samples"] for p in pts) == 3 + PER_DAY + PER_DAY + 1
+    first_day_end = start + timedelta(days=1)
+    old = [p for p in pts if datetime.fromisoformat(p["end"]) <= first_day_end + timedelta(hours=3)]
+    assert sum(p["samples"] for p in old) == 3
+    # the kept windows' own measurements: 01:40, 02:40, 03:40 are windows 2, 5, 8 (12, 15, 18 %)
+    assert sum(p["measured_hit_ratio"] * p["samples"] for p in old) / 3 == pytest.approx(0.15)
+    c = account.get(
+        f"/api/v1/servers/{server_id}/curves",
+        params={"start": start.isoformat(), "end": at.isoformat(), "max_curves": 200},
+    )
+    assert c.status_code == 200, c.text
+    ends = [datetime.fromisoformat(x["window_end"]) for x in c.json()["curves"]]
+    assert any(e < start + timedelta(days=1) for e in ends) and any(
+        e >= partitions.start_of(recent) for e in ends
+    )
+    acc = account.get(
+        f"/api/v1/servers/{server_id}/accuracy",
+        params={"start": start.isoformat(), "end": at.isoformat(), "max_points": 400},
+    )
+    assert acc.status_code == 200, acc.text
+    assert sum(p["samples"] for p in acc.json()["points"]) == 3 + PER_DAY + PER_DAY
+
+
+# --- EXPLAIN: the hot queries read the partitions they need, through indexes ------------------
+
+
+@contextmanager
+def _captured() -> Iterator[list[tuple[str, Any]]]:
+    """The SQL statements (with their parameters) the block sends to PostgreSQL."""
+    seen: list[tuple[str, Any]] = []
+
+    def grab(conn: Any, cursor: Any, statement: str, params: Any, context: Any, executemany: bool) -> None:
+        seen.append((statement, params))
+
+    engine = get_engine()
+    event.listen(engine, "before_cursor_execute", grab)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", grab)
+
+
+def _plan(db: Any, statement: str, params: Any) -> list[dict[str, Any]]:
+    """Every node of EXPLAIN ANALYZE's plan of a captured statement."""
+    raw = db.connection().exec_driver_sql(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}", params).scalar_one()
+    nodes: list[dict[str, Any]] = []
+
+    def walk(n: dict[str, Any]) -> None:
+        nodes.append(n)
+        for c in n.get("Plans", []):
+            walk(c)
+
+    walk(raw[0]["Plan"])
+    return nodes
+
+
+_PART = re.compile(r"^(?P<table>[a-z_]+)_p(?P<day>\d{8})$")
+
+
+def _scanned(nodes: list[dict[str, Any]], table: str) -> dict[str, tuple[str, int]]:
+    """Partitions of `table` the plan reads: name -> (scan node type, loops actually run)."""
+    out: dict[str, tuple[str, int]] = {}
+    for n in nodes:
+        rel = n.get("Relation Name", "")
+        m = _PART.match(rel)
+        if m and m["table"] == table:
+            loops = int(n.get("Actual Loops", 0))
+            prev = out.get(rel)
+            out[rel] = (n["Node Type"], loops + (prev[1] if prev else 0))
+    return out
+
+
+def _day(rel: str) -> Any:
+    m = _PART.match(rel)
+    assert m is not None
+    return datetime.strptime(m["day"], "%Y%m%d").date()
+
+
+@pytest.fixture(scope="module")
+def fleet(app: Any) -> dict[str, Any]:
+    """One organization with 30 servers, a window every 10 minutes for the last 8 days, analyzed
+    (so the planner sees the real sizes)."""
+    org = uuid.uuid4()
+    at = datetime.now(UTC).replace(second=0, microsecond=0)
+    t0 = at - timedelta(days=8) + timedelta(minutes=1)
+    with get_sessionmaker()() as db:
+        db.execute(text("INSERT INTO organizations (id, name) VALUES (:o, 'explain fleet')"), {"o": org})
+        servers = [uuid.uuid4() for _ in range(30)]
+        for i, s in enumerate(servers):
+            db.execute(
+                text(
+                    "INSERT INTO servers (id, org_id, address, instance_id, settings)"
+                    " VALUES (:s, :o, :a, '1-1', '{}')"
+                ),
+                {"s": s, "o": org, "a": f"10.19.0.{i}:11211"},
+            )
+        db.execute(
+            text(
+                "INSERT INTO snapshots (id, org_id, server_id, instance_id, window_start, window_end,"
+                " limit_maxbytes, curve_points, cmd_get, get_hits, get_misses, bytes_used, curr_items,"
+                " measured_hit_ratio, loss_ratio, flagged, status, total_malloced, memory_full)"
+                " SELECT gen_random_uuid(), :o, v.id, '1-1', t - interval '1 minute', t, 67108864, 2, 100,"
+                " 50, 50,"
+                " 1000, 10, 0.5, 0, false, 'processed', 67108864, true"
+                " FROM servers v, generate_series(CAST(:t0 AS timestamptz), :at, interval '10 minutes') t"
+                " WHERE v.org_id = :o"
+            ),
+            {"o": org, "t0": t0, "at": at},
+        )
+        db.execute(
+            text(
+                "INSERT INTO server_curves (org_id, server_id, snapshot_id, window_end, sizes_bytes,"
+                " hit_ratio_proportional, current_bytes, measured_hit_ratio, predicted_hit_ratio,"
+                " calibration,"
+                " advice) SELECT org_id, server_id, id, window_end, '{1,2}', '{0.1,0.2}', 1, 0.5, 0.5, '{}',"
+                " '{}'"
+                " FROM snapshots WHERE org_id = :o"
+            ),
+            {"o": org},
+        )
+        db.commit()
+    with get_engine().connect() as conn:
+        conn.execute(text("ANALYZE snapshots"))
+        conn.execute(text("ANALYZE server_curves"))
+        conn.commit()
+    return {"org": org, "servers": servers, "at": at}
+
+
+def _check_index_only_newest(nodes: list[dict[str, Any]], table: str, oldest_needed: Any) -> None:
+    scanned = _scanned(nodes, table)
+    assert scanned, f"no partition of {table} in the plan"
+    seq = {rel for rel, (kind, _) in scanned.items() if kind == "Seq Scan"}
+    assert not seq, f"sequential scans: {seq}"
+    ran = {rel for rel, (_, loops) in scanned.items() if loops > 0}
+    older = {rel for rel in ran if _day(rel) < oldest_needed}
+    assert not older, f"read partitions older than needed: {sorted(older)}"
+
+
+def test_latest_curve_and_recent_fill_read_only_the_newest_partitions_by_index(fleet: dict[str, Any]) -> None:
+    org, servers, at = fleet["org"], fleet["servers"], fleet["at"]
+    today = partitions.day_of(at)
+    with get_sessionmaker()() as db:
+        with _captured() as seen:
+            latest = curves_crud.latest_server_curve(db, org, servers[0])
+        assert latest is not None and at - latest.window_end < timedelta(minutes=10)
+        (stmt, params), *_ = [s for s in seen if "server_curves" in s[0]]
+        _check_index_only_newest(_plan(db, stmt, params), "server_curves", today - timedelta(days=1))
+
+        with _captured() as seen:
+            fills = curves_crud.recent_fill_by_server(db, org, servers)
+        assert set(fills) == set(servers) and all(len(v) == 60 for v in fills.values())
+        (stmt, params), *_ = [s for s in seen if "snapshots" in s[0]]
+        # 60 windows 10 minutes apart: at most the last 11 hours, today's or yesterday's partition
+        _check_index_only_newest(_plan(db, stmt, params), "snapshots", today - timedelta(days=1))
+
+
+def test_history_range_is_pruned_to_its_days(fleet: dict[str, Any]) -> None:
+    org, servers, at = fleet["org"], fleet["servers"], fleet["at"]
+    start, end = at - timedelta(days=4, hours=12), at - timedelta(days=3)
+    wanted = set(partitions.days(partitions.day_of(start), partitions.day_of(end)))
+    with get_sessionmaker()() as db:
+        with _captured() as seen:
+            h = history_crud.history(db, org, "server", servers[1], start, end, 100)
+        assert sum(p.samples for p in h.points) == 1.5 * 24 * 6  # one window per 10 minutes
+        (stmt, params), *_ = [s for s in seen if "FROM snapshots" in s[0]]
+        nodes = _plan(db, stmt, params)
+        for table in ("snapshots", "server_curves"):
+            scanned = _scanned(nodes, table)
+            assert {_day(rel) for rel in scanned} <= wanted, (table, sorted(scanned))
+            assert not {rel for rel, (kind, _) in scanned.items() if kind == "Seq Scan"}, (table, scanned)
