@@ -450,12 +450,16 @@ def oldest_pending(engine: Any) -> float:
     return float(v or 0.0)
 
 
+# A partitioned table (issue 19: one partition per day) holds nothing itself: its size is its
+# partitions' (pg_partition_tree lists a plain table as itself).
+_TABLE_BYTES = (
+    "SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree(CAST(:t AS regclass))"
+)
+
+
 def table_bytes(engine: Any) -> dict[str, int]:
     with engine.connect() as conn:
-        return {
-            t: int(conn.execute(text("SELECT pg_total_relation_size(:t)"), {"t": t}).scalar() or 0)
-            for t in TABLES
-        }
+        return {t: int(conn.execute(text(_TABLE_BYTES), {"t": t}).scalar() or 0) for t in TABLES}
 
 
 def loss_check(engine: Any, stats: Stats) -> dict[str, int]:
@@ -476,7 +480,7 @@ def loss_check(engine: Any, stats: Stats) -> dict[str, int]:
             rows = conn.execute(
                 text(
                     "SELECT s.status, count(c.id) FROM snapshots s"
-                    " LEFT JOIN server_curves c ON c.snapshot_id = s.id"
+                    " LEFT JOIN server_curves c ON c.snapshot_id = s.id AND c.window_end = s.window_end"
                     " WHERE s.id = ANY(CAST(:ids AS uuid[])) GROUP BY s.id, s.status"
                 ),
                 {"ids": chunk},
