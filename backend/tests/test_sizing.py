@@ -208,7 +208,7 @@ def test_band_drift_from_the_benchmark_prior_then_the_servers_record(account) ->
                     server_id=uuid.UUID(sid),
                     snapshot_id=uuid.UUID(s2["snapshot_id"]),
                     window_start=now - timedelta(minutes=3),
-                    window_end=now - timedelta(minutes=i + 1),
+                    window_end=now - timedelta(minutes=i + 2),  # the graded snapshot's window
                     memory_bytes=10,
                     predicted_hit_ratio=0.5,
                     measured_hit_ratio=0.5 - err / 100,

@@ -171,7 +171,11 @@ def recent_errors_pp(
         float(e)
         for e in db.execute(
             select(AccuracyRecord.error_pp)
-            .join(Snapshot, Snapshot.id == AccuracyRecord.snapshot_id)
+            .join(
+                Snapshot,
+                (Snapshot.id == AccuracyRecord.snapshot_id)
+                & (Snapshot.window_end == AccuracyRecord.window_end),
+            )
             .where(
                 AccuracyRecord.org_id == org_id,
                 AccuracyRecord.server_id.in_(server_ids),
