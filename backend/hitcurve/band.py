@@ -24,6 +24,12 @@ and widens with the distance from it (in doublings of memory, |log2(x / today)|)
   low at 2M with 12.1 % loss over the ghost's windows (0.70) and 7.1 pp at 4M (0.29);
 - z for the CONFIDENCE level of a normal error (0.9: 1.645).
 The benchmark prints the coverage this gives (fraction of measured hit rates inside the band).
+With this drift (2026-11-25, the product path re-run on the kept agent run of 05:19,
+`--reuse-snapshots --measured-cache`): 14/15 at the last poll (the scan mix at 2M, read 8.5 pp
+low, outside), as before; over the last 30 polls of the three recorded runs (`--record-windows`)
+431/450 = 95.8 % of band checks hold real memcached's hit rate (432/450 with the former drift: an
+unshrunk RMS of every record, 1 pp below 3 records), while the band at today's memory in zipf 0.9's
+fourth window is 5.3 pp wide instead of 36 pp, and 2.2 pp instead of 7.6 pp at its end.
 
 Stats-only curves (issue 15: `watch` refused, the agent's Che + Zipf model fitted to `stats`)
 pass through today's point too, but their shape away from it is a model's guess, not a

@@ -177,7 +177,9 @@ class SizingAnswer(BaseModel):
         default=None,
         description="-m for autoscalers (per node for clusters): moves only after the raw "
         "memory_limit_bytes has stayed outside ±10 % (at least 2 MiB) of it for 3 consecutive windows "
-        "on one side, then to their median (hitcurve/hysteresis.py)",
+        "on one side, then to their median; replayed over the recent windows from a fixed period grid "
+        "(hitcurve/hysteresis.py recommend_periodic), the same for servers and clusters, so that on a "
+        "stationary workload it changes at most once per 32 windows",
     )
     stable: bool | None = Field(
         default=None,
