@@ -216,7 +216,11 @@ def _history(db: Session, snap: Snapshot) -> list[float]:
     return list(
         db.execute(
             select(AccuracyRecord.error_pp)
-            .join(Snapshot, Snapshot.id == AccuracyRecord.snapshot_id)
+            .join(
+                Snapshot,  # on the partition column too (a record's window is its snapshot's)
+                (Snapshot.id == AccuracyRecord.snapshot_id)
+                & (Snapshot.window_end == AccuracyRecord.window_end),
+            )
             .where(
                 AccuracyRecord.server_id == snap.server_id,
                 AccuracyRecord.window_end < snap.window_end,

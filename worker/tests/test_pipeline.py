@@ -110,23 +110,35 @@ def test_upload_becomes_a_merged_calibrated_curve(worker: WorkerProc, client: An
         assert acc.basis == "model" and acc.measured_hit_ratio == pytest.approx(0.62)
         assert acc.error_pp == pytest.approx((c.predicted_hit_ratio - 0.62) * 100)
 
+    def next_window(minutes: int) -> uuid.UUID:
+        """The same server's window `minutes` later (measured 0.60), uploaded and processed."""
+        nxt = synthetic_snapshot(
+            address=snap["server"]["address"],
+            n_classes=40,
+            total_pages=256,
+            end=end + timedelta(minutes=minutes),
+            hit_ratio=0.60,
+            seed=1 + minutes,
+        )
+        assert upload(client, org, nxt).status_code == 202
+        nid = uuid.UUID(nxt["snapshot_id"])
+        wait_for(lambda: status_of(Snapshot, nid) == "processed", 30, f"the window at +{minutes} min")
+        return nid
+
     # The next window is predicted from this window's calibrated curve.
-    snap2 = synthetic_snapshot(
-        address=snap["server"]["address"],
-        n_classes=40,
-        total_pages=256,
-        end=end + timedelta(minutes=1),
-        hit_ratio=0.60,
-        seed=2,
-    )
-    assert upload(client, org, snap2).status_code == 202
-    sid2 = uuid.UUID(snap2["snapshot_id"])
-    wait_for(lambda: status_of(Snapshot, sid2) == "processed", 30, "the second snapshot")
+    sid2 = next_window(1)
     with db() as s:
         acc2 = s.execute(select(AccuracyRecord).where(AccuracyRecord.snapshot_id == sid2)).scalar_one()
         assert acc2.basis == "calibrated" and acc2.predicted_from_snapshot_id == sid
         assert acc2.predicted_hit_ratio == pytest.approx(0.62, abs=1e-6)  # same memory as the last window
         assert acc2.error_pp == pytest.approx(2.0, abs=1e-4)
+
+    # The third window's band reads that graded prediction (hitcurve.band: shrunk toward the prior).
+    sid3 = next_window(2)
+    with db() as s:
+        c3 = s.execute(select(ServerCurve).where(ServerCurve.snapshot_id == sid3)).scalar_one()
+        assert c3.calibration["history_windows"] == 1
+        assert c3.calibration["drift_pp"] == pytest.approx(band.drift_estimate([2.0]).pp, abs=1e-3)
 
 
 def test_rerunning_a_processed_snapshot_changes_nothing(worker: WorkerProc, client: Any, org: Org) -> None:
