@@ -39,6 +39,14 @@ test("states the sizing API's answer for the cluster's target, with memory and c
   expect(facts).toContain("-m 6656 (stable)");
 });
 
+test("a new server's band says it rests on the benchmark's error until a prediction is graded", async () => {
+  const band = { memory_bytes_min: 6 * 2 ** 30, memory_bytes_max: 7 * 2 ** 30, hit_rate_min: 0.6, hit_rate_max: 0.7, confidence: 0.9, basis: "benchmark_prior", graded_predictions: 0, drift_pp: 0.7 };
+  renderPage(3, (u) => sizingFor(u, { band }));
+  const range = await screen.findByTestId("answer-band", {}, { timeout: 15_000 });
+  expect(range.getAttribute("data-band-basis")).toBe("benchmark_prior");
+  expect(plain(range.textContent)).toBe("6.0 GiB – 7.0 GiB from the benchmark's prediction error: no prediction of this server graded yet");
+});
+
 test("a warming server says how full memcached is and that the answer is provisional", async () => {
   renderPage(3, (u) => sizingFor(u, { status: "warming_up", fill_ratio: 0.64, full_in_seconds: 240, used_bytes: 41 * 2 ** 20, current_memory_limit_bytes: 64 * 2 ** 20 }));
   const warm = await screen.findByTestId("warming", {}, { timeout: 15_000 });
