@@ -57,12 +57,15 @@ class Band(BaseModel):
         "PRIOR_WEIGHT predictions",
     )
     graded_predictions: int | None = Field(
-        default=None, description="the graded predictions (accuracy records, newest 60) the drift uses"
+        default=None,
+        description="the graded predictions the drift uses (accuracy records graded on full memcached, "
+        "newest 60)",
     )
     drift_pp: float | None = Field(
         default=None,
-        description="the drift: the prediction error (root mean square, percentage points) the band "
-        "applies at today's memory before the confidence factor",
+        description="the drift: the prediction error (percentage points; root mean square of the "
+        "graded predictions shrunk toward the prior) the band applies at today's memory before the "
+        "confidence factor",
     )
     nodes_min: int | None = Field(
         default=None, description="nodes questions: memory_bytes_min over the node size, in nodes"
