@@ -118,16 +118,19 @@ def basis_cache() -> TTLCache:
     return _cache
 
 
-def cached(key: tuple[object, ...], compute: Callable[[], T]) -> T:
-    def attempt() -> object:
-        try:
-            return compute()
-        except ApiError as exc:
-            if exc.code == "not_enough_data":
-                return exc  # remembered like an answer
-            raise
+def attempt(compute: Callable[[], T]) -> T | ApiError:
+    """compute(), with a not-enough-data answer returned instead of raised: it is cached like an
+    answer (any other error, e.g. a 404, is raised and never cached)."""
+    try:
+        return compute()
+    except ApiError as exc:
+        if exc.code == "not_enough_data":
+            return exc
+        raise
 
-    value = basis_cache().get_or_compute(key, attempt)
+
+def cached(key: tuple[object, ...], compute: Callable[[], T]) -> T:
+    value = basis_cache().get_or_compute(key, lambda: attempt(compute))
     if isinstance(value, ApiError):
         raise value
     return value

@@ -180,17 +180,37 @@ def _decoder_init(api_pid: int) -> None:
     threading.Thread(target=_exit_with, args=(api_pid,), daemon=True, name="exit-with-api").start()
 
 
-def _get_pool(workers: int) -> ProcessPoolExecutor:
+_pool_lock = threading.Lock()
+
+
+def _ready() -> None:
+    """A no-op run in a new pool: it returns once a decoder process is up."""
+
+
+def _start_pool(workers: int) -> ProcessPoolExecutor:
+    """The pool with its decoder process(es) running. Blocking: the forkserver and a decoder
+    start in this thread (py-spy under bench/stall: about 0.7 s of a loaded machine's time per
+    API process), so never call it on the event loop."""
     global _pool
-    if _pool is None:
-        # forkserver: the decoders start from a clean process, not a fork of a threaded server
-        _pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context("forkserver"),
-            initializer=_decoder_init,
-            initargs=(os.getpid(),),
-        )
-    return _pool
+    with _pool_lock:
+        if _pool is None:
+            # forkserver: the decoders start from a clean process, not a fork of a threaded server
+            pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("forkserver"),
+                initializer=_decoder_init,
+                initargs=(os.getpid(),),
+            )
+            pool.submit(_ready).result()
+            _pool = pool
+        return _pool
+
+
+def start_decoders_in_background(workers: int) -> None:
+    """Start this process's decoder pool in a thread (the API's start-up calls it): the first
+    upload then finds its decoder running instead of starting one."""
+    if workers > 0:
+        threading.Thread(target=_start_pool, args=(workers,), daemon=True, name="start-decoders").start()
 
 
 async def decode_in_pool(kind: str, body: bytes, gzipped: bool, cap: int, workers: int) -> Any:
@@ -201,7 +221,10 @@ async def decode_in_pool(kind: str, body: bytes, gzipped: bool, cap: int, worker
         answer = await loop.run_in_executor(None, _decode_answer, kind, body, gzipped, cap)
     else:
         try:
-            answer = await loop.run_in_executor(_get_pool(workers), _decode_answer, kind, body, gzipped, cap)
+            # The first upload (and the first after a decoder died) starts the pool in a thread:
+            # started on the event loop, it held every other request of this process meanwhile.
+            pool = _pool or await loop.run_in_executor(None, _start_pool, workers)
+            answer = await loop.run_in_executor(pool, _decode_answer, kind, body, gzipped, cap)
         except BrokenProcessPool:  # a decoder died (killed, out of memory): start afresh next time
             _pool = None
             raise ApiError(

@@ -128,6 +128,46 @@ def test_uploads_are_decoded_in_a_decoder_process(account) -> None:  # type: ign
     assert all(os.getpriority(os.PRIO_PROCESS, pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 1 for pid in pids)
 
 
+def test_the_decoder_pool_starts_off_the_event_loop(account, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Starting the forkserver and a decoder blocks its caller: the first upload of an API
+    process must start them in a thread, or every other request of that process waits."""
+    import asyncio
+
+    started_on_loop: list[bool] = []
+    real = uploads._start_pool
+
+    def spy(workers: int):  # type: ignore[no-untyped-def]
+        try:
+            asyncio.get_running_loop()
+            started_on_loop.append(True)
+        except RuntimeError:
+            started_on_loop.append(False)
+        return real(workers)
+
+    monkeypatch.setattr(uploads, "_start_pool", spy)
+    monkeypatch.setattr(uploads, "_pool", None)
+    assert _post(account, "snapshots", make_snapshot("10.1.2.8:11211", n_classes=3)).status_code == 202
+    assert started_on_loop == [False]
+    assert uploads._pool is not None
+    uploads._pool.shutdown(wait=False)  # this test's own pool; the module's goes back on undo
+
+
+def test_the_api_starts_its_decoders_at_start_up(app, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    from fastapi.testclient import TestClient
+
+    monkeypatch.setattr(uploads, "_pool", None)
+    with TestClient(app):  # runs the app's start-up (lifespan), as each uvicorn process does
+        deadline = time.monotonic() + 120  # generous: a loaded machine starts processes slowly
+        while uploads._pool is None:
+            assert time.monotonic() < deadline, "no decoder pool after start-up"
+            time.sleep(0.05)
+        pool = uploads._pool
+    assert [p.pid for p in pool._processes.values()]  # noqa: SLF001 - a decoder is running
+    pool.shutdown(wait=False)
+
+
 def test_deep_nesting_is_a_clear_400(account) -> None:  # type: ignore[no-untyped-def]
     snap = make_snapshot("10.1.2.8:11211", n_classes=1)
     text = json.dumps(snap).replace(

@@ -34,3 +34,4 @@ trap 'kill $api 2>/dev/null; wait $api 2>/dev/null; "$PY" -c "import redis,os; r
 for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/api/v1/health" >/dev/null && break; sleep 0.2; done
 echo "== API: ${BENCH_API:-python -m hitcurve.serve} ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))"
 "$PY" bench/stall/stall.py "http://127.0.0.1:$port" "$DUR"
+echo "== load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

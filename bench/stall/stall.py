@@ -42,7 +42,14 @@ def _uploader(
     q.put((dict(codes), slowest))
 
 
-def _poll(url: str, headers: dict[str, str], until: float, out: list[float], pause: float) -> None:
+def _poll(
+    url: str,
+    headers: dict[str, str],
+    until: float,
+    out: list[float],
+    pause: float,
+    when: list[float] | None = None,
+) -> None:
     with httpx.Client(timeout=30, headers=headers) as c:
         while time.monotonic() < until:
             t = time.monotonic()
@@ -52,6 +59,8 @@ def _poll(url: str, headers: dict[str, str], until: float, out: list[float], pau
             except httpx.TimeoutException:
                 pass  # counted with its full wait: the client gave up after the timeout
             out.append(time.monotonic() - t)
+            if when is not None:
+                when.append(t)
             time.sleep(pause)
 
 
@@ -85,9 +94,11 @@ def main() -> None:
     for p in procs:
         p.start()
     sizing: list[float] = []
+    sizing_at: list[float] = []
     health: list[float] = []
+    began = time.monotonic()
     threads = [
-        threading.Thread(target=_poll, args=(sizing_url, token, until, sizing, 0.02)),
+        threading.Thread(target=_poll, args=(sizing_url, token, until, sizing, 0.02, sizing_at)),
         threading.Thread(target=_poll, args=(f"{base}/api/v1/health", {}, until, health, 0.25)),
     ]
     for t in threads:
@@ -111,6 +122,11 @@ def main() -> None:
         f"== sizing poll under the uploads: n={len(sizing)} p50={pct(sizing, 50):.1f} ms "
         f"p99={pct(sizing, 99):.1f} ms max={pct(sizing, 100):.1f} ms   (target p99 < 100 ms; "
         f"{sum(x >= 30 for x in sizing)} gave up after 30 s)"
+    )
+    slowest = sorted(zip(sizing, sizing_at, strict=True), reverse=True)[:5]
+    print(
+        "   slowest sizing answers (ms @ s after the uploads began): "
+        + ", ".join(f"{d * 1000:.0f} @ {t - began:.1f}" for d, t in slowest)
     )
     print(
         f"== /health under the uploads: n={len(health)} p50={pct(health, 50):.1f} ms "

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Annotated
+from typing import Annotated, cast
 
 from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
@@ -22,7 +22,7 @@ from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_db, get_sessionmaker
 from hitcurve.core.errors import ApiError
 from hitcurve.core.security import AGENT_KEY_PREFIX, API_TOKEN_PREFIX, same, sha256_hex
-from hitcurve.core.ttlcache import TTLCache
+from hitcurve.core.ttlcache import TTLCache, refresh_in_background
 from hitcurve.models import AgentKey, ApiToken, Membership, UserSession
 
 SESSION_COOKIE = "hitcurve_session"
@@ -193,24 +193,45 @@ def _principal_in_thread(request: Request, which: Callable[[Request, Session], P
         return which(request, db)
 
 
-async def get_principal_fast(request: Request) -> Principal:
-    """get_principal for hot endpoints: a cached API token is resolved on the event loop with no
-    thread hop and no database session; anything else takes the usual path in a worker thread."""
+def _cached_principal(
+    request: Request, prefix: str, kind: str, lookup: Callable[[Session, str], Principal]
+) -> Principal | None:
+    """The cached principal of the request's bearer secret, resolved on the event loop with no
+    thread hop and no database session; past half its life it is looked up again in the
+    background (refresh ahead: a revoked secret is dropped there, so revocation still takes at
+    most the cache's ttl in other processes, and at once in the revoking one)."""
     header = request.headers.get("authorization", "")
-    if header[:7].lower() == "bearer " and header[7:].strip().startswith(API_TOKEN_PREFIX):
-        cached = principal_cache().get(sha256_hex(header[7:].strip()))
-        if cached is not None and cached.kind == "api_token":
-            return cached
+    if header[:7].lower() != "bearer " or not header[7:].strip().startswith(prefix):
+        return None
+    digest = sha256_hex(header[7:].strip())
+    cache = principal_cache()
+    cached = cache.get(digest)
+    if cached is None or cached.kind != kind:
+        return None
+    if cache.due(digest):
+
+        def fresh() -> Principal:
+            with get_sessionmaker()() as db:
+                return lookup(db, digest)
+
+        refresh_in_background(cache, digest, fresh)
+    return cast(Principal, cached)
+
+
+async def get_principal_fast(request: Request) -> Principal:
+    """get_principal for hot endpoints: a cached API token needs no thread hop and no database
+    (_cached_principal); anything else takes the usual path in a worker thread."""
+    cached = _cached_principal(request, API_TOKEN_PREFIX, "api_token", _lookup_token)
+    if cached is not None:
+        return cached
     return await run_in_threadpool(_principal_in_thread, request, get_principal)
 
 
 async def get_agent_fast(request: Request) -> Principal:
     """get_agent for the upload endpoints, same idea as get_principal_fast."""
-    header = request.headers.get("authorization", "")
-    if header[:7].lower() == "bearer " and header[7:].strip().startswith(AGENT_KEY_PREFIX):
-        cached = principal_cache().get(sha256_hex(header[7:].strip()))
-        if cached is not None and cached.kind == "agent_key":
-            return cached
+    cached = _cached_principal(request, AGENT_KEY_PREFIX, "agent_key", _lookup_agent_key)
+    if cached is not None:
+        return cached
     return await run_in_threadpool(_principal_in_thread, request, get_agent)
 
 

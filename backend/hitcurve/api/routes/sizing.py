@@ -14,6 +14,7 @@ from hitcurve import sizing
 from hitcurve.api.deps import FastReaderDep
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.errors import ApiError
+from hitcurve.core.ttlcache import refresh_in_background
 from hitcurve.crud.inventory import get_cluster
 from hitcurve.schemas.api import Policy
 from hitcurve.schemas.sizing import CurveKind, NotEnoughData, SizingAnswer, Subject
@@ -41,8 +42,18 @@ CurveQ = Annotated[
 
 
 async def _basis(key: tuple[object, ...], compute: Callable[[Session], T]) -> T:
-    """The fitted curve from the cache on the event loop, else computed in a worker thread."""
-    hit = sizing.basis_cache().get(key)
+    """The fitted curve from the cache on the event loop, else computed in a worker thread. A
+    cached curve past half its life is recomputed in the background meanwhile (refresh ahead):
+    an autoscaler polling a subject never waits for the database after its first answer."""
+    cache = sizing.basis_cache()
+    hit = cache.get(key)
+    if hit is not None and cache.due(key):
+
+        def fresh() -> object:
+            with get_sessionmaker()() as db:
+                return sizing.attempt(lambda: compute(db))
+
+        refresh_in_background(cache, key, fresh)
     if isinstance(hit, ApiError):
         raise hit
     if hit is not None:
