@@ -159,7 +159,7 @@ class Proc:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.p.pid, signal.SIGCONT)
             self.p.kill()
-        self.p.wait(10)
+        self.p.wait(LIVENESS_S)  # a process in a long fsync (a busy disk) dies only after it
 
 
 def snapshots(d: Path) -> list[dict]:
@@ -335,7 +335,7 @@ def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Pa
 
         # Kill -9 under load, restart.
         agent.p.kill()
-        agent.p.wait(10)
+        agent.p.wait(LIVENESS_S)
         row.alive_after_kill = serves(port)
         agent, log = start_agent("b")
         wait_for(lambda: "watch_connected" in log.read_text(), LIVENESS_S, "no reattach after kill")
