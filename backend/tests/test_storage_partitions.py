@@ -201,6 +201,31 @@ def test_retention_job_drops_old_days_keeps_downsampled_rows_and_history_still_a
     assert sum(p["samples"] for p in acc.json()["points"]) == 3 + PER_DAY + PER_DAY
 
 
+def test_an_upload_whose_day_has_no_partition_creates_it_and_is_stored(account: Any) -> None:
+    """The job creates days ahead; if it has not run (beat stopped), the upload path creates its
+    window's day itself and stores the window: nothing refused for a missing partition."""
+    day = partitions.day_of(datetime.now(UTC)) - timedelta(days=6)  # an upload may be 7 days old
+    with get_sessionmaker()() as db:
+        for table in partitions.PARTITIONED:
+            lo = partitions.start_of(day)
+            p = {"lo": lo, "hi": lo + timedelta(days=1)}
+            col = partitions.PARTITIONED[table]
+            assert _count(db, table, f"{col} >= :lo AND {col} < :hi", p) == 0, table  # no other test's rows
+            partitions.drop(db, table, day)
+        db.commit()
+        assert not _exists(db, "snapshots", day)
+    end = partitions.start_of(day) + timedelta(hours=12)
+    server_id, snap = upload_snapshot(account, address="10.0.19.6:11211", end=end)
+    with get_sessionmaker()() as db:
+        for table in partitions.PARTITIONED:
+            assert _exists(db, table, day), table
+        stored = db.execute(
+            text("SELECT count(*) FROM snapshot_classes WHERE snapshot_id = :s AND window_end = :e"),
+            {"s": uuid.UUID(snap["snapshot_id"]), "e": end},
+        ).scalar_one()
+    assert stored == len(snap["classes"]) > 0
+
+
 # --- EXPLAIN: the hot queries read the partitions they need, through indexes ------------------
 
 

@@ -233,9 +233,13 @@ def _history(db: Session, snap: Snapshot) -> list[float]:
     )
 
 
-def _latest_window(db: Session, server_id: uuid.UUID) -> datetime | None:
+def _newer_window(db: Session, snap: Snapshot) -> datetime | None:
+    """The server's newest stored window if it is newer than this one (reads only the days from
+    this window's on: the curve tables are partitioned by day)."""
     return db.execute(
-        select(func.max(ServerCurve.window_end)).where(ServerCurve.server_id == server_id)
+        select(func.max(ServerCurve.window_end)).where(
+            ServerCurve.server_id == snap.server_id, ServerCurve.window_end > snap.window_end
+        )
     ).scalar_one_or_none()
 
 
@@ -487,8 +491,7 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
 
         # Alerts and the cluster curve follow the newest window only (a late or replayed old
         # snapshot must not flip them back).
-        newest = _latest_window(db, snap.server_id)
-        is_latest = newest is None or snap.window_end >= newest
+        is_latest = _newer_window(db, snap) is None
         cluster_id = db.execute(
             select(Server.cluster_id).where(Server.id == snap.server_id)
         ).scalar_one_or_none()

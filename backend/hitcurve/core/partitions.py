@@ -75,24 +75,25 @@ def existing(conn: Any, table: str) -> dict[date, str]:
 def ensure(conn: Any, wanted: Iterable[date], tables: Iterable[str] = tuple(PARTITIONED)) -> list[str]:
     """Create the missing day partitions of `tables` for the `wanted` days; returns what it made.
 
-    Idempotent, and safe against a concurrent caller: a partition another transaction attached
-    first is skipped (its CREATE waits on the name, then IF NOT EXISTS holds). Runs in the caller's
-    transaction."""
+    Idempotent. Creators are serialised by a transaction-level advisory lock taken only when
+    something is missing (the worker's job and an upload that found its day missing may meet):
+    the second one waits for the first's commit, then finds the partitions there. Runs in the
+    caller's transaction."""
     made: list[str] = []
+    wanted = sorted(set(wanted))
+    tables = tuple(tables)
+    if all(day in existing(conn, t) for t in tables for day in wanted):
+        return made
+    conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('hitcurve.partitions'))"))
     conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
     for table in tables:
         column = PARTITIONED[table]
         have = existing(conn, table)
-        for day in sorted(set(wanted)):
+        for day in wanted:
             if day in have:
                 continue
             part = name(table, day)
             lo, hi = start_of(day).isoformat(), start_of(day + timedelta(days=1)).isoformat()
-            created = conn.execute(
-                text("SELECT to_regclass(:q) IS NULL"), {"q": f"{SCHEMA}.{part}"}
-            ).scalar_one()
-            if not created:
-                continue
             conn.execute(
                 text(
                     f"CREATE TABLE IF NOT EXISTS {SCHEMA}.{part}"

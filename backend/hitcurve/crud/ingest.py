@@ -52,7 +52,7 @@ def _upsert_server(
     return row.id, bool(row.inserted)
 
 
-DUPLICATE_SPAN = timedelta(days=8)
+DUPLICATE_SPAN = timedelta(days=1)
 
 
 def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Stored | None:
@@ -71,7 +71,7 @@ def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Sto
 # snapshots is partitioned by day on window_end (hitcurve.core.partitions), so its key is
 # (id, window_end, org_id): the NOT EXISTS makes an id already stored for a window within
 # DUPLICATE_SPAN of this one a duplicate whatever its window or organization (a retry repeats its
-# window; uploads older than 7 days are refused), reading only those days' partitions.
+# window; the agent's ids are random UUIDs), reading only those days' partitions (2-3, not all).
 #
 # Sent through the driver (psycopg placeholders) so that the curves travel as two binary float8
 # arrays (hitcurve.core.pgarray), all classes' points end to end, which PostgreSQL slices per
