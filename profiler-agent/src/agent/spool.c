@@ -75,12 +75,16 @@ static ent *list(ag_spool *s, size_t *n)
     return v;
 }
 
+/* Not fsync'ed: this runs on the main thread twice a window, and on a busy disk one fsync took
+ * 80 s (the agent wrote no window meanwhile). A crash that loses the file costs nothing:
+ * ag_spool_open takes the larger of it and the newest entry's seq + 1, so entries still in the
+ * spool keep their order, and an empty spool has nothing to order against. */
 static void save_seq(ag_spool *s)
 {
     char p[1024], buf[32];
     snprintf(p, sizeof p, "%s/next_seq", s->dir);
     int n = snprintf(buf, sizeof buf, "%" PRIu64 "\n", s->next_seq);
-    if (ag_write_atomic(p, buf, (size_t)n) < 0)
+    if (ag_write_replace(p, buf, (size_t)n, 0) < 0)
         ag_log(AG_LOG_WARN, "spool_seq_write_failed", "error=\"%s\"", strerror(errno));
 }
 

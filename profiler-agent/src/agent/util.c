@@ -91,6 +91,11 @@ int ag_gzip(const void *in, size_t len, unsigned char **out, size_t *outlen)
 
 int ag_write_atomic(const char *path, const void *data, size_t len)
 {
+    return ag_write_replace(path, data, len, 1);
+}
+
+int ag_write_replace(const char *path, const void *data, size_t len, int durable)
+{
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
         errno = ENAMETOOLONG;
@@ -115,7 +120,7 @@ int ag_write_atomic(const char *path, const void *data, size_t len)
         p += n;
         left -= (size_t)n;
     }
-    if (fsync(fd) < 0 || close(fd) < 0) {
+    if ((durable && fsync(fd) < 0) || close(fd) < 0) {
         int e = errno;
         unlink(tmp);
         errno = e;

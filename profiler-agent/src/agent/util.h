@@ -25,6 +25,9 @@ static inline uint64_t ag_mix64(uint64_t x)
 int ag_gzip(const void *in, size_t len, unsigned char **out, size_t *outlen);
 /* Write a file atomically (tmp + fsync + rename). Returns 0 or -1 (errno set). */
 int ag_write_atomic(const char *path, const void *data, size_t len);
+/* The same replace-by-rename, fsync'ed only if `durable`: readers see the old or the new
+ * content, but a crash may lose the new one. For state that can be rebuilt at start-up. */
+int ag_write_replace(const char *path, const void *data, size_t len, int durable);
 /* Read a whole file. Returns 0 or -1. */
 int ag_read_file(const char *path, unsigned char **data, size_t *len);
 /* mkdir -p. Returns 0 or -1. */
