@@ -169,20 +169,24 @@ def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, 
     return list(reversed(rows))
 
 
+# memcached's fill at a window's end, as recent_fill and recent_fill_by_server return it
+_FILL_COLUMNS = (
+    Snapshot.window_end,
+    Snapshot.instance_id,
+    Snapshot.total_malloced,
+    Snapshot.limit_maxbytes,
+    Snapshot.memory_full,
+    Snapshot.hash_bytes,
+    Snapshot.curr_connections,
+)
+
+
 def recent_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 60) -> list[Any]:
     """memcached's fill at the end of the server's newest `limit` windows, oldest first:
     (window_end, instance_id, total_malloced, limit_maxbytes, memory_full, hash_bytes,
     curr_connections)."""
     rows = db.execute(
-        select(
-            Snapshot.window_end,
-            Snapshot.instance_id,
-            Snapshot.total_malloced,
-            Snapshot.limit_maxbytes,
-            Snapshot.memory_full,
-            Snapshot.hash_bytes,
-            Snapshot.curr_connections,
-        )
+        select(*_FILL_COLUMNS)
         .where(Snapshot.org_id == org_id, Snapshot.server_id == server_id)
         .order_by(Snapshot.window_end.desc())
         .limit(limit)
@@ -199,15 +203,7 @@ def recent_fill_by_server(
     if not server_ids:
         return {}
     newest = (
-        select(
-            Snapshot.window_end,
-            Snapshot.instance_id,
-            Snapshot.total_malloced,
-            Snapshot.limit_maxbytes,
-            Snapshot.memory_full,
-            Snapshot.hash_bytes,
-            Snapshot.curr_connections,
-        )
+        select(*_FILL_COLUMNS)
         .where(Snapshot.org_id == org_id, Snapshot.server_id == Server.id)
         .order_by(Snapshot.window_end.desc())
         .limit(limit)
