@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
 from conftest import PASSWORD, Inbox, new_account
-from hitcurve.api.routes.auth import SIGNUP_ANSWER
+from hitcurve.account_mail import SIGNUP_ANSWER
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import sha256_hex

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, cast
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -44,6 +44,12 @@ class Principal:
     scope: str | None = None  # api token only
     key_id: uuid.UUID | None = None  # api token or agent key id
     session_id: uuid.UUID | None = None
+
+    @property
+    def user(self) -> uuid.UUID:
+        """The logged-in user's id (sessions always carry one: get_user admits sessions only)."""
+        assert self.user_id is not None
+        return self.user_id
 
     @property
     def can_write(self) -> bool:
@@ -276,3 +282,7 @@ UserDep = Annotated[Principal, Depends(get_user)]
 WriterDep = Annotated[Principal, Depends(get_writer)]
 MemberDep = Annotated[Principal, Depends(require_role("member"))]
 OwnerDep = Annotated[Principal, Depends(require_role("owner"))]
+
+# Paging of list endpoints.
+Limit = Annotated[int, Query(ge=1, le=500)]
+Offset = Annotated[int, Query(ge=0, le=10**9)]

@@ -10,6 +10,7 @@ from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatc
 from zxcvbn import zxcvbn
 
 from hitcurve.core.config import get_settings
+from hitcurve.core.errors import ApiError
 
 AGENT_KEY_PREFIX = "hca_"
 API_TOKEN_PREFIX = "hct_"  # noqa: S105 - a type prefix, not a secret
@@ -79,3 +80,13 @@ def sha256_hex(secret: str) -> str:
 
 def same(a: str, b: str) -> bool:
     return hmac.compare_digest(a.encode(), b.encode())
+
+
+def refuse_weak(password: str, field: str, *user_inputs: str) -> None:
+    """422 located at the field when the password contains the user's own e-mail or name or is
+    otherwise guessable (the schema already refused the generally weak ones)."""
+    problem = password_problem(password, tuple(u for u in user_inputs if u))
+    if problem:
+        raise ApiError(
+            422, "invalid_request", [{"loc": ["body", field], "msg": problem, "type": "weak_password"}]
+        )

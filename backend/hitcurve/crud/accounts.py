@@ -1,9 +1,10 @@
-"""Data access for account hygiene: log-in throttling counts, sign-ups confirmed by e-mail,
-invitations and password resets.
+"""Data access for accounts: log-in throttling counts, sign-ups confirmed by e-mail,
+invitations, password resets, browser sessions, memberships and organizations.
 
 Secrets (invitation and reset links) are 256-bit random strings; only their SHA-256 is stored.
 """
 
+import secrets
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,6 +13,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from hitcurve.core.config import get_settings
+from hitcurve.core.errors import not_found
 from hitcurve.core.security import hash_password, new_secret, sha256_hex
 from hitcurve.models import (
     Invitation,
@@ -23,6 +25,7 @@ from hitcurve.models import (
     User,
     UserSession,
 )
+from hitcurve.schemas.api import MemberOut, MembershipOut, MeOut, UserOut
 
 # Reset mails one account gets per hour at most; further requests answer the same and send none.
 MAX_RESETS_PER_HOUR = 3
@@ -272,3 +275,121 @@ def create_account(
     test fixtures): the user, an organization and the owner membership."""
     user = User(email=email, display_name=display_name, password_hash=hash_password(password))
     return user, _owner_account(db, user, org_name)
+
+
+# --- sessions, memberships and organizations ---------------------------------------------------
+def new_session(
+    db: Session, user_id: uuid.UUID, org_id: uuid.UUID, ip: str, user_agent: str
+) -> tuple[UserSession, str]:
+    """A browser session row (SHA-256 of its secret, a CSRF token) and the secret for its cookie."""
+    secret = new_secret()
+    sess = UserSession(
+        org_id=org_id,
+        user_id=user_id,
+        token_hash=sha256_hex(secret),
+        csrf_token=secrets.token_urlsafe(32),
+        expires_at=_now() + timedelta(seconds=get_settings().session_ttl_s),
+        ip=ip,
+        user_agent=user_agent[:300],
+    )
+    db.add(sess)
+    return sess, secret
+
+
+def memberships(db: Session, user_id: uuid.UUID) -> list[MembershipOut]:
+    """The user's organizations by name, with the user's role in each."""
+    rows = db.execute(
+        select(Membership.org_id, Organization.name, Membership.role)
+        .join(Organization, Organization.id == Membership.org_id)
+        .where(Membership.user_id == user_id)
+        .order_by(Organization.name)
+    ).all()
+    return [MembershipOut(org_id=r[0], org_name=r[1], role=r[2]) for r in rows]
+
+
+def me(db: Session, user_id: uuid.UUID, org_id: uuid.UUID, csrf: str) -> MeOut:
+    """The logged-in user, the session's organization and role, all memberships."""
+    user = db.get(User, user_id)
+    assert user is not None
+    ms = memberships(db, user_id)
+    current = next(m for m in ms if m.org_id == org_id)
+    return MeOut(
+        user=UserOut.model_validate(user),
+        org_id=org_id,
+        org_name=current.org_name,
+        role=current.role,
+        memberships=ms,
+        csrf_token=csrf,
+    )
+
+
+def first_org(db: Session, user_id: uuid.UUID) -> uuid.UUID | None:
+    """The organization a log-in starts in: the user's oldest membership."""
+    return db.execute(
+        select(Membership.org_id)
+        .where(Membership.user_id == user_id)
+        .order_by(Membership.created_at)
+        .limit(1)
+    ).scalar_one_or_none()
+
+
+def membership(db: Session, org_id: uuid.UUID, user_id: uuid.UUID) -> Membership:
+    """The user's membership of the organization, else 404 (as for another organization's user)."""
+    m = db.execute(
+        select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id)
+    ).scalar_one_or_none()
+    if m is None:
+        raise not_found("member")
+    return m
+
+
+def belongs(db: Session, user_id: uuid.UUID, org_id: uuid.UUID) -> bool:
+    return (
+        db.execute(
+            select(Membership.id).where(Membership.user_id == user_id, Membership.org_id == org_id)
+        ).first()
+        is not None
+    )
+
+
+def members(db: Session, org_id: uuid.UUID) -> list[MemberOut]:
+    rows = db.execute(
+        select(User.id, User.email, User.display_name, Membership.role, Membership.created_at)
+        .join(Membership, Membership.user_id == User.id)
+        .where(Membership.org_id == org_id)
+        .order_by(User.email)
+    ).all()
+    return [MemberOut(user_id=r[0], email=r[1], display_name=r[2], role=r[3], created_at=r[4]) for r in rows]
+
+
+def last_owner(db: Session, m: Membership) -> bool:
+    """Whether m is the organization's only owner (who may be neither demoted nor removed)."""
+    owners = db.execute(
+        select(func.count())
+        .select_from(Membership)
+        .where(Membership.org_id == m.org_id, Membership.role == "owner")
+    ).scalar_one()
+    return m.role == "owner" and owners <= 1
+
+
+def remove_member(db: Session, m: Membership) -> None:
+    """Delete the membership and end the member's sessions in that organization."""
+    user_id, org_id = m.user_id, m.org_id
+    db.delete(m)
+    db.execute(
+        update(UserSession)
+        .where(
+            UserSession.user_id == user_id,
+            UserSession.org_id == org_id,
+            UserSession.revoked_at.is_(None),
+        )
+        .values(revoked_at=_now())
+    )
+
+
+def create_org(db: Session, name: str, owner_id: uuid.UUID) -> Organization:
+    org = Organization(name=name)
+    db.add(org)
+    db.flush()
+    db.add(Membership(org_id=org.id, user_id=owner_id, role="owner"))
+    return org

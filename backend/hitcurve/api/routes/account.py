@@ -8,13 +8,12 @@ from datetime import UTC, datetime
 from fastapi import APIRouter, BackgroundTasks, Request, Response
 from sqlalchemy import select, update
 
+from hitcurve import account_mail as mail
 from hitcurve.api.deps import DbDep, OwnerDep, UserDep, client_ip
-from hitcurve.api.routes.auth import public_link, refuse_weak
 from hitcurve.core.audit import audit
-from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError, not_found
 from hitcurve.core.mail import send_text
-from hitcurve.core.security import hash_password
+from hitcurve.core.security import hash_password, refuse_weak
 from hitcurve.crud import accounts
 from hitcurve.models import Invitation, Organization, User
 from hitcurve.schemas.api import (
@@ -29,9 +28,6 @@ from hitcurve.schemas.api import (
 )
 
 router = APIRouter(tags=["auth"])
-
-
-_link = public_link
 
 
 @router.post(
@@ -61,13 +57,7 @@ def invite(body: InvitationIn, me: OwnerDep, db: DbDep, tasks: BackgroundTasks) 
     who = inviter.email if inviter else "An owner"
     org_name = org.name if org else "an organization"
     tasks.add_task(
-        send_text,
-        email,
-        f"Join {org_name} on Hitcurve",
-        f"{who} invites you to join {org_name} on Hitcurve as {body.role}.\n\n"
-        f"Accept: {_link('/invite/' + secret)}\n\n"
-        f"Log in (or create an account) with this e-mail address, {email}, to accept. "
-        f"The link works until {inv.expires_at:%Y-%m-%d %H:%M} UTC. If you did not expect it, ignore it.\n",
+        send_text, email, *mail.invitation(email, who, org_name, body.role, secret, inv.expires_at)
     )
     return InvitationOut.model_validate(inv)
 
@@ -104,13 +94,10 @@ def revoke_invitation(invitation_id: uuid.UUID, me: OwnerDep, db: DbDep) -> Resp
     return Response(status_code=204)
 
 
-INVALID_INVITATION = "this invitation link is invalid, was used, withdrawn or expired"
-
-
 def _open(db: DbDep, token: str) -> Invitation:
     inv = accounts.open_invitation(db, token)
     if inv is None:
-        raise ApiError(404, "invitation_invalid", INVALID_INVITATION)
+        raise ApiError(404, "invitation_invalid", mail.INVALID_INVITATION)
     return inv
 
 
@@ -148,7 +135,7 @@ def accept_invitation(body: InvitationAcceptIn, me: UserDep, db: DbDep, request:
         )
     if not accounts.accept_invitation(db, inv, user.id):
         db.rollback()
-        raise ApiError(404, "invitation_invalid", INVALID_INVITATION)
+        raise ApiError(404, "invitation_invalid", mail.INVALID_INVITATION)
     audit(
         db,
         "member.joined",
@@ -162,9 +149,6 @@ def accept_invitation(body: InvitationAcceptIn, me: UserDep, db: DbDep, request:
     db.commit()
     org_name = db.execute(select(Organization.name).where(Organization.id == inv.org_id)).scalar_one()
     return MembershipOut(org_id=inv.org_id, org_name=org_name, role=inv.role)
-
-
-RESET_ANSWER = "if an account uses this e-mail, a link to choose a new password is on its way"
 
 
 @router.post(
@@ -182,17 +166,8 @@ def request_password_reset(
     audit(db, "password.reset_requested", ip=ip, email=email, user_id=made[0].id if made else None)
     db.commit()
     if made is not None:
-        minutes = get_settings().password_reset_ttl_s // 60
-        tasks.add_task(
-            send_text,
-            email,
-            "Choose a new Hitcurve password",
-            f"Someone (hopefully you) asked to reset the Hitcurve password of {email}.\n\n"
-            f"Choose a new password: {_link('/reset-password/' + made[1])}\n\n"
-            f"The link works once, for {minutes} minutes. If you did not ask, ignore this mail: "
-            f"your password stays as it is.\n",
-        )
-    return Accepted(detail=RESET_ANSWER)
+        tasks.add_task(send_text, email, *mail.password_reset(email, made[1]))
+    return Accepted(detail=mail.RESET_ANSWER)
 
 
 @router.post(

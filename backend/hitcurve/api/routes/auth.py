@@ -2,14 +2,14 @@
 log-out, password change, organization switch, memberships. Members join through invitations
 they accept (account.py)."""
 
-import secrets
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from fastapi import APIRouter, BackgroundTasks, Request, Response
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
+from hitcurve import account_mail as mail
 from hitcurve.api.deps import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -22,10 +22,10 @@ from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError, not_found
 from hitcurve.core.mail import send_text
-from hitcurve.core.security import hash_password, new_secret, password_problem, sha256_hex, verify_password
+from hitcurve.core.security import hash_password, refuse_weak, verify_password
 from hitcurve.crud import accounts
 from hitcurve.crud.accounts import login_failures, revoke_sessions
-from hitcurve.models import LoginAttempt, Membership, Organization, User, UserSession
+from hitcurve.models import LoginAttempt, User, UserSession
 from hitcurve.schemas.api import (
     Accepted,
     LoginIn,
@@ -38,7 +38,6 @@ from hitcurve.schemas.api import (
     SignupConfirmIn,
     SignupIn,
     SwitchOrgIn,
-    UserOut,
 )
 
 router = APIRouter(tags=["auth"])
@@ -48,90 +47,26 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def public_link(path: str) -> str:
-    """A link in an e-mail: the dashboard's address as users reach it (Settings.public_url)."""
-    return get_settings().public_url.rstrip("/") + path
-
-
 def cookie_secure(request: Request) -> bool:
     """Settings.cookie_secure when set, else whether this request came over HTTPS."""
     forced = get_settings().cookie_secure
     return forced if forced is not None else request.url.scheme == "https"
 
 
-def refuse_weak(password: str, field: str, *user_inputs: str) -> None:
-    """422 located at the field when the password contains the user's own e-mail or name or is
-    otherwise guessable (the schema already refused the generally weak ones)."""
-    problem = password_problem(password, tuple(u for u in user_inputs if u))
-    if problem:
-        raise ApiError(
-            422, "invalid_request", [{"loc": ["body", field], "msg": problem, "type": "weak_password"}]
-        )
-
-
 def _start_session(
     db: DbDep, request: Request, response: Response, user_id: uuid.UUID, org_id: uuid.UUID
 ) -> UserSession:
     s = get_settings()
-    secret = new_secret()
-    sess = UserSession(
-        org_id=org_id,
-        user_id=user_id,
-        token_hash=sha256_hex(secret),
-        csrf_token=secrets.token_urlsafe(32),
-        expires_at=_now() + timedelta(seconds=s.session_ttl_s),
-        ip=client_ip(request),
-        user_agent=(request.headers.get("user-agent") or "")[:300],
+    sess, secret = accounts.new_session(
+        db, user_id, org_id, client_ip(request), request.headers.get("user-agent") or ""
     )
-    db.add(sess)
-    response.set_cookie(
-        SESSION_COOKIE,
-        secret,
-        max_age=s.session_ttl_s,
-        httponly=True,
-        secure=cookie_secure(request),
-        samesite="lax",
-        path="/",
-    )
-    response.set_cookie(
-        CSRF_COOKIE,
-        sess.csrf_token,
-        max_age=s.session_ttl_s,
-        httponly=False,
-        secure=cookie_secure(request),
-        samesite="lax",
-        path="/",
-    )
+    secure = cookie_secure(request)
+    # the session secret is HttpOnly; the CSRF token is read by the dashboard's script
+    for name, value, httponly in ((SESSION_COOKIE, secret, True), (CSRF_COOKIE, sess.csrf_token, False)):
+        response.set_cookie(
+            name, value, max_age=s.session_ttl_s, httponly=httponly, secure=secure, samesite="lax", path="/"
+        )
     return sess
-
-
-def _me(db: DbDep, user_id: uuid.UUID, org_id: uuid.UUID, csrf: str) -> MeOut:
-    user = db.get(User, user_id)
-    assert user is not None
-    rows = db.execute(
-        select(Membership.org_id, Organization.name, Membership.role)
-        .join(Organization, Organization.id == Membership.org_id)
-        .where(Membership.user_id == user_id)
-        .order_by(Organization.name)
-    ).all()
-    ms = [MembershipOut(org_id=r[0], org_name=r[1], role=r[2]) for r in rows]
-    current = next(m for m in ms if m.org_id == org_id)
-    return MeOut(
-        user=UserOut.model_validate(user),
-        org_id=org_id,
-        org_name=current.org_name,
-        role=current.role,
-        memberships=ms,
-        csrf_token=csrf,
-    )
-
-
-# The one answer to every accepted sign-up: it names nothing that depends on the address (not
-# even the address), so a registered and a new e-mail get byte-identical answers.
-SIGNUP_ANSWER = (
-    "check your inbox: we sent a message to this address; follow its link to confirm the address "
-    "and finish creating your account"
-)
 
 
 @router.post(
@@ -150,30 +85,10 @@ def signup(body: SignupIn, request: Request, db: DbDep, tasks: BackgroundTasks) 
     taken, secret = accounts.create_signup(db, email, body.password, body.display_name, body.org_name, ip)
     audit(db, "user.signup_requested", ip=ip, email=email, existing=taken, mailed=secret is not None)
     db.commit()
-    if secret is not None and taken:
-        tasks.add_task(
-            send_text,
-            email,
-            "Your Hitcurve account",
-            f"Someone (hopefully you) asked to create a Hitcurve account with {email}, which already "
-            f"has one. Nothing was changed.\n\n"
-            f"Log in: {public_link('/login')}\n"
-            f"Forgot your password? {public_link('/forgot-password')}\n\n"
-            f"If it was not you, you can ignore this mail.\n",
-        )
-    elif secret is not None:
-        hours = get_settings().signup_ttl_s // 3600
-        tasks.add_task(
-            send_text,
-            email,
-            "Confirm your e-mail for Hitcurve",
-            f"Welcome to Hitcurve. Confirm {email} to finish creating your account and the "
-            f"organization {body.org_name}:\n\n"
-            f"{public_link('/signup/confirm/' + secret)}\n\n"
-            f"The link works once, for {hours} hours. If you did not sign up, ignore this mail: "
-            f"no account is made without it.\n",
-        )
-    return Accepted(detail=SIGNUP_ANSWER)
+    if secret is not None:
+        what = mail.signup_taken(email) if taken else mail.signup_confirm(email, body.org_name, secret)
+        tasks.add_task(send_text, email, *what)
+    return Accepted(detail=mail.SIGNUP_ANSWER)
 
 
 @router.post(
@@ -205,7 +120,7 @@ def confirm_signup(body: SignupConfirmIn, request: Request, response: Response, 
         target_id=user.id,
     )
     db.commit()
-    return _me(db, user.id, org.id, sess.csrf_token)
+    return accounts.me(db, user.id, org.id, sess.csrf_token)
 
 
 @router.post(
@@ -242,19 +157,14 @@ def login(body: LoginIn, request: Request, response: Response, db: DbDep) -> MeO
         audit(db, "login.failed", ip=ip, user_id=user.id if user else None, email=email)
         db.commit()
         raise ApiError(401, "bad_credentials", "wrong e-mail or password")
-    org_id = db.execute(
-        select(Membership.org_id)
-        .where(Membership.user_id == user.id)
-        .order_by(Membership.created_at)
-        .limit(1)
-    ).scalar_one_or_none()
+    org_id = accounts.first_org(db, user.id)
     if org_id is None:
         db.commit()
         raise ApiError(403, "no_organization", "this account belongs to no organization any more")
     sess = _start_session(db, request, response, user.id, org_id)
     audit(db, "login.succeeded", org_id=org_id, user_id=user.id, ip=ip)
     db.commit()
-    return _me(db, user.id, org_id, sess.csrf_token)
+    return accounts.me(db, user.id, org_id, sess.csrf_token)
 
 
 @router.post("/auth/logout", status_code=204, summary="End this browser session")
@@ -272,7 +182,7 @@ def logout(me: UserDep, request: Request, response: Response, db: DbDep) -> Resp
 def me(me: UserDep, db: DbDep) -> MeOut:
     sess = db.get(UserSession, me.session_id)
     assert sess is not None and me.user_id is not None
-    return _me(db, me.user_id, me.org_id, sess.csrf_token)
+    return accounts.me(db, me.user_id, me.org_id, sess.csrf_token)
 
 
 @router.post(
@@ -301,76 +211,42 @@ def change_password(body: PasswordChangeIn, me: UserDep, request: Request, db: D
     "/auth/switch-org", response_model=MeOut, summary="Act in another organization the user belongs to"
 )
 def switch_org(body: SwitchOrgIn, me: UserDep, db: DbDep) -> MeOut:
-    member = db.execute(
-        select(Membership.id).where(Membership.user_id == me.user_id, Membership.org_id == body.org_id)
-    ).first()
-    if member is None:
+    if not accounts.belongs(db, me.user, body.org_id):
         raise not_found("organization")
     sess = db.get(UserSession, me.session_id)
     assert sess is not None and me.user_id is not None
     sess.org_id = body.org_id
     audit(db, "org.switched", org_id=body.org_id, user_id=me.user_id, from_org=str(me.org_id))
     db.commit()
-    return _me(db, me.user_id, body.org_id, sess.csrf_token)
+    return accounts.me(db, me.user_id, body.org_id, sess.csrf_token)
 
 
 @router.get("/orgs", response_model=list[MembershipOut], summary="The organizations the user belongs to")
 def my_orgs(me: UserDep, db: DbDep) -> list[MembershipOut]:
-    rows = db.execute(
-        select(Membership.org_id, Organization.name, Membership.role)
-        .join(Organization, Organization.id == Membership.org_id)
-        .where(Membership.user_id == me.user_id)
-        .order_by(Organization.name)
-    ).all()
-    return [MembershipOut(org_id=r[0], org_name=r[1], role=r[2]) for r in rows]
+    return accounts.memberships(db, me.user)
 
 
 @router.post(
     "/orgs", status_code=201, response_model=MembershipOut, summary="Create another organization (you own it)"
 )
 def create_org(body: OrgIn, me: UserDep, db: DbDep) -> MembershipOut:
-    org = Organization(name=body.name)
-    db.add(org)
-    db.flush()
-    db.add(Membership(org_id=org.id, user_id=me.user_id, role="owner"))
+    org = accounts.create_org(db, body.name, me.user)
     audit(db, "org.created", org_id=org.id, user_id=me.user_id, target_type="organization", target_id=org.id)
     db.commit()
     return MembershipOut(org_id=org.id, org_name=org.name, role="owner")
 
 
-def _members(db: DbDep, org_id: uuid.UUID) -> list[MemberOut]:
-    rows = db.execute(
-        select(User.id, User.email, User.display_name, Membership.role, Membership.created_at)
-        .join(Membership, Membership.user_id == User.id)
-        .where(Membership.org_id == org_id)
-        .order_by(User.email)
-    ).all()
-    return [MemberOut(user_id=r[0], email=r[1], display_name=r[2], role=r[3], created_at=r[4]) for r in rows]
-
-
 @router.get("/org/members", response_model=list[MemberOut], summary="Members of the current organization")
 def list_members(me: UserDep, db: DbDep) -> list[MemberOut]:
-    return _members(db, me.org_id)
-
-
-def _owner_count(db: DbDep, org_id: uuid.UUID) -> int:
-    return db.execute(
-        select(func.count())
-        .select_from(Membership)
-        .where(Membership.org_id == org_id, Membership.role == "owner")
-    ).scalar_one()
+    return accounts.members(db, me.org_id)
 
 
 @router.patch(
     "/org/members/{user_id}", response_model=list[MemberOut], summary="Change a member's role (owners only)"
 )
 def change_role(user_id: uuid.UUID, body: MemberRoleIn, me: OwnerDep, db: DbDep) -> list[MemberOut]:
-    m = db.execute(
-        select(Membership).where(Membership.org_id == me.org_id, Membership.user_id == user_id)
-    ).scalar_one_or_none()
-    if m is None:
-        raise not_found("member")
-    if m.role == "owner" and body.role != "owner" and _owner_count(db, me.org_id) <= 1:
+    m = accounts.membership(db, me.org_id, user_id)
+    if body.role != "owner" and accounts.last_owner(db, m):
         raise ApiError(409, "last_owner", "an organization needs at least one owner")
     m.role = body.role
     audit(
@@ -383,26 +259,15 @@ def change_role(user_id: uuid.UUID, body: MemberRoleIn, me: OwnerDep, db: DbDep)
         role=body.role,
     )
     db.commit()
-    return _members(db, me.org_id)
+    return accounts.members(db, me.org_id)
 
 
 @router.delete("/org/members/{user_id}", status_code=204, summary="Remove a member (owners only)")
 def remove_member(user_id: uuid.UUID, me: OwnerDep, db: DbDep) -> Response:
-    m = db.execute(
-        select(Membership).where(Membership.org_id == me.org_id, Membership.user_id == user_id)
-    ).scalar_one_or_none()
-    if m is None:
-        raise not_found("member")
-    if m.role == "owner" and _owner_count(db, me.org_id) <= 1:
+    m = accounts.membership(db, me.org_id, user_id)
+    if accounts.last_owner(db, m):
         raise ApiError(409, "last_owner", "an organization needs at least one owner")
-    db.delete(m)
-    db.execute(
-        update(UserSession)
-        .where(
-            UserSession.user_id == user_id, UserSession.org_id == me.org_id, UserSession.revoked_at.is_(None)
-        )
-        .values(revoked_at=_now())
-    )
+    accounts.remove_member(db, m)
     audit(db, "member.removed", org_id=me.org_id, user_id=me.user_id, target_type="user", target_id=user_id)
     db.commit()
     return Response(status_code=204)

@@ -7,8 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 
 from hitcurve import outbound
-from hitcurve.api.deps import DbDep, MemberDep, OwnerDep, ReaderDep
-from hitcurve.api.routes.inventory import Limit, Offset
+from hitcurve.api.deps import DbDep, Limit, MemberDep, Offset, OwnerDep, ReaderDep
 from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError

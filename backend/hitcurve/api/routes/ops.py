@@ -1,24 +1,23 @@
-"""Policy simulation runs, alerts, weekly report subscriptions and the audit log."""
+"""Policy simulation runs, alerts, weekly report subscriptions and the audit log (HTTP only: the
+rows and the simulation window rule in crud/operations.py)."""
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, BackgroundTasks, Query, Response
-from sqlalchemy import select
 
-from hitcurve.api.deps import DbDep, MemberDep, OwnerDep, ReaderDep, WriterDep
-from hitcurve.api.routes.inventory import Limit, Offset
+from hitcurve.api.deps import DbDep, Limit, MemberDep, Offset, OwnerDep, ReaderDep, WriterDep
 from hitcurve.core.audit import audit
-from hitcurve.core.errors import ApiError, not_found
+from hitcurve.core.errors import ApiError
 from hitcurve.core.tasks import RUN_SIMULATION, enqueue_after_commit
+from hitcurve.crud import operations as crud
 from hitcurve.crud.inventory import get_cluster, get_server
-from hitcurve.models import Alert, AuditLog, ReportSubscription, SimulationResult, SimulationRun
+from hitcurve.models import Alert, AuditLog, ReportSubscription, SimulationRun
 from hitcurve.schemas.api import (
     AlertOut,
     AuditOut,
     SimulationIn,
-    SimulationResultOut,
     SimulationRunOut,
     SubscriptionIn,
     SubscriptionOut,
@@ -26,7 +25,6 @@ from hitcurve.schemas.api import (
 )
 
 router = APIRouter(tags=["operations"])
-MAX_WINDOW = timedelta(days=31)
 
 
 def _now() -> datetime:
@@ -51,17 +49,7 @@ def create_simulation(
     else:
         assert body.cluster_id is not None
         get_cluster(db, me.org_id, body.cluster_id)
-    end = body.window_end or _now()
-    try:
-        start = body.window_start or end - timedelta(days=1)
-    except OverflowError:
-        raise ApiError(422, "invalid_request", "window_end is too early") from None
-    if start.tzinfo is None or end.tzinfo is None:
-        raise ApiError(422, "invalid_request", "window times need a time zone")
-    if end <= start:
-        raise ApiError(422, "invalid_request", "window_end must be after window_start")
-    if end - start > MAX_WINDOW:
-        raise ApiError(422, "invalid_request", "the window may span at most 31 days")
+    start, end = crud.simulation_window(body)
     run = SimulationRun(
         org_id=me.org_id,
         server_id=body.server_id,
@@ -100,31 +88,14 @@ def list_simulations(
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> list[SimulationRun]:
-    q = select(SimulationRun).where(SimulationRun.org_id == me.org_id)
-    if server_id is not None:
-        q = q.where(SimulationRun.server_id == server_id)
-    if cluster_id is not None:
-        q = q.where(SimulationRun.cluster_id == cluster_id)
-    return list(db.execute(q.order_by(SimulationRun.created_at.desc()).limit(limit).offset(offset)).scalars())
+    return crud.simulation_runs(db, me.org_id, server_id, cluster_id, limit, offset)
 
 
 @router.get(
     "/simulations/{run_id}", response_model=SimulationRunOut, summary="A simulation run with its results"
 )
 def read_simulation(run_id: uuid.UUID, me: ReaderDep, db: DbDep) -> SimulationRunOut:
-    run = db.execute(
-        select(SimulationRun).where(SimulationRun.id == run_id, SimulationRun.org_id == me.org_id)
-    ).scalar_one_or_none()
-    if run is None:
-        raise not_found("simulation run")
-    results = db.execute(
-        select(SimulationResult)
-        .where(SimulationResult.run_id == run.id, SimulationResult.org_id == me.org_id)
-        .order_by(SimulationResult.policy, SimulationResult.size_bytes)
-    ).scalars()
-    return SimulationRunOut.model_validate(run).model_copy(
-        update={"results": [SimulationResultOut.model_validate(r) for r in results]}
-    )
+    return crud.simulation_run(db, me.org_id, run_id)
 
 
 # --- alerts -----------------------------------------------------------------------------------
@@ -136,17 +107,12 @@ def list_alerts(
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> list[Alert]:
-    q = select(Alert).where(Alert.org_id == me.org_id)
-    if state != "all":
-        q = q.where(Alert.state == state)
-    return list(db.execute(q.order_by(Alert.last_seen_at.desc()).limit(limit).offset(offset)).scalars())
+    return crud.alerts(db, me.org_id, state, limit, offset)
 
 
 @router.post("/alerts/{alert_id}/ack", response_model=AlertOut, summary="Acknowledge an alert")
 def ack_alert(alert_id: uuid.UUID, me: MemberDep, db: DbDep) -> Alert:
-    a = db.execute(select(Alert).where(Alert.id == alert_id, Alert.org_id == me.org_id)).scalar_one_or_none()
-    if a is None:
-        raise not_found("alert")
+    a = crud.get_alert(db, me.org_id, alert_id)
     if a.acknowledged_at is None:
         a.acknowledged_at = _now()
         a.acknowledged_by = me.user_id
@@ -163,28 +129,13 @@ def ack_alert(alert_id: uuid.UUID, me: MemberDep, db: DbDep) -> Alert:
 
 
 # --- report subscriptions ---------------------------------------------------------------------
-def _subscription(db: DbDep, org_id: uuid.UUID, sub_id: uuid.UUID) -> ReportSubscription:
-    s = db.execute(
-        select(ReportSubscription).where(ReportSubscription.id == sub_id, ReportSubscription.org_id == org_id)
-    ).scalar_one_or_none()
-    if s is None:
-        raise not_found("report subscription")
-    return s
-
-
 @router.get(
     "/report-subscriptions",
     response_model=list[SubscriptionOut],
     summary="Weekly e-mail report subscriptions",
 )
 def list_subscriptions(me: ReaderDep, db: DbDep) -> list[ReportSubscription]:
-    return list(
-        db.execute(
-            select(ReportSubscription)
-            .where(ReportSubscription.org_id == me.org_id)
-            .order_by(ReportSubscription.created_at)
-        ).scalars()
-    )
+    return crud.subscriptions(db, me.org_id)
 
 
 @router.post(
@@ -216,7 +167,7 @@ def create_subscription(body: SubscriptionIn, me: MemberDep, db: DbDep) -> Repor
     "/report-subscriptions/{sub_id}", response_model=SubscriptionOut, summary="One report subscription"
 )
 def read_subscription(sub_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ReportSubscription:
-    return _subscription(db, me.org_id, sub_id)
+    return crud.get_subscription(db, me.org_id, sub_id)
 
 
 @router.patch(
@@ -225,7 +176,7 @@ def read_subscription(sub_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ReportSubs
 def update_subscription(
     sub_id: uuid.UUID, body: SubscriptionPatch, me: MemberDep, db: DbDep
 ) -> ReportSubscription:
-    s = _subscription(db, me.org_id, sub_id)
+    s = crud.get_subscription(db, me.org_id, sub_id)
     changes = body.model_dump(exclude_unset=True)
     for field in ("email", "weekday", "hour_utc", "enabled"):
         if field in changes and changes[field] is None:
@@ -249,7 +200,7 @@ def update_subscription(
 
 @router.delete("/report-subscriptions/{sub_id}", status_code=204, summary="Delete a subscription")
 def delete_subscription(sub_id: uuid.UUID, me: MemberDep, db: DbDep) -> Response:
-    s = _subscription(db, me.org_id, sub_id)
+    s = crud.get_subscription(db, me.org_id, sub_id)
     db.delete(s)
     audit(
         db,
@@ -272,9 +223,4 @@ def audit_log(
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> list[AuditLog]:
-    q = select(AuditLog).where(AuditLog.org_id == me.org_id)
-    if action:
-        q = q.where(AuditLog.action == action)
-    return list(
-        db.execute(q.order_by(AuditLog.at.desc(), AuditLog.id.desc()).limit(limit).offset(offset)).scalars()
-    )
+    return crud.audit_entries(db, me.org_id, action, limit, offset)

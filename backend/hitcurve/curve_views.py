@@ -1,0 +1,162 @@
+"""The curve bodies of the inventory endpoints: a server's latest per-class curves with the curve
+the answers rest on, a cluster's latest curve, and stored curves over time. The band drawn with a
+curve is the sizing answer's (sizing.drawn_band), so chart and answer agree. No HTTP here."""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from hitcurve.core.errors import ApiError
+from hitcurve.crud import curves as curves_crud
+from hitcurve.crud.history import time_range
+from hitcurve.models import Cluster, Server
+from hitcurve.overview import cluster_out
+from hitcurve.schemas.api import (
+    ClassCurveOut,
+    ClusterCurveOut,
+    CurveAt,
+    CurveHistoryOut,
+    MergedCurveOut,
+    ServerCurveOut,
+    ServerOut,
+    SnapshotSummary,
+)
+from hitcurve.sizing import answer_curve, drawn_band
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _attrs(row: object, model: type[BaseModel]) -> dict[str, Any]:
+    """The row's attributes named like the model's fields, except the ones the row lacks or the
+    caller computes (age_seconds, sizes_bytes of a class, the cluster itself)."""
+    computed = {"age_seconds", "cluster", "data_basis", "stats_model_state"} | (
+        {"sizes_bytes"} if model is ClassCurveOut else set()
+    )
+    return {k: getattr(row, k) for k in model.model_fields if k not in computed and hasattr(row, k)}
+
+
+def _age(t: datetime) -> float:
+    return max(0.0, (_now() - t).total_seconds())
+
+
+def server_curve(db: Session, org_id: uuid.UUID, s: Server) -> ServerCurveOut:
+    """Per slab class from the latest snapshot, and the merged/calibrated curve of the newest good
+    window (a quiet or loss-flagged newer window never replaces it: it is named in windows_note)."""
+    snap = curves_crud.latest_snapshot(db, org_id, s.id)
+    classes = [
+        ClassCurveOut(**_attrs(c, ClassCurveOut), sizes_bytes=[v * c.chunk_size for v in c.sizes_items])
+        for c in (curves_crud.snapshot_classes(db, org_id, snap) if snap is not None else [])
+    ]
+    curve, left_out = answer_curve(db, org_id, s.id)
+    merged = None
+    if curve is not None:
+        ys = curve.hit_ratio_calibrated or curve.hit_ratio_proportional
+        band = drawn_band(db, "server", org_id, s.id, list(curve.sizes_bytes), list(ys))
+        merged = MergedCurveOut(
+            **_attrs(curve, MergedCurveOut)
+            | {"band_low": band[0] if band else None, "band_high": band[1] if band else None},
+            age_seconds=_age(curve.window_end),
+            data_basis=(curve.calibration or {}).get("basis", "watch"),
+            windows_note=left_out,
+        )
+    summary = (
+        SnapshotSummary(
+            **_attrs(snap, SnapshotSummary),
+            data_basis=snap.basis,
+            stats_model_state=(snap.stats_model or {}).get("state"),
+        )
+        if snap is not None
+        else None
+    )
+    return ServerCurveOut(
+        server=ServerOut.model_validate(s), latest_snapshot=summary, classes=classes, merged=merged
+    )
+
+
+def cluster_curve(db: Session, org_id: uuid.UUID, c: Cluster) -> ClusterCurveOut:
+    """The latest cluster curve: hit ratio versus total memory and versus node count."""
+    cc = curves_crud.latest_cluster_curve(db, org_id, c.id)
+    out = ClusterCurveOut(cluster=cluster_out(db, c))
+    if cc is None:
+        return out
+    band = drawn_band(db, "cluster", org_id, c.id, list(cc.sizes_bytes), list(cc.hit_ratios))
+    return out.model_copy(
+        update=_attrs(cc, ClusterCurveOut)
+        | {
+            "age_seconds": _age(cc.window_end),
+            "band_low": band[0] if band else None,
+            "band_high": band[1] if band else None,
+        }
+    )
+
+
+def _curve_window(
+    start: datetime | None, end: datetime | None, max_curves: int
+) -> tuple[datetime, datetime, float]:
+    if start is None:
+        try:
+            start = (end or _now()) - timedelta(days=7)
+        except OverflowError:
+            raise ApiError(422, "invalid_request", "end is too early to have a default start") from None
+    start, end = time_range(start, end)
+    return start, end, (end - start).total_seconds() / max_curves
+
+
+def server_curves(
+    db: Session,
+    org_id: uuid.UUID,
+    server_id: uuid.UUID,
+    start: datetime | None,
+    end: datetime | None,
+    max_curves: int,
+) -> CurveHistoryOut:
+    """The server's stored curves over time (default: the last 7 days before end), the latest of
+    each of at most max_curves periods, oldest first; hit_ratios = calibrated when there is one."""
+    start, end, bw = _curve_window(start, end, max_curves)
+    rows = curves_crud.server_curves_over_time(db, org_id, server_id, start, end, bw, max_curves)
+    curves = [
+        CurveAt(
+            window_end=r.window_end,
+            computed_at=r.computed_at,
+            basis="calibrated" if r.hit_ratio_calibrated else "estimate",
+            sizes_bytes=r.sizes_bytes,
+            hit_ratios=r.hit_ratio_calibrated or r.hit_ratio_proportional,
+            hit_ratio_calibrated=r.hit_ratio_calibrated,
+            hit_ratio_proportional=r.hit_ratio_proportional,
+            current_bytes=r.current_bytes,
+            measured_hit_ratio=r.measured_hit_ratio,
+        )
+        for r in rows
+    ]
+    return CurveHistoryOut(start=start, end=end, bucket_seconds=bw, curves=curves)
+
+
+def cluster_curves(
+    db: Session,
+    org_id: uuid.UUID,
+    cluster_id: uuid.UUID,
+    start: datetime | None,
+    end: datetime | None,
+    max_curves: int,
+) -> CurveHistoryOut:
+    """The cluster's stored curves over time, as server_curves."""
+    start, end, bw = _curve_window(start, end, max_curves)
+    rows = curves_crud.cluster_curves_over_time(db, org_id, cluster_id, start, end, bw, max_curves)
+    curves = [
+        CurveAt(
+            window_end=r.window_end,
+            computed_at=r.computed_at,
+            basis="calibrated" if r.basis == "calibrated" else "estimate",
+            sizes_bytes=r.sizes_bytes,
+            hit_ratios=r.hit_ratios,
+            current_bytes=r.current_bytes,
+            measured_hit_ratio=r.measured_hit_ratio,
+        )
+        for r in rows
+    ]
+    return CurveHistoryOut(start=start, end=end, bucket_seconds=bw, curves=curves)
