@@ -24,7 +24,7 @@ from hitcurve.schemas.api import (
     ServerOut,
     SnapshotSummary,
 )
-from hitcurve.sizing import answer_curve, drawn_band
+from hitcurve.sizing import answer_curve, drawn_band, observed_max_bytes
 
 
 def _now() -> datetime:
@@ -63,6 +63,11 @@ def server_curve(db: Session, org_id: uuid.UUID, s: Server) -> ServerCurveOut:
             age_seconds=_age(curve.window_end),
             data_basis=(curve.calibration or {}).get("basis", "watch"),
             windows_note=left_out,
+            observed_max_bytes=observed_max_bytes(
+                (curve.calibration or {}).get("ghost_reach_bytes"), curve.sizes_bytes[-1], curve.current_bytes
+            )
+            if curve.sizes_bytes
+            else None,
         )
     summary = (
         SnapshotSummary(

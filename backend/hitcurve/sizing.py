@@ -634,11 +634,19 @@ def _levelled_off(b: Basis) -> bool:
 REACH_SLACK = 0.02
 
 
+def observed_max_bytes(reach: float | None, curve_end: float, current_bytes: float | None) -> float | None:
+    """Where the curve stops being measured when the agent's ghost does not yet see out to its end
+    (`reach`, on the memory axis; never below today's memory): the points past it are held flat,
+    so hit rates there are lower bounds. None: measured out to the end (or the agent said nothing)."""
+    if reach is None or reach >= (1.0 - REACH_SLACK) * curve_end:
+        return None
+    return max(float(reach), float(current_bytes or 0))
+
+
 def _ghost_filling(b: Basis) -> bool:
     """The agent says its ghost does not yet see out to the curve's end: the flat part past the
     reach is held, not measured, so it proves nothing about what more memory gives."""
-    r = b.ghost_reach_bytes
-    return r is not None and r < (1.0 - REACH_SLACK) * b.main.x_max
+    return observed_max_bytes(b.ghost_reach_bytes, b.main.x_max, b.info.current_bytes) is not None
 
 
 def _ceil(v: float | None) -> int | None:
@@ -729,6 +737,14 @@ def _clamp(lo: float | None, v: float, hi: float | None) -> tuple[float | None, 
     return (None if lo is None else min(lo, v)), (None if hi is None else max(hi, v))
 
 
+def _ghost_words() -> str:
+    """The remedy for a curve that does not see far enough, and what it costs, in words."""
+    return (
+        f"a larger --ghost-factor (about {GHOST_BYTES_PER_KEY_PER_STEP} B of agent memory per tracked "
+        "key for each step)"
+    )
+
+
 def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
     mem = b.main.inverse(target)
     at_least = None
@@ -751,9 +767,7 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             msg = (
                 f"a hit rate of {target:.1%} needs more than {hb(at_least)}: the agent's ghost sees "
                 f"only that far so far (the curve reaches {b.main.y_max:.1%}); it sees out to "
-                f"{hb(b.main.x_max)} once memcached has evicted more, or further with a larger "
-                f"--ghost-factor (about {GHOST_BYTES_PER_KEY_PER_STEP} B of agent memory per tracked key "
-                "for each step)"
+                f"{hb(b.main.x_max)} once memcached has evicted more, or further with {_ghost_words()}"
             )
         elif _levelled_off(b):
             status = "unreachable"
@@ -769,8 +783,7 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             at_least = _ceil(b.main.x_max)
             msg = (
                 f"a hit rate of {target:.1%} needs more than {hb(b.main.x_max)} (the curve reaches "
-                f"{b.main.y_max:.1%} there); to see further, run the agent with a larger --ghost-factor "
-                f"(about {GHOST_BYTES_PER_KEY_PER_STEP} B of agent memory per tracked key for each step)"
+                f"{b.main.y_max:.1%} there); to see further, run the agent with {_ghost_words()}"
             )
     else:
         status = "ok"
@@ -844,15 +857,30 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
 
 def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
     hr = b.main(memory)
+    # Past the ghost's reach the curve is held flat (nothing measured there yet), and past its last
+    # point it is flat by construction: either way the hit rate there is only a lower bound.
+    reach = observed_max_bytes(b.ghost_reach_bytes, b.main.x_max, b.info.current_bytes)
+    past_reach = reach is not None and memory > reach * (1 + 1e-9)
+    bound = memory > b.main.x_max or past_reach
     band = _band(b)
     if b.conf_low is not None and b.conf_high is not None:
         lo, hi = _clamp(b.conf_low(memory), hr, b.conf_high(memory))
-        band = _band(b, hit_rate_min=lo, hit_rate_max=hi if memory <= b.main.x_max else None)
+        band = _band(b, hit_rate_min=lo, hit_rate_max=None if bound else hi)
+    at_least = None
     if memory > b.main.x_max:
-        status = "above_curve"
+        status, at_least = "above_curve", hr
         msg = (
             f"{hb(memory)} is past the curve's last point ({hb(b.main.x_max)}); "
-            f"the hit rate is at least {hr:.1%}, {_tail(b)}"
+            f"the hit rate there is at least {hr:.1%}; to see further, run the agent with "
+            f"{_ghost_words()}; {_tail(b)}"
+        )
+    elif reach is not None and past_reach:
+        status, at_least = "above_curve", hr
+        msg = (
+            f"{hb(memory)} is past what the agent's ghost sees so far ({hb(reach)}; the curve is held "
+            f"flat from there): the hit rate there is at least {hr:.1%}; it sees out to "
+            f"{hb(b.main.x_max)} once memcached has evicted more, or further with {_ghost_words()}; "
+            f"{_tail(b)}"
         )
     else:
         status = "ok"
@@ -876,6 +904,7 @@ def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
         memory_bytes=_ceil(memory),
         memory_limit_bytes=_limit(b, memory),
         hit_ratio=hr,
+        hit_ratio_at_least=at_least,
         band=band,
         curve=b.fresh_info(),
         message=msg,

@@ -71,3 +71,31 @@ def test_the_worker_puts_the_reach_on_the_memory_axis() -> None:
     # a class without reads does not count; an older agent (no reach) says nothing
     assert ghost_reach_bytes([cls(1, 1000, 5000.0), cls(2, 500, 500.0, 0.0)], NOW) == pytest.approx(5 * NOW)
     assert ghost_reach_bytes([cls(1, 1000, None)], NOW) is None
+
+
+def _ratio(reach: float | None, memory: float):
+    end = datetime.now(UTC) - timedelta(seconds=5)
+    wins = [
+        windows.WindowCurve(
+            end - timedelta(seconds=60 * (2 - i)), SIZES, RATIOS, 50_000, 0.0, False, NOW, 0.7, reach
+        )
+        for i in range(3)
+    ]
+    b = sizing.basis_from_windows(wins)
+    assert b is not None
+    return sizing.ratio_answer(Subject(type="server", id=uuid.uuid4()), b, memory)
+
+
+def test_hit_rate_past_the_reach_is_a_lower_bound_with_the_remedy() -> None:
+    # the ghost sees out to 2x today: 3x is on the held-flat part of the curve
+    a = _ratio(reach=2 * NOW, memory=3 * NOW)
+    assert a.status == "above_curve" and a.hit_ratio_at_least == a.hit_ratio
+    assert a.band.hit_rate_max is None
+    assert "at least" in a.message and "--ghost-factor" in a.message
+    # inside the reach, or a ghost that sees out to the curve's end: an ordinary answer
+    assert _ratio(reach=2 * NOW, memory=1.5 * NOW).status == "ok"
+    for reach in (5 * NOW, None):
+        ok = _ratio(reach=reach, memory=3 * NOW)
+        assert ok.status == "ok" and ok.hit_ratio_at_least is None
+    # past the curve's last point: a bound whatever the reach
+    assert _ratio(reach=None, memory=6 * NOW).status == "above_curve"

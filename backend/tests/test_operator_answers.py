@@ -38,6 +38,7 @@ def window(
     reads: int | None = None,
     loss: float = 0.0,
     address: str = "10.9.0.1:11211",
+    reach: float | None = None,
 ) -> str:
     end = BASE + timedelta(minutes=minute)
     snap = make_snapshot(address, end=end, fill=fill, n_classes=2)
@@ -48,7 +49,10 @@ def window(
     snap["measured"]["hit_ratio"] = round(int(gets * hr) / gets, 6) if gets else None
     snap["loss"].update(loss_ratio=loss, flagged=loss > 0.05)
     sid = post(account, snap)
-    insert_server_curve(account.org_id, sid, snap, XS, ys, current_bytes=64 * MIB, hit_ratio_calibrated=ys)
+    cal = {} if reach is None else {"ghost_reach_bytes": reach}
+    insert_server_curve(
+        account.org_id, sid, snap, XS, ys, current_bytes=64 * MIB, hit_ratio_calibrated=ys, calibration=cal
+    )
     return sid
 
 
@@ -117,6 +121,33 @@ def test_the_memory_limit_to_set_the_band_and_the_bound(account) -> None:
     assert "needs more than 160 MiB" in up["message"] and "--ghost-factor" in up["message"]
 
 
+def test_hit_rate_past_the_ghosts_reach_is_a_lower_bound(account) -> None:
+    # the agent's ghost sees out to 96 MiB so far; the curve's points past it are held flat
+    sid = ""
+    for m in range(6):
+        sid = window(account, m, address="10.9.0.3:11211", reach=96.0 * MIB)
+
+    def ratio(mem: int) -> dict[str, Any]:
+        r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": mem})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    inside = ratio(80 * MIB)
+    assert inside["status"] == "ok" and inside["hit_ratio_at_least"] is None
+    far = ratio(128 * MIB)
+    assert far["status"] == "above_curve"
+    assert far["hit_ratio_at_least"] == far["hit_ratio"] and far["band"]["hit_rate_max"] is None
+    assert "past what the agent's ghost sees so far (96 MiB" in far["message"]
+    assert "at least" in far["message"] and "--ghost-factor" in far["message"]
+    # past the curve's last point: a bound too, with the same remedy
+    beyond = ratio(200 * MIB)
+    assert beyond["status"] == "above_curve" and beyond["hit_ratio_at_least"] is not None
+    assert "--ghost-factor" in beyond["message"]
+    # the curve the dashboard draws says where the measured part ends (faded and "at least" past it)
+    merged = account.get(f"/api/v1/servers/{sid}/curve").json()["merged"]
+    assert merged["observed_max_bytes"] == 96 * MIB
+
+
 def test_quiet_and_lossy_windows_keep_the_answer_within_1pp(account) -> None:
     sid = ""
     for m in range(6):
@@ -149,6 +180,7 @@ def test_every_new_field_is_documented_in_the_openapi_schema(anon) -> None:
         "current_memory_limit_bytes",
         "used_bytes",
         "memory_bytes_at_least",
+        "hit_ratio_at_least",
         "recommended_memory_limit_bytes",
         "stable",
     ):

@@ -337,6 +337,12 @@ class MergedCurveOut(BaseModel):
         description="set when newer windows were left out of the answers (quiet: traffic stopped; "
         "stream loss: e.g. right after an agent restart): this is the curve of the newest good window",
     )
+    observed_max_bytes: float | None = Field(
+        default=None,
+        description="set when the agent's ghost does not yet see out to the curve's last point: past this "
+        "memory the curve is held flat, not measured, and hit rates there are lower bounds (the sizing "
+        "answer says above_curve with hit_ratio_at_least); a larger agent --ghost-factor sees further",
+    )
 
 
 class SnapshotSummary(BaseModel):

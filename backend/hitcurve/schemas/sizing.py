@@ -104,8 +104,10 @@ class SizingAnswer(BaseModel):
     status: Literal["ok", "warming_up", "above_curve", "unreachable"] = Field(
         description="ok; warming_up: memcached is still filling its memory (or just filled it), the "
         "curve is still growing and the numbers are provisional (fill_ratio, full_in_seconds); "
-        "above_curve: the target or memory lies past what the curve covers -- "
-        "memory_bytes_at_least (or hit_ratio) is then a lower bound; unreachable: no memory size "
+        "above_curve: the target or memory lies past what the curve covers (its last point, or where "
+        "the agent's ghost stops seeing and the curve is held flat) -- memory_bytes_at_least, or on a "
+        "hit-rate question hit_ratio_at_least, is then a lower bound, and the message names the "
+        "remedy (a larger agent --ghost-factor and its agent memory); unreachable: no memory size "
         "reaches the target (the curve has levelled off below it)"
     )
     basis: Literal["estimate", "calibrated", "simulated"] = Field(
@@ -142,7 +144,17 @@ class SizingAnswer(BaseModel):
         description="memory questions: bytes of slab memory the curve needs for the target (null above "
         "the curve); hit-rate questions: the memory asked about",
     )
-    hit_ratio: float | None = None
+    hit_ratio: float | None = Field(
+        default=None,
+        description="hit-rate questions: the curve's hit rate at memory_bytes (above_curve: only a "
+        "lower bound, the same as hit_ratio_at_least)",
+    )
+    hit_ratio_at_least: float | None = Field(
+        default=None,
+        description="above_curve on a hit-rate question: memory_bytes lies past the curve's last point "
+        "or past how far the agent's ghost sees (curve points there are held flat, not measured), so "
+        "the hit rate there is at least this; null otherwise",
+    )
     nodes: int | None = Field(
         default=None,
         description="nodes questions: the nodes of node_size_bytes the target needs; cluster memory and "
@@ -227,6 +239,7 @@ class SizingAnswer(BaseModel):
                     "outside_memory_limit_bytes": 268435456,
                     "windows": 5,
                     "hit_ratio": None,
+                    "hit_ratio_at_least": None,
                     "nodes": None,
                     "node_size_bytes": None,
                     "band": {

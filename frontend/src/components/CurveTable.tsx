@@ -2,20 +2,27 @@ import type { Curve } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
 import { formatBytes, formatMoney, formatPercent } from "../lib/format";
 
-/** The chart's numbers as a table: one row per curve point, today's size and the answer marked. */
+/**
+ * The chart's numbers as a table: one row per curve point, today's size and the answer marked.
+ * Past `observedMaxBytes` (the agent's ghost does not see that far yet) the curve is held flat, so
+ * the hit rate there is a lower bound: "at least", no band.
+ */
 export function CurveTable({
   points,
   currentBytes,
   targetBytes,
   pricePerGbMonth,
   currency,
+  observedMaxBytes = null,
 }: {
   points: Curve;
   currentBytes: number;
   targetBytes: number | null;
   pricePerGbMonth: number | null;
   currency: string;
+  observedMaxBytes?: number | null;
 }) {
+  const bound = (bytes: number) => observedMaxBytes !== null && bytes > observedMaxBytes * (1 + 1e-9);
   const nearest = (b: number | null) =>
     b === null || !points.length
       ? -1
@@ -28,6 +35,8 @@ export function CurveTable({
       <table className="curve-table" data-testid="curve-table">
         <caption>
           Hit rate at each memory size{hasBand ? ", with the uncertainty band" : ""}. Today: {formatBytes(currentBytes)}.
+          {observedMaxBytes !== null &&
+            ` Past ${formatBytes(observedMaxBytes)} the agent has not observed yet: those hit rates are lower bounds (a larger agent --ghost-factor sees further).`}
         </caption>
         <thead>
           <tr>
@@ -42,16 +51,22 @@ export function CurveTable({
         </thead>
         <tbody>
           {points.map((p, i) => (
-            <tr key={p.bytes} data-bytes={p.bytes} data-hit={p.hit} className={i === cur ? "is-current" : i === tgt ? "is-target" : undefined}>
+            <tr
+              key={p.bytes}
+              data-bytes={p.bytes}
+              data-hit={p.hit}
+              data-bound={bound(p.bytes) ? "at-least" : undefined}
+              className={[i === cur ? "is-current" : i === tgt ? "is-target" : "", bound(p.bytes) ? "is-unobserved" : ""].join(" ").trim() || undefined}
+            >
               <td>{formatBytes(p.bytes)}</td>
-              <td>{formatPercent(p.hit, 2, false)}</td>
+              <td>{bound(p.bytes) ? `at least ${formatPercent(p.hit, 2, false)}` : formatPercent(p.hit, 2, false)}</td>
               {hasBand && (
                 <td>
-                  {formatPercent(p.lo ?? p.hit, 1, false)} – {formatPercent(p.hi ?? p.hit, 1, false)}
+                  {bound(p.bytes) ? `from ${formatPercent(p.lo ?? p.hit, 1, false)}` : `${formatPercent(p.lo ?? p.hit, 1, false)} – ${formatPercent(p.hi ?? p.hit, 1, false)}`}
                 </td>
               )}
               {pricePerGbMonth !== null && <td>{formatMoney(monthlyCost(p.bytes, pricePerGbMonth), currency)}</td>}
-              <td>{i === cur ? "≈ today" : i === tgt ? "≈ target" : ""}</td>
+              <td>{i === cur ? "≈ today" : i === tgt ? "≈ target" : bound(p.bytes) ? "not observed yet" : ""}</td>
             </tr>
           ))}
         </tbody>

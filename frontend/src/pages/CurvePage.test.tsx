@@ -80,6 +80,24 @@ test("the table view lists the chart's points, today's size marked", async () =>
   expect(rows[3].className).toBe("is-current");
 });
 
+test("past the agent's ghost reach the table gives lower bounds and the chart fades the curve", async () => {
+  const curve = serverCurve();
+  // the API's merged curve: the ghost sees out to 6 GiB so far (observed_max_bytes)
+  (curve.merged as Record<string, unknown>).observed_max_bytes = 6 * 2 ** 30;
+  renderPage(3, sizingFor, curve);
+  const svg = await screen.findByTestId("curve-chart", {}, { timeout: 15_000 });
+  expect(svg.querySelector("path.curve-unobserved")).not.toBeNull();
+  expect(plain(document.querySelector(".target-panel")!.textContent)).toContain("Observed up to 6.0 GiB so far");
+  expect(plain(document.querySelector(".target-panel")!.textContent)).toContain("lower bounds (a larger agent --ghost-factor sees further)");
+  fireEvent.click(screen.getByTestId("show-table"));
+  const rows = screen.getByTestId("curve-table").querySelectorAll("tbody tr");
+  expect(plain(rows[5].textContent)).toContain("60.00 %");
+  expect(rows[5].getAttribute("data-bound")).toBeNull();
+  expect(plain(rows[7].textContent)).toContain("at least 80.00 %");
+  expect(plain(rows[7].textContent)).toContain("not observed yet");
+  expect(rows[7].getAttribute("data-bound")).toBe("at-least");
+});
+
 test("draws the curve, the band, the measured point and one small multiple per class", async () => {
   renderPage(40);
   const svg = await screen.findByTestId("curve-chart", {}, { timeout: 15_000 });

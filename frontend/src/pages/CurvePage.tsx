@@ -151,7 +151,7 @@ function CurveBody({ view }: { view: CurveView }) {
         )}
         <p className="muted small">
           {observedMax !== null && observedMax < view.points[view.points.length - 1].bytes
-            ? `Observed up to ${formatBytes(observedMax)} so far; the faded part of the curve is not observed yet.`
+            ? `Observed up to ${formatBytes(observedMax)} so far; the faded part of the curve is not observed yet, so hit rates there are lower bounds${warming ? "" : " (a larger agent --ghost-factor sees further)"}.`
             : `The curve covers up to ${formatBytes(view.points[view.points.length - 1].bytes)} (${formatPercent(top)}); past that the agent has not observed enough to say.`}
         </p>
       </section>
@@ -203,6 +203,7 @@ function CurveBody({ view }: { view: CurveView }) {
           targetBytes={localBytes}
           pricePerGbMonth={view.pricePerGbMonth}
           currency={view.currency}
+          observedMaxBytes={observedMax}
         />
       )}
 
