@@ -24,7 +24,7 @@ SIZES = [NOW * f / 4 for f in range(1, 21)]
 RATIOS = [min(0.5 + 0.1 * f / 4, 0.8) if f <= 12 else 0.8 for f in range(1, 21)]
 
 
-def _answer(reach: float | None, target: float = 0.9):
+def _basis(reach: float | None) -> sizing.Basis:
     end = datetime.now(UTC) - timedelta(seconds=5)
     wins = [
         windows.WindowCurve(
@@ -34,7 +34,11 @@ def _answer(reach: float | None, target: float = 0.9):
     ]
     b = sizing.basis_from_windows(wins)
     assert b is not None
-    return sizing.memory_answer(Subject(type="server", id=uuid.uuid4()), b, target)
+    return b
+
+
+def _answer(reach: float | None, target: float = 0.9):
+    return sizing.memory_answer(Subject(type="server", id=uuid.uuid4()), _basis(reach), target)
 
 
 def test_ghost_still_filling_is_a_lower_bound_with_the_remedy() -> None:
@@ -74,16 +78,7 @@ def test_the_worker_puts_the_reach_on_the_memory_axis() -> None:
 
 
 def _ratio(reach: float | None, memory: float):
-    end = datetime.now(UTC) - timedelta(seconds=5)
-    wins = [
-        windows.WindowCurve(
-            end - timedelta(seconds=60 * (2 - i)), SIZES, RATIOS, 50_000, 0.0, False, NOW, 0.7, reach
-        )
-        for i in range(3)
-    ]
-    b = sizing.basis_from_windows(wins)
-    assert b is not None
-    return sizing.ratio_answer(Subject(type="server", id=uuid.uuid4()), b, memory)
+    return sizing.ratio_answer(Subject(type="server", id=uuid.uuid4()), _basis(reach), memory)
 
 
 def test_hit_rate_past_the_reach_is_a_lower_bound_with_the_remedy() -> None:
