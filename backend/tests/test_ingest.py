@@ -1,8 +1,10 @@
 """Agent uploads: protocol validation, limits, idempotency, storage, hand-off to Celery."""
 
+import base64
 import gzip
 import json
 import uuid
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -179,6 +181,10 @@ def test_snapshot_handed_to_celery_by_name(account, anon, key, private_queue) ->
     with get_sessionmaker()() as db:
         row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
         assert row is not None and row.enqueued_at is not None
+    # the task carries the window end (the partition column), as the worker parses it
+    (args,) = [json.loads(base64.b64decode(m["body"]))[0] for m in ours]
+    assert args[0] == snap["snapshot_id"]
+    assert datetime.fromisoformat(args[1]) == row.window_end
 
 
 def test_trace_chunk_stored_columnar_and_idempotent(account, anon, key) -> None:
@@ -485,7 +491,7 @@ def test_snapshot_enqueued_at_tells_whether_the_broker_took_it(
 
     published: list[str] = []
 
-    def fake_send(task_name: str, obj_id: uuid.UUID) -> bool:
+    def fake_send(task_name: str, obj_id: uuid.UUID, *extra: str) -> bool:
         published.append(f"{task_name} {obj_id}")
         return accepted
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event, select, text
 
 from conftest import upload_snapshot
 from hitcurve.core import partitions
@@ -373,3 +373,39 @@ def test_history_range_is_pruned_to_its_days(fleet: dict[str, Any]) -> None:
             scanned = _scanned(nodes, table)
             assert {_day(rel) for rel in scanned} <= wanted, (table, sorted(scanned))
             assert not {rel for rel, (kind, _) in scanned.items() if kind == "Seq Scan"}, (table, scanned)
+
+
+def test_worker_lookups_and_look_backs_plan_only_their_days(fleet: dict[str, Any]) -> None:
+    """The worker's task carries its snapshot's window end (hitcurve.core.tasks.snapshot_args), so
+    its lookup by id, its in-order check and its look-backs (previous curve, the band's history,
+    memcached's fill) name the partition column: PostgreSQL plans (and locks) only the days from
+    the window - LOOKBACK on, not all eight days of the fixture."""
+    from hitcurve.models import Snapshot
+    from hitcurve_worker import snapshot_tasks as st
+
+    servers, at = fleet["servers"], fleet["at"]
+    with get_sessionmaker()() as db:
+        snap = db.execute(
+            select(Snapshot)
+            .where(Snapshot.server_id == servers[2])
+            .order_by(Snapshot.window_end.desc())
+            .limit(1)
+        ).scalar_one()
+        with _captured() as seen:
+            st._previous(db, snap)
+            st._history(db, snap)
+            st.warming_up(db, fleet["org"], servers[2], snap.window_end - st.LOOKBACK)
+            pending = st.earlier_pending(snap.id, snap.window_end)
+        assert pending == []
+        oldest = partitions.day_of(snap.window_end - st.LOOKBACK)
+        statements = [s for s in seen if "snapshots" in s[0] or "server_curves" in s[0]]
+        assert len(statements) >= 5
+        for stmt, params in statements:
+            nodes = _plan(db, stmt, params)
+            for table in ("snapshots", "server_curves", "accuracy_records"):
+                planned = {_day(rel) for rel in _scanned(nodes, table)}
+                too_old = {d for d in planned if d < partitions.day_of(snap.window_end - st.MAX_PAST)}
+                assert not too_old, (stmt, table, sorted(too_old))
+                if "status" not in stmt:  # all but the in-order check read LOOKBACK's days
+                    assert all(d >= oldest for d in planned), (stmt, table, sorted(planned))
+    assert at - snap.window_end < timedelta(minutes=10)

@@ -16,7 +16,7 @@ from sqlalchemy import and_, delete, func, or_, select, text, update
 from hitcurve.core import partitions
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
-from hitcurve.core.tasks import queue_for
+from hitcurve.core.tasks import queue_for, snapshot_args
 from hitcurve.crud import notifications
 from hitcurve.models import (
     Server,
@@ -94,27 +94,29 @@ def requeue(
                     ),
                 ),
             ).rowcount
-            ids = (
-                _exec(
-                    db,
-                    select(model.id)
-                    .where(
-                        model.status.in_(("pending", "failed")),
-                        model.attempts < MAX_ATTEMPTS,
-                        func.coalesce(model.enqueued_at, model.received_at) < cutoff,
-                        *busy,
-                    )
-                    .order_by(model.received_at)
-                    .limit(REQUEUE_BATCH)
-                    .with_for_update(skip_locked=True),
+            # a snapshot's task carries its window end (snapshot_args: the worker then reads that
+            # day's partition, not all of them); a trace chunk's only its id
+            keys = (model.id, model.window_end) if model is Snapshot else (model.id,)
+            rows = _exec(
+                db,
+                select(*keys)
+                .where(
+                    model.status.in_(("pending", "failed")),
+                    model.attempts < MAX_ATTEMPTS,
+                    func.coalesce(model.enqueued_at, model.received_at) < cutoff,
+                    *busy,
                 )
-                .scalars()
-                .all()
-            )
-            for i in ids:
-                sender.send_task(task, args=[str(i)], queue=queue_for(task))
-            if ids:
-                _exec(db, update(model).where(model.id.in_(ids)).values(enqueued_at=at))
+                .order_by(model.received_at)
+                .limit(REQUEUE_BATCH)
+                .with_for_update(skip_locked=True),
+            ).all()
+            for r in rows:
+                extra = [snapshot_args(r[1])] if model is Snapshot else []
+                sender.send_task(task, args=[str(r[0]), *extra], queue=queue_for(task))
+            ids = [r[0] for r in rows]
+            if rows:
+                bound = [model.window_end.in_({r[1] for r in rows})] if model is Snapshot else []
+                _exec(db, update(model).where(model.id.in_(ids), *bound).values(enqueued_at=at))
             db.commit()
             counts[f"{model.__tablename__}_requeued"] = len(ids)
             counts[f"{model.__tablename__}_queue_depth"] = -1 if depth is None else depth

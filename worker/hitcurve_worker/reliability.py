@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -70,13 +70,14 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, sa_exc.DBAPIError) and bool(exc.connection_invalidated)
 
 
-def claim_attempt(model: Any, obj_id: Any) -> int | None:
+def claim_attempt(model: Any, obj_id: Any, bound: Sequence[Any] = ()) -> int | None:
     """Count one attempt on a pending/failed row; None when there is nothing to do (processed,
-    parked or missing). Committed at once, so a crash during the work still counts."""
+    parked or missing). Committed at once, so a crash during the work still counts.
+    bound: more conditions on the row (a snapshot's window end: one partition, not all)."""
     with session() as db:
         n = db.execute(
             update(model)
-            .where(model.id == obj_id, model.status.in_(("pending", "failed")))
+            .where(model.id == obj_id, model.status.in_(("pending", "failed")), *bound)
             .values(attempts=model.attempts + 1)
             .returning(model.attempts)
         ).scalar_one_or_none()
@@ -84,7 +85,7 @@ def claim_attempt(model: Any, obj_id: Any) -> int | None:
     return None if n is None else int(n)
 
 
-def mark(model: Any, obj_id: Any, status: str, error: str | None) -> None:
+def mark(model: Any, obj_id: Any, status: str, error: str | None, bound: Sequence[Any] = ()) -> None:
     """Best effort: record failed/parked with the error (the database may be the thing that is down)."""
     try:
         with session() as db:
@@ -93,7 +94,7 @@ def mark(model: Any, obj_id: Any, status: str, error: str | None) -> None:
                 values["processed_at"] = now()
             db.execute(
                 update(model)
-                .where(model.id == obj_id, model.status.in_(("pending", "failed")))
+                .where(model.id == obj_id, model.status.in_(("pending", "failed")), *bound)
                 .values(**values)
             )
             db.commit()
@@ -107,30 +108,35 @@ def describe(exc: BaseException) -> str:
 
 
 def run_reliably(
-    model: Any, raw_id: Any, process: Callable[[uuid.UUID], dict[str, Any]], what: str, log: logging.Logger
+    model: Any,
+    raw_id: Any,
+    process: Callable[[uuid.UUID], dict[str, Any]],
+    what: str,
+    log: logging.Logger,
+    bound: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """The shared body of every row-processing task: count the attempt before the work (so an
     input that kills the worker is parked after MAX_ATTEMPTS), park poison input at once with its
     error, mark other failures and re-raise them (retryable ones autoretry with backoff; the
-    re-enqueue job picks up the rest)."""
+    re-enqueue job picks up the rest). bound: more conditions on the row (claim_attempt)."""
     try:
         obj_id = uuid.UUID(str(raw_id))
     except ValueError:
         return {"status": "bad-id"}
-    attempts = claim_attempt(model, obj_id)
+    attempts = claim_attempt(model, obj_id, bound)
     if attempts is None:
         return {"status": "nothing-to-do"}
     if attempts > MAX_ATTEMPTS:
-        mark(model, obj_id, "parked", f"gave up after {attempts - 1} attempts")
+        mark(model, obj_id, "parked", f"gave up after {attempts - 1} attempts", bound)
         return {"status": "parked"}
     try:
         return process(obj_id)
     except PoisonInput as exc:
         log.warning("%s %s parked: %s", what, obj_id, exc)
-        mark(model, obj_id, "parked", f"poison input: {exc}")
+        mark(model, obj_id, "parked", f"poison input: {exc}", bound)
         return {"status": "parked", "error": str(exc)}
     except Exception as exc:
-        mark(model, obj_id, "failed", describe(exc))
+        mark(model, obj_id, "failed", describe(exc), bound)
         if not is_retryable(exc):
             log.exception("%s %s failed (attempt %d); the re-enqueue job retries it", what, obj_id, attempts)
         raise

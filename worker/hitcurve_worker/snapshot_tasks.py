@@ -37,6 +37,7 @@ from hitcurve.models import (
     Snapshot,
     SnapshotClass,
 )
+from hitcurve.schemas.agent import MAX_PAST
 from hitcurve_worker import alerts as rules
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.cluster import ServerInput, combine
@@ -68,6 +69,11 @@ log = logging.getLogger("hitcurve.worker.snapshot")
 ALERT_WINDOWS = 10  # accuracy records behind the curve-error alert
 CLUSTER_FRESH = timedelta(minutes=15)  # server curves older than this are left out of a cluster curve
 IN_ORDER_BATCH = 100  # earlier pending windows of the same server one task processes first
+# How far back from a window the worker looks for the server's earlier curves, accuracy records and
+# fill, and for a cluster member's curves: a bound on the partition column, so PostgreSQL plans and
+# locks two day partitions, not every day's (docs/storage.md, "Known cost"). A curve more than a
+# day older than the window does not grade it, nor enter the band's drift or a cluster curve.
+LOOKBACK = timedelta(days=1)
 
 
 def _test_pause() -> None:
@@ -197,7 +203,12 @@ def _previous(db: Session, snap: Snapshot) -> Previous | None:
             Snapshot,
             (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
         )
-        .where(ServerCurve.server_id == snap.server_id, ServerCurve.window_end < snap.window_end)
+        .where(
+            ServerCurve.server_id == snap.server_id,
+            ServerCurve.window_end < snap.window_end,
+            ServerCurve.window_end >= snap.window_end - LOOKBACK,
+            Snapshot.window_end >= snap.window_end - LOOKBACK,
+        )
         .order_by(ServerCurve.window_end.desc())
         .limit(4 * windows.RECENT_WINDOWS)
     ).all()
@@ -224,6 +235,8 @@ def _history(db: Session, snap: Snapshot) -> list[float]:
             .where(
                 AccuracyRecord.server_id == snap.server_id,
                 AccuracyRecord.window_end < snap.window_end,
+                AccuracyRecord.window_end >= snap.window_end - LOOKBACK,
+                Snapshot.window_end >= snap.window_end - LOOKBACK,
                 AccuracyRecord.basis == "calibrated",
                 Snapshot.memory_full.is_not(False),
             )
@@ -243,9 +256,10 @@ def _newer_window(db: Session, snap: Snapshot) -> datetime | None:
     ).scalar_one_or_none()
 
 
-def warming_up(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> bool:
-    """Is this server's memcached still filling (hitcurve.warmup, as the sizing answer says)?"""
-    state = warmup.state_of(curves_crud.recent_fill(db, org_id, server_id))
+def warming_up(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, since: datetime | None = None) -> bool:
+    """Is this server's memcached still filling (hitcurve.warmup, as the sizing answer says)?
+    since: read only windows ending from then on (the worker's LOOKBACK)."""
+    state = warmup.state_of(curves_crud.recent_fill(db, org_id, server_id, since=since))
     return state is not None and state.warming_up
 
 
@@ -255,9 +269,10 @@ def server_subject(db: Session, server_id: uuid.UUID) -> str:
 
 
 def update_cluster(
-    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, at: datetime
+    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, at: datetime, since: datetime | None = None
 ) -> ClusterCurve | None:
-    """Recompute the cluster curve from each member's latest curve; evaluate cluster alerts."""
+    """Recompute the cluster curve from each member's latest curve; evaluate cluster alerts.
+    since: members' curves of windows ending from then on only (the processed window - LOOKBACK)."""
     db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"cluster:{cluster_id}"})
     cluster = db.get(Cluster, cluster_id)
     if cluster is None:
@@ -277,7 +292,10 @@ def update_cluster(
                 Snapshot,
                 (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
             )
-            .where(ServerCurve.server_id == sid)
+            .where(
+                ServerCurve.server_id == sid,
+                *([ServerCurve.window_end >= since, Snapshot.window_end >= since] if since else []),
+            )
             .order_by(ServerCurve.window_end.desc())
             .limit(4 * windows.RECENT_WINDOWS)
         ).all()
@@ -370,7 +388,7 @@ def update_cluster(
     target = float(cluster.target_hit_ratio)
     needed = res.memory_for(target)
     allocated = res.current_bytes
-    warming = any(warming_up(db, org_id, c[0].server_id) for c in fresh)
+    warming = any(warming_up(db, org_id, c[0].server_id, since) for c in fresh)
     subject = f"cluster {cluster.name}"
     below, short = (
         (None, None)
@@ -402,21 +420,23 @@ def update_cluster(
     return row
 
 
-def _mark_processed(db: Session, snapshot_id: uuid.UUID, at: datetime) -> None:
+def _mark_processed(db: Session, snap: Snapshot, at: datetime) -> None:
     """The last statement of a snapshot's transaction: it is done, and the transaction commits."""
     db.execute(
         update(Snapshot)
-        .where(Snapshot.id == snapshot_id)
+        .where(Snapshot.id == snap.id, Snapshot.window_end == snap.window_end)
         .values(status="processed", processed_at=at, error=None)
     )
     db.commit()
 
 
-def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
-    """The work of one snapshot, in one transaction. Raises PoisonInput for unusable data."""
+def process(snapshot_id: uuid.UUID, window_end: datetime | None = None) -> dict[str, Any]:
+    """The work of one snapshot, in one transaction. Raises PoisonInput for unusable data.
+    window_end: the snapshot's (its partition); None looks it up in every partition."""
     with session() as db:
+        bound = [Snapshot.window_end == window_end] if window_end is not None else []
         snap = db.execute(
-            select(Snapshot).where(Snapshot.id == snapshot_id).with_for_update()
+            select(Snapshot).where(Snapshot.id == snapshot_id, *bound).with_for_update()
         ).scalar_one_or_none()
         if snap is None:
             return {"status": "missing"}
@@ -437,7 +457,7 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
             if model is None:
                 # The agent's model has no curve for this window (memcached is not evicting, no
                 # reads...): the window's measurements are stored, there is no curve to compute.
-                _mark_processed(db, snap.id, at)
+                _mark_processed(db, snap, at)
                 return {
                     "status": "processed",
                     "curve": None,
@@ -519,6 +539,8 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
                     .where(
                         AccuracyRecord.server_id == snap.server_id,
                         AccuracyRecord.window_end <= snap.window_end,
+                        AccuracyRecord.window_end >= snap.window_end - LOOKBACK,
+                        Snapshot.window_end >= snap.window_end - LOOKBACK,
                         AccuracyRecord.basis == "calibrated",
                         Snapshot.memory_full.is_not(False),
                     )
@@ -533,16 +555,23 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
                 snap.org_id,
                 rules.CURVE_ERROR,
                 rules.curve_error(
-                    subject, list(recent), th, warming_up=warming_up(db, snap.org_id, snap.server_id)
+                    subject,
+                    list(recent),
+                    th,
+                    warming_up=warming_up(db, snap.org_id, snap.server_id, snap.window_end - LOOKBACK),
                 ),
                 server_id=snap.server_id,
                 at=at,
             )
             upsert_alert(db, snap.org_id, rules.STALE_AGENT, None, server_id=snap.server_id, at=at)
         db.flush()
-        cluster_row = update_cluster(db, snap.org_id, cluster_id, at) if (cluster_id and is_latest) else None
+        cluster_row = (
+            update_cluster(db, snap.org_id, cluster_id, at, snap.window_end - LOOKBACK)
+            if (cluster_id and is_latest)
+            else None
+        )
         _test_pause()
-        _mark_processed(db, snap.id, at)
+        _mark_processed(db, snap, at)
         enqueue_remembered(db)
         return {
             "status": "processed",
@@ -552,48 +581,73 @@ def process(snapshot_id: uuid.UUID) -> dict[str, Any]:
         }
 
 
-def earlier_pending(snapshot_id: uuid.UUID) -> list[uuid.UUID]:
-    """The same server's still-pending snapshots whose windows end before this one's, oldest
-    first (at most IN_ORDER_BATCH; served by ix_snapshots_server_window)."""
+def window_of(snapshot_id: uuid.UUID) -> datetime | None:
+    """A snapshot's window end, for a task sent with its id alone (older messages, tests): the
+    one lookup that reads every partition."""
     with session() as db:
-        row = db.execute(
-            select(Snapshot.server_id, Snapshot.window_end).where(Snapshot.id == snapshot_id)
-        ).first()
-        if row is None:
+        return db.execute(select(Snapshot.window_end).where(Snapshot.id == snapshot_id)).scalar()
+
+
+def earlier_pending(snapshot_id: uuid.UUID, window_end: datetime) -> list[tuple[uuid.UUID, datetime]]:
+    """The same server's still-pending snapshots whose windows end before this one's, oldest
+    first, with their window ends (at most IN_ORDER_BATCH; served by ix_snapshots_server_window;
+    reading the days an upload may be late by, schemas.agent.MAX_PAST, not every partition)."""
+    with session() as db:
+        server_id = db.execute(
+            select(Snapshot.server_id).where(Snapshot.id == snapshot_id, Snapshot.window_end == window_end)
+        ).scalar()
+        if server_id is None:
             return []
-        return list(
-            db.execute(
-                select(Snapshot.id)
+        return [
+            (r.id, r.window_end)
+            for r in db.execute(
+                select(Snapshot.id, Snapshot.window_end)
                 .where(
-                    Snapshot.server_id == row.server_id,
-                    Snapshot.window_end < row.window_end,
+                    Snapshot.server_id == server_id,
+                    Snapshot.window_end < window_end,
+                    Snapshot.window_end >= window_end - MAX_PAST,
                     Snapshot.status == "pending",
                 )
                 .order_by(Snapshot.window_end, Snapshot.received_at)
                 .limit(IN_ORDER_BATCH)
             )
-            .scalars()
-            .all()
-        )
+        ]
+
+
+def _run(snapshot_id: uuid.UUID, window_end: datetime) -> dict[str, Any]:
+    """One snapshot through run_reliably, every statement on its row bounded by its window end."""
+    return run_reliably(
+        Snapshot,
+        snapshot_id,
+        lambda sid: process(sid, window_end),
+        "snapshot",
+        log,
+        (Snapshot.window_end == window_end,),
+    )
 
 
 @app.task(name=names.PROCESS_SNAPSHOT, bind=True, **RETRY_OPTS)
-def process_snapshot(self: Task, snapshot_id: str) -> dict[str, Any]:
+def process_snapshot(self: Task, snapshot_id: str, window_end: str | None = None) -> dict[str, Any]:
     """In order per server: a server's earlier pending windows are processed first (each in its
     own transaction, each idempotent), so after a backlog -- workers stopped, several tasks of
     one server taken by different processes -- curves, accuracy records and alerts follow the
     windows' order. A process that reaches a window another holds waits on its row lock and
-    then finds it processed; that window's own task later finds nothing to do."""
+    then finds it processed; that window's own task later finds nothing to do.
+    window_end: the snapshot's (hitcurve.core.tasks.snapshot_args); a message without it costs
+    one lookup in every partition."""
     try:
         sid = uuid.UUID(str(snapshot_id))
+        end = datetime.fromisoformat(window_end) if window_end else window_of(sid)
     except ValueError:
         return {"status": "bad-id"}
-    for earlier in earlier_pending(sid):
+    if end is None:
+        return {"status": "nothing-to-do"}
+    for earlier, earlier_end in earlier_pending(sid, end):
         try:
-            run_reliably(Snapshot, earlier, process, "snapshot", log)
+            _run(earlier, earlier_end)
         except Exception as exc:
             if is_retryable(exc):
                 raise  # the database or broker is away: this whole task retries
             # marked failed with its error; the re-enqueue job retries it on its own
             continue
-    return run_reliably(Snapshot, sid, process, "snapshot", log)
+    return _run(sid, end)

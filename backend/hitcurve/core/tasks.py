@@ -71,14 +71,15 @@ def broker_backing_off() -> bool:
     return time.monotonic() < _down_until
 
 
-def send(task_name: str, obj_id: uuid.UUID) -> bool:
-    """Publish one task; True when the broker accepted it. Never raises."""
+def send(task_name: str, obj_id: uuid.UUID, *extra: str) -> bool:
+    """Publish one task (arguments: the row's id, then `extra`); True when the broker accepted it.
+    Never raises."""
     global _down_until
     if broker_backing_off():
         log.warning("broker recently unreachable; %s %s left pending for re-enqueue", task_name, obj_id)
         return False
     try:
-        get_celery().send_task(task_name, args=[str(obj_id)], retry=False, queue=queue_for(task_name))
+        get_celery().send_task(task_name, args=[str(obj_id), *extra], retry=False, queue=queue_for(task_name))
         return True
     except Exception as exc:  # any broker failure: log it, keep the row pending
         with _lock:
@@ -102,13 +103,16 @@ _UNMARK_ENQUEUED = {
 }
 
 
-def enqueue_on(conn: Any, task_name: str, model: Any, obj_id: uuid.UUID, marked: datetime | None) -> None:
+def enqueue_on(
+    conn: Any, task_name: str, model: Any, obj_id: uuid.UUID, marked: datetime | None, *extra: str
+) -> None:
     """enqueue_after_commit on a connection the caller holds, its row's transaction committed.
+    extra: the task's arguments after the id (a snapshot's window end: snapshot_args).
 
     marked: the enqueued_at the row was stored with (set in advance, so that the usual case needs
     no second transaction); it is cleared again when publishing fails. None: the row was stored
     without it and gets it only when the broker accepts the task, as in enqueue_after_commit."""
-    ok = send(task_name, obj_id)
+    ok = send(task_name, obj_id, *extra)
     if ok == (marked is not None):
         return
     try:
@@ -120,6 +124,13 @@ def enqueue_on(conn: Any, task_name: str, model: Any, obj_id: uuid.UUID, marked:
     except Exception as exc:  # the timestamp is informational; the re-enqueue job covers the row
         conn.rollback()
         log.warning("could not record the enqueue state of %s %s: %s", task_name, obj_id, exc)
+
+
+def snapshot_args(window_end: datetime) -> str:
+    """A process_snapshot task's second argument: its window end, the partition column of the
+    snapshot tables (hitcurve.core.partitions), so the worker's lookups read that day's partition
+    and its look-backs a bounded span, not every day's (docs/storage.md, "Known cost")."""
+    return window_end.isoformat()
 
 
 def enqueue_after_commit(task_name: str, model: Any, obj_id: uuid.UUID) -> None:

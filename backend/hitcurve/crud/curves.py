@@ -181,13 +181,19 @@ _FILL_COLUMNS = (
 )
 
 
-def recent_fill(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 60) -> list[Any]:
+def recent_fill(
+    db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 60, since: datetime | None = None
+) -> list[Any]:
     """memcached's fill at the end of the server's newest `limit` windows, oldest first:
     (window_end, instance_id, total_malloced, limit_maxbytes, memory_full, hash_bytes,
-    curr_connections)."""
+    curr_connections). since: only windows ending from then on (the worker's bounded look-back)."""
     rows = db.execute(
         select(*_FILL_COLUMNS)
-        .where(Snapshot.org_id == org_id, Snapshot.server_id == server_id)
+        .where(
+            Snapshot.org_id == org_id,
+            Snapshot.server_id == server_id,
+            *([Snapshot.window_end >= since] if since is not None else []),
+        )
         .order_by(Snapshot.window_end.desc())
         .limit(limit)
     ).all()

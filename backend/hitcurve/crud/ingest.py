@@ -24,7 +24,7 @@ from hitcurve.core.audit import audit
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.core.errors import ApiError
 from hitcurve.core.pgarray import Float8Array
-from hitcurve.core.tasks import PROCESS_SNAPSHOT, broker_backing_off, enqueue_on
+from hitcurve.core.tasks import PROCESS_SNAPSHOT, broker_backing_off, enqueue_on, snapshot_args
 from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
 from hitcurve.ttl import carries_ttls
@@ -291,7 +291,9 @@ def store_snapshot(
                 )
         conn.commit()
         if enqueue:
-            enqueue_on(conn, PROCESS_SNAPSHOT, Snapshot, snap.snapshot_id, marked)
+            enqueue_on(
+                conn, PROCESS_SNAPSHOT, Snapshot, snap.snapshot_id, marked, snapshot_args(snap.window.end)
+            )
     return Stored(snap.snapshot_id, "accepted")
 
 
