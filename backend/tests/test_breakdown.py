@@ -98,3 +98,62 @@ def test_breakdown_limits_are_enforced_at_ingestion(account: Account) -> None:
     # nothing of the rejected uploads was stored; the valid one is
     assert account.get("/api/v1/servers").json() == []
     assert post(account, base).status_code == 202
+
+
+def test_pool_split_what_if(account: Account, other: Account) -> None:
+    """GET /servers/{id}/breakdown/split: the model's answer for a prefix of the latest window,
+    its consistency, and located 422s for what it cannot answer."""
+    server_id, _ = upload_snapshot(account, "10.0.0.11:11211")
+    url = f"/api/v1/servers/{server_id}/breakdown/split"
+    r = account.get(url, params={"prefix": "feed"})
+    assert r.status_code == 404 and r.json()["code"] == "no_breakdown", r.text
+    snap = add_breakdown(make_snapshot("10.0.0.11:11211", seed=4))
+    assert post(account, snap).status_code == 202
+    m = snap["server"]["limit_maxbytes"]
+    r = account.get(url, params={"prefix": "feed", "prefix_bytes": m / 4})
+    assert r.status_code == 200, r.text
+    b = r.json()
+    assert b["snapshot_id"] == snap["snapshot_id"] and b["prefix"] == "feed"
+    assert b["today_bytes"] == m and b["total_bytes"] == m
+    total = sum(p["requests"] for p in snap["prefixes"]) + snap["prefix_other"]["requests"]
+    assert abs(b["request_share"] - 240_000 / total) < 1e-12
+    assert len(b["points"]) == 100
+    assert all(abs(p["prefix_bytes"] + p["rest_bytes"] - m) < 1e-6 * m for p in b["points"])
+    assert b["best"]["hit_ratio"] == max(p["hit_ratio"] for p in b["points"])
+    assert abs(b["gain_pp"] - 100 * (b["best"]["hit_ratio"] - b["pooled_hit_ratio"])) < 1e-9
+    # the chosen split is the prefix's own curve at X and the read-weighted sum
+    c = b["chosen"]
+    assert c["prefix_bytes"] == m / 4
+    s = b["request_share"]
+    assert abs(c["hit_ratio"] - (s * c["prefix_hit_ratio"] + (1 - s) * c["rest_hit_ratio"])) < 1e-12
+    own = memory_for(snap["prefixes"][2]["points"], c["prefix_hit_ratio"])
+    assert own is not None and abs(own - m / 4) < 0.01 * m
+    # consistency: today's proportions reproduce the pooled curve, calibrated on the measured ratio
+    assert abs(b["today_split"]["hit_ratio"] - b["pooled_hit_ratio"]) < 0.005
+    assert abs(b["pooled_hit_ratio"] - snap["measured"]["hit_ratio"]) < 1e-6 or b["calibration_scale"] == 1.0
+    assert b["check"]["tolerance_pp"] == 3.0 and b["check"]["prefix_measured_hit_ratio"] == 0.71
+    # another total: the split of twice today's memory
+    r2 = account.get(url, params={"prefix": "feed", "total_bytes": 2 * m})
+    assert r2.status_code == 200 and r2.json()["total_bytes"] == 2 * m and r2.json()["chosen"] is None
+
+    def bad(params: dict[str, Any], code: str, loc: list[str]) -> None:
+        r = account.get(url, params=params)
+        assert r.status_code == 422, r.text
+        j = r.json()
+        assert j["code"] == code, j
+        assert j["detail"][0]["loc"] == loc, j
+
+    bad({"prefix": "nope"}, "unknown_prefix", ["query", "prefix"])
+    bad({"prefix": "(other)"}, "unknown_prefix", ["query", "prefix"])
+    bad({"prefix": "feed", "prefix_bytes": m}, "split_outside_total", ["query", "prefix_bytes"])
+    r = account.get(url, params={"prefix": "feed", "total_bytes": -1})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "total_bytes"]
+    r = account.get(url)
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "prefix"]
+    r = other.get(url, params={"prefix": "feed"})
+    assert r.status_code == 404 and r.json()["code"] == "not_found"
+    # a prefix with too few reads in the window has a noisy curve: refused, located
+    few = add_breakdown(make_snapshot("10.0.0.11:11211", seed=5))
+    few["prefixes"][3]["requests"] = 999
+    assert post(account, few).status_code == 202
+    bad({"prefix": "cfg"}, "too_few_reads", ["query", "prefix"])

@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from hitcurve.poolsplit import GRID as SPLIT_GRID
+
 Point = tuple[float, float]
 
 
@@ -85,3 +87,62 @@ class BreakdownOut(BaseModel):
     ttl: TtlOut | None
     classes: list[ClassLeftOut]
     left: LeftOut
+
+
+class SplitPointOut(BaseModel):
+    prefix_bytes: float = Field(description="memory of the prefix's own pool (X)")
+    rest_bytes: float = Field(description="memory of the pool of every other key (Y = total - X)")
+    hit_ratio: float = Field(description="predicted hit ratio of the two pools together, read-weighted")
+    prefix_hit_ratio: float = Field(description="the prefix alone in X: its own curve")
+    rest_hit_ratio: float = Field(description="the rest alone in Y: the merged curve minus the prefix's")
+
+
+class SplitCheckOut(BaseModel):
+    prefix_curve_at_occupancy: float | None = Field(
+        description="the prefix's own curve at the memory it holds in today's pool (its measured share "
+        "of resident bytes x today's memory)"
+    )
+    prefix_measured_hit_ratio: float | None = Field(description="the prefix's hit ratio the agent counted")
+    diff_pp: float | None = Field(
+        description="their difference in percentage points: the model reads the prefix as if its share "
+        "of today's pool were its own pool; far from 0 (|diff| > tolerance_pp) the split answer is not "
+        "to be trusted for this window"
+    )
+    tolerance_pp: float
+    passed: bool | None
+
+
+class SplitOut(BaseModel):
+    server_id: uuid.UUID
+    snapshot_id: uuid.UUID
+    window_end: datetime
+    prefix: str
+    request_share: float = Field(description="the prefix's share of the window's reads")
+    occupancy_share: float = Field(description="its share of resident bytes in today's pool (measured)")
+    today_bytes: int = Field(description="memcached's memory limit in the window (-m)")
+    total_bytes: float = Field(description="memory of the two pools together (default: today's)")
+    pooled_hit_ratio: float = Field(
+        description="one pool of total_bytes: the agent's merged TTL-aware curve (the same estimator as "
+        "the prefix curves, uncalibrated)"
+    )
+    measured_hit_ratio: float | None = Field(description="memcached's hit ratio in the window, for reference")
+    today_split: SplitPointOut = Field(
+        description="total_bytes split in today's measured proportions: reproduces pooled_hit_ratio by "
+        "construction at today's memory (the natural partition of an LRU pool)"
+    )
+    best: SplitPointOut = Field(description="the best split of total_bytes")
+    chosen: SplitPointOut | None = Field(description="the split at the requested prefix_bytes")
+    gain_pp: float = Field(description="best minus pooled, percentage points: > 0 means a separate pool wins")
+    points: list[SplitPointOut] = Field(
+        description=f"splits over X in (0, total_bytes), {SPLIT_GRID} of them"
+    )
+    rest_known_up_to: float = Field(
+        description="the rest's curve is derived up to this size (the merged curve's range minus the "
+        "prefix's part); a split whose rest_bytes is larger reads its last value (at least)"
+    )
+    check: SplitCheckOut
+    calibration_scale: float = Field(
+        description="the merged curve is read at sizes x this, so that it passes through memcached's "
+        "measured hit ratio at today's memory (1: nothing to calibrate on)"
+    )
+    model: str

@@ -1,5 +1,6 @@
 """GET a server's breakdown (issue 16): per-prefix curves and memory, hot keys, TTL-aware vs
-TTL-oblivious memory, expired vs evicted. Thin: the work is in crud/breakdown.py."""
+TTL-oblivious memory, expired vs evicted; and the pool-split what-if of one prefix.
+Thin: the work is in crud/breakdown.py."""
 
 import uuid
 from typing import Annotated
@@ -8,11 +9,16 @@ from fastapi import APIRouter, Query
 
 from hitcurve.api.deps import DbDep, ReaderDep
 from hitcurve.core.errors import ApiError
-from hitcurve.crud.breakdown import latest_breakdown
+from hitcurve.crud.breakdown import latest_breakdown, prefix_split
 from hitcurve.crud.inventory import get_server
-from hitcurve.schemas.breakdown import BreakdownOut
+from hitcurve.schemas.breakdown import BreakdownOut, SplitOut
 
 router = APIRouter(tags=["breakdown"])
+
+NO_BREAKDOWN = (
+    "no recent snapshot of this server carries a breakdown: its agent is older than the breakdown or runs "
+    "with --breakdown 0"
+)
 
 
 @router.get(
@@ -29,10 +35,39 @@ def server_breakdown(
     get_server(db, me.org_id, server_id)  # 404 for missing and foreign ids alike
     out = latest_breakdown(db, me.org_id, server_id, target)
     if out is None:
-        raise ApiError(
-            404,
-            "no_breakdown",
-            "no recent snapshot of this server carries a breakdown: its agent is older than the "
-            "breakdown or runs with --breakdown 0",
-        )
+        raise ApiError(404, "no_breakdown", NO_BREAKDOWN)
+    return out
+
+
+@router.get(
+    "/servers/{server_id}/breakdown/split",
+    response_model=SplitOut,
+    summary="Pool-split what-if: a prefix in its own pool and the rest in another, against one pool",
+    description="Predicted hit ratio if `prefix` had its own memcached pool of `prefix_bytes` and every "
+    "other key a pool of `total_bytes - prefix_bytes`, against today's single pool of `total_bytes`, for 100 "
+    "splits "
+    "of the total, with the best one. From the latest window with a breakdown. The prefix's own curve is "
+    "measured on its own sampled requests (what it would get alone in an LRU pool); the rest's is the merged "
+    "curve minus the prefix's at the pool's natural partition (hitcurve/poolsplit.py). `check` compares the "
+    "prefix's curve at the memory it holds today with its measured hit ratio. 422 (located on the query "
+    "parameter) for a prefix without a curve ('(other)', or not among the window's top prefixes), a prefix "
+    "with fewer than 1000 reads in the window, or prefix_bytes not below total_bytes.",
+)
+def server_split(
+    server_id: uuid.UUID,
+    me: ReaderDep,
+    db: DbDep,
+    prefix: Annotated[str, Query(min_length=1, max_length=64, description="a prefix of the breakdown")],
+    total_bytes: Annotated[
+        float | None,
+        Query(gt=0, le=2**50, description="memory of the two pools together; default today's limit (-m)"),
+    ] = None,
+    prefix_bytes: Annotated[
+        float | None, Query(gt=0, le=2**50, description="the prefix's pool, for the `chosen` split")
+    ] = None,
+) -> SplitOut:
+    get_server(db, me.org_id, server_id)
+    out = prefix_split(db, me.org_id, server_id, prefix, total_bytes, prefix_bytes)
+    if out is None:
+        raise ApiError(404, "no_breakdown", NO_BREAKDOWN)
     return out
