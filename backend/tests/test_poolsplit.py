@@ -10,8 +10,9 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
+
 from hitcurve.poolsplit import GRID, calibrate, rest_curve, split
-from hitcurve_testing.workloads import zipf_ranks
+from hitcurve_testing.workloads import stack_distances, zipf_ranks
 
 N = 60_000
 SIZES = {"s": 200, "b": 4000}
@@ -28,38 +29,9 @@ def _trace() -> list[tuple[str, int]]:
 
 def _distances(trace: list[tuple[str, int]], keep: str | None) -> np.ndarray:
     """Byte stack distance of each read (inf for a first read), over the reads of `keep` alone
-    (None: all). Olken's Fenwick tree over access times, weights = item bytes."""
+    (None: all)."""
     reqs = [t for t in trace if keep is None or t[0] == keep]
-    n = len(reqs)
-    tree = [0] * (n + 1)
-
-    def add(i: int, v: int) -> None:
-        i += 1
-        while i <= n:
-            tree[i] += v
-            i += i & -i
-
-    def prefix_sum(i: int) -> int:  # sum over [0, i)
-        s = 0
-        while i > 0:
-            s += tree[i]
-            i -= i & -i
-        return s
-
-    last: dict[tuple[str, int], int] = {}
-    total = 0
-    out = np.full(n, np.inf)
-    for t, key in enumerate(reqs):
-        w = SIZES[key[0]]
-        if key in last:
-            p = last[key]
-            out[t] = total - prefix_sum(p + 1) + w  # bytes of keys touched since, plus its own
-            add(p, -w)
-            total -= w
-        add(t, w)
-        total += w
-        last[key] = t
-    return out
+    return np.asarray(stack_distances(reqs, [SIZES[k[0]] for k in reqs]))
 
 
 def _curve(d: np.ndarray, sizes: np.ndarray) -> list[list[float]]:
@@ -126,9 +98,9 @@ def test_rest_curve_is_the_rest_alone(exact: dict, p: str, q: str) -> None:
     ys = np.linspace(0.1, 1.0, 10) * exact["m0"]
     errs = {round(y / exact["m0"], 1): _at(got, y) - _at(exact[q], y) for y in ys}
     # from half of today's memory on the derived curve is the rest's own within 2.5 pp (measured:
-    # +2.2 at half, at most 0.8 above); below it the partition law (Che's approximation) gives a small pool too many
-    # hits when it holds few large items: up to +9 pp at 0.1-0.3 of today's memory (the API says
-    # so in rest_known_up_to's description)
+    # +2.2 at half, at most 0.8 above); below it the partition law (Che's approximation) gives a
+    # small pool too many hits when it holds few large items: up to +10.7 pp at 0.1-0.4 of today's
+    # memory (the API says so in rest_hit_ratio's description)
     assert all(abs(v) < 0.025 for y, v in errs.items() if y >= 0.5), errs
     assert all(-0.02 < v < 0.11 for v in errs.values()), errs
     # P's own curve at its occupancy is P's hit ratio in the pool (the API's `check`)

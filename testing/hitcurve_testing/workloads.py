@@ -76,6 +76,46 @@ def exact_lru_hits(keys: Iterable[int], capacity: int, warm: int = 0) -> tuple[i
     return hits, requests
 
 
+def stack_distances(keys: Sequence, weights: Sequence[int] | None = None) -> list[float]:
+    """Exact LRU stack distance of each access (inf on first access): the weight of the distinct
+    keys touched since the key's previous access, its own included (weights: the access's item
+    size, e.g. bytes; default 1, i.e. items). Olken's Fenwick tree over access times."""
+    n = len(keys)
+    tree = [0] * (n + 1)
+
+    def add(i: int, v: int) -> None:
+        i += 1
+        while i <= n:
+            tree[i] += v
+            i += i & -i
+
+    def prefix(i: int) -> int:  # sum of weights at positions < i
+        s = 0
+        while i > 0:
+            s += tree[i]
+            i -= i & -i
+        return s
+
+    last: dict = {}
+    held: dict = {}
+    total = 0
+    out: list[float] = []
+    for t, k in enumerate(keys):
+        w = 1 if weights is None else int(weights[t])
+        if k in last:
+            p = last[k]
+            out.append(float(total - prefix(p) - held[k] + w))  # the others touched since, plus itself
+            add(p, -held[k])
+            total -= held[k]
+        else:
+            out.append(float("inf"))
+        add(t, w)
+        total += w
+        last[k] = t
+        held[k] = w
+    return out
+
+
 def exact_lru_hit_ratios(
     warm: Sequence[int], measured: Sequence[int], capacities: Sequence[int]
 ) -> list[float]:

@@ -18,7 +18,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from hitcurve_testing.workloads import exact_lru_hits
+from hitcurve_testing.workloads import exact_lru_hits, stack_distances
 from hitcurve_worker.merge import PAGE_SIZE, ClassCurve, merge
 
 CHUNKS = [8192, 16384, 32768, 65536, 131072]  # 128, 64, 32, 16, 8 items per page
@@ -36,41 +36,6 @@ def workload(seed: int = 3) -> list[tuple[int, int]]:
         rank = min(int(rng.zipf(1.3)), u) - 1  # heavy head, capped tail
         key = int(rng.integers(0, u)) if rng.random() < 0.3 else rank  # plus a uniform background
         out.append((int(c), key))
-    return out
-
-
-def stack_distances(keys: list[int]) -> list[float]:
-    """Exact LRU stack distance of each access (inf on first access), Fenwick tree over time."""
-    n = len(keys)
-    tree = [0] * (n + 1)
-
-    def add(i: int, v: int) -> None:
-        i += 1
-        while i <= n:
-            tree[i] += v
-            i += i & -i
-
-    def prefix(i: int) -> int:  # sum of marks at positions < i
-        s = 0
-        while i > 0:
-            s += tree[i]
-            i -= i & -i
-        return s
-
-    last: dict[int, int] = {}
-    total = 0
-    out: list[float] = []
-    for t, k in enumerate(keys):
-        if k in last:
-            p = last[k]
-            out.append(float(total - prefix(p)))  # distinct keys touched at or after p (incl. k)
-            add(p, -1)
-            total -= 1
-        else:
-            out.append(float("inf"))
-        add(t, 1)
-        total += 1
-        last[k] = t
     return out
 
 
