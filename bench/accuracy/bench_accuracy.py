@@ -137,7 +137,7 @@ class Memcached:
         self.proc.wait()
 
 
-def loadgen(port: int, wl: dict, requests: int, seed: int) -> dict:
+def loadgen(port: int, wl: dict, requests: int, seed: int, *extra: str) -> dict:
     cmd = [
         str(LOADGEN),
         "--server",
@@ -150,6 +150,7 @@ def loadgen(port: int, wl: dict, requests: int, seed: int) -> dict:
         str(wl.get("pipeline", 8)),
         "--quiet",
         *wl["args"],
+        *extra,
     ]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(r.stdout)
@@ -157,16 +158,30 @@ def loadgen(port: int, wl: dict, requests: int, seed: int) -> dict:
 
 def run_phases(port: int, wl: dict, warm: int, measured: int) -> tuple[float, float, float]:
     """Warm-up (seed 1) then the measured phase (seed 2: it continues the workload rather than
-    replaying the warm-up); the measured phase's hit ratio from memcached's own counters."""
-    loadgen(port, wl, warm, seed=1)
+    replaying the warm-up; a scan continues where the warm-up's stopped, --scan-start); the
+    measured phase's hit ratio from memcached's own counters.
+
+    Why the scan continues: hc-loadgen started every run's scan at key 0, so the measured phase
+    re-read first the keys the warm-up had scanned last, ~400k requests earlier. On the scan mix
+    memcached's policy (the simulator's mcslru on the seeded reads) then hit 0.77 at 2M over the
+    measured phase's first 400k requests and 0.56-0.58 over each later 200k (4M: 0.82, then
+    0.63): a restart transient, not the workload, and a third of the phase real memcached's figure
+    averaged over; the answer, resting on the newest windows, saw only the steady part (2026-11-26,
+    bench README)."""
+    first = loadgen(port, wl, warm, seed=1)
     t0 = time.time()
     s0 = stats(port)
-    loadgen(port, wl, measured, seed=2)
+    loadgen(port, wl, measured, 2, *continue_scan(wl, first["scan_end"]))
     s1 = stats(port)
     t1 = time.time()
     h = int(s1["get_hits"]) - int(s0["get_hits"])
     m = int(s1["get_misses"]) - int(s0["get_misses"])
     return h / (h + m), t0, t1
+
+
+def continue_scan(wl: dict, scan_end: int) -> list[str]:
+    """The measured phase's options that continue the warm-up's scan (none for other workloads)."""
+    return ["--scan-start", str(scan_end)] if "scan" in wl["args"] else []
 
 
 class MeasuredCache:
@@ -181,7 +196,9 @@ class MeasuredCache:
             self.data = json.loads(self.path.read_text())
 
     def get(self, wl: dict, mem_mb: int, warm: int, measured: int) -> float:
-        key = json.dumps([MEMCACHED_VERSION, wl["args"], mem_mb, warm, measured])
+        # "scan continued": figures measured before the measured phase continued the warm-up's scan
+        # are not reused
+        key = json.dumps([MEMCACHED_VERSION, wl["args"], mem_mb, warm, measured, "scan continued"])
         if key not in self.data:
             mc = Memcached(self.binary, mem_mb)
             try:
@@ -515,14 +532,21 @@ def seeded_reads(wl: dict, warm: int, measured: int) -> Any:
     depend on hits), warm-up then measured phase."""
     import numpy as np
 
-    parts = []
+    parts: list[Any] = []
+    extra: list[str] = []
     for n, seed in ((warm, 1), (measured, 2)):
         r = subprocess.run(
-            [str(LOADGEN), "--requests", str(n), "--seed", str(seed), "--print-keys", *wl["args"]],
+            [str(LOADGEN), "--requests", str(n), "--seed", str(seed), "--print-keys", *wl["args"], *extra],
             capture_output=True,
             check=True,
         )
         parts.append(np.array(r.stdout.split(), dtype=np.uint64))
+        if "scan" in wl["args"]:
+            # where the warm-up's scan stopped, as run_phases continues it (scan ids follow --keys)
+            keys = int(wl["args"][wl["args"].index("--keys") + 1])
+            scan_len = int(wl["args"][wl["args"].index("--scan-len") + 1])
+            last = int(parts[-1][parts[-1] >= keys][-1]) - keys
+            extra = continue_scan(wl, (last + 1) % scan_len)
     return np.concatenate(parts)
 
 

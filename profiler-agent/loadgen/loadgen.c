@@ -46,6 +46,7 @@ typedef struct opts {
     int ttl;
     double scan_frac;
     uint64_t scan_len;
+    uint64_t scan_start; /* where the (first connection's) scan starts: a later phase continues one */
     double update_frac;
     uint32_t recompute_us[16];
     int n_recompute;
@@ -62,6 +63,7 @@ typedef struct worker {
     const lg_zipf *z;
     int idx;
     stats st;
+    uint64_t scan_end; /* the scan position after the last request */
     pthread_t th;
 } worker;
 
@@ -280,7 +282,7 @@ static void *work(void *arg)
     char *out = malloc(cap);
     req *batch = malloc((size_t)D * sizeof *batch);
     uint64_t *missed = malloc((size_t)D * sizeof *missed);
-    uint64_t scan_pos = (uint64_t)w->idx * 7919 % (o->scan_len ? o->scan_len : 1);
+    uint64_t scan_pos = (o->scan_start + (uint64_t)w->idx * 7919) % (o->scan_len ? o->scan_len : 1);
     double t_end = o->duration_s > 0 ? now_s() + o->duration_s : 0;
     uint64_t done = 0;
     while (o->requests == 0 || done < o->requests) {
@@ -338,6 +340,7 @@ static void *work(void *arg)
         }
         done += (uint64_t)n;
     }
+    w->scan_end = scan_pos;
     close(fd);
     free(in);
     free(out);
@@ -372,6 +375,8 @@ static void usage(void)
            "  --ttl S                TTL of stored items (default 0 = none)\n"
            "  --scan-frac F          scan: share of requests that belong to scans (0.2)\n"
            "  --scan-len N           scan: keys per scan pass, disjoint from --keys (keys)\n"
+           "  --scan-start P         scan: position the scan starts at (0; the output's scan_end\n"
+           "                         continues a previous run's scan where it stopped)\n"
            "  --update-frac F        share of requests that are blind sets (default 0)\n"
            "  --recompute-us A,B,..  recompute delay per key class (class = hash(key) mod n)\n"
            "  --print-keys           no server: print the key ids connection 0 would read\n"
@@ -432,6 +437,7 @@ int main(int argc, char **argv)
         else if (ARG("--ttl")) o.ttl = atoi(v);
         else if (ARG("--scan-frac")) o.scan_frac = atof(v);
         else if (ARG("--scan-len")) o.scan_len = strtoull(v, NULL, 10);
+        else if (ARG("--scan-start")) o.scan_start = strtoull(v, NULL, 10);
         else if (ARG("--update-frac")) o.update_frac = atof(v);
         else if (ARG("--recompute-us")) {
             char *s = strdup(v), *save = NULL;
@@ -469,7 +475,7 @@ int main(int argc, char **argv)
          * (e.g. through an exact LRU) without a server. Blind updates print as "u <id>". */
         lg_rng r;
         lg_rng_seed(&r, o.seed);
-        uint64_t scan_pos = 0;
+        uint64_t scan_pos = o.scan_start % o.scan_len;
         for (uint64_t i = 0; i < o.requests; i++) {
             uint64_t id = next_id(&o, &z, &r, &scan_pos);
             int upd = o.update_frac > 0 && lg_rng_unit(&r) < o.update_frac;
@@ -498,11 +504,12 @@ int main(int argc, char **argv)
     }
     double el = now_s() - t0;
     printf("{\"gets\": %llu, \"hits\": %llu, \"misses\": %llu, \"sets\": %llu, \"updates\": %llu, "
-           "\"errors\": %llu, \"hit_ratio\": %.6f, \"elapsed_s\": %.3f, \"ops_per_s\": %.1f}\n",
+           "\"errors\": %llu, \"hit_ratio\": %.6f, \"elapsed_s\": %.3f, \"ops_per_s\": %.1f, "
+           "\"scan_end\": %llu}\n",
            (unsigned long long)t.gets, (unsigned long long)t.hits, (unsigned long long)t.misses,
            (unsigned long long)t.sets, (unsigned long long)t.updates,
            (unsigned long long)t.errors, t.gets ? (double)t.hits / (double)t.gets : 0.0, el,
-           (double)(t.gets + t.sets + t.updates) / el);
+           (double)(t.gets + t.sets + t.updates) / el, (unsigned long long)w[0].scan_end);
     lg_zipf_free(&z);
     free(w);
     return t.errors ? 1 : 0;
