@@ -20,14 +20,12 @@ from typing import Any
 
 import numpy as np
 from celery import Task
-from sqlalchemy import delete, func, select, text, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
 from hitcurve import notify, warmup, windows
 from hitcurve.core import task_names as names
 from hitcurve.crud import curves as curves_crud
-from hitcurve.crud import notifications
 from hitcurve.models import (
     AccuracyRecord,
     Cluster,
@@ -35,15 +33,15 @@ from hitcurve.models import (
     Server,
     ServerCurve,
     Snapshot,
-    SnapshotClass,
 )
 from hitcurve.schemas.agent import MAX_PAST
 from hitcurve_worker import alerts as rules
+from hitcurve_worker import snapshot_store as store
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.cluster import ServerInput, combine
 from hitcurve_worker.correction_tasks import load_correction
 from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows
-from hitcurve_worker.notification_tasks import enqueue_remembered, remember
+from hitcurve_worker.notification_tasks import enqueue_remembered
 from hitcurve_worker.pipeline import (
     HISTORY_WINDOWS,
     Inputs,
@@ -89,28 +87,16 @@ def _classes(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> list[
     stored but not merged for sizing: on the TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py)
     the worker's answer from them was 5.8-8.9 pp off at M/2 and 2M, from the LRU curves (built on
     memcached's own hits and misses, where a read of an expired item is already a miss) 0.3-1.7 pp."""
-    rows = db.execute(
-        select(
-            SnapshotClass.class_id,
-            SnapshotClass.chunk_size,
-            SnapshotClass.pages,
-            SnapshotClass.current_items,
-            SnapshotClass.requests,
-            SnapshotClass.sizes_items,
-            SnapshotClass.hit_ratios,
-        )
-        .where(SnapshotClass.snapshot_id == snapshot_id, SnapshotClass.window_end == window_end)
-        .order_by(SnapshotClass.class_id)
-    ).all()
+    rows = store.class_rows(db, snapshot_id, window_end)
     if not rows:
         raise PoisonInput("snapshot has no slab classes")
     for r in rows:
         if len(r[5]) != len(r[6]) or len(r[5]) == 0:
             raise PoisonInput(f"class {r[0]}: sizes and hit ratios differ in length")
-    return classes_from_rows([tuple(r) for r in rows])  # type: ignore[misc]  # Row -> plain tuple
+    return classes_from_rows(rows)
 
 
-def _ttl_curve(snap: Snapshot) -> TtlCurve | None:
+def _ttl_curve(snap: Any) -> TtlCurve | None:
     """The agent's merged TTL-aware curve when the window's traffic carries TTLs (issue 16:
     snapshots.ttl_aware, the rule in hitcurve/ttl.py); None: size on the LRU class curves."""
     xs, ys = snap.ttl_sizes_bytes, snap.ttl_hit_ratios
@@ -121,7 +107,7 @@ def _ttl_curve(snap: Snapshot) -> TtlCurve | None:
     return TtlCurve(xs, ys)
 
 
-def _stats_model(snap: Snapshot) -> StatsModel | None:
+def _stats_model(snap: Any) -> StatsModel | None:
     """The agent's stats-only model of a window over memory, or None when it has no curve."""
     sm = snap.stats_model or {}
     pts = sm.get("points") or []
@@ -129,24 +115,6 @@ def _stats_model(snap: Snapshot) -> StatsModel | None:
         return None
     memory = float(snap.total_malloced or snap.limit_maxbytes)
     return StatsModel([p[0] for p in pts], [p[1] for p in pts], float(sm["current_items"]), memory)
-
-
-# One open alert per (org, kind, subject): the partial unique index uq_alerts_open_subject.
-_OPEN_ALERT = text(
-    "INSERT INTO alerts (id, org_id, cluster_id, server_id, kind, severity, message, details, state,"
-    " first_seen_at, last_seen_at)"
-    " VALUES (:id, :org, :cl, :sv, :kind, :sev, :msg, CAST(:det AS jsonb), 'open', :at, :at)"
-    " ON CONFLICT (org_id, kind, coalesce(cluster_id, '00000000-0000-0000-0000-000000000000'::uuid),"
-    " coalesce(server_id, '00000000-0000-0000-0000-000000000000'::uuid)) WHERE state = 'open'"
-    " DO UPDATE SET severity = EXCLUDED.severity, message = EXCLUDED.message, details = EXCLUDED.details,"
-    " last_seen_at = GREATEST(alerts.last_seen_at, EXCLUDED.last_seen_at)"
-    " RETURNING id, (xmax = 0) AS inserted"
-)
-_RESOLVE_ALERT = text(
-    "UPDATE alerts SET state = 'resolved', resolved_at = :at WHERE org_id = :org AND kind = :kind"
-    " AND state = 'open' AND cluster_id IS NOT DISTINCT FROM :cl"
-    " AND server_id IS NOT DISTINCT FROM :sv RETURNING id, severity"
-)
 
 
 def upsert_alert(
@@ -159,68 +127,28 @@ def upsert_alert(
     server_id: uuid.UUID | None = None,
     at: datetime | None = None,
 ) -> None:
-    """Open or refresh the one open alert of (kind, subject) while it fires; resolve it when not.
-    An alert that opens or resolves here gets a delivery row per notification channel (in this
-    transaction); the caller enqueues them after its commit (notification_tasks)."""
-    at = at or now()
-    if firing is not None:
-        row = db.execute(
-            _OPEN_ALERT,
-            {
-                "id": uuid.uuid4(),
-                "org": org_id,
-                "cl": cluster_id,
-                "sv": server_id,
-                "kind": kind,
-                "sev": firing.severity,
-                "msg": firing.message,
-                "det": _json(firing.details),
-                "at": at,
-            },
-        ).one()
-        if row.inserted:
-            remember(db, notifications.queue_change(db, org_id, row.id, "opened", firing.severity, at))
-    else:
-        for r in db.execute(
-            _RESOLVE_ALERT, {"org": org_id, "kind": kind, "cl": cluster_id, "sv": server_id, "at": at}
-        ).all():
-            remember(db, notifications.queue_change(db, org_id, r.id, "resolved", r.severity, at))
+    """One alert of a subject opened/refreshed or resolved (snapshot_store.upsert_alerts)."""
+    store.upsert_alerts(db, org_id, [(kind, firing)], at or now(), cluster_id=cluster_id, server_id=server_id)
 
 
-def _json(d: dict[str, Any]) -> str:
-    import json
-
-    return json.dumps(d, default=str)
-
-
-def _previous(db: Session, snap: Snapshot) -> Previous | None:
+def _previous(db: Session, snap: Any) -> Previous | None:
     """The newest calibrated curve before this window of a window that was not quiet or
     loss-flagged (hitcurve.windows: such a curve is never the answer, so it predicted nothing), if
-    it is of the same memcached instance."""
-    rows = db.execute(
-        select(ServerCurve, Snapshot.instance_id, Snapshot.cmd_get, Snapshot.flagged)
-        .join(
-            Snapshot,
-            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
-        )
-        .where(
-            ServerCurve.server_id == snap.server_id,
-            ServerCurve.window_end < snap.window_end,
-            ServerCurve.window_end >= snap.window_end - LOOKBACK,
-            Snapshot.window_end >= snap.window_end - LOOKBACK,
-        )
-        .order_by(ServerCurve.window_end.desc())
-        .limit(4 * windows.RECENT_WINDOWS)
-    ).all()
+    it is of the same memcached instance. The recent windows are read without their curves; only
+    the chosen one's arrays are fetched."""
+    rows = store.recent_curves(db, snap, snap.window_end - LOOKBACK, 4 * windows.RECENT_WINDOWS)
     # (a server whose every recent window is flagged is graded on its newest, as its answers rest on it)
-    good = (r for r in rows if int(r[2] or 0) >= windows.MIN_READS and not r[3])
+    good = (r for r in rows if int(r.cmd_get or 0) >= windows.MIN_READS and not r.flagged)
     prev = next(good, rows[0] if rows else None)
-    if prev is None or prev[1] != snap.instance_id or not prev[0].hit_ratio_calibrated:
+    if prev is None or prev.instance_id != snap.instance_id or not prev.calibrated:
         return None
-    return Previous(prev[0].snapshot_id, prev[0].sizes_bytes, prev[0].hit_ratio_calibrated)
+    curve = store.calibrated_curve(db, prev.snapshot_id, prev.window_end)
+    if curve is None or not curve[1]:
+        return None
+    return Previous(prev.snapshot_id, curve[0], curve[1])
 
 
-def _history(db: Session, snap: Snapshot) -> list[float]:
+def _history(db: Session, snap: Any) -> list[float]:
     """Errors (pp) of the server's earlier calibrated predictions, newest first (the band's input;
     as the API counts them, hitcurve.crud.history.recent_errors_pp: not those graded while
     memcached was still filling)."""
@@ -244,16 +172,6 @@ def _history(db: Session, snap: Snapshot) -> list[float]:
             .limit(HISTORY_WINDOWS)
         ).scalars()
     )
-
-
-def _newer_window(db: Session, snap: Snapshot) -> datetime | None:
-    """The server's newest stored window if it is newer than this one (reads only the days from
-    this window's on: the curve tables are partitioned by day)."""
-    return db.execute(
-        select(func.max(ServerCurve.window_end)).where(
-            ServerCurve.server_id == snap.server_id, ServerCurve.window_end > snap.window_end
-        )
-    ).scalar_one_or_none()
 
 
 def warming_up(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, since: datetime | None = None) -> bool:
@@ -420,7 +338,7 @@ def update_cluster(
     return row
 
 
-def _mark_processed(db: Session, snap: Snapshot, at: datetime) -> None:
+def _mark_processed(db: Session, snap: Any, at: datetime) -> None:
     """The last statement of a snapshot's transaction: it is done, and the transaction commits."""
     db.execute(
         update(Snapshot)
@@ -434,10 +352,7 @@ def process(snapshot_id: uuid.UUID, window_end: datetime | None = None) -> dict[
     """The work of one snapshot, in one transaction. Raises PoisonInput for unusable data.
     window_end: the snapshot's (its partition); None looks it up in every partition."""
     with session() as db:
-        bound = [Snapshot.window_end == window_end] if window_end is not None else []
-        snap = db.execute(
-            select(Snapshot).where(Snapshot.id == snapshot_id, *bound).with_for_update()
-        ).scalar_one_or_none()
+        snap = store.lock_snapshot(db, snapshot_id, window_end)
         if snap is None:
             return {"status": "missing"}
         if snap.status in ("processed", "parked"):
@@ -452,6 +367,7 @@ def process(snapshot_id: uuid.UUID, window_end: datetime | None = None) -> dict[
             measured=snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None,
             reads=int(snap.cmd_get or 0),
         )
+        since = snap.window_end - LOOKBACK
         if snap.basis == "stats_only":
             model = _stats_model(snap)
             if model is None:
@@ -463,14 +379,16 @@ def process(snapshot_id: uuid.UUID, window_end: datetime | None = None) -> dict[
                     "curve": None,
                     "stats_model": (snap.stats_model or {}).get("state"),
                 }
-            rows = compute_stats_only(window, model, _previous(db, snap), _history(db, snap), at)
+            history = _history(db, snap)
+            rows = compute_stats_only(window, model, _previous(db, snap), history, at)
         else:
             classes = _classes(db, snap.id, snap.window_end)
+            history = _history(db, snap)
             inputs = Inputs(
                 window,
                 classes,
                 previous=_previous(db, snap),
-                history_pp=_history(db, snap),
+                history_pp=history,
                 ttl_curve=_ttl_curve(snap),
             )
             if window.measured is not None:
@@ -479,96 +397,47 @@ def process(snapshot_id: uuid.UUID, window_end: datetime | None = None) -> dict[
                 rows = compute(inputs, at)
             except MergeInputError as exc:
                 raise PoisonInput(str(exc)) from exc
-        if rows.accuracy is not None:
-            acc = rows.accuracy
-            db.execute(
-                pg_insert(AccuracyRecord)
-                .values(**acc)
-                .on_conflict_do_update(
-                    index_elements=["snapshot_id", "window_end", "org_id"],
-                    set_={
-                        k: acc[k]
-                        for k in (
-                            "predicted_from_snapshot_id",
-                            "memory_bytes",
-                            "predicted_hit_ratio",
-                            "measured_hit_ratio",
-                            "error_pp",
-                            "basis",
-                        )
-                    },
-                )
-            )
-        values = rows.server_curve
-        db.execute(
-            pg_insert(ServerCurve)
-            .values(**values)
-            .on_conflict_do_update(
-                index_elements=["snapshot_id", "window_end", "org_id"],
-                set_={k: v for k, v in values.items() if k not in ("snapshot_id", "window_end", "org_id")},
-            )
-        )
+        store.store_rows(db, rows.server_curve, rows.accuracy)
 
         # Alerts and the cluster curve follow the newest window only (a late or replayed old
         # snapshot must not flip them back).
-        is_latest = _newer_window(db, snap) is None
-        cluster_id = db.execute(
-            select(Server.cluster_id).where(Server.id == snap.server_id)
-        ).scalar_one_or_none()
+        facts = store.server_facts(db, snap)
+        is_latest = facts.newer is None
+        cluster_id = facts.cluster_id
         if is_latest:
             th = rules.Thresholds.from_env()
-            subject = server_subject(db, snap.server_id)
-            upsert_alert(
-                db,
-                snap.org_id,
-                rules.STREAM_LOSS,
-                rules.stream_loss(subject, float(snap.loss_ratio), th),
-                server_id=snap.server_id,
-                at=at,
-            )
+            subject = f"server {notify.server_name(facts.address, facts.hostname)}"
             # Windows graded while memcached was still filling do not count: the curve moves
-            # by design then (issue 14), and a settled server must not inherit those misses.
-            recent = (
-                db.execute(
-                    select(AccuracyRecord.error_pp)
-                    .join(
-                        Snapshot,
-                        (Snapshot.id == AccuracyRecord.snapshot_id)
-                        & (Snapshot.window_end == AccuracyRecord.window_end),
-                    )
-                    .where(
-                        AccuracyRecord.server_id == snap.server_id,
-                        AccuracyRecord.window_end <= snap.window_end,
-                        AccuracyRecord.window_end >= snap.window_end - LOOKBACK,
-                        Snapshot.window_end >= snap.window_end - LOOKBACK,
-                        AccuracyRecord.basis == "calibrated",
-                        Snapshot.memory_full.is_not(False),
-                    )
-                    .order_by(AccuracyRecord.window_end.desc())
-                    .limit(ALERT_WINDOWS)
-                )
-                .scalars()
-                .all()
-            )
-            upsert_alert(
+            # by design then (issue 14), and a settled server must not inherit those misses. The
+            # curve-error alert's records: this window's (stored above) and the earlier ones the
+            # band read (_history, the same filter), newest first.
+            acc = rows.accuracy
+            if acc is not None and acc["basis"] == "calibrated" and snap.memory_full is not False:
+                recent = [float(acc["error_pp"]), *history[: ALERT_WINDOWS - 1]]
+            else:
+                recent = history[:ALERT_WINDOWS]
+            store.upsert_alerts(
                 db,
                 snap.org_id,
-                rules.CURVE_ERROR,
-                rules.curve_error(
-                    subject,
-                    list(recent),
-                    th,
-                    warming_up=warming_up(db, snap.org_id, snap.server_id, snap.window_end - LOOKBACK),
-                ),
+                [
+                    (rules.STREAM_LOSS, rules.stream_loss(subject, float(snap.loss_ratio), th)),
+                    (
+                        rules.CURVE_ERROR,
+                        rules.curve_error(
+                            subject,
+                            recent,
+                            th,
+                            warming_up=warming_up(db, snap.org_id, snap.server_id, since),
+                        ),
+                    ),
+                    (rules.STALE_AGENT, None),
+                ],
+                at,
                 server_id=snap.server_id,
-                at=at,
             )
-            upsert_alert(db, snap.org_id, rules.STALE_AGENT, None, server_id=snap.server_id, at=at)
         db.flush()
         cluster_row = (
-            update_cluster(db, snap.org_id, cluster_id, at, snap.window_end - LOOKBACK)
-            if (cluster_id and is_latest)
-            else None
+            update_cluster(db, snap.org_id, cluster_id, at, since) if (cluster_id and is_latest) else None
         )
         _test_pause()
         _mark_processed(db, snap, at)

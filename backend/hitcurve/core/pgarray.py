@@ -45,3 +45,26 @@ class Float8ArrayDumper(Dumper):
 
 
 psycopg.adapters.register_dumper(Float8Array, Float8ArrayDumper)
+
+
+def float8_array_sql(column: str) -> str:
+    """SQL selecting a float8[] column in PostgreSQL's binary array format (a bytea), for
+    decode_float8: one bytes object per array instead of a Python float per element."""
+    return f"array_send({column})"
+
+
+def decode_float8(buf: bytes | None) -> np.ndarray | None:
+    """A one-dimensional float8[] from `array_send` (the layout Float8Array.encode writes);
+    None for NULL. Raises ValueError for NULL elements or more dimensions."""
+    if buf is None:
+        return None
+    ndim, _flags, oid = struct.unpack_from(">iiI", buf)
+    if ndim == 0:
+        return np.empty(0, dtype=np.float64)
+    if ndim != 1 or oid != FLOAT8_OID:
+        raise ValueError(f"not a one-dimensional float8 array (ndim {ndim}, element type {oid})")
+    (n,) = struct.unpack_from(">i", buf, 12)
+    body = np.frombuffer(buf, dtype=_ELEMENT, count=n, offset=20)
+    if n and not (body["len"] == 8).all():
+        raise ValueError("a float8 array with NULL elements")
+    return body["value"].astype(np.float64)
