@@ -3,7 +3,7 @@ import type { CurvePoint } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
 import { ApiError, del, get, post, qs, patch } from "./client";
 import type {
-  Alert, Breakdown, ClusterSummary, CurveView, DataBasis, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
+  Alert, Breakdown, PoolSplit, SplitPoint, ClusterSummary, CurveView, DataBasis, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
   ReportSubscription, Role, ServerSummary, Session, SimulationRun, Sizing, Status,
 } from "./types";
 
@@ -579,6 +579,39 @@ export async function getBreakdown(id: string, target: number, signal?: AbortSig
     })),
     left: { expired: j.left.expired, evicted: j.left.evicted, deleted: j.left.deleted },
     evictedByPageMoves: j.left.evicted_by_page_moves ?? 0,
+  };
+}
+
+const splitPoint = (p: J): SplitPoint => ({
+  prefixBytes: p.prefix_bytes,
+  restBytes: p.rest_bytes,
+  hit: p.hit_ratio,
+  prefixHit: p.prefix_hit_ratio,
+  restHit: p.rest_hit_ratio,
+});
+
+/** GET /servers/{id}/breakdown/split?prefix=…&prefix_bytes=… → the pool-split what-if of one prefix. */
+export async function getPoolSplit(id: string, prefix: string, prefixBytes: number | null, signal?: AbortSignal): Promise<PoolSplit> {
+  const j = await get<J>(`/servers/${id}/breakdown/split${qs({ prefix, prefix_bytes: prefixBytes ?? undefined })}`, signal);
+  return {
+    prefix: j.prefix,
+    requestShare: j.request_share,
+    occupancyShare: j.occupancy_share,
+    todayBytes: j.today_bytes,
+    totalBytes: j.total_bytes,
+    pooledHit: j.pooled_hit_ratio,
+    measuredHit: num(j.measured_hit_ratio),
+    today: splitPoint(j.today_split),
+    best: splitPoint(j.best),
+    chosen: j.chosen ? splitPoint(j.chosen) : null,
+    gainPp: j.gain_pp,
+    points: (j.points ?? []).map(splitPoint),
+    check: {
+      diffPp: num(j.check.diff_pp),
+      tolerancePp: j.check.tolerance_pp,
+      passed: j.check.passed ?? null,
+      prefixMeasuredHit: num(j.check.prefix_measured_hit_ratio),
+    },
   };
 }
 

@@ -276,3 +276,21 @@ export type Breakdown = {
   /** Of `left.evicted`, those slab page moves caused (sum over the classes). */
   evictedByPageMoves: number;
 };
+
+/** GET /servers/{id}/breakdown/split (issue 16): one prefix in its own pool, the rest in another. */
+export type SplitPoint = { prefixBytes: number; restBytes: number; hit: number; prefixHit: number; restHit: number };
+export type PoolSplit = {
+  prefix: string;
+  requestShare: number;
+  occupancyShare: number;
+  todayBytes: number;
+  totalBytes: number;
+  pooledHit: number;
+  measuredHit: number | null;
+  today: SplitPoint;
+  best: SplitPoint;
+  chosen: SplitPoint | null;
+  gainPp: number;
+  points: SplitPoint[];
+  check: { diffPp: number | null; tolerancePp: number; passed: boolean | null; prefixMeasuredHit: number | null };
+};

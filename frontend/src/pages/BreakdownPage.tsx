@@ -3,6 +3,7 @@ import { getBreakdown } from "../api/endpoints";
 import type { Breakdown, HotKeyRow, PrefixRow } from "../api/types";
 import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { Breadcrumbs, SubjectTabs } from "../components/Bits";
+import { PoolSplitPanel } from "../components/PoolSplitPanel";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useDebounced, useWidth } from "../hooks";
 import { formatBytes, formatPercent } from "../lib/format";
@@ -44,7 +45,7 @@ export function BreakdownPage({ id }: { id: string }) {
               <p>Agents from issue 16 on send it by default (`--breakdown 1`); this agent is older or runs without it.</p>
             </Empty>
           ) : (
-            <BreakdownView d={d} />
+            <BreakdownView id={id} d={d} />
           )
         }
       </Fetched>
@@ -52,7 +53,7 @@ export function BreakdownPage({ id }: { id: string }) {
   );
 }
 
-function BreakdownView({ d }: { d: Breakdown }) {
+function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
   const pct = formatPercent(d.target, 0);
   return (
     <>
@@ -86,6 +87,7 @@ function BreakdownView({ d }: { d: Breakdown }) {
           </table>
         </div>
       </section>
+      <PoolSplitPanel id={id} prefixes={d.prefixes} />
       {d.ttl && <TtlPanel d={d} />}
       <section className="card" data-testid="hot-keys">
         <h2>Hot keys</h2>
