@@ -24,6 +24,7 @@ from hitcurve.schemas.api import (
     ServerOut,
     SnapshotSummary,
 )
+from hitcurve.schemas.sizing import SubjectKind
 from hitcurve.sizing import answer_curve, drawn_band, observed_max_bytes
 
 
@@ -112,56 +113,45 @@ def _curve_window(
     return start, end, (end - start).total_seconds() / max_curves
 
 
-def server_curves(
+def _at(r: Any, calibrated: bool, ys: list[float], **extra: Any) -> CurveAt:
+    return CurveAt(
+        window_end=r.window_end,
+        computed_at=r.computed_at,
+        basis="calibrated" if calibrated else "estimate",
+        sizes_bytes=r.sizes_bytes,
+        hit_ratios=ys,
+        current_bytes=r.current_bytes,
+        measured_hit_ratio=r.measured_hit_ratio,
+        **extra,
+    )
+
+
+def curves_over_time(
     db: Session,
+    kind: SubjectKind,
     org_id: uuid.UUID,
-    server_id: uuid.UUID,
+    subject_id: uuid.UUID,
     start: datetime | None,
     end: datetime | None,
     max_curves: int,
 ) -> CurveHistoryOut:
-    """The server's stored curves over time (default: the last 7 days before end), the latest of
-    each of at most max_curves periods, oldest first; hit_ratios = calibrated when there is one."""
+    """The subject's stored curves over time (default: the 7 days before end), the latest of each
+    of at most max_curves periods, oldest first; a server's hit_ratios are the calibrated ones
+    when there are."""
     start, end, bw = _curve_window(start, end, max_curves)
-    rows = curves_crud.server_curves_over_time(db, org_id, server_id, start, end, bw, max_curves)
-    curves = [
-        CurveAt(
-            window_end=r.window_end,
-            computed_at=r.computed_at,
-            basis="calibrated" if r.hit_ratio_calibrated else "estimate",
-            sizes_bytes=r.sizes_bytes,
-            hit_ratios=r.hit_ratio_calibrated or r.hit_ratio_proportional,
-            hit_ratio_calibrated=r.hit_ratio_calibrated,
-            hit_ratio_proportional=r.hit_ratio_proportional,
-            current_bytes=r.current_bytes,
-            measured_hit_ratio=r.measured_hit_ratio,
-        )
-        for r in rows
-    ]
-    return CurveHistoryOut(start=start, end=end, bucket_seconds=bw, curves=curves)
-
-
-def cluster_curves(
-    db: Session,
-    org_id: uuid.UUID,
-    cluster_id: uuid.UUID,
-    start: datetime | None,
-    end: datetime | None,
-    max_curves: int,
-) -> CurveHistoryOut:
-    """The cluster's stored curves over time, as server_curves."""
-    start, end, bw = _curve_window(start, end, max_curves)
-    rows = curves_crud.cluster_curves_over_time(db, org_id, cluster_id, start, end, bw, max_curves)
-    curves = [
-        CurveAt(
-            window_end=r.window_end,
-            computed_at=r.computed_at,
-            basis="calibrated" if r.basis == "calibrated" else "estimate",
-            sizes_bytes=r.sizes_bytes,
-            hit_ratios=r.hit_ratios,
-            current_bytes=r.current_bytes,
-            measured_hit_ratio=r.measured_hit_ratio,
-        )
-        for r in rows
-    ]
+    if kind == "server":
+        rows = curves_crud.server_curves_over_time(db, org_id, subject_id, start, end, bw, max_curves)
+        curves = [
+            _at(
+                r,
+                bool(r.hit_ratio_calibrated),
+                r.hit_ratio_calibrated or r.hit_ratio_proportional,
+                hit_ratio_calibrated=r.hit_ratio_calibrated,
+                hit_ratio_proportional=r.hit_ratio_proportional,
+            )
+            for r in rows
+        ]
+    else:
+        clusters = curves_crud.cluster_curves_over_time(db, org_id, subject_id, start, end, bw, max_curves)
+        curves = [_at(r, r.basis == "calibrated", r.hit_ratios) for r in clusters]
     return CurveHistoryOut(start=start, end=end, bucket_seconds=bw, curves=curves)

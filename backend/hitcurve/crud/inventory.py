@@ -7,26 +7,16 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hitcurve.core.errors import not_found
+from hitcurve.crud.owned import owned
 from hitcurve.models import Alert, Cluster, Server
 
 
 def get_cluster(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) -> Cluster:
-    row = db.execute(
-        select(Cluster).where(Cluster.id == cluster_id, Cluster.org_id == org_id)
-    ).scalar_one_or_none()
-    if row is None:
-        raise not_found("cluster")
-    return row
+    return owned(db, Cluster, org_id, cluster_id, "cluster")
 
 
 def get_server(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> Server:
-    row = db.execute(
-        select(Server).where(Server.id == server_id, Server.org_id == org_id)
-    ).scalar_one_or_none()
-    if row is None:
-        raise not_found("server")
-    return row
+    return owned(db, Server, org_id, server_id, "server")
 
 
 def cluster_server_ids(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) -> list[uuid.UUID]:

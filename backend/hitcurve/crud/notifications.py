@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from hitcurve import notify, outbound
 from hitcurve.core.config import get_settings
-from hitcurve.core.errors import not_found
+from hitcurve.crud.owned import owned
 from hitcurve.models import Alert as AlertRow
 from hitcurve.models import AlertDelivery, Cluster, NotificationChannel, Organization, Server
 
@@ -37,14 +37,7 @@ def new_key() -> str:
 
 
 def get_channel(db: Session, org_id: uuid.UUID, channel_id: uuid.UUID) -> NotificationChannel:
-    row = db.execute(
-        select(NotificationChannel).where(
-            NotificationChannel.id == channel_id, NotificationChannel.org_id == org_id
-        )
-    ).scalar_one_or_none()
-    if row is None:
-        raise not_found("notification channel")
-    return row
+    return owned(db, NotificationChannel, org_id, channel_id, "notification channel")
 
 
 def list_channels(db: Session, org_id: uuid.UUID) -> list[NotificationChannel]:

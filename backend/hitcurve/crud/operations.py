@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hitcurve.core.errors import ApiError, not_found
+from hitcurve.core.errors import ApiError
+from hitcurve.crud.owned import owned
 from hitcurve.models import Alert, AuditLog, ReportSubscription, SimulationResult, SimulationRun
 from hitcurve.schemas.api import SimulationIn, SimulationResultOut, SimulationRunOut
 
@@ -50,11 +51,7 @@ def simulation_runs(
 
 def simulation_run(db: Session, org_id: uuid.UUID, run_id: uuid.UUID) -> SimulationRunOut:
     """A run with its results by policy and size."""
-    run = db.execute(
-        select(SimulationRun).where(SimulationRun.id == run_id, SimulationRun.org_id == org_id)
-    ).scalar_one_or_none()
-    if run is None:
-        raise not_found("simulation run")
+    run = owned(db, SimulationRun, org_id, run_id, "simulation run")
     results = db.execute(
         select(SimulationResult)
         .where(SimulationResult.run_id == run.id, SimulationResult.org_id == org_id)
@@ -74,10 +71,7 @@ def alerts(db: Session, org_id: uuid.UUID, state: str, limit: int, offset: int) 
 
 
 def get_alert(db: Session, org_id: uuid.UUID, alert_id: uuid.UUID) -> Alert:
-    a = db.execute(select(Alert).where(Alert.id == alert_id, Alert.org_id == org_id)).scalar_one_or_none()
-    if a is None:
-        raise not_found("alert")
-    return a
+    return owned(db, Alert, org_id, alert_id, "alert")
 
 
 def subscriptions(db: Session, org_id: uuid.UUID) -> list[ReportSubscription]:
@@ -91,12 +85,7 @@ def subscriptions(db: Session, org_id: uuid.UUID) -> list[ReportSubscription]:
 
 
 def get_subscription(db: Session, org_id: uuid.UUID, sub_id: uuid.UUID) -> ReportSubscription:
-    s = db.execute(
-        select(ReportSubscription).where(ReportSubscription.id == sub_id, ReportSubscription.org_id == org_id)
-    ).scalar_one_or_none()
-    if s is None:
-        raise not_found("report subscription")
-    return s
+    return owned(db, ReportSubscription, org_id, sub_id, "report subscription")
 
 
 def audit_entries(

@@ -278,7 +278,7 @@ def server_curves(
     max_curves: MaxCurves = 24,
 ) -> CurveHistoryOut:
     get_server(db, me.org_id, server_id)
-    return curve_views.server_curves(db, me.org_id, server_id, start, end, max_curves)
+    return curve_views.curves_over_time(db, "server", me.org_id, server_id, start, end, max_curves)
 
 
 @router.get(
@@ -295,4 +295,4 @@ def cluster_curves(
     max_curves: MaxCurves = 24,
 ) -> CurveHistoryOut:
     get_cluster(db, me.org_id, cluster_id)
-    return curve_views.cluster_curves(db, me.org_id, cluster_id, start, end, max_curves)
+    return curve_views.curves_over_time(db, "cluster", me.org_id, cluster_id, start, end, max_curves)

@@ -1,0 +1,22 @@
+"""One row of an organization by id, the lookup behind every `/{id}` endpoint: an unknown id and
+another organization's id answer the same 404, so no caller can tell them apart."""
+
+import uuid
+from typing import TypeVar
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from hitcurve.core.errors import not_found
+from hitcurve.models.base import Base
+
+M = TypeVar("M", bound=Base)
+
+
+def owned(db: Session, model: type[M], org_id: uuid.UUID, row_id: uuid.UUID, what: str) -> M:
+    """The row of `model` with this id in this organization, else 404 "<what> not found"."""
+    table_id, table_org = getattr(model, "id"), getattr(model, "org_id")  # noqa: B009 (any tenant table)
+    row = db.execute(select(model).where(table_id == row_id, table_org == org_id)).scalar_one_or_none()
+    if row is None:
+        raise not_found(what)
+    return row
