@@ -7,6 +7,7 @@ import pytest
 
 from conftest import bearer, insert_server_curve, upload_snapshot
 from hitcurve.core.config import get_settings
+from hitcurve_testing.waiting import wait_until
 
 
 @pytest.fixture
@@ -67,10 +68,7 @@ def _make_due(cache, key) -> None:  # type: ignore[no-untyped-def]
 
 
 def _wait_until(what: str, done) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + 60  # generous: the refresh runs in a thread of a loaded machine
-    while not done():
-        assert time.monotonic() < deadline, f"{what} did not happen within 60 s"
-        time.sleep(0.05)
+    wait_until(done, what, interval=0.05)  # the refresh runs in a thread of a loaded machine
 
 
 def test_entries_are_due_once_in_the_second_half_of_their_life() -> None:

@@ -13,8 +13,17 @@ from fastapi.testclient import TestClient
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.main import create_app
+from hitcurve_testing.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _fresh_client() -> TestClient:
@@ -63,11 +72,7 @@ def test_killed_redis_is_named_quickly(restore_settings: None, tmp_path: Path) -
     try:
         os.environ["HITCURVE_REDIS_URL"] = f"redis://127.0.0.1:{port}/0"
         client = _fresh_client()
-        for _ in range(50):
-            if client.get("/api/v1/health").status_code == 200:
-                break
-            time.sleep(0.1)
-        assert client.get("/api/v1/health").status_code == 200
+        wait_until(lambda: client.get("/api/v1/health").status_code == 200, "the new Redis answering")
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         started = time.monotonic()
@@ -97,12 +102,7 @@ def test_killed_postgresql_is_named_quickly(restore_settings: None) -> None:
         assert client.get("/api/v1/health").status_code == 200
         pid = int((run_dir / "pg" / "postmaster.pid").read_text().splitlines()[0])
         os.kill(pid, signal.SIGKILL)
-        for _ in range(100):  # wait until the postmaster is really gone
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.05)
+        wait_until(lambda: not _alive(pid), "the killed postmaster gone", interval=0.05)
         started = time.monotonic()
         response = client.get("/api/v1/health")
         elapsed = time.monotonic() - started

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from worker_helpers import ROOT, Org, start_worker, wait_for
 
+from hitcurve_testing.waiting import DEADLINE_S
+
 _RECEIVER = ROOT / "backend" / "tests" / "receiver.py"  # shared with the backend's API tests
 _spec = importlib.util.spec_from_file_location("hitcurve_test_receiver", _RECEIVER)
 assert _spec and _spec.loader
@@ -93,7 +95,7 @@ def _deliveries(org: Org) -> list[Any]:
 def _redeliver(org: Org, celery_client: Any) -> None:
     """Every delivery's task once more, as a broker redelivering messages would."""
     sent = [celery_client.send_task("hitcurve.deliver_alert", args=[d.id]) for d in _deliveries(org)]
-    assert all(r.get(timeout=60)["status"] == "delivered" for r in sent)
+    assert all(r.get(timeout=DEADLINE_S)["status"] == "delivered" for r in sent)
 
 
 def test_each_state_change_reaches_each_channel_once(

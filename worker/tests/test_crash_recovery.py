@@ -15,6 +15,7 @@ from worker_helpers import Org, start_worker, upload, wait_for
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import AccuracyRecord, ServerCurve, Snapshot
 from hitcurve_testing.snapshots import synthetic_snapshot
+from hitcurve_testing.waiting import DEADLINE_S
 from hitcurve_worker.housekeeping import requeue
 
 pytestmark = pytest.mark.slow
@@ -68,7 +69,7 @@ def test_sigkill_mid_task_then_restart_completes_once(
         # A late redelivery of the original message (or a second re-enqueue) changes nothing.
         for sid in ids:
             assert (
-                celery_client.send_task("hitcurve.process_snapshot", args=[str(sid)]).get(timeout=30)[
+                celery_client.send_task("hitcurve.process_snapshot", args=[str(sid)]).get(timeout=DEADLINE_S)[
                     "status"
                 ]
                 == "nothing-to-do"

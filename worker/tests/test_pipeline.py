@@ -31,6 +31,7 @@ from hitcurve.models import (
     TraceChunk,
 )
 from hitcurve_testing.snapshots import synthetic_snapshot
+from hitcurve_testing.waiting import DEADLINE_S
 from hitcurve_testing.workloads import zipf_keys
 from hitcurve_worker.calibrate import curve_at
 
@@ -160,13 +161,13 @@ def test_rerunning_a_processed_snapshot_changes_nothing(worker: WorkerProc, clie
             )
 
     before = state()
-    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=30)["status"] == "nothing-to-do"
+    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=DEADLINE_S)["status"] == "nothing-to-do"
     assert state() == before
     # Forced back to pending (as after a lost acknowledgement), the work is redone in place.
     with db() as s:
         s.execute(update(Snapshot).where(Snapshot.id == sid).values(status="pending"))
         s.commit()
-    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=30)["status"] == "processed"
+    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=DEADLINE_S)["status"] == "processed"
     after = state()
     assert after[0] == before[0] and after[1] == before[1] and after[3:] == before[3:] == (1, 1, before[5])
 
@@ -234,7 +235,7 @@ def _server(org_id: uuid.UUID, cluster_id: uuid.UUID | None = None) -> uuid.UUID
 
 def test_poison_snapshot_is_parked_with_its_error_not_retried(worker: WorkerProc, org: Org) -> None:
     sid = _raw_snapshot(org.id, _server(org.id), [[10, 0.5], [20, 0.4], [30, 0.6]])  # decreasing
-    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=30)["status"] == "parked"
+    assert send("hitcurve.process_snapshot", str(sid)).get(timeout=DEADLINE_S)["status"] == "parked"
     with db() as s:
         row = s.get(Snapshot, sid)
         assert row is not None and row.status == "parked" and row.attempts == 1
@@ -588,11 +589,11 @@ def test_trace_chunks_and_a_simulation_run_complete(worker: WorkerProc, client: 
         assert refused is not None and "only 300 sampled requests" in (refused.error or "")
         assert "needs at least 1,000" in (refused.error or "")
     # re-dispatching a finished run does nothing; re-running a lost policy task upserts in place
-    assert send("hitcurve.run_simulation", str(run_id)).get(timeout=30)["status"] == "nothing-to-do"
+    assert send("hitcurve.run_simulation", str(run_id)).get(timeout=DEADLINE_S)["status"] == "nothing-to-do"
     with db() as s:
         s.execute(update(SimulationRun).where(SimulationRun.id == run_id).values(status="running"))
         s.commit()
-    again = send("hitcurve.simulate_policy", str(run_id), "lru").get(timeout=30)
+    again = send("hitcurve.simulate_policy", str(run_id), "lru").get(timeout=DEADLINE_S)
     assert again["status"] == "already-done"
     assert count(SimulationResult, SimulationResult.run_id == run_id) == 9
 
@@ -618,7 +619,7 @@ def test_poison_trace_chunk_is_parked(worker: WorkerProc, org: Org) -> None:
             )
         )
         s.commit()
-    assert send("hitcurve.process_trace_chunk", str(cid)).get(timeout=30)["status"] == "parked"
+    assert send("hitcurve.process_trace_chunk", str(cid)).get(timeout=DEADLINE_S)["status"] == "parked"
     with db() as s:
         row = s.get(TraceChunk, cid)
         assert row is not None and row.status == "parked" and "undecodable" in (row.error or "")

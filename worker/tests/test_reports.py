@@ -23,6 +23,7 @@ from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import sha256_hex
 from hitcurve.models import ApiToken, Cluster, ReportDelivery, ReportSubscription, Server, Snapshot
 from hitcurve_testing.snapshots import synthetic_snapshot
+from hitcurve_testing.waiting import DEADLINE_S
 
 pytestmark = pytest.mark.slow
 
@@ -179,7 +180,7 @@ def deliveries(sub_id: uuid.UUID) -> list[ReportDelivery]:
 
 
 def run(celery_client: Any, task: str, *args: str) -> Any:
-    return celery_client.send_task(task, args=list(args)).get(timeout=60)
+    return celery_client.send_task(task, args=list(args)).get(timeout=DEADLINE_S)
 
 
 @pytest.fixture(scope="module")

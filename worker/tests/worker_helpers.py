@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hitcurve_testing.waiting import DEADLINE_S, wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -90,7 +92,7 @@ def start_worker(
     from celery import Celery
 
     probe = Celery("probe", broker=env["HITCURVE_REDIS_URL"], backend=env["HITCURVE_REDIS_URL"])
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + DEADLINE_S  # a loaded machine starts a worker slowly
     try:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -98,7 +100,7 @@ def start_worker(
             if probe.control.ping(timeout=1.0):
                 break
         else:
-            raise RuntimeError(f"worker did not answer a ping within 60 s; see {log}")
+            raise RuntimeError(f"worker did not answer a ping within {DEADLINE_S:.0f} s; see {log}")
     except Exception:
         os.killpg(proc.pid, signal.SIGKILL)
         raise
@@ -138,11 +140,5 @@ def upload(client: Any, org: Org, snapshot: dict[str, Any], kind: str = "snapsho
     return client.post(f"/api/v1/agent/{kind}", content=body, headers=headers)
 
 
-def wait_for(pred: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+def wait_for(pred: Callable[[], Any], timeout: float = DEADLINE_S, what: str = "condition") -> Any:
+    return wait_until(pred, what, timeout)
