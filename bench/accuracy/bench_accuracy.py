@@ -301,17 +301,13 @@ def _correction(chunks: list[dict], snaps_so_far: list[dict], snap: dict):
     server as in `snap`: the newest chunks up to MAX_RECORDS, the sample-size adjustment from the
     snapshot windows' reads."""
     from hitcurve_worker import correction_tasks as ct
+    from hitcurve_worker import trace_chunks
     from hitcurve_worker.merge import class_from_protocol, merge
     from hitcurve_worker.policy_correction import InsufficientTrace, compute, read_ratio
     from hitcurve_worker.trace_data import assemble, columns_from_protocol
 
-    chosen, total = [], 0
-    for d in reversed(chunks):
-        if total >= ct.MAX_RECORDS:
-            break
-        chosen.append(d)
-        total += len(d["records"]["op"])
-    chosen.reverse()
+    take = trace_chunks.newest_within([len(d["records"]["op"]) for d in reversed(chunks)], ct.MAX_RECORDS)
+    chosen = chunks[len(chunks) - take :]
     trace = assemble(
         [columns_from_protocol(d["records"]) for d in chosen], [float(d["sample_rate"]) for d in chosen]
     )
@@ -328,7 +324,7 @@ def _correction(chunks: list[dict], snaps_so_far: list[dict], snap: dict):
             _ts(d["start"]),
             _ts(d["end"]),
             float(d["sample_rate"]),
-            sum(1 for o in d["records"]["op"] if o in ct.READS),
+            sum(1 for o in d["records"]["op"] if o in trace_chunks.READS),
         )
         for d in chosen
         if float(d["sample_rate"]) == trace.sample_rate

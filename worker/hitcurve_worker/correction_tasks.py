@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -25,12 +24,12 @@ from sqlalchemy import func, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
-from hitcurve import tracecodec
 from hitcurve.core import task_names as names
 from hitcurve.core.tasks import queue_for
 from hitcurve.crud.curves import latest_server_curve
 from hitcurve.models import PolicyCorrection, Server, Snapshot, SnapshotClass, TraceChunk
 from hitcurve_worker import policy_correction as pc
+from hitcurve_worker import trace_chunks
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import RETRY_OPTS, PoisonInput, describe, now, session
 from hitcurve_worker.trace_data import assemble
@@ -46,12 +45,11 @@ RECOMPUTE_MIN_RECORDS = 10_000
 MAX_RECORDS = int(pc.MAX_SAMPLED_REQUESTS * 1.25)
 # A correction whose trace ended longer ago than this before a window is not applied to it.
 MAX_AGE = timedelta(hours=24)
-READS = (1, 2)  # the agent's op codes of a read (hit, miss)
 
 
 def _records_since(db: Session, server_id: uuid.UUID, since: datetime | None) -> int:
     q = select(func.coalesce(func.sum(TraceChunk.record_count), 0)).where(
-        TraceChunk.server_id == server_id, TraceChunk.status == "processed"
+        TraceChunk.server_id == server_id, TraceChunk.status.in_(trace_chunks.CORRECTION_STATUSES)
     )
     if since is not None:
         q = q.where(TraceChunk.received_at > since)
@@ -132,57 +130,6 @@ def _reference(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> tuple[fl
     return float(latest.current_bytes), float(items)
 
 
-@dataclass
-class _Chunk:
-    start: datetime
-    end: datetime
-    received_at: datetime
-    rate: float
-    cols: dict[str, np.ndarray]
-
-
-def _load(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> tuple[list[_Chunk], int]:
-    """The newest processed chunks holding up to MAX_RECORDS records, oldest first, decoded; and
-    how many could not be decoded."""
-    meta = db.execute(
-        select(TraceChunk.id, TraceChunk.record_count)
-        .where(
-            TraceChunk.org_id == org_id,
-            TraceChunk.server_id == server_id,
-            TraceChunk.status == "processed",
-        )
-        .order_by(TraceChunk.window_start.desc(), TraceChunk.seq.desc())
-    ).all()
-    chosen, total = [], 0
-    for cid, n in meta:
-        if total >= MAX_RECORDS:
-            break
-        chosen.append(cid)
-        total += int(n)
-    out, bad = [], 0
-    for cid in reversed(chosen):
-        r = db.execute(
-            select(
-                TraceChunk.data,
-                TraceChunk.data_format,
-                TraceChunk.sample_rate,
-                TraceChunk.window_start,
-                TraceChunk.window_end,
-                TraceChunk.received_at,
-            ).where(TraceChunk.id == cid)
-        ).one()
-        if r.data_format != tracecodec.FORMAT:
-            bad += 1
-            continue
-        try:
-            cols = tracecodec.decode_records(r.data)
-        except Exception:  # processed chunks decode; a damaged one is skipped, not fatal
-            bad += 1
-            continue
-        out.append(_Chunk(r.window_start, r.window_end, r.received_at, float(r.sample_rate), cols))
-    return out, bad
-
-
 def sample_read_ratio(
     db: Session, org_id: uuid.UUID, chunks: Sequence[tuple[uuid.UUID, datetime, datetime, float, int]]
 ) -> tuple[float | None, str]:
@@ -216,16 +163,13 @@ def sample_read_ratio(
 
 
 def _read_ratio(
-    db: Session, org_id: uuid.UUID, server_id: uuid.UUID, chunks: list[_Chunk], rate: float
+    db: Session, org_id: uuid.UUID, server_id: uuid.UUID, chunks: list[trace_chunks.Chunk], rate: float
 ) -> tuple[float | None, str]:
     """Sampled / expected reads over the replayed chunks, from the snapshots' read counters."""
     kept = [c for c in chunks if c.rate == rate]
     if not kept:
         return None, ""
-    reads = [int(np.isin(c.cols["op"], READS).sum()) for c in kept]
-    return sample_read_ratio(
-        db, org_id, [(server_id, c.start, c.end, c.rate, n) for c, n in zip(kept, reads, strict=True)]
-    )
+    return sample_read_ratio(db, org_id, [(server_id, c.start, c.end, c.rate, c.reads) for c in kept])
 
 
 def compute_for_server(server_id: uuid.UUID, force: bool = False) -> dict[str, Any]:
@@ -243,7 +187,9 @@ def compute_for_server(server_id: uuid.UUID, force: bool = False) -> dict[str, A
         ref = _reference(db, server.org_id, server_id)
         if ref is None:
             return {"status": "waiting", "reason": "no server curve yet (today's memory is unknown)"}
-        chunks, bad = _load(db, server.org_id, server_id)
+        chunks, bad = trace_chunks.load(
+            db, server.org_id, [server_id], trace_chunks.CORRECTION_STATUSES, newest_records=MAX_RECORDS
+        )
         rates = [c.rate for c in chunks]
         values: dict[str, Any] = {
             "org_id": server.org_id,

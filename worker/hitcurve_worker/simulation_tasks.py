@@ -19,17 +19,16 @@ import logging
 import uuid
 from typing import Any
 
-import numpy as np
 from celery import Task, chord
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
-from hitcurve import tracecodec
 from hitcurve.core import task_names as names
-from hitcurve.models import Server, SimulationResult, SimulationRun, TraceChunk
+from hitcurve.models import Server, SimulationResult, SimulationRun
+from hitcurve_worker import trace_chunks
 from hitcurve_worker.celery_app import app
-from hitcurve_worker.correction_tasks import READS, sample_read_ratio
+from hitcurve_worker.correction_tasks import sample_read_ratio
 from hitcurve_worker.policy_correction import MIN_SAMPLED_GETS
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, PoisonInput, describe, now, session
 from hitcurve_worker.trace_data import Trace, assemble, sim_module
@@ -57,38 +56,10 @@ def load_trace(db: Session, run: SimulationRun) -> Trace:
     servers = _subject_servers(db, run)
     if not servers:
         raise PoisonInput("the cluster has no servers")
-    rows = db.execute(
-        select(
-            TraceChunk.data,
-            TraceChunk.data_format,
-            TraceChunk.sample_rate,
-            TraceChunk.server_id,
-            TraceChunk.window_start,
-            TraceChunk.window_end,
-        )
-        .where(
-            TraceChunk.org_id == run.org_id,
-            TraceChunk.server_id.in_(servers),
-            TraceChunk.status.in_(("pending", "processed", "failed")),
-            TraceChunk.window_end > run.window_start,
-            TraceChunk.window_start < run.window_end,
-        )
-        .order_by(TraceChunk.window_start, TraceChunk.seq)
-    ).all()
-    cols, rates, meta, bad = [], [], [], 0
-    for data, fmt, rate, sid, start, end in rows:
-        if fmt != tracecodec.FORMAT:
-            bad += 1
-            continue
-        try:
-            c = tracecodec.decode_records(data)
-        except Exception:  # an undecodable chunk is parked by process_trace_chunk; skip it here
-            bad += 1
-            continue
-        cols.append(c)
-        rates.append(float(rate))
-        meta.append((sid, start, end, float(rate), int(np.isin(c["op"], READS).sum())))
-    trace = assemble(cols, rates)
+    chunks, bad = trace_chunks.load(
+        db, run.org_id, servers, trace_chunks.SIMULATION_STATUSES, run.window_start, run.window_end
+    )
+    trace = assemble([c.cols for c in chunks], [c.rate for c in chunks])
     n = len(trace.keys)
     if n < MIN_SIMULATION_REQUESTS:
         raise PoisonInput(
@@ -102,7 +73,10 @@ def load_trace(db: Session, run: SimulationRun) -> Trace:
         )
     if bad:
         trace.notes.append(f"{bad} undecodable chunks left out")
-    ratio, why = sample_read_ratio(db, run.org_id, [m for m in meta if m[3] == trace.sample_rate])
+    kept = [c for c in chunks if c.rate == trace.sample_rate]
+    ratio, why = sample_read_ratio(
+        db, run.org_id, [(c.server_id, c.start, c.end, c.rate, c.reads) for c in kept]
+    )
     trace.read_ratio = ratio
     if why:
         trace.notes.append(why)
@@ -210,19 +184,14 @@ def run_simulation(self: Task, run_id: str) -> dict[str, Any]:
                 raise PoisonInput("sizes must be positive byte counts")
             if run.window_end <= run.window_start:
                 raise PoisonInput("the window ends before it starts")
-            n_chunks = db.execute(
-                select(func.count())
-                .select_from(TraceChunk)
-                .where(
-                    and_(
-                        TraceChunk.org_id == run.org_id,
-                        TraceChunk.server_id.in_(_subject_servers(db, run)),
-                        TraceChunk.status.in_(("pending", "processed", "failed")),
-                        TraceChunk.window_end > run.window_start,
-                        TraceChunk.window_start < run.window_end,
-                    )
-                )
-            ).scalar_one()
+            n_chunks = trace_chunks.count(
+                db,
+                run.org_id,
+                _subject_servers(db, run),
+                trace_chunks.SIMULATION_STATUSES,
+                run.window_start,
+                run.window_end,
+            )
             if not n_chunks:
                 raise PoisonInput(
                     "no trace chunks for this subject in the window: the agent uploads them "
