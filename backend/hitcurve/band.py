@@ -22,7 +22,16 @@ and widens with the distance from it (in doublings of memory, |log2(x / today)|)
   today for the windows after it even when they are clean). 0.7: scan mix at 4M read 8.57 pp low
   with 6.3 % loss (0.68 per % per doubling); in the accuracy benchmark of 2026-11-25 it read 8.5 pp
   low at 2M with 12.1 % loss over the ghost's windows (0.70) and 7.1 pp at 4M (0.29);
-- z for the CONFIDENCE level of a normal error (0.9: 1.645).
+- z for the CONFIDENCE level of a normal error (0.9: 1.645);
+- above today's memory, the ghost's resolution on the memory axis: the agent's counting ghost
+  holds the evicted keys in GHOST_FILTERS filters over (K - 1) x N, so a reuse distance there is
+  known only to within one filter's span, (reach - today) / GHOST_FILTERS (about 0.44 N on the
+  defaults). Where the curve is smooth that is far less than the vertical term; at a cliff -- a
+  scan loop whose keys all come back at one distance -- it is the error: the scan mix's curve
+  steps from 0.618 at 4.00 N to 0.738 at 4.25 N (mcslru on its seeded reads, 2026-11-26), the
+  ghost smears the step over its filter and read 0.65-0.76 at 4N window by window. So the band's
+  low side is at most the curve one filter span lower, and its high side at least the curve one
+  span higher (`ghost_span_bytes`; 0 when the agent did not report its reach).
 The benchmark prints the coverage this gives (fraction of measured hit rates inside the band).
 With this drift (2026-11-25, the product path re-run on the kept agent run of 05:19,
 `--reuse-snapshots --measured-cache`): 14/15 at the last poll (the scan mix at 2M, read 8.5 pp
@@ -38,6 +47,7 @@ against real memcacheds at M/4 .. 4M (bench/accuracy/bench_stats_only.py; figure
 profiler-agent/loadgen/README.md).
 """
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,6 +64,8 @@ PRIOR_DRIFT_PP = 0.7
 PRIOR_WEIGHT = 10  # the prior counts as this many graded predictions
 PER_DOUBLING_PP = 1.0
 LOSS_GAIN_PP = 0.7
+# The agent's ghost filters (its default F, profiler-agent/README.md "Ghost").
+GHOST_FILTERS = 9
 # Stats-only: RMS over workloads and sizes of |model - memcached| / doublings from today
 # (bench/accuracy/bench_stats_only.py, 2026-11-25: 8.93 pp over 3 workloads x 4 sizes).
 STATS_ONLY_PER_DOUBLING_PP = 9.0
@@ -66,6 +78,7 @@ class BandModel:
     loss_ratio: float = 0.0
     confidence: float = CONFIDENCE
     per_doubling_pp: float = PER_DOUBLING_PP
+    ghost_span_bytes: float = 0.0  # one ghost filter's span on the memory axis (0: not known)
 
     @classmethod
     def stats_only(cls, current_bytes: float, drift_pp: float | None = None) -> "BandModel":
@@ -85,6 +98,24 @@ class BandModel:
         return w, w + extra
 
 
+def ghost_span(reach_bytes: float | None, current_bytes: float) -> float:
+    """One ghost filter's span on the memory axis from the agent's reported reach (0: unknown)."""
+    if reach_bytes is None or current_bytes <= 0 or reach_bytes <= current_bytes:
+        return 0.0
+    return (reach_bytes - current_bytes) / GHOST_FILTERS
+
+
+def _at(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
+    """The curve at x by linear interpolation, held at its ends."""
+    i = bisect.bisect_left(xs, x)
+    if i <= 0:
+        return ys[0]
+    if i >= len(xs):
+        return ys[-1]
+    x0, x1 = xs[i - 1], xs[i]
+    return ys[i - 1] + (ys[i] - ys[i - 1]) * ((x - x0) / (x1 - x0) if x1 > x0 else 0.0)
+
+
 def band_curves(
     xs: Sequence[float], ys: Sequence[float], model: BandModel
 ) -> tuple[list[float], list[float]]:
@@ -92,10 +123,16 @@ def band_curves(
     lo: list[float] = []
     hi: list[float] = []
     top_lo = top_hi = 0.0
+    span = model.ghost_span_bytes
     for x, y in zip(xs, ys, strict=True):
         below, above = model.half_widths(x)
-        top_lo = max(top_lo, min(1.0, max(0.0, y - below)))
-        top_hi = max(top_hi, min(1.0, max(0.0, y + above)))
+        low, high = y - below, y + above
+        if span > 0 and x > model.current_bytes:
+            # the ghost places a distance only within one filter's span (module docstring)
+            low = min(low, _at(xs, ys, max(model.current_bytes, x - span)))
+            high = max(high, _at(xs, ys, x + span))
+        top_lo = max(top_lo, min(1.0, max(0.0, low)))
+        top_hi = max(top_hi, min(1.0, max(0.0, high)))
         lo.append(top_lo)
         hi.append(max(top_hi, top_lo))
     return lo, hi

@@ -448,6 +448,7 @@ def set_band(b: Basis, errors_pp: list[float]) -> None:
             loss_ratio=float(
                 b.ghost_loss_ratio if b.ghost_loss_ratio is not None else (b.info.stream_loss_ratio or 0.0)
             ),
+            ghost_span_bytes=band_model.ghost_span(b.ghost_reach_bytes, float(b.info.current_bytes or 0)),
         )
     b.band = model
     xs = list(b.main.x[1:]) if b.main.x[0] == 0 else list(b.main.x)

@@ -256,6 +256,30 @@ def test_band_is_tight_at_the_measured_point_and_widens_with_distance() -> None:
     assert hi_l[i_4x] > hi[i_4x] and hi_l[10] == hi[10]  # loss widens only above today
 
 
+def test_above_today_the_band_spans_one_ghost_filter_on_the_memory_axis() -> None:
+    # the scan mix's cliff (mcslru on its seeded reads): 0.618 at 4.00 N, 0.738 at 4.25 N; a ghost
+    # reaching 5 N places a distance there only within (5 - 1) N / 9 = 0.44 N
+    n = 32 * MIB
+    xs = [n * f / 4 for f in range(1, 21)]  # 0.25 N .. 5 N
+    ys = [min(0.5 + 0.03 * (x / n), 0.62) if x < 4.1 * n else 0.74 for x in xs]
+    plain = band.BandModel(current_bytes=n, drift_pp=0.5)
+    ghost = band.BandModel(current_bytes=n, drift_pp=0.5, ghost_span_bytes=band.ghost_span(5 * n, n))
+    assert band.ghost_span(5 * n, n) == pytest.approx(4 * n / 9)
+    assert band.ghost_span(None, n) == 0.0 and band.ghost_span(0.5 * n, n) == 0.0
+    lo0, hi0 = band.band_curves(xs, ys, plain)
+    lo, hi = band.band_curves(xs, ys, ghost)
+    i4 = xs.index(4 * n)
+    # at 4 N, just below the step: the high side reaches the step's top, as the ghost may place it
+    assert hi0[i4] < 0.70 and hi[i4] >= 0.74
+    # just above the step the low side reaches down to the curve below it
+    i425 = xs.index(4.25 * n)
+    assert lo0[i425] > 0.68 and lo[i425] <= 0.62 + 1e-9
+    # below today's memory, and where the curve is smooth, nothing changes
+    i_half = xs.index(0.5 * n)
+    assert (lo[i_half], hi[i_half]) == (lo0[i_half], hi0[i_half])
+    assert (lo[xs.index(2 * n)], hi[xs.index(2 * n)]) == (lo0[xs.index(2 * n)], hi0[xs.index(2 * n)])
+
+
 def test_the_drift_is_the_servers_record_shrunk_toward_the_benchmarks_error() -> None:
     new = band.drift_estimate([])
     assert new.basis == "benchmark_prior" and new.graded_predictions == 0
