@@ -8,7 +8,7 @@ const port = Number(process.env.HITCURVE_E2E_PORT ?? 18765);
 export default defineConfig({
   testDir: "./tests",
   outputDir: "./test-results",
-  timeout: 60_000,
+  timeout: 180_000, // per test: several steps, each waiting for its event on a machine shared with other runs
   retries: 0,
   workers: 1,
   reporter: [["list"]],

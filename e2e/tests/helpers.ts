@@ -5,8 +5,9 @@ import { expect as baseExpect, type Page } from "@playwright/test";
 import net from "node:net";
 
 // The machine is shared with other engineers' builds and benchmarks: give the real backend
-// (argon2id log-ins, real PostgreSQL) time, rather than fail on load.
-export const expect = baseExpect.configure({ timeout: 20_000 });
+// (argon2id log-ins, real PostgreSQL) time, rather than fail on load: an assertion waits for its
+// event, and a page renders slowly while another make test runs.
+export const expect = baseExpect.configure({ timeout: 60_000 });
 
 // The account e2e/seed.py creates.
 export const EMAIL = "e2e@example.com";
@@ -94,7 +95,7 @@ export async function mailTo(to: string, after: number, match: RegExp = /./): Pr
         .sort();
       text = files.length ? readFileSync(join(MAILS, files[files.length - 1]), "utf8").replace(/=\r?\n/g, "") : "";
       return match.test(text);
-    }, { timeout: 20_000 })
+    }, { timeout: 120_000 }) // sent after the response, by a loaded machine
     .toBe(true);
   return text;
 }
