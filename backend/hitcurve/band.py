@@ -29,9 +29,11 @@ and widens with the distance from it (in doublings of memory, |log2(x / today)|)
   defaults). Where the curve is smooth that is far less than the vertical term; at a cliff -- a
   scan loop whose keys all come back at one distance -- it is the error: the scan mix's curve
   steps from 0.618 at 4.00 N to 0.738 at 4.25 N (mcslru on its seeded reads, 2026-11-26), the
-  ghost smears the step over its filter and read 0.65-0.76 at 4N window by window. So the band's
-  low side is at most the curve one filter span lower, and its high side at least the curve one
-  span higher (`ghost_span_bytes`; 0 when the agent did not report its reach).
+  ghost smears the step over its filter and read 0.65-0.76 at 4N window by window. So above today
+  the band is the vertical band around the curve shifted by one filter span either way (low side:
+  the curve a span lower, minus the vertical term; high side: a span higher, plus it;
+  `ghost_span_bytes`, 0 when the agent did not report its reach). Where the curve is smooth that
+  adds its slope times the span (zipf 0.9 at 2M: about 1 pp a side).
 The benchmark prints the coverage this gives (fraction of measured hit rates inside the band).
 With this drift (2026-11-25, the product path re-run on the kept agent run of 05:19,
 `--reuse-snapshots --measured-cache`): 14/15 at the last poll (the scan mix at 2M, read 8.5 pp
@@ -126,11 +128,13 @@ def band_curves(
     span = model.ghost_span_bytes
     for x, y in zip(xs, ys, strict=True):
         below, above = model.half_widths(x)
-        low, high = y - below, y + above
         if span > 0 and x > model.current_bytes:
-            # the ghost places a distance only within one filter's span (module docstring)
-            low = min(low, _at(xs, ys, max(model.current_bytes, x - span)))
-            high = max(high, _at(xs, ys, x + span))
+            # the ghost places a distance only within one filter's span (module docstring): the
+            # vertical band of the curve shifted by a span either way
+            low = min(y, _at(xs, ys, max(model.current_bytes, x - span))) - below
+            high = max(y, _at(xs, ys, x + span)) + above
+        else:
+            low, high = y - below, y + above
         top_lo = max(top_lo, min(1.0, max(0.0, low)))
         top_hi = max(top_hi, min(1.0, max(0.0, high)))
         lo.append(top_lo)
