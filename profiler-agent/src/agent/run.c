@@ -6,6 +6,8 @@
  *                 (never waits on anything else: a slow watcher makes memcached skip lines)
  *   stats poller  `stats`, `stats items`, `stats slabs`, `stats settings` on a second connection
  *   uploader      sends the on-disk spool in order (only with --backend-url)
+ *   writer        writes and fsyncs the snapshot-dir files and spool entries, in order
+ *                 (writer.h: a slow disk must never hold up a window)
  *   main (here)   normalises events, feeds the profiler, closes windows into snapshots
  */
 #ifndef _GNU_SOURCE
@@ -36,6 +38,7 @@
 #include "util.h"
 #include "watch.h"
 #include "watchline.h"
+#include "writer.h"
 
 static volatile sig_atomic_t got_signal;
 
@@ -48,6 +51,7 @@ typedef struct agent {
     ag_poller poller;
     ag_spool spool;
     int spool_on;
+    ag_writer writer;          /* started with a spool or a snapshot dir */
     ag_uploader up;
     wn_norm *wn;
     ag_feed feed;
@@ -64,7 +68,7 @@ typedef struct agent {
     /* counters at window start */
     uint64_t lines_total, lines_at_start;
     uint64_t ring_drop_at_start, stream_skip_at_start, malformed_at_start;
-    uint64_t windows, snapshots_written, chunks_local_seq, blind_windows;
+    uint64_t windows, chunks_local_seq, blind_windows;
     /* After a blind window (the agent was stalled; memcached skipped its lines, and keeps
      * skipping for seconds after the agent runs again): restart the window once the stream
      * flows cleanly, so the first window after a stall is a whole, clean one. */
@@ -231,46 +235,46 @@ static int new_instance(agent *a, const mc_stats *s)
     return 0;
 }
 
+/* Hand one document to the writer thread: a file in the snapshot dir and/or a spool entry.
+ * Takes `text`. The file name's time is the window's close, taken here, not when it lands. */
+static void queue_doc(agent *a, char *text, const char *what, const char *id, int64_t ms,
+                      uint64_t seq)
+{
+    ag_wdoc *d = calloc(1, sizeof *d);
+    if (!d) {
+        ag_log(AG_LOG_ERROR, "out_of_memory", "doc=%s id=%s", what, id);
+        free(text);
+        return;
+    }
+    d->text = text;
+    d->len = strlen(text);
+    d->what = what;
+    if (a->cfg.snapshot_dir[0])
+        snprintf(d->path, sizeof d->path, "%s/%s-%013" PRId64 "-%s.json", a->cfg.snapshot_dir,
+                 what, ms, id);
+    if (a->spool_on) {
+        snprintf(d->spool_kind, sizeof d->spool_kind, "%s", what);
+        snprintf(d->spool_id, sizeof d->spool_id, "%s", id);
+        d->spool_seq = seq;
+    }
+    ag_writer_put(&a->writer, d);
+}
+
 static void write_outputs(agent *a, json_t *snap, const char *sid, json_t *chunk,
                           const char *cid, uint64_t seq_snap, uint64_t seq_chunk)
 {
+    if (!a->cfg.snapshot_dir[0] && !a->spool_on)
+        return;
     char *text = json_dumps(snap, JSON_COMPACT);
     if (!text)
         return;
-    size_t tl = strlen(text);
     /* The trace chunk, as uploaded: written beside the snapshot too, so benchmarks and
      * debugging have the sampled trace without a backend. */
     char *ct = chunk ? json_dumps(chunk, JSON_COMPACT) : NULL;
-    if (a->cfg.snapshot_dir[0]) {
-        char p[1024];
-        int64_t ms = ag_wall_us() / 1000;
-        snprintf(p, sizeof p, "%s/snapshot-%013" PRId64 "-%s.json", a->cfg.snapshot_dir, ms, sid);
-        if (ag_write_atomic(p, text, tl) < 0)
-            ag_log(AG_LOG_ERROR, "snapshot_write_failed", "file=%s error=\"%s\"", p,
-                   strerror(errno));
-        else
-            a->snapshots_written++;
-        if (ct) {
-            snprintf(p, sizeof p, "%s/trace-%013" PRId64 "-%s.json", a->cfg.snapshot_dir, ms, cid);
-            if (ag_write_atomic(p, ct, strlen(ct)) < 0)
-                ag_log(AG_LOG_ERROR, "trace_write_failed", "file=%s error=\"%s\"", p,
-                       strerror(errno));
-        }
-    }
-    if (a->spool_on) {
-        unsigned char *gz;
-        size_t gl;
-        if (ag_gzip(text, tl, &gz, &gl) == 0) {
-            ag_spool_put(&a->spool, seq_snap, "snapshot", sid, gz, gl);
-            free(gz);
-        }
-        if (ct && ag_gzip(ct, strlen(ct), &gz, &gl) == 0) {
-            ag_spool_put(&a->spool, seq_chunk, "trace", cid, gz, gl);
-            free(gz);
-        }
-    }
-    free(ct);
-    free(text);
+    int64_t ms = ag_wall_us() / 1000;
+    queue_doc(a, text, "snapshot", sid, ms, seq_snap);
+    if (ct)
+        queue_doc(a, ct, "trace", cid, ms, seq_chunk);
 }
 
 /* Phase 1: the window ends now, at a fresh stats poll. Returns -1 when memcached did not
@@ -325,12 +329,10 @@ static void finish_close(agent *a)
     ag_spool_info si = {0};
     if (a->spool_on) {
         si.enabled = 1;
-        si.pending = ag_spool_pending(&a->spool, &si.pending_bytes);
-        pthread_mutex_lock(&a->spool.mu);
-        si.dropped = a->spool.dropped;
-        si.rejected = a->spool.rejected;
-        si.sent = a->spool.sent;
-        pthread_mutex_unlock(&a->spool.mu);
+        /* Counters in memory (a directory listing could wait on a busy disk); entries still
+         * with the writer are pending too. */
+        ag_writer_spool_counts(&a->writer, &a->spool, &si.pending, &si.pending_bytes,
+                               &si.dropped, &si.rejected, &si.sent);
     }
     ag_verdict v;
     ag_window_verdict(&a->cfg, a->s0, a->s1, &a->feed, &loss, &v);
@@ -575,6 +577,11 @@ static int setup(agent *a)
                               c->upload_timeout_s, c->backoff_max_s) < 0)
             return -1;
     }
+    if ((a->spool_on || c->snapshot_dir[0]) &&
+        ag_writer_start(&a->writer, a->spool_on ? &a->spool : NULL) < 0) {
+        ag_log(AG_LOG_ERROR, "thread_start_failed", "thread=writer");
+        return -1;
+    }
     return 0;
 }
 
@@ -666,6 +673,12 @@ int cmd_run(int argc, char **argv)
     }
     ag_watch_stop(&a->watch);
     ag_poller_stop(&a->poller);
+    /* Every window is on disk before the uploader's last drain. */
+    ag_writer_stop(&a->writer);
+    if (a->writer.failed || a->writer.waits)
+        ag_log(AG_LOG_WARN, "writer_stopped",
+               "written=%" PRIu64 " failed=%" PRIu64 " queue_full_waits=%" PRIu64,
+               a->writer.written, a->writer.failed, a->writer.waits);
     if (a->spool_on) {
         uint64_t left = ag_uploader_drain_and_stop(&a->up, a->cfg.shutdown_timeout_s);
         ag_log(left ? AG_LOG_WARN : AG_LOG_INFO, "spool_drained",

@@ -75,15 +75,18 @@ static ent *list(ag_spool *s, size_t *n)
     return v;
 }
 
-/* Not fsync'ed: this runs on the main thread twice a window, and on a busy disk one fsync took
- * 80 s (the agent wrote no window meanwhile). A crash that loses the file costs nothing:
- * ag_spool_open takes the larger of it and the newest entry's seq + 1, so entries still in the
- * spool keep their order, and an empty spool has nothing to order against. */
+/* Written by the writer thread after each entry (the main thread only counts in memory), not
+ * fsync'ed: a crash that loses the file costs nothing, ag_spool_open takes the larger of it and
+ * the newest entry's seq + 1, so entries still in the spool keep their order, and an empty
+ * spool has nothing to order against. */
 static void save_seq(ag_spool *s)
 {
     char p[1024], buf[32];
     snprintf(p, sizeof p, "%s/next_seq", s->dir);
-    int n = snprintf(buf, sizeof buf, "%" PRIu64 "\n", s->next_seq);
+    pthread_mutex_lock(&s->mu);
+    uint64_t next = s->next_seq;
+    pthread_mutex_unlock(&s->mu);
+    int n = snprintf(buf, sizeof buf, "%" PRIu64 "\n", next);
     if (ag_write_replace(p, buf, (size_t)n, 0) < 0)
         ag_log(AG_LOG_WARN, "spool_seq_write_failed", "error=\"%s\"", strerror(errno));
 }
@@ -95,6 +98,7 @@ int ag_spool_open(ag_spool *s, const char *dir, uint64_t max_bytes, uint32_t max
     s->max_bytes = max_bytes;
     s->max_files = max_files;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->io, NULL);
     pthread_cond_init(&s->cv, NULL);
     char rej[1024];
     snprintf(rej, sizeof rej, "%s/rejected", dir);
@@ -114,9 +118,12 @@ int ag_spool_open(ag_spool *s, const char *dir, uint64_t max_bytes, uint32_t max
     }
     size_t n;
     ent *v = list(s, &n);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (v[i].seq >= s->next_seq)
             s->next_seq = v[i].seq + 1;
+        s->pending_bytes += v[i].bytes;
+    }
+    s->pending = n;
     if (n)
         ag_log(AG_LOG_INFO, "spool_resumed", "dir=%s entries=%zu", dir, n);
     free(v);
@@ -126,6 +133,7 @@ int ag_spool_open(ag_spool *s, const char *dir, uint64_t max_bytes, uint32_t max
 void ag_spool_close(ag_spool *s)
 {
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->io);
     pthread_cond_destroy(&s->cv);
 }
 
@@ -133,9 +141,20 @@ uint64_t ag_spool_next_seq(ag_spool *s)
 {
     pthread_mutex_lock(&s->mu);
     uint64_t q = s->next_seq++;
-    save_seq(s);
     pthread_mutex_unlock(&s->mu);
     return q;
+}
+
+void ag_spool_counts(ag_spool *s, uint64_t *pending, uint64_t *pending_bytes, uint64_t *dropped,
+                     uint64_t *rejected, uint64_t *sent)
+{
+    pthread_mutex_lock(&s->mu);
+    *pending = s->pending;
+    *pending_bytes = s->pending_bytes;
+    *dropped = s->dropped;
+    *rejected = s->rejected;
+    *sent = s->sent;
+    pthread_mutex_unlock(&s->mu);
 }
 
 static void enforce_bound(ag_spool *s)
@@ -154,8 +173,12 @@ static void enforce_bound(ag_spool *s)
         char p[1024];
         snprintf(p, sizeof p, "%s/%s", s->dir, v[i].name);
         if (unlink(p) == 0) {
+            pthread_mutex_lock(&s->mu);
             s->dropped++;
             s->dropped_bytes += v[i].bytes;
+            s->pending--;
+            s->pending_bytes -= v[i].bytes;
+            pthread_mutex_unlock(&s->mu);
             total -= v[i].bytes;
             files--;
             ag_log(AG_LOG_WARN, "spool_full_dropped", "file=%s dropped_total=%" PRIu64,
@@ -165,55 +188,88 @@ static void enforce_bound(ag_spool *s)
     free(v);
 }
 
-int ag_spool_put(ag_spool *s, uint64_t seq, const char *kind, const char *id, const void *data,
-                 size_t len)
+int ag_spool_write(ag_spool *s, uint64_t seq, const char *kind, const char *id, const void *data,
+                   size_t len)
 {
     char p[1024];
     snprintf(p, sizeof p, "%s/%016" PRIu64 "-%s-%s.json.gz", s->dir, seq, kind, id);
-    pthread_mutex_lock(&s->mu);
+    /* The write and its fsync hold no lock: the uploader keeps sending meanwhile, and the main
+     * thread's counters never wait on the disk. The entry appears by rename, whole. */
     int rc = ag_write_atomic(p, data, len);
+    if (rc < 0)
+        ag_log(AG_LOG_ERROR, "spool_write_failed", "file=%s error=\"%s\"", p, strerror(errno));
+    return rc;
+}
+
+void ag_spool_count(ag_spool *s, int rc, size_t len)
+{
+    pthread_mutex_lock(&s->mu);
     if (rc == 0) {
         s->put++;
-        enforce_bound(s);
-        pthread_cond_broadcast(&s->cv);
+        s->pending++;
+        s->pending_bytes += len;
     } else {
-        ag_log(AG_LOG_ERROR, "spool_write_failed", "file=%s error=\"%s\"", p, strerror(errno));
         s->dropped++;
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+void ag_spool_settle(ag_spool *s)
+{
+    save_seq(s);
+    pthread_mutex_lock(&s->io);
+    enforce_bound(s);
+    pthread_mutex_unlock(&s->io);
+    pthread_mutex_lock(&s->mu);
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int ag_spool_put(ag_spool *s, uint64_t seq, const char *kind, const char *id, const void *data,
+                 size_t len)
+{
+    int rc = ag_spool_write(s, seq, kind, id, data, len);
+    ag_spool_count(s, rc, len);
+    if (rc == 0)
+        ag_spool_settle(s);
     return rc;
 }
 
 int ag_spool_oldest(ag_spool *s, char *name, size_t cap)
 {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->io);
     size_t n;
     ent *v = list(s, &n);
     int found = v && n > 0;
     if (found) {
         snprintf(name, cap, "%s", v[0].name);
         snprintf(s->inflight, sizeof s->inflight, "%s", v[0].name);
+        s->inflight_bytes = v[0].bytes;
     }
     free(v);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->io);
     return found;
 }
 
 void ag_spool_release(ag_spool *s)
 {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->io);
     s->inflight[0] = 0;
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->io);
 }
 
 void ag_spool_done(ag_spool *s, const char *name)
 {
     char p[1024];
     snprintf(p, sizeof p, "%s/%s", s->dir, name);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->io);
     unlink(p);
-    s->sent++;
     s->inflight[0] = 0;
+    pthread_mutex_unlock(&s->io);
+    pthread_mutex_lock(&s->mu);
+    s->sent++;
+    s->pending--;
+    s->pending_bytes -= s->inflight_bytes;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -222,24 +278,28 @@ void ag_spool_reject(ag_spool *s, const char *name)
     char p[1024], q[1024];
     snprintf(p, sizeof p, "%s/%s", s->dir, name);
     snprintf(q, sizeof q, "%s/rejected/%s", s->dir, name);
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->io);
     if (rename(p, q) != 0)
         unlink(p);
-    s->rejected++;
     s->inflight[0] = 0;
+    pthread_mutex_unlock(&s->io);
+    pthread_mutex_lock(&s->mu);
+    s->rejected++;
+    s->pending--;
+    s->pending_bytes -= s->inflight_bytes;
     pthread_mutex_unlock(&s->mu);
 }
 
 uint64_t ag_spool_pending(ag_spool *s, uint64_t *bytes)
 {
-    pthread_mutex_lock(&s->mu);
+    pthread_mutex_lock(&s->io);
     size_t n;
     ent *v = list(s, &n);
     uint64_t b = 0;
     for (size_t i = 0; v && i < n; i++)
         b += v[i].bytes;
     free(v);
-    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->io);
     if (bytes)
         *bytes = b;
     return n;

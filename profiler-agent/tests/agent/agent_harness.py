@@ -172,7 +172,9 @@ class Client:
 
 
 class Agent:
-    def __init__(self, tmp: Path, mc_addr: str, *args: str, name: str = "agent"):
+    def __init__(
+        self, tmp: Path, mc_addr: str, *args: str, name: str = "agent", env: dict[str, str] | None = None
+    ):
         self.tmp = tmp
         self.log_path = tmp / f"{name}.log"
         self.snap_dir = tmp / f"{name}-snaps"
@@ -193,7 +195,9 @@ class Agent:
             *args,
         ]
         self.logf = open(self.log_path, "w")  # noqa: SIM115
-        self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf)
+        self.proc = subprocess.Popen(
+            cmd, stdout=self.logf, stderr=self.logf, env={**os.environ, **env} if env else None
+        )
         _started.append(self.proc)
 
     def wait_log(self, needle: str, timeout: float = 10.0, count: int = 1) -> None:

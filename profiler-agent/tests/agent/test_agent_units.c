@@ -1,6 +1,6 @@
 /*
  * Unit tests of the live agent's building blocks (TTL tracker, trace sampler, cost
- * percentiles, stats parsing, spool, gzip). Built and run by test_agent_units.py.
+ * percentiles, stats parsing, spool, gzip, the disk writer thread). Built and run by test_agent_units.py.
  * Expected values are computed independently (closed forms, zlib's own inflate).
  */
 #include <math.h>
@@ -18,6 +18,7 @@
 #include "../../src/agent/trace.h"
 #include "../../src/agent/ttl.h"
 #include "../../src/agent/util.h"
+#include "../../src/agent/writer.h"
 
 static int passed, failed;
 #define CHECK(c, ...)                                                                      \
@@ -191,6 +192,12 @@ static void test_spool_and_gzip(void)
     }
     CHECK(ag_spool_pending(&s, NULL) == 3 && s.dropped == 2, "bound keeps 3, dropped %llu",
           (unsigned long long)s.dropped);
+    /* the counters the main thread reads agree with the directory listing */
+    uint64_t pend, pbytes, drop, rej, sent, lbytes;
+    ag_spool_counts(&s, &pend, &pbytes, &drop, &rej, &sent);
+    CHECK(pend == ag_spool_pending(&s, &lbytes) && pbytes == lbytes && pbytes == 3 * gl &&
+              drop == 2, "counted %llu entries %llu bytes, listed %llu bytes",
+          (unsigned long long)pend, (unsigned long long)pbytes, (unsigned long long)lbytes);
     char name[256];
     CHECK(ag_spool_oldest(&s, name, sizeof name) && strstr(name, "-snapshot-id2.json.gz"),
           "oldest kept is #2: %s", name);
@@ -200,12 +207,16 @@ static void test_spool_and_gzip(void)
     char p[512];
     snprintf(p, sizeof p, "%s/rejected/%s", dir, name);
     CHECK(access(p, F_OK) == 0 && s.rejected == 1, "rejected moved");
+    ag_spool_counts(&s, &pend, &pbytes, &drop, &rej, &sent);
+    CHECK(pend == 1 && pbytes == gl && sent == 1 && rej == 1, "counts after done and reject");
     ag_spool_close(&s);
     /* reopen: the sequence continues after a restart */
     static ag_spool s2;
     ag_spool_open(&s2, dir, 1 << 20, 3);
     CHECK(ag_spool_next_seq(&s2) == seqs[4] + 1, "seq persists");
     CHECK(ag_spool_oldest(&s2, name, sizeof name) && strstr(name, "id4"), "resume queue");
+    ag_spool_counts(&s2, &pend, &pbytes, &drop, &rej, &sent);
+    CHECK(pend == 1 && pbytes == gl, "counts rebuilt at open");
     ag_spool_close(&s2);
     free(gz);
     char cmd[600];
@@ -288,6 +299,68 @@ static void test_stats_model(void)
     CHECK(!f.ok && !strcmp(f.why, "no_age"), "no curve without an eviction age");
 }
 
+/* The writer thread stores every queued document once, in queue order, as a file and as a
+ * spool entry; the spool's counter file follows; more documents than the queue bound all
+ * arrive (the producer waits for room, nothing is dropped). */
+static void test_writer(void)
+{
+    char dir[] = "/tmp/agent-writer-test-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char sdir[600];
+    snprintf(sdir, sizeof sdir, "%s/spool", dir);
+    static ag_spool s;
+    CHECK(ag_spool_open(&s, sdir, 1 << 30, 100000) == 0, "open");
+    static ag_writer w;
+    CHECK(ag_writer_start(&w, &s) == 0, "writer start");
+    enum { N = 3 * AG_WRITER_MAX_DOCS };
+    for (int i = 0; i < N; i++) {
+        ag_wdoc *d = calloc(1, sizeof *d);
+        char *text = malloc(64);
+        int len = snprintf(text, 64, "{\"i\": %d}", i);
+        d->text = text;
+        d->len = (size_t)len;
+        d->what = "snapshot";
+        snprintf(d->path, sizeof d->path, "%s/snapshot-%04d.json", dir, i);
+        snprintf(d->spool_kind, sizeof d->spool_kind, "snapshot");
+        snprintf(d->spool_id, sizeof d->spool_id, "id%d", i);
+        d->spool_seq = ag_spool_next_seq(&s);
+        ag_writer_put(&w, d);
+    }
+    ag_writer_stop(&w);
+    CHECK(w.written == N && w.failed == 0, "written %llu of %d", (unsigned long long)w.written, N);
+    CHECK(ag_spool_pending(&s, NULL) == N, "every entry spooled");
+    int in_order = 1;
+    for (int i = 0; i < N; i++) {
+        char name[256], p[700];
+        if (!ag_spool_oldest(&s, name, sizeof name)) {
+            in_order = 0;
+            break;
+        }
+        char want[32];
+        snprintf(want, sizeof want, "-snapshot-id%d.json.gz", i);
+        if (!strstr(name, want))
+            in_order = 0;
+        ag_spool_done(&s, name);
+        snprintf(p, sizeof p, "%s/snapshot-%04d.json", dir, i);
+        if (access(p, F_OK) != 0)
+            in_order = 0;
+    }
+    CHECK(in_order, "spool order is the queue order, and every file is there");
+    char p[700];
+    snprintf(p, sizeof p, "%s/next_seq", sdir);
+    FILE *f = fopen(p, "r");
+    unsigned long long next = 0;
+    CHECK(f && fscanf(f, "%llu", &next) == 1 && next == (unsigned long long)N, "next_seq %llu",
+          next);
+    if (f)
+        fclose(f);
+    ag_spool_close(&s);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cleanup failed\n");
+}
+
 int main(void)
 {
     test_stats_versions();
@@ -298,6 +371,7 @@ int main(void)
     test_costs();
     test_stats_parse();
     test_spool_and_gzip();
+    test_writer();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
