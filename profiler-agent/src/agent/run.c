@@ -186,6 +186,7 @@ static void hold(agent *a, const wn_event *ev)
 static void drain_events(agent *a, int64_t now)
 {
     wn_event ev;
+    int logged = 0;
     while (wn_pop(a->wn, now, &ev)) {
         if (ev.req.ts_us > 0 && ev.req.ts_us <= a->discard_before_wall_us)
             continue; /* from the lossy stretch a resync dropped */
@@ -197,7 +198,11 @@ static void drain_events(agent *a, int64_t now)
             fprintf(a->events_log, "%d %016llx %u %d %d %llu %d\n", ev.req.op,
                     (unsigned long long)ev.req.key, ev.req.size, ev.req.clsid, ev.req.ttl,
                     (unsigned long long)ev.gid, ev.cause);
+        logged = 1;
     }
+    /* Flushed per batch: tests wait for an event to appear in it instead of sleeping. */
+    if (logged && a->events_log)
+        fflush(a->events_log);
     ag_feed_expire(&a->feed);
 }
 

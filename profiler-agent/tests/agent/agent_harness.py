@@ -35,6 +35,10 @@ def key_hash(key: bytes) -> str:
     return f"{_xxh.XXH3_64bits(key, len(key)):016x}"
 
 
+# Read by Agent.sync_events as a sentinel; tests that compare events leave it out.
+SYNC_KEY = b"__sync__"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -209,6 +213,25 @@ class Agent:
                 raise RuntimeError(f"agent exited {self.proc.returncode}:\n{self.log()}")
             time.sleep(0.05)
         raise TimeoutError(f"{needle!r} not in agent log:\n{self.log()}")
+
+    def sync_events(self, client: Client, timeout: float = 120.0) -> None:
+        """Wait until the agent has fed every event memcached logged before now: read a
+        sentinel key (logged after everything sent before it) and wait for it in the events
+        log, which the agent flushes after each batch. An event to wait for, not a sleep: a
+        busy machine delays memcached's logger by seconds. The sentinel is read again every
+        2 s in case memcached skipped its line; callers filter SYNC_KEY out."""
+        h = key_hash(SYNC_KEY)
+        end = time.time() + timeout
+        while time.time() < end:
+            client.get(SYNC_KEY)
+            resend = time.time() + 2
+            while time.time() < min(resend, end):
+                if self.events_path.exists() and h in self.events_path.read_text():
+                    return
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"agent exited {self.proc.returncode}:\n{self.log()}")
+                time.sleep(0.05)
+        raise TimeoutError(f"the agent never logged the sentinel event:\n{self.log()}")
 
     def log(self) -> str:
         return self.log_path.read_text()
