@@ -100,7 +100,7 @@ int main(int argc, char **argv)
             if (wm > worst) { worst = wm; snprintf(worst_name, sizeof(worst_name), "%s N=%llu", w.name, (unsigned long long)N); }
         }
         mattson_free(m);
-        wl_free(&w);
+        refwl_free(&w);
     }
     if (rows) {
         printf("%-14s %9s %9s %8s %11.3f %11.3f\n", "mean(real)", "", "", "", rows_tr ? sum_lo_tr / rows_tr : 0, rows_tr ? sum_hi_tr / rows_tr : 0);

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--cache")) N = strtoull(argv[i + 1], NULL, 10);
     }
     workload w;
-    wl_zipf(&w, "z", R, K, 0.9, 5);
+    refwl_zipf(&w, "z", R, K, 0.9, 5);
     lruemu lru;
     lruemu_init(&lru, N);
     event *ev = malloc(3 * R * sizeof *ev);
@@ -164,6 +164,6 @@ int main(int argc, char **argv)
            pfx_bytes / 40.0 / 1024, hot_bytes, hot_bytes / 256);
     free(ev);
     lruemu_free(&lru);
-    wl_free(&w);
+    refwl_free(&w);
     return 0;
 }

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
             if (b.lo < a.lo - 5e-4) s_wins++; else if (b.lo <= a.lo + 5e-4) ties++;
         }
         mattson_free(m);
-        wl_free(&w);
+        refwl_free(&w);
     }
     if (!rows) return 0;
     printf("%-10s %7s | %8.3f %8.3f |\n", "mean(real)", "", rows_tr ? tr_r / rows_tr : 0, rows_tr ? tr_s / rows_tr : 0);
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < 10; k++) mm[k] += row[k];
         mrows++;
         mattson_free(m);
-        wl_free(&w);
+        refwl_free(&w);
     }
     if (mrows) {
         printf("%-9s %5s %6s |", "mean", "", "");

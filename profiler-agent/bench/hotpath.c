@@ -61,7 +61,7 @@ int main(int argc, char **argv)
     }
     if (repeat > 64) repeat = 64;
     workload w;
-    wl_zipf(&w, "zipf", requests, keys, alpha, 11);
+    refwl_zipf(&w, "zipf", requests, keys, alpha, 11);
     event *ev = malloc(requests * 3 * sizeof(event));
     uint64_t n = 0, hits = 0, misses = 0;
     lruemu e;
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
         ev[n++] = (event){k, HC_EV_SET};
     }
     lruemu_free(&e);
-    wl_free(&w);
+    refwl_free(&w);
     printf("# hotpath: Zipf(%.2f) %llu keys, %llu requests, N=%llu, B=%u F=%u k=%.1f %s; "
            "%llu events (%llu HIT, %llu MISS)\n", alpha, (unsigned long long)keys,
            (unsigned long long)requests, (unsigned long long)N, cfg.buckets, cfg.ghost_filters,

@@ -26,8 +26,8 @@ typedef struct { double lo, hi, at2, at4, hi4; uint64_t drops, evicts; } result;
 static int drop(uint64_t *rs, double p, int burst, int *run)
 {
     if (*run > 0) { (*run)--; return 1; }
-    if (burst <= 1) return wl_unif(rs) < p;
-    if (wl_unif(rs) < p / burst) { *run = burst - 1; return 1; }
+    if (burst <= 1) return refwl_unif(rs) < p;
+    if (refwl_unif(rs) < p / burst) { *run = burst - 1; return 1; }
     return 0;
 }
 
@@ -109,10 +109,10 @@ int main(int argc, char **argv)
         const char *name = wi == 0 ? "zipf" : "scan";
         if (only && strcmp(only, name)) continue;
         workload w;
-        if (wi == 0) wl_zipf(&w, "zipf0.9", R, keys, 0.9, 1);
+        if (wi == 0) refwl_zipf(&w, "zipf0.9", R, keys, 0.9, 1);
         /* hc-loadgen --dist scan: zipf 0.9 plus 20 % of requests cycling over a disjoint range
          * of keys/5 keys */
-        else wl_mix(&w, "scan-mix", R, keys, 0.9, keys / 5, 0.2, 0, 1);
+        else refwl_mix(&w, "scan-mix", R, keys, 0.9, keys / 5, 0.2, 0, 1);
         mattson *m = mattson_new(w.n);
         for (uint64_t i = 0; i < w.n; i++) mattson_access(m, w.keys[i]);
         for (int mode = 0; mode < 2; mode++) {
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
             }
         }
         mattson_free(m);
-        wl_free(&w);
+        refwl_free(&w);
     }
     return 0;
 }

@@ -32,9 +32,9 @@ int main(int argc, char **argv)
     hc_profile *p = hc_profile_new(&c, NULL);
     uint64_t N = 1000000;
     hc_profile_set_capacity(p, 1, N, 100);
-    for (uint64_t i = 0; i < N; i++) hc_profile_set(p, 1, wl_keyhash(i), 100);
-    for (uint64_t i = 0; i < N; i++) hc_profile_evict(p, 1, wl_keyhash(i), 100);   /* ghost full */
-    for (uint64_t i = N; i < 2 * N; i++) hc_profile_set(p, 1, wl_keyhash(i), 100);
+    for (uint64_t i = 0; i < N; i++) hc_profile_set(p, 1, refwl_keyhash(i), 100);
+    for (uint64_t i = 0; i < N; i++) hc_profile_evict(p, 1, refwl_keyhash(i), 100);   /* ghost full */
+    for (uint64_t i = N; i < 2 * N; i++) hc_profile_set(p, 1, refwl_keyhash(i), 100);
     hc_profile_stats st;
     hc_profile_stats_get(p, &st);
     printf("# memory per key (defaults: B=%u, k=%.0f, F=%u, ghost fpp %.2f), N = %llu items\n", c.buckets,
@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     c.estimator = HC_EST_STACKER;
     p = hc_profile_new(&c, NULL);
     hc_profile_set_capacity(p, 1, N, 100);
-    for (uint64_t i = 0; i < N; i++) hc_profile_set(p, 1, wl_keyhash(i), 100);
+    for (uint64_t i = 0; i < N; i++) hc_profile_set(p, 1, refwl_keyhash(i), 100);
     hc_profile_stats_get(p, &st);
     printf("STACKER: key table + node pool + buckets = %.1f bytes per tracked key (pool %.1f; total %.1f MiB)\n\n",
            ((double)st.table_slots * st.bytes_per_slot + st.estimator_bytes) / st.tracked_keys,
@@ -76,7 +76,7 @@ int main(int argc, char **argv)
         size_t peak = 0;
         double t0 = now_s();
         for (uint64_t i = 0; i < keys; i++) {
-            uint64_t h = wl_keyhash(i);
+            uint64_t h = refwl_keyhash(i);
             if (mode == 1) hc_profile_get(p, 1, h, 100);
             else hc_profile_set(p, 1, h, 100);
             if ((i & 0xFFFFF) == 0) {

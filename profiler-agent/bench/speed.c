@@ -62,7 +62,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--alpha")) alpha = atof(argv[i + 1]);
     }
     workload w;
-    wl_zipf(&w, "zipf", requests, keys, alpha, 11);
+    refwl_zipf(&w, "zipf", requests, keys, alpha, 11);
     event *ev = malloc(requests * 3 * sizeof(event));
     uint64_t n = 0, hits = 0;
     lruemu e;
@@ -107,6 +107,6 @@ int main(int argc, char **argv)
     }
     printf("reference: issue target >= 10 M events/s (ROUNDER + ghost, defaults, one core)\n");
     free(ev);
-    wl_free(&w);
+    refwl_free(&w);
     return 0;
 }

@@ -36,21 +36,21 @@ static inline int bench_workload(int t, int quick, const char *only, workload *w
         if (quick && t == BENCH_QUICK_SKIP) return 1;
         if (only && strcmp(only, BENCH_TRACES[t].name)) return 1;
         char path[1024];
-        snprintf(path, sizeof(path), "%s/%s", wl_traces_dir(), BENCH_TRACES[t].file);
-        return wl_load_trace(w, BENCH_TRACES[t].name, path, BENCH_TRACES[t].fmt) != 0;
+        snprintf(path, sizeof(path), "%s/%s", refwl_traces_dir(), BENCH_TRACES[t].file);
+        return refwl_load_trace(w, BENCH_TRACES[t].name, path, BENCH_TRACES[t].fmt) != 0;
     }
     int s = t - BENCH_NTRACES;
     static const char *names[BENCH_NSYN] = {"zipf-0.6", "zipf-0.8", "zipf-1.0", "zipf-1.2", "zipf+loop", "zipf+scan", "loop+scan"};
     if (only && strcmp(only, names[s])) return 1;
     uint64_t n = quick ? 300000 : 1000000;
     switch (s) {
-    case 0: wl_zipf(w, names[s], n, 100000, 0.6, 1); break;
-    case 1: wl_zipf(w, names[s], n, 100000, 0.8, 2); break;
-    case 2: wl_zipf(w, names[s], n, 100000, 1.0, 3); break;
-    case 3: wl_zipf(w, names[s], n, 100000, 1.2, 4); break;
-    case 4: wl_mix(w, names[s], n, 100000, 0.9, 8000, 0.3, 0, 5); break;
-    case 5: wl_mix(w, names[s], n, 100000, 0.9, 0, 0, 0.2, 6); break;
-    default: wl_mix(w, names[s], n, 50000, 0.7, 20000, 0.4, 0.2, 7); break;
+    case 0: refwl_zipf(w, names[s], n, 100000, 0.6, 1); break;
+    case 1: refwl_zipf(w, names[s], n, 100000, 0.8, 2); break;
+    case 2: refwl_zipf(w, names[s], n, 100000, 1.0, 3); break;
+    case 3: refwl_zipf(w, names[s], n, 100000, 1.2, 4); break;
+    case 4: refwl_mix(w, names[s], n, 100000, 0.9, 8000, 0.3, 0, 5); break;
+    case 5: refwl_mix(w, names[s], n, 100000, 0.9, 0, 0, 0.2, 6); break;
+    default: refwl_mix(w, names[s], n, 50000, 0.7, 20000, 0.4, 0.2, 7); break;
     }
     return 0;
 }

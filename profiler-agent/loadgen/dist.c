@@ -3,20 +3,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-uint64_t lg_hash64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 void lg_rng_seed(lg_rng *r, uint64_t seed)
 {
-    r->s[0] = lg_hash64(seed + 0x9e3779b97f4a7c15ULL);
-    r->s[1] = lg_hash64(seed + 2 * 0x9e3779b97f4a7c15ULL) | 1;
+    r->s[0] = tr_mix64(seed + 0x9e3779b97f4a7c15ULL);
+    r->s[1] = tr_mix64(seed + 2 * 0x9e3779b97f4a7c15ULL) | 1;
 }
 
 uint64_t lg_rng_next(lg_rng *r) /* xorshift128+ */
@@ -64,7 +54,7 @@ void lg_zipf_free(lg_zipf *z) { free(z->cdf); }
 
 static double unit_of(uint64_t id, uint64_t salt)
 {
-    return ((double)(lg_hash64(id ^ salt) >> 11) + 0.5) * 0x1.0p-53;
+    return ((double)(tr_mix64(id ^ salt) >> 11) + 0.5) * 0x1.0p-53;
 }
 
 uint32_t lg_etc_key_size(uint64_t id)

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "trmix.h" /* tr_mix64: the shared hash finaliser */
+
 typedef struct lg_rng { uint64_t s[2]; } lg_rng;
 void lg_rng_seed(lg_rng *r, uint64_t seed);
 uint64_t lg_rng_next(lg_rng *r);
@@ -20,6 +22,5 @@ void lg_zipf_free(lg_zipf *z);
  * once per key from a hash of its id, so a key keeps its size. */
 uint32_t lg_etc_key_size(uint64_t id);
 uint32_t lg_etc_value_size(uint64_t id, uint32_t max);
-uint64_t lg_hash64(uint64_t x);
 
 #endif

@@ -226,7 +226,7 @@ static void recompute_delay(const opts *o, uint64_t id)
 {
     if (o->n_recompute == 0)
         return;
-    uint32_t us = o->recompute_us[lg_hash64(id ^ 0xc1a55) % (uint64_t)o->n_recompute];
+    uint32_t us = o->recompute_us[tr_mix64(id ^ 0xc1a55) % (uint64_t)o->n_recompute];
     if (us == 0)
         return;
     struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <math.h>
 
-uint64_t wl_keyhash(uint64_t i)
+uint64_t refwl_keyhash(uint64_t i)
 {
     uint64_t z = i + 0x632BE59BD9B4E019ULL;
     z = (z ^ (z >> 33)) * 0xFF51AFD7ED558CCDULL;
@@ -24,7 +24,7 @@ static void push(workload *w, uint64_t *cap, uint64_t k)
     w->keys[w->n++] = k;
 }
 
-int wl_load_trace(workload *w, const char *name, const char *path, const char *format)
+int refwl_load_trace(workload *w, const char *name, const char *path, const char *format)
 {
     memset(w, 0, sizeof(*w));
     snprintf(w->name, sizeof(w->name), "%s", name);
@@ -37,11 +37,11 @@ int wl_load_trace(workload *w, const char *name, const char *path, const char *f
     while ((rc = tr_next(r, &q)) == 1) push(w, &cap, q.key);
     if (rc < 0) { fprintf(stderr, "%s: %s\n", path, tr_error(r)); tr_close(r); return -1; }
     tr_close(r);
-    wl_count_distinct(w);
+    refwl_count_distinct(w);
     return 0;
 }
 
-void wl_count_distinct(workload *w)
+void refwl_count_distinct(workload *w)
 {
     keytable t;
     kt_init(&t, 1024, 0);
@@ -63,18 +63,18 @@ static void zipf_init(zipf_t *z, uint64_t k, double alpha)
 }
 static uint64_t zipf_draw(const zipf_t *z, uint64_t *rs)
 {
-    double u = wl_unif(rs);
+    double u = refwl_unif(rs);
     uint64_t lo = 0, hi = z->k - 1;
     while (lo < hi) { uint64_t m = (lo + hi) / 2; if (z->cdf[m] < u) lo = m + 1; else hi = m; }
     return lo;
 }
 
-void wl_zipf(workload *w, const char *name, uint64_t n, uint64_t keys, double alpha, uint64_t seed)
+void refwl_zipf(workload *w, const char *name, uint64_t n, uint64_t keys, double alpha, uint64_t seed)
 {
-    wl_mix(w, name, n, keys, alpha, 0, 0, 0, seed);
+    refwl_mix(w, name, n, keys, alpha, 0, 0, 0, seed);
 }
 
-void wl_mix(workload *w, const char *name, uint64_t n, uint64_t keys, double alpha,
+void refwl_mix(workload *w, const char *name, uint64_t n, uint64_t keys, double alpha,
             uint64_t loop_keys, double f, double s, uint64_t seed)
 {
     memset(w, 0, sizeof(*w));
@@ -85,24 +85,24 @@ void wl_mix(workload *w, const char *name, uint64_t n, uint64_t keys, double alp
     zipf_init(&z, keys, alpha);
     uint64_t rs = seed * 7919 + 1, loop_pos = 0, scan_next = 0;
     for (uint64_t i = 0; i < n; i++) {
-        double u = wl_unif(&rs);
+        double u = refwl_unif(&rs);
         uint64_t k;
         if (u < f) k = (1ULL << 40) + (loop_pos++ % loop_keys);        /* loop */
         else if (u < f + s) k = (2ULL << 40) + scan_next++;            /* one-time scan */
         else k = zipf_draw(&z, &rs);                                     /* Zipf background */
-        w->keys[i] = wl_keyhash(k);
+        w->keys[i] = refwl_keyhash(k);
     }
     free(z.cdf);
-    wl_count_distinct(w);
+    refwl_count_distinct(w);
 }
 
-void wl_free(workload *w)
+void refwl_free(workload *w)
 {
     free(w->keys);
     w->keys = NULL;
 }
 
-const char *wl_traces_dir(void)
+const char *refwl_traces_dir(void)
 {
     const char *d = getenv("HITCURVE_TRACES_DIR");
     return (d && *d) ? d : "../../shared/traces";

@@ -59,10 +59,10 @@ static void test_topk(void)
     uint32_t *size = malloc(K * sizeof *size);
     uint64_t rs = 5;
     for (uint64_t i = 0; i < K; i++)
-        size[i] = 50 + (uint32_t)(wl_rand(&rs) % 5000);
+        size[i] = 50 + (uint32_t)(refwl_rand(&rs) % 5000);
     hc_topk *t = hc_topk_new(256), *tb = hc_topk_new(256);
     workload w;
-    wl_zipf(&w, "z", N, K, 1.0, 9);
+    refwl_zipf(&w, "z", N, K, 1.0, 9);
     /* workload keys are hashes; recover the rank through a map of hash -> index */
     for (uint64_t i = 0; i < w.n; i++) {
         int rep;
@@ -109,7 +109,7 @@ static void test_topk(void)
     CHECK(hc_topk_new(0) == NULL, "k = 0 rejected");
     hc_topk_free(t);
     hc_topk_free(tb);
-    wl_free(&w);
+    refwl_free(&w);
     free(cnt);
     free(size);
 }
@@ -130,10 +130,10 @@ static void test_prefixes(void)
     uint64_t reads[10] = {0}, hits[10] = {0};
     uint8_t *present = calloc(10 * 1000, 1);
     for (int64_t t = 1; t <= 60000; t++) {
-        double u = wl_unif(&rs);
-        int px = u < 0.6 ? 1 : u < 0.9 ? 2 : 3 + (int)(wl_rand(&rs) % 7);
-        uint64_t k = px == 1 ? wl_rand(&rs) % 50 : px == 2 ? wl_rand(&rs) % 500 : wl_rand(&rs) % 1000;
-        uint64_t key = wl_keyhash(px * 1000 + k);
+        double u = refwl_unif(&rs);
+        int px = u < 0.6 ? 1 : u < 0.9 ? 2 : 3 + (int)(refwl_rand(&rs) % 7);
+        uint64_t k = px == 1 ? refwl_rand(&rs) % 50 : px == 2 ? refwl_rand(&rs) % 500 : refwl_rand(&rs) % 1000;
+        uint64_t key = refwl_keyhash(px * 1000 + k);
         int hit = present[px * 1000 + k];
         reads[px]++;
         hits[px] += hit;

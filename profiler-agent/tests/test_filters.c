@@ -20,8 +20,8 @@ static void test_merge_reference(void)
     size_t n = cbf_bytes(&a);
     for (size_t i = 0; i < n; i++) {
         /* all 256 x 256 nibble pairs show up, including 15 + 15 and 0 + 0 */
-        a.cells[i] = (uint8_t)wl_rand(&rs);
-        b.cells[i] = (uint8_t)wl_rand(&rs);
+        a.cells[i] = (uint8_t)refwl_rand(&rs);
+        b.cells[i] = (uint8_t)refwl_rand(&rs);
     }
     for (size_t q = 0; q < 2 * n; q++) {
         unsigned s = nib(a.cells, (unsigned)q) + nib(b.cells, (unsigned)q);
@@ -43,14 +43,14 @@ static void test_few_probes(void)
         cbf f;
         cbf_init(&f, 500, 12, l);
         CHECK(f.probes == l, "probes %u", l);
-        for (uint64_t i = 0; i < 500; i++) cbf_insert(&f, wl_keyhash(i));
+        for (uint64_t i = 0; i < 500; i++) cbf_insert(&f, refwl_keyhash(i));
         int fn = 0, fp = 0;
-        for (uint64_t i = 0; i < 500; i++) fn += !cbf_contains(&f, wl_keyhash(i));
-        for (uint64_t i = 500; i < 20500; i++) fp += cbf_contains(&f, wl_keyhash(i));
+        for (uint64_t i = 0; i < 500; i++) fn += !cbf_contains(&f, refwl_keyhash(i));
+        for (uint64_t i = 500; i < 20500; i++) fp += cbf_contains(&f, refwl_keyhash(i));
         CHECK(fn == 0, "l=%u: no false negatives (%d)", l, fn);
         double rate = fp / 20000.0, model = cbf_fpp(&f, 500);
         CHECK(rate < 2 * model + 0.01, "l=%u: fp rate %.4f vs model %.4f", l, rate, model);
-        for (uint64_t i = 0; i < 500; i++) cbf_remove(&f, wl_keyhash(i));
+        for (uint64_t i = 0; i < 500; i++) cbf_remove(&f, refwl_keyhash(i));
         int nz = 0;
         for (size_t i = 0; i < cbf_bytes(&f); i++) nz += f.cells[i] != 0;
         CHECK(nz == 0, "l=%u: removing every key empties the filter (%d bytes left)", l, nz);
@@ -69,12 +69,12 @@ static void test_block_collisions(void)
     cbf f;
     cbf_init(&f, 1, 1, 9);
     CHECK(f.nblocks == 1, "one block");
-    for (uint64_t i = 0; i < 60; i++) cbf_insert(&f, wl_keyhash(i));
+    for (uint64_t i = 0; i < 60; i++) cbf_insert(&f, refwl_keyhash(i));
     int fn = 0;
-    for (uint64_t i = 0; i < 60; i++) fn += !cbf_contains(&f, wl_keyhash(i));
+    for (uint64_t i = 0; i < 60; i++) fn += !cbf_contains(&f, refwl_keyhash(i));
     CHECK(fn == 0, "crowded block: no false negatives (%d)", fn);
-    for (uint64_t i = 0; i < 59; i++) cbf_remove(&f, wl_keyhash(i));
-    CHECK(cbf_contains(&f, wl_keyhash(59)), "removing 59 colliding keys keeps the 60th");
+    for (uint64_t i = 0; i < 59; i++) cbf_remove(&f, refwl_keyhash(i));
+    CHECK(cbf_contains(&f, refwl_keyhash(59)), "removing 59 colliding keys keeps the 60th");
     int bad = 0;
     for (unsigned q = 0; q < CBF_BLOCK_CELLS; q++) bad += nib(f.cells, q) > 15;
     CHECK(bad == 0, "counters stay in 0..15");
@@ -83,7 +83,7 @@ static void test_block_collisions(void)
     int dup_keys = 0;
     for (uint64_t k = 0; k < 2000; k++) {
         cbf_pos p;
-        uint64_t h = wl_keyhash(k + 1000000);
+        uint64_t h = refwl_keyhash(k + 1000000);
         cbf_position(&f, h, &p);
         int dup = 0;
         for (int i = 0; i < 9; i++)
@@ -125,20 +125,20 @@ static void test_ghost_interleaved(void)
     CHECK(g.filters[0].stride == 9 * CBF_BLOCK_BYTES && g.filters[1].cells == g.filters[0].cells + CBF_BLOCK_BYTES,
           "filters interleaved block by block");
     /* 400 evictions go to the newest filter only: the other 8 stay all zero */
-    for (uint64_t i = 0; i < 400; i++) ghost_evict(&g, wl_keyhash(i));
+    for (uint64_t i = 0; i < 400; i++) ghost_evict(&g, refwl_keyhash(i));
     int others = 0;
     for (uint32_t f = 0; f < 9; f++) if (f != g.order[0]) others += !filter_empty(&g.filters[f]);
     CHECK(others == 0, "no bleed into neighbouring filters (%d non-empty)", others);
-    for (uint64_t i = 0; i < 400; i++) ghost_lookup(&g, wl_keyhash(i));
+    for (uint64_t i = 0; i < 400; i++) ghost_lookup(&g, refwl_keyhash(i));
     CHECK(filter_empty(&g.filters[g.order[0]]), "every key found and removed: filter empty again");
     /* full ghost: 10x the capacity streamed through; the newest (k-1)N keys are all found,
      * in rank order, and entries stay bounded */
-    for (uint64_t i = 1000; i < 41000; i++) ghost_evict(&g, wl_keyhash(i));
+    for (uint64_t i = 1000; i < 41000; i++) ghost_evict(&g, refwl_keyhash(i));
     double n = ghost_entries(&g);
     CHECK(n >= 4000 && n <= 4000 * (1 + 2.0 / 8) + 1, "full ghost bounded: %.0f entries", n);
     int missing = 0, order_bad = 0, last = 0;
     for (uint64_t i = 41000; i-- > 37000; ) {
-        int r = ghost_lookup(&g, wl_keyhash(i));
+        int r = ghost_lookup(&g, refwl_keyhash(i));
         if (r < 0) missing++;
         else { if (r < last) order_bad++; last = r; }
     }
@@ -146,7 +146,7 @@ static void test_ghost_interleaved(void)
     CHECK(order_bad < 40, "ranks grow with age (%d out of order: false positives only)", order_bad);
     /* absent keys: the whole-ghost false-positive rate stays near the target */
     int fp = 0;
-    for (uint64_t i = 0; i < 20000; i++) fp += ghost_lookup(&g, wl_keyhash(5000000 + i)) >= 0;
+    for (uint64_t i = 0; i < 20000; i++) fp += ghost_lookup(&g, refwl_keyhash(5000000 + i)) >= 0;
     CHECK(fp / 20000.0 < 0.03, "absent keys: %.4f false hits (target 0.01)", fp / 20000.0);
     ghost_free(&g);
     /* the same key evicted many times: counters saturate, the key is still found */
@@ -164,7 +164,7 @@ static void test_rounder_groups(void)
     int n = 0, bad = 0;
     uint64_t rs = 3;
     for (int step = 0; step < 200000; step++) {
-        uint64_t u = wl_rand(&rs);
+        uint64_t u = refwl_rand(&rs);
         if (n < 6000 && (n < 5000 || u % 3 == 0)) { acts[n++] = rounder_set(&r); continue; }
         int i = (int)((u >> 8) % (uint64_t)n);
         if (u % 3 == 1) { double s, e; rounder_hit(&r, &acts[i], 1, &s, &e); }

@@ -31,8 +31,8 @@ static void test_surplus_goes_to_ghost(void)
         hc_profile *p = mk(on);
         hc_profile_set_capacity(p, 1, 100, 64);
         for (uint64_t i = 1; i <= 150; i++) {
-            hc_profile_miss(p, 1, wl_keyhash(i), 64);
-            hc_profile_set(p, 1, wl_keyhash(i), 64);
+            hc_profile_miss(p, 1, refwl_keyhash(i), 64);
+            hc_profile_set(p, 1, refwl_keyhash(i), 64);
         }
         hc_profile_stats st;
         hc_profile_stats_get(p, &st);
@@ -47,7 +47,7 @@ static void test_surplus_goes_to_ghost(void)
         hc_profile_reset(p, 1);
         /* key 1 was evicted (in LRU order it went first): its re-read is a ghost hit at a
          * distance in (N, 4N] with the fix, a cold miss without */
-        hc_profile_miss(p, 1, wl_keyhash(1), 64);
+        hc_profile_miss(p, 1, refwl_keyhash(1), 64);
         double below = hc_profile_hit_ratio_at(p, 1, 100), at4 = hc_profile_hit_ratio_at(p, 1, 400);
         CHECK(below < 0.05, "no hit below N (%.3f)", below);
         if (on) CHECK(at4 > 0.9, "ghost hit by 4N (%.3f)", at4);
@@ -61,8 +61,8 @@ static void test_miss_of_resident(void)
 {
     hc_profile *p = mk(1);
     hc_profile_set_capacity(p, 1, 100, 64);
-    for (uint64_t i = 1; i <= 100; i++) hc_profile_set(p, 1, wl_keyhash(i), 64);
-    hc_profile_miss(p, 1, wl_keyhash(7), 64);
+    for (uint64_t i = 1; i <= 100; i++) hc_profile_set(p, 1, refwl_keyhash(i), 64);
+    hc_profile_miss(p, 1, refwl_keyhash(7), 64);
     hc_profile_stats st;
     hc_profile_stats_get(p, &st);
     CHECK(st.lost_evict_misses == 1 && st.tracked_keys == 99, "lost %llu tracked %llu",
@@ -70,8 +70,8 @@ static void test_miss_of_resident(void)
     CHECK(hc_profile_hit_ratio_at(p, 1, 100) < 0.01, "not a hit below N");
     CHECK(hc_profile_hit_ratio_at(p, 1, 400) > 0.99, "a ghost hit by 4N");
     /* the same through a miss without class (memcached logs clsid 0), resolved by the SET */
-    hc_profile_miss(p, 0, wl_keyhash(9), 64);
-    hc_profile_set(p, 1, wl_keyhash(9), 64);
+    hc_profile_miss(p, 0, refwl_keyhash(9), 64);
+    hc_profile_set(p, 1, refwl_keyhash(9), 64);
     hc_profile_stats_get(p, &st);
     CHECK(st.lost_evict_misses == 2, "deferred: lost %llu", (unsigned long long)st.lost_evict_misses);
     CHECK(hc_profile_hit_ratio_at(p, 1, 400) > 0.99, "both ghost hits (%.3f)", hc_profile_hit_ratio_at(p, 1, 400));
@@ -92,7 +92,7 @@ static res run(const workload *w, const mattson *m, uint64_t N, double p, int on
         uint64_t k = w->keys[i], v;
         if (lruemu_access(&e, k)) { hc_profile_hit(prof, 1, k, 64); continue; }
         hc_profile_miss(prof, 1, k, 64);
-        if (lruemu_insert(&e, k, &v) && !(wl_unif(&rs) < p)) hc_profile_evict(prof, 1, v, 64);
+        if (lruemu_insert(&e, k, &v) && !(refwl_unif(&rs) < p)) hc_profile_evict(prof, 1, v, 64);
         hc_profile_set(prof, 1, k, 64);
     }
     res r = {0, 0, 0, 0};
@@ -113,7 +113,7 @@ static res run(const workload *w, const mattson *m, uint64_t N, double p, int on
 static void test_accuracy_under_loss(void)
 {
     workload w;
-    wl_zipf(&w, "zipf", 400000, 100000, 0.9, 3);
+    refwl_zipf(&w, "zipf", 400000, 100000, 0.9, 3);
     mattson *m = mattson_new(w.n);
     for (uint64_t i = 0; i < w.n; i++) mattson_access(m, w.keys[i]);
     const uint64_t N = 10000;
@@ -128,7 +128,7 @@ static void test_accuracy_under_loss(void)
     CHECK(on.hi < 0.15 && on.hi < off.hi / 3, "repaired MAE (N,4N] %.3f pp", on.hi);
     CHECK(fabs(on.at4) < 0.3, "repaired err@4N %.3f pp", on.at4);
     mattson_free(m);
-    wl_free(&w);
+    refwl_free(&w);
 }
 
 /* memcached still has memory to allocate: a class past its capacity as last set is growing
@@ -140,16 +140,16 @@ static void test_growing_cache_is_not_swept(void)
     hc_profile_set_capacity(p, 1, 100, 64);
     hc_profile_set_memory_full(p, 0);
     for (uint64_t i = 1; i <= 300; i++) {
-        hc_profile_miss(p, 1, wl_keyhash(i), 64);
-        hc_profile_set(p, 1, wl_keyhash(i), 64);
+        hc_profile_miss(p, 1, refwl_keyhash(i), 64);
+        hc_profile_set(p, 1, refwl_keyhash(i), 64);
     }
     hc_profile_stats st;
     hc_profile_stats_get(p, &st);
     CHECK(st.surplus_evictions == 0 && st.tracked_keys == 300, "growing: surplus %llu tracked %llu",
           (unsigned long long)st.surplus_evictions, (unsigned long long)st.tracked_keys);
     hc_profile_set_memory_full(p, 1);
-    hc_profile_miss(p, 1, wl_keyhash(301), 64);
-    hc_profile_set(p, 1, wl_keyhash(301), 64);
+    hc_profile_miss(p, 1, refwl_keyhash(301), 64);
+    hc_profile_set(p, 1, refwl_keyhash(301), 64);
     hc_profile_stats_get(p, &st);
     CHECK(st.surplus_evictions >= 190 && st.tracked_keys <= 105, "full again: surplus %llu tracked %llu",
           (unsigned long long)st.surplus_evictions, (unsigned long long)st.tracked_keys);

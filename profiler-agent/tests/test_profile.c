@@ -77,7 +77,7 @@ static void test_empty_one_unique_same(void)
     /* all unique: no hits anywhere, ghost full and rotating */
     p = mk(128, 4, 1);
     hc_profile_set_capacity(p, 0, 1000, 64);
-    for (uint64_t i = 0; i < 200000; i++) hc_profile_get(p, 0, wl_keyhash(i), 64);
+    for (uint64_t i = 0; i < 200000; i++) hc_profile_get(p, 0, refwl_keyhash(i), 64);
     hc_profile_curve(p, 0, &cv);
     double mx = 0;
     for (int i = 0; i < HC_CURVE_POINTS; i++) if (cv.hit_ratio[i] > mx) mx = cv.hit_ratio[i];
@@ -95,7 +95,7 @@ static void test_empty_one_unique_same(void)
 static void test_exact_at_N(void)
 {
     workload w;
-    wl_mix(&w, "m", 100000, 3000, 0.9, 500, 0.2, 0.1, 3);
+    refwl_mix(&w, "m", 100000, 3000, 0.9, 500, 0.2, 0.1, 3);
     mattson *m = mattson_new(w.n + 1);
     for (uint64_t i = 0; i < w.n; i++) mattson_access(m, w.keys[i]);
     static const uint32_t Bs[] = {1, 2, 8, 128};
@@ -115,13 +115,13 @@ static void test_exact_at_N(void)
                 hc_profile_free(p);
             }
     mattson_free(m);
-    wl_free(&w);
+    refwl_free(&w);
 }
 
 static void test_accuracy_zipf(void)
 {
     workload w;
-    wl_zipf(&w, "z", 400000, 50000, 0.9, 8);
+    refwl_zipf(&w, "z", 400000, 50000, 0.9, 8);
     mattson *m = mattson_new(w.n + 1);
     for (uint64_t i = 0; i < w.n; i++) mattson_access(m, w.keys[i]);
     uint64_t N = w.distinct / 10;
@@ -145,7 +145,7 @@ static void test_accuracy_zipf(void)
     CHECK(lo < 3.0 && hi < 3.0, "sampled 4096 keys: MAE %.3f pp [0,N], %.3f pp [N,2N]", lo, hi);
     hc_profile_free(p);
     mattson_free(m);
-    wl_free(&w);
+    refwl_free(&w);
 }
 
 /* Live semantics: the agent reports HIT/MISS/SET/EVICT/DELETE itself. */
@@ -252,8 +252,8 @@ static void test_memory_bound(void)
         hc_profile_set_capacity(p, 1, 1000000, 100);
         size_t peak = 0;
         for (uint64_t i = 0; i < 3000000; i++) {
-            if (emulate) hc_profile_get(p, 1, wl_keyhash(i), 100);
-            else hc_profile_set(p, 1, wl_keyhash(i), 100);
+            if (emulate) hc_profile_get(p, 1, refwl_keyhash(i), 100);
+            else hc_profile_set(p, 1, refwl_keyhash(i), 100);
             if ((i & 0xFFFF) == 0) {
                 hc_profile_stats st;
                 hc_profile_stats_get(p, &st);

@@ -31,7 +31,7 @@ static hc_sdc *mk(double rate, uint32_t max_keys, int ttl, double range, uint32_
 static void test_oblivious_exact(void)
 {
     workload w;
-    wl_zipf(&w, "z", 60000, 3000, 0.9, 7);
+    refwl_zipf(&w, "z", 60000, 3000, 0.9, 7);
     mattson *m = mattson_new(w.n);
     hc_sdc *s = mk(1.0, 8192, 0, 1000, 1000);
     for (uint64_t i = 0; i < w.n; i++) {
@@ -55,7 +55,7 @@ static void test_oblivious_exact(void)
     CHECK(hc_sdc_size_for(s, 0.999) < 0, "unreachable target gives -1");
     hc_sdc_free(s);
     mattson_free(m);
-    wl_free(&w);
+    refwl_free(&w);
 }
 
 /* Brute-force LRU of C items whose items vanish at their expiry. */
@@ -105,8 +105,8 @@ static void test_ttl_exact(void)
     uint8_t *gin = calloc(500, 1);
     int64_t *gexp = calloc(500, sizeof *gexp);
     for (int64_t t = 1; t <= 40000; t++) {
-        uint64_t k = (uint64_t)(500 * pow(wl_unif(&rs), 2.0));
-        uint64_t key = wl_keyhash(k);
+        uint64_t k = (uint64_t)(500 * pow(refwl_unif(&rs), 2.0));
+        uint64_t key = refwl_keyhash(k);
         if (gin[k] && gexp[k] && gexp[k] <= t)
             gin[k] = 0;
         for (int j = 0; j < 5; j++) {
@@ -187,7 +187,7 @@ static void test_bytes(void)
 static void test_sampling(void)
 {
     workload w;
-    wl_zipf(&w, "z", 400000, 100000, 0.9, 3);
+    refwl_zipf(&w, "z", 400000, 100000, 0.9, 3);
     mattson *m = mattson_new(w.n);
     hc_sdc *s = mk(0.05, 1u << 20, 0, 50000, 1000);
     hc_sdc *f = mk(1.0, 2000, 0, 50000, 1000);  /* fixed size: must halve to ~0.02 */
@@ -217,7 +217,7 @@ static void test_sampling(void)
     hc_sdc_free(s);
     hc_sdc_free(f);
     mattson_free(m);
-    wl_free(&w);
+    refwl_free(&w);
 }
 
 static void test_bad_config(void)

@@ -31,13 +31,13 @@ static void test_random_ops_at(uint32_t B, double cap, int maxlive, int ops, uin
     const char *why = NULL;
     int64_t maxtotal = 0;
     for (int t = 0; t < ops; t++) {
-        double u = wl_unif(&rs);
+        double u = refwl_unif(&rs);
         if (r.n < 2 || (u < 0.30 && r.n < maxlive)) {
             uint32_t h = stacker_set(&s);
             ref_push(&r, h);
         } else if (u < 0.80) {
             /* hits skewed to the top, as real traffic is, but reaching every depth */
-            double v = wl_unif(&rs);
+            double v = refwl_unif(&rs);
             int i = (int)(v * v * r.n);
             uint32_t h = r.h[i];
             double a, b;
@@ -46,12 +46,12 @@ static void test_random_ops_at(uint32_t B, double cap, int maxlive, int ops, uin
             if (hh != h || b != (double)(i + 1) || a != b - 1) bad_dist++;
             ref_del(&r, i); ref_push(&r, h);
         } else if (u < 0.90) {
-            int i = (int)(wl_unif(&rs) * r.n);
+            int i = (int)(refwl_unif(&rs) * r.n);
             uint32_t h = r.h[i];
             if (stacker_touch(&s, h) != h) bad_dist++;
             ref_del(&r, i); ref_push(&r, h);
         } else {
-            int i = (int)(wl_unif(&rs) * r.n);
+            int i = (int)(refwl_unif(&rs) * r.n);
             stacker_remove(&s, r.h[i]);
             stacker_remove(&s, r.h[i]);      /* a second remove of a freed node is a no-op */
             ref_del(&r, i);
@@ -158,7 +158,7 @@ static double mae_below(hc_profile *p, int cls, const mattson *m, uint64_t N)
 static void test_profile_exact(void)
 {
     workload w;
-    wl_mix(&w, "mix", 200000, 20000, 0.9, 3000, 0.3, 0.1, 42);
+    refwl_mix(&w, "mix", 200000, 20000, 0.9, 3000, 0.3, 0.1, 42);
     mattson *m = mattson_new(w.n + 1);
     for (uint64_t i = 0; i < w.n; i++) mattson_access(m, w.keys[i]);
     uint64_t N = 2000;
@@ -212,7 +212,7 @@ static void test_profile_exact(void)
         if (lruemu_access(l, k)) { hc_profile_hit(p, c, k, 64); continue; }
         hc_profile_miss(p, c, k, 64);
         if (lruemu_insert(l, k, &v)) {
-            if (wl_unif(&rs) < 0.2) dropped++;          /* 20 % of EVICTs lost */
+            if (refwl_unif(&rs) < 0.2) dropped++;          /* 20 % of EVICTs lost */
             else hc_profile_evict(p, c, v, 64);
         }
         hc_profile_set(p, c, k, 64);
@@ -228,7 +228,7 @@ static void test_profile_exact(void)
     hc_profile_free(p);
 
     mattson_free(m);
-    wl_free(&w);
+    refwl_free(&w);
 }
 
 static void test_names(void)

@@ -21,7 +21,7 @@ static void test_curveacc(void)
     double S[200], E[200], W[200];
     uint64_t rs = 1;
     for (int i = 0; i < 200; i++) {
-        S[i] = wl_unif(&rs) * 60; E[i] = S[i] + wl_unif(&rs) * 20; W[i] = wl_unif(&rs) * 3 - 0.5;
+        S[i] = refwl_unif(&rs) * 60; E[i] = S[i] + refwl_unif(&rs) * 20; W[i] = refwl_unif(&rs) * 3 - 0.5;
         if (i % 17 == 0) E[i] = S[i];       /* point masses */
         curveacc_add_uniform(&a, S[i], E[i], W[i]);
     }
@@ -51,18 +51,18 @@ static void test_keytable(void)
     enum { K = 20000 };
     /* random keys, key 0, keys that share a home slot (same identity bits except low byte are
      * the same key by design; these differ in high bits but collide modulo the table) */
-    for (uint64_t i = 0; i < K; i++) kt_insert(&t, wl_keyhash(i), (int)(i % 64), (uint32_t)i);
+    for (uint64_t i = 0; i < K; i++) kt_insert(&t, refwl_keyhash(i), (int)(i % 64), (uint32_t)i);
     CHECK(t.count == K, "count %llu", (unsigned long long)t.count);
     int ok = 1;
     for (uint64_t i = 0; i < K; i++) {
-        uint64_t s = kt_find(&t, wl_keyhash(i));
+        uint64_t s = kt_find(&t, refwl_keyhash(i));
         if (s == KT_NONE || t.act[s] != i || kt_class(&t, s) != (int)(i % 64)) ok = 0;
     }
     CHECK(ok, "all found with their values");
-    for (uint64_t i = 0; i < K; i += 2) kt_remove_slot(&t, kt_find(&t, wl_keyhash(i)));
+    for (uint64_t i = 0; i < K; i += 2) kt_remove_slot(&t, kt_find(&t, refwl_keyhash(i)));
     ok = 1;
     for (uint64_t i = 0; i < K; i++) {
-        uint64_t s = kt_find(&t, wl_keyhash(i));
+        uint64_t s = kt_find(&t, refwl_keyhash(i));
         if ((i % 2 == 0) != (s == KT_NONE)) ok = 0;
         if (s != KT_NONE && t.act[s] != i) ok = 0;
     }
@@ -77,7 +77,7 @@ static void test_keytable(void)
     /* bounded table refuses to grow */
     CHECK(kt_init(&t, 10, 64) == 0, "init bounded");
     int refused = 0;
-    for (uint64_t i = 0; i < 100; i++) if (kt_insert(&t, wl_keyhash(i), 0, 0) == KT_NONE) refused++;
+    for (uint64_t i = 0; i < 100; i++) if (kt_insert(&t, refwl_keyhash(i), 0, 0) == KT_NONE) refused++;
     CHECK(refused == 100 - 48 && t.nslots == 64, "bounded at 3/4 of 64 slots: refused %d", refused);
     kt_free(&t);
 }
@@ -86,19 +86,19 @@ static void test_cbf(void)
 {
     cbf f;
     CHECK(cbf_init(&f, 1000, 10, 7) == 0, "init");
-    for (uint64_t i = 0; i < 1000; i++) cbf_insert(&f, wl_keyhash(i));
+    for (uint64_t i = 0; i < 1000; i++) cbf_insert(&f, refwl_keyhash(i));
     int fn = 0, fp = 0;
-    for (uint64_t i = 0; i < 1000; i++) fn += !cbf_contains(&f, wl_keyhash(i));
-    for (uint64_t i = 1000; i < 101000; i++) fp += cbf_contains(&f, wl_keyhash(i));
+    for (uint64_t i = 0; i < 1000; i++) fn += !cbf_contains(&f, refwl_keyhash(i));
+    for (uint64_t i = 1000; i < 101000; i++) fp += cbf_contains(&f, refwl_keyhash(i));
     CHECK(fn == 0, "no false negatives (%d)", fn);
     double rate = fp / 100000.0, expect = cbf_fpp(&f, 1000);
     CHECK(rate < 3 * expect + 0.002, "fp rate %.4f vs model %.4f", rate, expect);
-    for (uint64_t i = 0; i < 500; i++) cbf_remove(&f, wl_keyhash(i));
+    for (uint64_t i = 0; i < 500; i++) cbf_remove(&f, refwl_keyhash(i));
     fn = 0;
-    for (uint64_t i = 500; i < 1000; i++) fn += !cbf_contains(&f, wl_keyhash(i));
+    for (uint64_t i = 500; i < 1000; i++) fn += !cbf_contains(&f, refwl_keyhash(i));
     CHECK(fn == 0, "removal keeps the others (%d lost)", fn);
     int left = 0;
-    for (uint64_t i = 0; i < 500; i++) left += cbf_contains(&f, wl_keyhash(i));
+    for (uint64_t i = 0; i < 500; i++) left += cbf_contains(&f, refwl_keyhash(i));
     CHECK(left < 50, "removed keys mostly gone (%d)", left);
     /* saturation: the same key 40 times, then 40 removals: sticky counters keep it */
     cbf_flush(&f);
@@ -120,28 +120,28 @@ static void test_ghost(void)
         ghost g;
         CHECK(ghost_init(&g, 3, 100, 0.01, keep) == 0, "init");
         /* ghost full: 1000 evictions into a ghost of 100 keep ~100..150 entries */
-        for (uint64_t i = 0; i < 1000; i++) ghost_evict(&g, wl_keyhash(i));
+        for (uint64_t i = 0; i < 1000; i++) ghost_evict(&g, refwl_keyhash(i));
         double n = ghost_entries(&g);
         CHECK(n >= 100 && n <= 150, "bounded entries %.0f", n);
-        CHECK(ghost_lookup(&g, wl_keyhash(999)) == 0, "newest key in rank 0");
-        CHECK(ghost_lookup(&g, wl_keyhash(999)) == -1, "found key left the ghost");
+        CHECK(ghost_lookup(&g, refwl_keyhash(999)) == 0, "newest key in rank 0");
+        CHECK(ghost_lookup(&g, refwl_keyhash(999)) == -1, "found key left the ghost");
         CHECK(ghost_entries(&g) == n - 1, "count decremented");
-        CHECK(ghost_lookup(&g, wl_keyhash(910)) >= 1, "older key in an older rank");
+        CHECK(ghost_lookup(&g, refwl_keyhash(910)) >= 1, "older key in an older rank");
         int old = 0;
-        for (uint64_t i = 0; i < 800; i++) old += ghost_lookup(&g, wl_keyhash(i)) >= 0;
+        for (uint64_t i = 0; i < 800; i++) old += ghost_lookup(&g, refwl_keyhash(i)) >= 0;
         CHECK(old < 40, "keys far beyond capacity forgotten (%d false hits)", old);
         ghost_free(&g);
     }
     /* coverage: evictions whose keys come back quickly must not push the others out */
     ghost g;
     ghost_init(&g, 9, 800, 0.01, 1);
-    for (uint64_t i = 0; i < 400; i++) ghost_evict(&g, wl_keyhash(i));           /* survivors */
+    for (uint64_t i = 0; i < 400; i++) ghost_evict(&g, refwl_keyhash(i));           /* survivors */
     for (uint64_t i = 1000; i < 5000; i++) {
-        ghost_evict(&g, wl_keyhash(i));
-        ghost_lookup(&g, wl_keyhash(i));                                        /* comes back */
+        ghost_evict(&g, refwl_keyhash(i));
+        ghost_lookup(&g, refwl_keyhash(i));                                        /* comes back */
     }
     int found = 0;
-    for (uint64_t i = 0; i < 400; i++) found += ghost_lookup(&g, wl_keyhash(i)) >= 0;
+    for (uint64_t i = 0; i < 400; i++) found += ghost_lookup(&g, refwl_keyhash(i)) >= 0;
     CHECK(found >= 390, "keep_coverage: %d of 400 live keys still found", found);
     ghost_free(&g);
 }
@@ -159,7 +159,7 @@ static void test_rounder_bounds_span(int B, int balanced, uint64_t N, uint32_t m
     kt_init(&act, N, 0);
     mattson *m = mattson_new(300000);
     workload w;
-    wl_mix(&w, "t", 200000, 5000, 0.8, 700, 0.2, 0.1, 9);
+    refwl_mix(&w, "t", 200000, 5000, 0.8, 700, 0.2, 0.1, 9);
     int bad = 0;
     for (uint64_t i = 0; i < w.n; i++) {
         uint64_t k = w.keys[i], v;
@@ -185,7 +185,7 @@ static void test_rounder_bounds_span(int B, int balanced, uint64_t N, uint32_t m
     int64_t sum = 0;
     for (uint32_t i = 0; i < r.B; i++) sum += r.buckets[i];
     CHECK(sum == r.total && (uint64_t)r.total == e.size, "bucket counts = cached items (%lld, %llu)", (long long)sum, (unsigned long long)e.size);
-    wl_free(&w);
+    refwl_free(&w);
     mattson_free(m);
     kt_free(&act);
     lruemu_free(&e);
@@ -206,7 +206,7 @@ static void test_mattson(void)
     uint64_t rs = 5;
     int bad = 0;
     for (int i = 0; i < 20000; i++) {
-        uint64_t k = wl_keyhash(wl_rand(&rs) % 500);
+        uint64_t k = refwl_keyhash(refwl_rand(&rs) % 500);
         uint64_t d = mattson_access(m, k), want = 0;
         size_t j;
         for (j = 0; j < n; j++) if (list[j] == k) break;
@@ -220,9 +220,9 @@ static void test_mattson(void)
     mattson_free(m);
     /* published exact LRU on arc-OLTP (traces/README.md, ARC paper) */
     char path[1024];
-    snprintf(path, sizeof(path), "%s/arc-OLTP.lis.zst", wl_traces_dir());
+    snprintf(path, sizeof(path), "%s/arc-OLTP.lis.zst", refwl_traces_dir());
     workload w;
-    if (wl_load_trace(&w, "oltp", path, "arc") != 0) { printf("SKIP arc-OLTP reference (no traces dir)\n"); return; }
+    if (refwl_load_trace(&w, "oltp", path, "arc") != 0) { printf("SKIP arc-OLTP reference (no traces dir)\n"); return; }
     m = mattson_new(w.n + 1);
     for (uint64_t i = 0; i < w.n; i++) mattson_access(m, w.keys[i]);
     static const double ref[][2] = {{1000, .3283}, {2000, .4247}, {5000, .5365}, {10000, .6070}, {15000, .6463}};
@@ -232,7 +232,7 @@ static void test_mattson(void)
     }
     CHECK(w.n == 914145 && mattson_distinct(m) == 186880, "OLTP size %llu/%llu", (unsigned long long)w.n, (unsigned long long)mattson_distinct(m));
     mattson_free(m);
-    wl_free(&w);
+    refwl_free(&w);
 }
 
 int main(void)

@@ -40,28 +40,28 @@ static void loadavg(void)
     printf("(load average now: %s; 2 CPUs shared with other engineers)\n\n", buf);
 }
 
-static int load(const char *file, const char *fmt, uint64_t max, hc_loaded *l)
+static int load(const char *file, const char *fmt, uint64_t max, sim_loaded *l)
 {
     char path[1024], err[512];
     snprintf(path, sizeof path, "%s/%s", tdir, file);
-    if (hc_load_trace(path, fmt, max, l, err, sizeof err) < 0) {
+    if (sim_load_trace(path, fmt, max, l, err, sizeof err) < 0) {
         printf("cannot load %s: %s\n", path, err);
         return -1;
     }
     return 0;
 }
 
-static uint64_t distinct(const hc_trace *t)
+static uint64_t distinct(const sim_trace *t)
 {
-    hc_table tab;
-    extern int hc_table_init(hc_table *, uint64_t);
-    extern int hc_table_put(hc_table *, uint64_t, uint32_t);
-    extern void hc_table_free(hc_table *);
-    hc_table_init(&tab, 1024);
+    sim_table tab;
+    extern int sim_table_init(sim_table *, uint64_t);
+    extern int sim_table_put(sim_table *, uint64_t, uint32_t);
+    extern void sim_table_free(sim_table *);
+    sim_table_init(&tab, 1024);
     for (size_t i = 0; i < t->n; i++)
-        hc_table_put(&tab, t->keys[i], 0);
+        sim_table_put(&tab, t->keys[i], 0);
     uint64_t d = tab.count;
-    hc_table_free(&tab);
+    sim_table_free(&tab);
     return d;
 }
 
@@ -73,7 +73,7 @@ static const char *ALL[] = {"lru", "fifo", "clock", "gclock", "nbq-clock", "bagl
 static void bench_speed(void)
 {
     printf("## 1. Simulation speed on arc-OLTP (trace pre-loaded, one thread, 4 passes)\n\n");
-    hc_loaded l;
+    sim_loaded l;
     if (load("arc-OLTP.lis.zst", "arc", 0, &l) < 0)
         return;
     printf("decompress+parse: %zu requests in %.2f s (%.1f M req/s, not part of the figures below)\n",
@@ -84,9 +84,9 @@ static void bench_speed(void)
     uint64_t *k = malloc(n * sizeof *k);
     for (size_t i = 0; i < n; i++)
         k[i] = l.t.keys[i % l.t.n];
-    hc_trace t = {.n = n, .keys = k};
-    hc_config cfg;
-    hc_config_default(&cfg);
+    sim_trace t = {.n = n, .keys = k};
+    sim_config cfg;
+    sim_config_default(&cfg);
     uint64_t sizes[] = {1000, 5000, 15000};
     const double ref[] = {6.25, 6.69, 5.96};
     printf("M requests per CPU-second of the simulating thread (wall-clock rate in brackets; the gap is "
@@ -96,11 +96,11 @@ static void bench_speed(void)
     for (int p = 0; p < NALL; p++) {
         printf("| %s |", ALL[p]);
         for (int s = 0; s < 3; s++) {
-            hc_result r;
+            sim_result r;
             char err[256];
             double best = 0, bestw = 0;
             for (int rep = 0; rep < 2; rep++) {
-                hc_simulate(&t, ALL[p], sizes[s], &cfg, &r, err, sizeof err);
+                sim_simulate(&t, ALL[p], sizes[s], &cfg, &r, err, sizeof err);
                 double mps = n / r.cpu_seconds / 1e6, w = n / r.seconds / 1e6;
                 if (mps > best)
                     best = mps;
@@ -118,27 +118,27 @@ static void bench_speed(void)
     }
     printf("\n");
     free(k);
-    hc_loaded_free(&l);
+    sim_loaded_free(&l);
 }
 
 /* ------------------------------------------------------------------ 2. grid */
 static void bench_grid(void)
 {
     printf("## 2. %d policies x 20 sizes on a 1 M-request sample (arc-P3, first 1,000,000 requests)\n\n", NALL);
-    hc_loaded l;
+    sim_loaded l;
     if (load("arc-P3.lis.zst", "arc", 1000000, &l) < 0)
         return;
     uint64_t d = distinct(&l.t);
     uint64_t sizes[20];
     for (int i = 0; i < 20; i++)   /* log-spaced, 0.1 % .. 100 % of the distinct keys */
         sizes[i] = (uint64_t)llround((double)d * pow(10, -3 + 3.0 * i / 19));
-    hc_config cfg;
-    hc_config_default(&cfg);
-    hc_result *r = calloc(NALL * 20, sizeof *r);
+    sim_config cfg;
+    sim_config_default(&cfg);
+    sim_result *r = calloc(NALL * 20, sizeof *r);
     char err[256];
     loadavg();
     double t0 = now_s();
-    hc_simulate_many(&l.t, ALL, NALL, sizes, 20, &cfg, 0, r, err, sizeof err);
+    sim_simulate_many(&l.t, ALL, NALL, sizes, 20, &cfg, 0, r, err, sizeof err);
     double wall = now_s() - t0;
     double cpu = 0, busy = 0;
     for (int i = 0; i < NALL * 20; i++) {
@@ -159,13 +159,13 @@ static void bench_grid(void)
     }
     printf("\n");
     free(r);
-    hc_loaded_free(&l);
+    sim_loaded_free(&l);
 }
 
 /* ------------------------------------------------------------------ 3. mini-simulation */
 static void minisim_trace(const char *file, const char *fmt)
 {
-    hc_loaded l;
+    sim_loaded l;
     if (load(file, fmt, 0, &l) < 0)
         return;
     uint64_t d = distinct(&l.t);
@@ -174,12 +174,12 @@ static void minisim_trace(const char *file, const char *fmt)
     uint64_t sizes[NS];
     for (int i = 0; i < NS; i++)
         sizes[i] = (uint64_t)llround(frac[i] * (double)d);
-    hc_config cfg;
-    hc_config_default(&cfg);
-    hc_result *full = calloc(NALL * NS, sizeof *full), *mini = calloc(NALL * NS, sizeof *mini);
+    sim_config cfg;
+    sim_config_default(&cfg);
+    sim_result *full = calloc(NALL * NS, sizeof *full), *mini = calloc(NALL * NS, sizeof *mini);
     char err[256];
     double t0 = now_s();
-    hc_simulate_many(&l.t, ALL, NALL, sizes, NS, &cfg, 0, full, err, sizeof err);
+    sim_simulate_many(&l.t, ALL, NALL, sizes, NS, &cfg, 0, full, err, sizeof err);
     double tf = now_s() - t0;
     printf("### %s (%zu requests, %llu keys; sizes 0.5 %%..50 %% of keys; full simulation %.1f s)\n\n",
            file, l.t.n, (unsigned long long)d, tf);
@@ -200,7 +200,7 @@ static void minisim_trace(const char *file, const char *fmt)
             cfg.sample_rate = v == 0 ? 0.1 : 0.01;
             cfg.sample_salt = 0x5a17ed5a17ull + (uint64_t)s * 7919;
             t0 = now_s();
-            hc_simulate_many(&l.t, ALL, NALL, sizes, NS, &cfg, 0, mini, err, sizeof err);
+            sim_simulate_many(&l.t, ALL, NALL, sizes, NS, &cfg, 0, mini, err, sizeof err);
             if (s == 0)
                 tm[v] = now_s() - t0;
             for (int i = 0; i < NALL * NS; i++) {
@@ -242,7 +242,7 @@ static void minisim_trace(const char *file, const char *fmt)
            tm[1], NALL, NS);
     free(full);
     free(mini);
-    hc_loaded_free(&l);
+    sim_loaded_free(&l);
 }
 
 static void bench_minisim(void)
@@ -269,8 +269,8 @@ static void bench_gdwheel(void)
     const double paper[5] = {79.85, 86.75, 91.05, 0.01, 76.10};
     printf("| workload | cache MiB | LRU hit %% | GD-Wheel hit %% | LRU cost | GD-Wheel cost | reduction %% | paper %% | p99 miss cost LRU / GD |\n");
     printf("|---|---|---|---|---|---|---|---|---|\n");
-    hc_config cfg;
-    hc_config_default(&cfg);
+    sim_config cfg;
+    sim_config_default(&cfg);
     cfg.unit_bytes = 1;
     cfg.slab = 1;
     cfg.policy_metadata = 1;
@@ -280,23 +280,23 @@ static void bench_gdwheel(void)
         double *c;
         uint8_t *o;
         size_t N;
-        if (hc_wl_gdwheel_ycsb(w, 4000000, 1000000, 0.99, 42, &k, &c, &o, &N) < 0)
+        if (sim_wl_gdwheel_ycsb(w, 4000000, 1000000, 0.99, 42, &k, &c, &o, &N) < 0)
             return;
-        hc_trace t = {.n = N, .keys = k, .costs = c, .ops = o};
+        sim_trace t = {.n = N, .keys = k, .costs = c, .ops = o};
         /* find the size where LRU is closest to 95.06 % (coarse scan of 384 B objects) */
         uint64_t sizes[6] = {650000, 700000, 750000, 800000, 850000, 900000};
         for (int i = 0; i < 6; i++)
             sizes[i] *= 384;
-        hc_result lr[6], gd[2];
+        sim_result lr[6], gd[2];
         char err[256];
         const char *lru = "lru";
-        hc_simulate_many(&t, &lru, 1, sizes, 6, &cfg, 0, lr, err, sizeof err);
+        sim_simulate_many(&t, &lru, 1, sizes, 6, &cfg, 0, lr, err, sizeof err);
         int best = 0;
         for (int i = 1; i < 6; i++)
             if (fabs(lr[i].hit_ratio - 0.9506) < fabs(lr[best].hit_ratio - 0.9506))
                 best = i;
         const char *pol[2] = {"lru", "gdwheel"};
-        hc_simulate_many(&t, pol, 2, &sizes[best], 1, &cfg, 0, gd, err, sizeof err);
+        sim_simulate_many(&t, pol, 2, &sizes[best], 1, &cfg, 0, gd, err, sizeof err);
         printf("| %d | %.0f | %.3f | %.3f | %.0f | %.0f | %.2f | %.2f | %.0f / %.0f |\n", w,
                sizes[best] / 1048576.0, gd[0].hit_ratio * 100, gd[1].hit_ratio * 100, gd[0].miss_cost_total,
                gd[1].miss_cost_total, 100 * (1 - gd[1].miss_cost_total / gd[0].miss_cost_total), paper[w - 1],
@@ -319,20 +319,20 @@ static void bench_eads(void)
            "of keys Eads' caches held at each object size (items mode: the policy effect only).\n\n");
     loadavg();
     size_t nk = 3000000, warm = 1500000, meas = 1500000, n = warm + meas;
-    hc_zipf z;
-    hc_rng r;
-    hc_zipf_init(&z, nk, 1.0);
-    hc_rng_seed(&r, 2013);
+    sim_zipf z;
+    sim_rng r;
+    sim_zipf_init(&z, nk, 1.0);
+    sim_rng_seed(&r, 2013);
     uint64_t *k = malloc(n * sizeof *k);
     uint8_t *o = malloc(n);
     for (size_t i = 0; i < n; i++) {
-        k[i] = hc_key_of(hc_zipf_draw(&z, &r));
-        o[i] = i < warm ? HC_ADD : (hc_rng_unit(&r) < 0.7 ? HC_GET : HC_ADD);
+        k[i] = sim_key_of(sim_zipf_draw(&z, &r));
+        o[i] = i < warm ? SIM_ADD : (sim_rng_unit(&r) < 0.7 ? SIM_GET : SIM_ADD);
     }
-    hc_zipf_free(&z);
-    hc_trace t = {.n = n, .keys = k, .ops = o};
-    hc_config cfg;
-    hc_config_default(&cfg);
+    sim_zipf_free(&z);
+    sim_trace t = {.n = n, .keys = k, .ops = o};
+    sim_config cfg;
+    sim_config_default(&cfg);
     cfg.fill_on_miss = 0;
     /* Eads' NbQ item counts / 30 M: 64 B 17.5 %, 256 B 9.0 %, 1 KB 3.07 %, 4 KB 0.84 % */
     const struct { int bytes; double frac; double nbq, bag, lru; } rows[] = {
@@ -343,9 +343,9 @@ static void bench_eads(void)
     for (int i = 0; i < 4; i++) {
         uint64_t size = (uint64_t)llround(rows[i].frac * (double)nk);
         const char *pol[4] = {"lru", "baglru", "clock", "nbq-clock"};
-        hc_result res[4];
+        sim_result res[4];
         char err[256];
-        hc_simulate_many(&t, pol, 4, &size, 1, &cfg, 0, res, err, sizeof err);
+        sim_simulate_many(&t, pol, 4, &size, 1, &cfg, 0, res, err, sizeof err);
         printf("| %d B | %llu | %.2f | %.2f | %.2f | %.2f | %+.2f | %+.2f | %.2f / %.2f / %.2f |\n", rows[i].bytes,
                (unsigned long long)size, res[0].hit_ratio * 100, res[1].hit_ratio * 100, res[2].hit_ratio * 100,
                res[3].hit_ratio * 100, (res[3].hit_ratio - res[0].hit_ratio) * 100, rows[i].nbq - rows[i].lru,

@@ -3,7 +3,7 @@
  *
  * A trace is a struct of arrays (keys, optional sizes, costs, ops) owned by the caller, so
  * the CLI, the benchmarks and the Python extension feed the same engine without copies.
- * One simulation = one (policy, cache size) pair; hc_simulate_many runs a grid of them on a
+ * One simulation = one (policy, cache size) pair; sim_simulate_many runs a grid of them on a
  * small thread pool. Results carry hit ratio, byte hit ratio and recomputation cost.
  */
 #ifndef HCSIM_H
@@ -12,22 +12,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum hc_op {
-    HC_GET = 0,   /* read; on a miss the object is refilled (SET) when fill_on_miss */
-    HC_SET,       /* store: replaces the object as a fresh item (as memcached does) */
-    HC_ADD,       /* store only if absent (Eads' workload: no demand fill) */
-    HC_DELETE     /* explicit removal */
+enum sim_op {
+    SIM_GET = 0,   /* read; on a miss the object is refilled (SET) when fill_on_miss */
+    SIM_SET,       /* store: replaces the object as a fresh item (as memcached does) */
+    SIM_ADD,       /* store only if absent (Eads' workload: no demand fill) */
+    SIM_DELETE     /* explicit removal */
 };
 
-typedef struct hc_trace {
+typedef struct sim_trace {
     size_t n;
     const uint64_t *keys;   /* key hashes (required) */
     const uint32_t *sizes;  /* object size in bytes (key + value); NULL: cfg default_size */
     const double *costs;    /* recomputation cost of a miss; NULL: 1 per miss */
-    const uint8_t *ops;     /* enum hc_op; NULL: every request is HC_GET */
-} hc_trace;
+    const uint8_t *ops;     /* enum sim_op; NULL: every request is SIM_GET */
+} sim_trace;
 
-typedef struct hc_config {
+typedef struct sim_config {
     int unit_bytes;          /* 0: capacity counts objects; 1: capacity counts bytes */
     int slab;                /* bytes mode: charge memcached chunk sizes (48 B header + size) */
     int policy_metadata;     /* slab mode: add each policy's per-item metadata delta */
@@ -42,11 +42,11 @@ typedef struct hc_config {
      * SHARDS_adj: the unsampled request count is not known here. */
     int presampled;
     const char *params;      /* policy parameters "policy.key=value,..." (may be NULL) */
-} hc_config;
+} sim_config;
 
-void hc_config_default(hc_config *cfg);
+void sim_config_default(sim_config *cfg);
 
-typedef struct hc_result {
+typedef struct sim_result {
     char policy[32];
     uint64_t size;              /* requested cache size (objects or bytes, unscaled) */
     uint64_t sim_size;          /* size actually simulated (size * R when sampling) */
@@ -66,46 +66,46 @@ typedef struct hc_result {
     double sample_rate;
     double seconds;             /* wall time of this simulation */
     double cpu_seconds;         /* CPU time of the thread that ran it (load-independent) */
-} hc_result;
+} sim_result;
 
 /* Policy names known to the engine, NULL-terminated. */
-const char *const *hc_policy_names(void);
+const char *const *sim_policy_names(void);
 /* One-line description of a policy, NULL if unknown. */
-const char *hc_policy_describe(const char *name);
+const char *sim_policy_describe(const char *name);
 
 /*
  * Run one policy at one size. Returns 0 on success, -1 with a message in err.
  * Thread-safe: every call owns its cache.
  */
-int hc_simulate(const hc_trace *t, const char *policy, uint64_t size, const hc_config *cfg,
-                hc_result *out, char *err, size_t errlen);
+int sim_simulate(const sim_trace *t, const char *policy, uint64_t size, const sim_config *cfg,
+                sim_result *out, char *err, size_t errlen);
 
 /*
  * Run every (policy, size) pair on `threads` worker threads (0 = number of CPUs).
  * out has np*ns entries in policy-major order. Returns 0 or -1 (first error in err).
  */
-int hc_simulate_many(const hc_trace *t, const char *const *policies, int np,
-                     const uint64_t *sizes, int ns, const hc_config *cfg, int threads,
-                     hc_result *out, char *err, size_t errlen);
+int sim_simulate_many(const sim_trace *t, const char *const *policies, int np,
+                     const uint64_t *sizes, int ns, const sim_config *cfg, int threads,
+                     sim_result *out, char *err, size_t errlen);
 
 /*
  * Exact LRU curve by Mattson stack distances (Fenwick tree), independent of the policy
  * code: hits_out[i] = GET hits of an LRU cache of sizes[i] objects. Unit-size objects, all
  * requests treated as GET with demand fill. Returns the number of GET requests or -1.
  */
-int64_t hc_exact_lru_hits(const hc_trace *t, const uint64_t *sizes, int ns, uint64_t *hits_out);
+int64_t sim_exact_lru_hits(const sim_trace *t, const uint64_t *sizes, int ns, uint64_t *hits_out);
 
 /* memcached 1.6 default slab classes (growth factor 1.25, 48-byte minimum + 48-byte item
  * header, 8-byte alignment, 512 KiB largest chunk). */
-#define HC_ITEM_HEADER 48u
-#define HC_PAGE_SIZE (1u << 20)
-int hc_slab_nclasses(void);
-uint32_t hc_slab_chunk(int cls);            /* chunk size of class cls (1-based) */
-int hc_slab_class_of(uint32_t item_bytes);  /* class for an item of that many bytes */
+#define SIM_ITEM_HEADER 48u
+#define SIM_PAGE_SIZE (1u << 20)
+int sim_slab_nclasses(void);
+uint32_t sim_slab_chunk(int cls);            /* chunk size of class cls (1-based) */
+int sim_slab_class_of(uint32_t item_bytes);  /* class for an item of that many bytes */
 /* Bytes charged for an object of `size` bytes (header + size rounded up to the chunk). */
-uint64_t hc_slab_charge(uint64_t size);
+uint64_t sim_slab_charge(uint64_t size);
 
 /* Spatial sampling predicate (SHARDS/MiniSim): 1 if key is in a sample of rate R. */
-int hc_sampled(uint64_t key, double rate, uint64_t salt);
+int sim_sampled(uint64_t key, double rate, uint64_t salt);
 
 #endif

@@ -249,7 +249,7 @@ static int get_names(PyObject *o, PyObject **keep, const char ***out, int *n)
             u++;
         if (!*u)
             continue;
-        if (!hc_policy_describe(u)) {
+        if (!sim_policy_describe(u)) {
             PyErr_Format(PyExc_ValueError, "unknown policy '%s'", u);
             return -1;
         }
@@ -385,8 +385,8 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
                                      &osz_o, &cost_o, &ops_o, &unit, &slab, &meta, &object_size, &rate,
                                      &salt_o, &params_o, &warmup, &fill, &threads, &adjust, &presampled))
         return NULL;
-    hc_config cfg;
-    hc_config_default(&cfg);
+    sim_config cfg;
+    sim_config_default(&cfg);
     if (strcmp(unit, "items") && strcmp(unit, "bytes")) {
         PyErr_SetString(PyExc_ValueError, "unit must be 'items' or 'bytes'");
         return NULL;
@@ -426,7 +426,7 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     const char **names = NULL;
     uint64_t *sizes = NULL;
     char *params = NULL;
-    hc_result *res = NULL;
+    sim_result *res = NULL;
     int np = 0, ns = 0;
     arr ka = {0}, sa = {0}, ca = {0}, oa = {0};
 
@@ -444,7 +444,7 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (oa.data && oa.owned == NULL) {
         for (Py_ssize_t i = 0; i < oa.n; i++)
-            if (((const uint8_t *)oa.data)[i] > HC_DELETE) {
+            if (((const uint8_t *)oa.data)[i] > SIM_DELETE) {
                 PyErr_Format(PyExc_ValueError, "ops[%zd]: must be 0..3", i);
                 goto done;
             }
@@ -460,11 +460,11 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_NoMemory();
         goto done;
     }
-    hc_trace t = {.n = (size_t)ka.n, .keys = ka.data, .sizes = sa.data, .costs = ca.data, .ops = oa.data};
+    sim_trace t = {.n = (size_t)ka.n, .keys = ka.data, .sizes = sa.data, .costs = ca.data, .ops = oa.data};
     char err[512] = "";
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = hc_simulate_many(&t, names, np, sizes, ns, &cfg, threads, res, err, sizeof err);
+    rc = sim_simulate_many(&t, names, np, sizes, ns, &cfg, threads, res, err, sizeof err);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
         PyErr_SetString(PyExc_ValueError, err);
@@ -472,7 +472,7 @@ static PyObject *py_simulate(PyObject *self, PyObject *args, PyObject *kw)
     }
     result = PyList_New(0);
     for (int i = 0; result && i < np * ns; i++) {
-        hc_result *r = &res[i];
+        sim_result *r = &res[i];
         PyObject *d = PyDict_New();
         if (!d || set_item(d, "policy", PyUnicode_FromString(r->policy)) < 0 ||
             set_item(d, "size", PyLong_FromUnsignedLongLong(r->size)) < 0 ||
@@ -532,10 +532,10 @@ static PyObject *py_exact_lru(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_NoMemory();
         goto done;
     }
-    hc_trace t = {.n = (size_t)ka.n, .keys = ka.data};
+    sim_trace t = {.n = (size_t)ka.n, .keys = ka.data};
     int64_t gets;
     Py_BEGIN_ALLOW_THREADS
-    gets = hc_exact_lru_hits(&t, sizes, ns, hits);
+    gets = sim_exact_lru_hits(&t, sizes, ns, hits);
     Py_END_ALLOW_THREADS
     if (gets < 0) {
         PyErr_NoMemory();
@@ -566,8 +566,8 @@ static PyObject *py_policies(PyObject *self, PyObject *unused)
     (void)self;
     (void)unused;
     PyObject *l = PyList_New(0);
-    for (const char *const *p = hc_policy_names(); l && *p; p++) {
-        PyObject *t = Py_BuildValue("(ss)", *p, hc_policy_describe(*p));
+    for (const char *const *p = sim_policy_names(); l && *p; p++) {
+        PyObject *t = Py_BuildValue("(ss)", *p, sim_policy_describe(*p));
         if (!t || PyList_Append(l, t) < 0) {
             Py_XDECREF(t);
             Py_CLEAR(l);
@@ -585,7 +585,7 @@ static PyObject *py_sampled(PyObject *self, PyObject *args)
     double rate;
     if (!PyArg_ParseTuple(args, "Kd|K", &key, &rate, &salt))
         return NULL;
-    return PyBool_FromLong(hc_sampled(key, rate, salt));
+    return PyBool_FromLong(sim_sampled(key, rate, salt));
 }
 
 static PyMethodDef methods[] = {
@@ -612,10 +612,10 @@ PyMODINIT_FUNC PyInit_hitcurve_sim(void)
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
-    PyModule_AddIntConstant(m, "GET", HC_GET);
-    PyModule_AddIntConstant(m, "SET", HC_SET);
-    PyModule_AddIntConstant(m, "ADD", HC_ADD);
-    PyModule_AddIntConstant(m, "DELETE", HC_DELETE);
+    PyModule_AddIntConstant(m, "GET", SIM_GET);
+    PyModule_AddIntConstant(m, "SET", SIM_SET);
+    PyModule_AddIntConstant(m, "ADD", SIM_ADD);
+    PyModule_AddIntConstant(m, "DELETE", SIM_DELETE);
     PyModule_AddStringConstant(m, "__version__", "0.1.0");
     return m;
 }

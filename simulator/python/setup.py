@@ -22,7 +22,11 @@ setup(
         Extension(
             "hitcurve_sim",
             sources=sources,
-            include_dirs=[rel(os.path.join(ROOT, "include")), rel(os.path.join(ROOT, "src"))],
+            include_dirs=[
+                rel(os.path.join(ROOT, "include")),
+                rel(os.path.join(ROOT, "src")),
+                rel(os.path.join(ROOT, "..", "tracereader", "include")),  # trmix.h
+            ],
             extra_compile_args=["-std=c11", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra"],
             libraries=["m", "pthread"],
         )

@@ -7,16 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t hc_obj_alloc(hc_cache *c, const hc_req *r)
+uint32_t sim_obj_alloc(sim_cache *c, const sim_req *r)
 {
     uint32_t i;
-    if (c->free_head != HC_NIL) {
+    if (c->free_head != SIM_NIL) {
         i = c->free_head;
         c->free_head = c->objs[i].next;
     } else {
         if (c->nused == c->nalloc) {
             uint32_t n = c->nalloc ? c->nalloc * 2 : 1024;
-            hc_obj *o = realloc(c->objs, (size_t)n * sizeof *o);
+            sim_obj *o = realloc(c->objs, (size_t)n * sizeof *o);
             if (!o) {
                 fprintf(stderr, "hcsim: out of memory growing the object pool\n");
                 abort();
@@ -26,46 +26,46 @@ uint32_t hc_obj_alloc(hc_cache *c, const hc_req *r)
         }
         i = c->nused++;
     }
-    hc_obj *o = &c->objs[i];
+    sim_obj *o = &c->objs[i];
     memset(o, 0, sizeof *o);
     o->key = r->key;
     o->size = r->size;
     o->charge = r->charge;
     o->cost = r->cost;
     o->cls = r->cls;
-    o->prev = o->next = HC_NIL;
-    if (hc_table_put(&c->table, r->key, i) < 0) {
+    o->prev = o->next = SIM_NIL;
+    if (sim_table_put(&c->table, r->key, i) < 0) {
         fprintf(stderr, "hcsim: out of memory growing the key index\n");
         abort();
     }
     return i;
 }
 
-void hc_obj_release(hc_cache *c, uint32_t idx)
+void sim_obj_release(sim_cache *c, uint32_t idx)
 {
-    hc_obj *o = &c->objs[idx];
+    sim_obj *o = &c->objs[idx];
     /* the key may already point at a newer object (NbQ lazy delete): only unindex ours */
-    if (hc_table_get(&c->table, o->key) == idx)
-        hc_table_remove(&c->table, o->key);
+    if (sim_table_get(&c->table, o->key) == idx)
+        sim_table_remove(&c->table, o->key);
     o->next = c->free_head;
     o->key = 0;
     c->free_head = idx;
 }
 
-uint32_t hc_find(const hc_cache *c, uint64_t key)
+uint32_t sim_find(const sim_cache *c, uint64_t key)
 {
-    return hc_table_get(&c->table, key);
+    return sim_table_get(&c->table, key);
 }
 
-void hc_table_del(hc_cache *c, uint64_t key)
+void sim_table_del(sim_cache *c, uint64_t key)
 {
-    hc_table_remove(&c->table, key);
+    sim_table_remove(&c->table, key);
 }
 
-bool hc_get_default(hc_cache *c, const hc_req *r)
+bool sim_get_default(sim_cache *c, const sim_req *r)
 {
-    uint32_t idx = hc_table_get(&c->table, r->key);
-    if (idx != HC_NIL) {
+    uint32_t idx = sim_table_get(&c->table, r->key);
+    if (idx != SIM_NIL) {
         c->ops->hit(c, idx, r);
         return true;
     }
@@ -77,11 +77,11 @@ bool hc_get_default(hc_cache *c, const hc_req *r)
     return false;
 }
 
-uint64_t hc_capacity_objects(const hc_cache *c)
+uint64_t sim_capacity_objects(const sim_cache *c)
 {
     if (!c->cfg->unit_bytes)
         return c->capacity;
-    uint64_t per = c->cfg->slab ? hc_slab_charge(c->cfg->default_size) : c->cfg->default_size;
+    uint64_t per = c->cfg->slab ? sim_slab_charge(c->cfg->default_size) : c->cfg->default_size;
     if (per == 0)
         per = 1;
     uint64_t n = c->capacity / per;
@@ -89,7 +89,7 @@ uint64_t hc_capacity_objects(const hc_cache *c)
 }
 
 /* Look up "<policy>.<key>=v" first, then "<key>=v"; params are short, so a linear scan. */
-double hc_param(const hc_cache *c, const char *key, double dflt)
+double sim_param(const sim_cache *c, const char *key, double dflt)
 {
     const char *p = c->cfg->params;
     if (!p)
@@ -124,11 +124,11 @@ double hc_param(const hc_cache *c, const char *key, double dflt)
     return found;
 }
 
-int hc_list_check(const hc_cache *c, const hc_list *l, const char *name, char *why, size_t n)
+int sim_list_check(const sim_cache *c, const sim_list *l, const char *name, char *why, size_t n)
 {
     uint64_t cnt = 0, bytes = 0;
-    uint32_t prev = HC_NIL;
-    for (uint32_t i = l->head; i != HC_NIL; i = c->objs[i].next) {
+    uint32_t prev = SIM_NIL;
+    for (uint32_t i = l->head; i != SIM_NIL; i = c->objs[i].next) {
         if (c->objs[i].prev != prev) {
             snprintf(why, n, "%s: broken prev link at %u", name, i);
             return -1;
@@ -150,7 +150,7 @@ int hc_list_check(const hc_cache *c, const hc_list *l, const char *name, char *w
     return 0;
 }
 
-int hc_cache_verify(hc_cache *c, char *why, size_t n)
+int sim_cache_verify(sim_cache *c, char *why, size_t n)
 {
     /* every indexed object maps back to its key; residents add up to used/nresident */
     uint64_t units = 0, objs = 0;
@@ -158,14 +158,14 @@ int hc_cache_verify(hc_cache *c, char *why, size_t n)
     for (uint64_t s = 0; s < nslots; s++) {
         uint64_t key = c->table.direct ? s : c->table.slots[s].key;
         uint32_t idx = c->table.direct ? c->table.direct[s] : c->table.slots[s].idx;
-        if (idx == HC_NIL)
+        if (idx == SIM_NIL)
             continue;
-        const hc_obj *o = &c->objs[idx];
+        const sim_obj *o = &c->objs[idx];
         if (o->key != key) {
             snprintf(why, n, "index points at the wrong object");
             return -1;
         }
-        if (!(o->flags & HC_F_GHOST)) {
+        if (!(o->flags & SIM_F_GHOST)) {
             units += o->charge;
             objs++;
         }

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HC_SIM_VERSION "0.1.0"
+#define SIM_VERSION "0.1.0"
 
 static void usage(FILE *f)
 {
@@ -96,8 +96,8 @@ int main(int argc, char **argv)
         {"no-sample-adjust", no_argument, 0, O_NOADJ}, {"version", no_argument, 0, O_VERSION},
         {"presampled", no_argument, 0, O_PRESAMPLED},
         {0, 0, 0, 0}};
-    hc_config cfg;
-    hc_config_default(&cfg);
+    sim_config cfg;
+    sim_config_default(&cfg);
     char *policy_arg = NULL, *sizes_arg = NULL;
     const char *format = NULL, *unit = "items";
     char params[4096] = "";
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
-        case O_VERSION: printf("hitcurve-sim %s\n", HC_SIM_VERSION); return 0;
+        case O_VERSION: printf("hitcurve-sim %s\n", SIM_VERSION); return 0;
         case O_POLICY: policy_arg = optarg; break;
         case O_FORMAT: format = optarg; break;
         case O_SIZES: sizes_arg = optarg; break;
@@ -160,8 +160,8 @@ int main(int argc, char **argv)
         case O_NOADJ: cfg.sample_adjust = 0; break;
         case O_PRESAMPLED: cfg.presampled = 1; break;
         case O_LIST:
-            for (const char *const *p = hc_policy_names(); *p; p++)
-                printf("%-10s %s\n", *p, hc_policy_describe(*p));
+            for (const char *const *p = sim_policy_names(); *p; p++)
+                printf("%-10s %s\n", *p, sim_policy_describe(*p));
             return 0;
         case O_HELP: usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
     static const char *all[64];
     if (!strcmp(policy_arg, "all")) {
         np = 0;
-        for (const char *const *p = hc_policy_names(); *p && np < 64; p++)
+        for (const char *const *p = sim_policy_names(); *p && np < 64; p++)
             all[np++] = *p;
         for (int i = 0; i < np; i++)
             pol[i] = (char *)all[i];
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
         np = split(policy_arg, pol, 64);
     }
     for (int i = 0; i < np; i++) {
-        if (!hc_policy_describe(pol[i])) {
+        if (!sim_policy_describe(pol[i])) {
             fprintf(stderr, "hitcurve-sim: unknown policy '%s' (try --list-policies)\n", pol[i]);
             return 2;
         }
@@ -215,8 +215,8 @@ int main(int argc, char **argv)
     }
 
     char err[512];
-    hc_loaded tr;
-    if (hc_load_trace(argv[optind], format, max_req, &tr, err, sizeof err) < 0) {
+    sim_loaded tr;
+    if (sim_load_trace(argv[optind], format, max_req, &tr, err, sizeof err) < 0) {
         fprintf(stderr, "hitcurve-sim: %s\n", err);
         return 1;
     }
@@ -253,8 +253,8 @@ int main(int argc, char **argv)
         }
         tr.t.costs = costs;
     }
-    hc_result *res = calloc((size_t)np * ns, sizeof *res);
-    if (!res || hc_simulate_many(&tr.t, (const char *const *)pol, np, sizes, ns, &cfg, threads,
+    sim_result *res = calloc((size_t)np * ns, sizeof *res);
+    if (!res || sim_simulate_many(&tr.t, (const char *const *)pol, np, sizes, ns, &cfg, threads,
                                  res, err, sizeof err) < 0) {
         fprintf(stderr, "hitcurve-sim: %s\n", res ? err : "out of memory");
         return 1;
@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 
     json_t *root = json_object(), *arr = json_array();
     for (int i = 0; i < np * ns; i++) {
-        hc_result *r = &res[i];
+        sim_result *r = &res[i];
         json_t *o = json_object();
         json_object_set_new(o, "policy", json_string(r->policy));
         json_object_set_new(o, "size", json_integer((json_int_t)r->size));
@@ -286,7 +286,7 @@ int main(int argc, char **argv)
     }
     if (exact) {
         uint64_t *hits = calloc((size_t)ns, sizeof *hits);
-        int64_t gets = hits ? hc_exact_lru_hits(&tr.t, sizes, ns, hits) : -1;
+        int64_t gets = hits ? sim_exact_lru_hits(&tr.t, sizes, ns, hits) : -1;
         if (gets < 0) {
             fprintf(stderr, "hitcurve-sim: exact LRU failed\n");
             return 1;
@@ -323,6 +323,6 @@ int main(int argc, char **argv)
     json_decref(root);
     free(res);
     free(costs);
-    hc_loaded_free(&tr);
+    sim_loaded_free(&tr);
     return 0;
 }

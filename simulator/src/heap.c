@@ -3,20 +3,20 @@
 
 #include <stdlib.h>
 
-static inline int less(const hc_heap_ent *x, const hc_heap_ent *y)
+static inline int less(const sim_heap_ent *x, const sim_heap_ent *y)
 {
     return x->pri < y->pri || (x->pri == y->pri && x->seq < y->seq);
 }
 
-static inline void place(hc_cache *c, hc_heap *h, uint32_t pos, hc_heap_ent e)
+static inline void place(sim_cache *c, sim_heap *h, uint32_t pos, sim_heap_ent e)
 {
     h->a[pos] = e;
     c->objs[e.idx].aux = pos;
 }
 
-static void sift_up(hc_cache *c, hc_heap *h, uint32_t pos)
+static void sift_up(sim_cache *c, sim_heap *h, uint32_t pos)
 {
-    hc_heap_ent e = h->a[pos];
+    sim_heap_ent e = h->a[pos];
     while (pos > 0) {
         uint32_t p = (pos - 1) / 2;
         if (!less(&e, &h->a[p]))
@@ -27,9 +27,9 @@ static void sift_up(hc_cache *c, hc_heap *h, uint32_t pos)
     place(c, h, pos, e);
 }
 
-static void sift_down(hc_cache *c, hc_heap *h, uint32_t pos)
+static void sift_down(sim_cache *c, sim_heap *h, uint32_t pos)
 {
-    hc_heap_ent e = h->a[pos];
+    sim_heap_ent e = h->a[pos];
     for (;;) {
         uint32_t l = 2 * pos + 1, m;
         if (l >= h->n)
@@ -43,32 +43,32 @@ static void sift_down(hc_cache *c, hc_heap *h, uint32_t pos)
     place(c, h, pos, e);
 }
 
-void hc_heap_free(hc_heap *h)
+void sim_heap_free(sim_heap *h)
 {
     free(h->a);
     h->a = NULL;
     h->n = h->cap = 0;
 }
 
-int hc_heap_push(hc_cache *c, hc_heap *h, uint32_t idx, double pri, uint64_t seq)
+int sim_heap_push(sim_cache *c, sim_heap *h, uint32_t idx, double pri, uint64_t seq)
 {
     if (h->n == h->cap) {
         uint32_t cap = h->cap ? h->cap * 2 : 1024;
-        hc_heap_ent *a = realloc(h->a, (size_t)cap * sizeof *a);
+        sim_heap_ent *a = realloc(h->a, (size_t)cap * sizeof *a);
         if (!a)
             return -1;
         h->a = a;
         h->cap = cap;
     }
-    h->a[h->n] = (hc_heap_ent){pri, seq, idx};
+    h->a[h->n] = (sim_heap_ent){pri, seq, idx};
     c->objs[idx].aux = h->n;
     sift_up(c, h, h->n++);
     return 0;
 }
 
-void hc_heap_update(hc_cache *c, hc_heap *h, uint32_t pos, double pri, uint64_t seq)
+void sim_heap_update(sim_cache *c, sim_heap *h, uint32_t pos, double pri, uint64_t seq)
 {
-    hc_heap_ent old = h->a[pos];
+    sim_heap_ent old = h->a[pos];
     h->a[pos].pri = pri;
     h->a[pos].seq = seq;
     if (less(&h->a[pos], &old))
@@ -77,11 +77,11 @@ void hc_heap_update(hc_cache *c, hc_heap *h, uint32_t pos, double pri, uint64_t 
         sift_down(c, h, pos);
 }
 
-void hc_heap_remove(hc_cache *c, hc_heap *h, uint32_t pos)
+void sim_heap_remove(sim_cache *c, sim_heap *h, uint32_t pos)
 {
     if (--h->n == pos)
         return;
-    hc_heap_ent last = h->a[h->n], old = h->a[pos];
+    sim_heap_ent last = h->a[h->n], old = h->a[pos];
     place(c, h, pos, last);
     if (less(&last, &old))
         sift_up(c, h, pos);
@@ -89,7 +89,7 @@ void hc_heap_remove(hc_cache *c, hc_heap *h, uint32_t pos)
         sift_down(c, h, pos);
 }
 
-int hc_heap_check(const hc_cache *c, const hc_heap *h)
+int sim_heap_check(const sim_cache *c, const sim_heap *h)
 {
     for (uint32_t i = 0; i < h->n; i++) {
         if (c->objs[h->a[i].idx].aux != i)

@@ -3,16 +3,16 @@
 
 #include <strings.h>
 
-extern const hc_policy_ops hc_policy_lru, hc_policy_fifo, hc_policy_clock, hc_policy_gclock,
-    hc_policy_nbq_clock, hc_policy_baglru, hc_policy_gdwheel, hc_policy_mcslru,
-    hc_policy_clockpro, hc_policy_arc, hc_policy_s3fifo, hc_policy_sieve, hc_policy_twoq,
-    hc_policy_lfu, hc_policy_gdsf, hc_policy_opt, hc_policy_lirs, hc_policy_wtinylfu, hc_policy_lhd, hc_policy_mlclock;
+extern const sim_policy_ops sim_policy_lru, sim_policy_fifo, sim_policy_clock, sim_policy_gclock,
+    sim_policy_nbq_clock, sim_policy_baglru, sim_policy_gdwheel, sim_policy_mcslru,
+    sim_policy_clockpro, sim_policy_arc, sim_policy_s3fifo, sim_policy_sieve, sim_policy_twoq,
+    sim_policy_lfu, sim_policy_gdsf, sim_policy_opt, sim_policy_lirs, sim_policy_wtinylfu, sim_policy_lhd, sim_policy_mlclock;
 
-static const hc_policy_ops *const policies[] = {
-    &hc_policy_lru, &hc_policy_fifo, &hc_policy_clock, &hc_policy_gclock,
-    &hc_policy_nbq_clock, &hc_policy_baglru, &hc_policy_gdwheel, &hc_policy_mcslru,
-    &hc_policy_clockpro, &hc_policy_arc, &hc_policy_s3fifo, &hc_policy_sieve, &hc_policy_twoq,
-    &hc_policy_lfu, &hc_policy_gdsf, &hc_policy_opt, &hc_policy_lirs, &hc_policy_wtinylfu, &hc_policy_lhd, &hc_policy_mlclock,
+static const sim_policy_ops *const policies[] = {
+    &sim_policy_lru, &sim_policy_fifo, &sim_policy_clock, &sim_policy_gclock,
+    &sim_policy_nbq_clock, &sim_policy_baglru, &sim_policy_gdwheel, &sim_policy_mcslru,
+    &sim_policy_clockpro, &sim_policy_arc, &sim_policy_s3fifo, &sim_policy_sieve, &sim_policy_twoq,
+    &sim_policy_lfu, &sim_policy_gdsf, &sim_policy_opt, &sim_policy_lirs, &sim_policy_wtinylfu, &sim_policy_lhd, &sim_policy_mlclock,
 };
 #define NPOL (sizeof policies / sizeof policies[0])
 
@@ -23,7 +23,7 @@ static const struct { const char *alias, *name; } aliases[] = {
     {"min", "opt"}, {"ml-clock", "mlclock"}, {"w-tinylfu", "wtinylfu"}, {"tinylfu", "wtinylfu"},
 };
 
-const hc_policy_ops *hc_policy_find(const char *name)
+const sim_policy_ops *sim_policy_find(const char *name)
 {
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
         if (strcasecmp(name, aliases[i].alias) == 0)
@@ -34,7 +34,7 @@ const hc_policy_ops *hc_policy_find(const char *name)
     return NULL;
 }
 
-const char *const *hc_policy_names(void)
+const char *const *sim_policy_names(void)
 {
     static const char *names[NPOL + 1];
     for (size_t i = 0; i < NPOL; i++)
@@ -43,8 +43,8 @@ const char *const *hc_policy_names(void)
     return names;
 }
 
-const char *hc_policy_describe(const char *name)
+const char *sim_policy_describe(const char *name)
 {
-    const hc_policy_ops *p = hc_policy_find(name);
+    const sim_policy_ops *p = sim_policy_find(name);
     return p ? p->describe : NULL;
 }

@@ -1,6 +1,7 @@
 /* Simulation driver: sampling, request loop, metrics, and the (policy x size) thread pool. */
 #include "cache.h"
 #include "table.h"
+#include "trmix.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -10,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void hc_config_default(hc_config *cfg)
+void sim_config_default(sim_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->default_size = 1024;
@@ -20,23 +21,13 @@ void hc_config_default(hc_config *cfg)
     cfg->sample_adjust = 1;
 }
 
-static inline uint64_t mix64(uint64_t x)
-{
-    /* splitmix64 finaliser: sampling must not correlate with the table's hash */
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
 
-int hc_sampled(uint64_t key, double rate, uint64_t salt)
+int sim_sampled(uint64_t key, double rate, uint64_t salt)
 {
     if (rate >= 1.0)
         return 1;
     /* compare the top 53 bits against rate * 2^53 (exact for every double rate) */
-    uint64_t h = mix64(key ^ salt) >> 11;
+    uint64_t h = tr_mix64(key ^ salt) >> 11;
     return (double)h < rate * 9007199254740992.0;
 }
 
@@ -86,7 +77,7 @@ static double kth(costvec *cv, size_t k)
 }
 
 /* p99 of per-GET recompute cost (hits cost 0) and p99 among misses */
-static void fill_costs(hc_result *out, costvec *cv, uint64_t requests, uint64_t misses)
+static void fill_costs(sim_result *out, costvec *cv, uint64_t requests, uint64_t misses)
 {
     if (!cv) {
         /* no cost array: every miss costs 1 */
@@ -108,7 +99,7 @@ static void fill_costs(hc_result *out, costvec *cv, uint64_t requests, uint64_t 
     out->miss_cost_p99 = rank > zeros ? cv->v[rank - zeros - 1] : 0.0;
 }
 
-static int cache_setup(hc_cache *c, const hc_policy_ops *ops, const hc_config *cfg,
+static int cache_setup(sim_cache *c, const sim_policy_ops *ops, const sim_config *cfg,
                        uint64_t capacity, double R, uint64_t ndense, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
@@ -116,27 +107,27 @@ static int cache_setup(hc_cache *c, const hc_policy_ops *ops, const hc_config *c
     c->cfg = cfg;
     c->capacity = capacity;
     c->scale = R;
-    c->free_head = HC_NIL;
+    c->free_head = SIM_NIL;
     uint64_t expect = cfg->unit_bytes ? capacity / (cfg->default_size ? cfg->default_size : 1) : capacity;
-    if ((ndense ? hc_table_init_direct(&c->table, ndense) : hc_table_init(&c->table, expect * 2 + 16)) < 0) {
+    if ((ndense ? sim_table_init_direct(&c->table, ndense) : sim_table_init(&c->table, expect * 2 + 16)) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     if (ops->init(c, err, errlen) < 0) {
-        hc_table_free(&c->table);
+        sim_table_free(&c->table);
         return -1;
     }
     return 0;
 }
 
-static void cache_teardown(hc_cache *c)
+static void cache_teardown(sim_cache *c)
 {
     c->ops->free(c);
     free(c->objs);
-    hc_table_free(&c->table);
+    sim_table_free(&c->table);
 }
 
-static void build_req(hc_req *r, const hc_config *cfg, int meta, uint64_t key, uint32_t size,
+static void build_req(sim_req *r, const sim_config *cfg, int meta, uint64_t key, uint32_t size,
                       double cost, uint8_t op)
 {
     r->key = key;
@@ -151,9 +142,9 @@ static void build_req(hc_req *r, const hc_config *cfg, int meta, uint64_t key, u
         if (s < 0)
             s = 0;
         if (cfg->slab) {
-            uint64_t ch = hc_slab_charge((uint64_t)s);
+            uint64_t ch = sim_slab_charge((uint64_t)s);
             r->charge = ch > UINT32_MAX ? UINT32_MAX : (uint32_t)ch;
-            r->cls = (uint8_t)hc_slab_class_of((uint32_t)(HC_ITEM_HEADER + s));
+            r->cls = (uint8_t)sim_slab_class_of((uint32_t)(SIM_ITEM_HEADER + s));
         } else {
             r->charge = r->size ? r->size : 1;
         }
@@ -162,34 +153,34 @@ static void build_req(hc_req *r, const hc_config *cfg, int meta, uint64_t key, u
     }
 }
 
-static inline bool resident(const hc_cache *c, uint32_t idx)
+static inline bool resident(const sim_cache *c, uint32_t idx)
 {
-    return idx != HC_NIL && !(c->objs[idx].flags & HC_F_GHOST);
+    return idx != SIM_NIL && !(c->objs[idx].flags & SIM_F_GHOST);
 }
 
 /* One request. Returns 1 GET hit, 0 GET miss, -1 not a GET. */
-static int process(hc_cache *c, const hc_req *r)
+static int process(sim_cache *c, const sim_req *r)
 {
-    bool (*get)(hc_cache *, const hc_req *) = c->ops->get ? c->ops->get : hc_get_default;
+    bool (*get)(sim_cache *, const sim_req *) = c->ops->get ? c->ops->get : sim_get_default;
     c->now++;
     switch (r->op) {
-    case HC_GET:
-        if (c->cfg->fill_on_miss || resident(c, hc_find(c, r->key)))
+    case SIM_GET:
+        if (c->cfg->fill_on_miss || resident(c, sim_find(c, r->key)))
             return get(c, r) ? 1 : 0;
         return 0;
-    case HC_SET: {
-        uint32_t idx = hc_find(c, r->key);
+    case SIM_SET: {
+        uint32_t idx = sim_find(c, r->key);
         if (resident(c, idx))
             c->ops->remove(c, idx);
         get(c, r);
         return -1;
     }
-    case HC_ADD:
-        if (!resident(c, hc_find(c, r->key)))
+    case SIM_ADD:
+        if (!resident(c, sim_find(c, r->key)))
             get(c, r);
         return -1;
-    case HC_DELETE: {
-        uint32_t idx = hc_find(c, r->key);
+    case SIM_DELETE: {
+        uint32_t idx = sim_find(c, r->key);
         if (resident(c, idx))
             c->ops->remove(c, idx);
         return -1;
@@ -200,10 +191,10 @@ static int process(hc_cache *c, const hc_req *r)
 }
 
 /* ---- step-by-step API for unit tests (src/cache.h) ---- */
-hc_cache *hc_cache_new(const char *policy, uint64_t capacity, const hc_config *cfg)
+sim_cache *sim_cache_new(const char *policy, uint64_t capacity, const sim_config *cfg)
 {
-    const hc_policy_ops *ops = hc_policy_find(policy);
-    hc_cache *c = malloc(sizeof *c);
+    const sim_policy_ops *ops = sim_policy_find(policy);
+    sim_cache *c = malloc(sizeof *c);
     char err[256];
     if (!ops || !c || cache_setup(c, ops, cfg, capacity, 1.0, 0, err, sizeof err) < 0) {
         free(c);
@@ -212,7 +203,7 @@ hc_cache *hc_cache_new(const char *policy, uint64_t capacity, const hc_config *c
     return c;
 }
 
-void hc_cache_free(hc_cache *c)
+void sim_cache_free(sim_cache *c)
 {
     if (c) {
         cache_teardown(c);
@@ -220,18 +211,18 @@ void hc_cache_free(hc_cache *c)
     }
 }
 
-int hc_cache_access_next(hc_cache *c, uint64_t key, uint32_t size, double cost, int op, uint64_t next)
+int sim_cache_access_next(sim_cache *c, uint64_t key, uint32_t size, double cost, int op, uint64_t next)
 {
-    hc_req r;
+    sim_req r;
     int meta = (c->cfg->unit_bytes && c->cfg->slab && c->cfg->policy_metadata) ? c->ops->meta_delta : 0;
     build_req(&r, c->cfg, meta, key, size, cost, (uint8_t)op);
     r.next = next;
     return process(c, &r);
 }
 
-int hc_cache_access(hc_cache *c, uint64_t key, uint32_t size, double cost, int op)
+int sim_cache_access(sim_cache *c, uint64_t key, uint32_t size, double cost, int op)
 {
-    return hc_cache_access_next(c, key, size, cost, op, UINT64_MAX);
+    return sim_cache_access_next(c, key, size, cost, op, UINT64_MAX);
 }
 
 /*
@@ -240,7 +231,7 @@ int hc_cache_access(hc_cache *c, uint64_t key, uint32_t size, double cost, int o
  * table. NULL (with a message) if the trace is too long for 32-bit positions or memory
  * runs out.
  */
-static uint32_t *next_uses(const hc_trace *t, const uint32_t *ids, uint64_t nd, char *err, size_t errlen)
+static uint32_t *next_uses(const sim_trace *t, const uint32_t *ids, uint64_t nd, char *err, size_t errlen)
 {
     if (t->n >= UINT32_MAX) {
         snprintf(err, errlen, "offline policy (opt): trace longer than %u requests", UINT32_MAX - 1);
@@ -248,8 +239,8 @@ static uint32_t *next_uses(const hc_trace *t, const uint32_t *ids, uint64_t nd, 
     }
     uint32_t *next = malloc((t->n ? t->n : 1) * sizeof *next);
     uint32_t *last = ids ? malloc((nd ? nd : 1) * sizeof *last) : NULL;
-    hc_table tab = {0};
-    if (!next || (ids && !last) || (!ids && hc_table_init(&tab, 1024) < 0)) {
+    sim_table tab = {0};
+    if (!next || (ids && !last) || (!ids && sim_table_init(&tab, 1024) < 0)) {
         free(next);
         free(last);
         snprintf(err, errlen, "out of memory for next-use positions");
@@ -262,10 +253,10 @@ static uint32_t *next_uses(const hc_trace *t, const uint32_t *ids, uint64_t nd, 
             next[i] = last[ids[i]];
             last[ids[i]] = (uint32_t)i;
         } else {
-            next[i] = hc_table_get(&tab, t->keys[i]);   /* HC_NIL == UINT32_MAX */
-            if (hc_table_put(&tab, t->keys[i], (uint32_t)i) < 0) {
+            next[i] = sim_table_get(&tab, t->keys[i]);   /* SIM_NIL == UINT32_MAX */
+            if (sim_table_put(&tab, t->keys[i], (uint32_t)i) < 0) {
                 free(next);
-                hc_table_free(&tab);
+                sim_table_free(&tab);
                 snprintf(err, errlen, "out of memory for next-use positions");
                 return NULL;
             }
@@ -273,27 +264,27 @@ static uint32_t *next_uses(const hc_trace *t, const uint32_t *ids, uint64_t nd, 
     }
     free(last);
     if (!ids)
-        hc_table_free(&tab);
+        sim_table_free(&tab);
     return next;
 }
 
-int hc_cache_resident(const hc_cache *c, uint64_t key)
+int sim_cache_resident(const sim_cache *c, uint64_t key)
 {
-    return resident(c, hc_find(c, key));
+    return resident(c, sim_find(c, key));
 }
 
-hc_obj *hc_cache_obj(hc_cache *c, uint64_t key)
+sim_obj *sim_cache_obj(sim_cache *c, uint64_t key)
 {
-    uint32_t i = hc_find(c, key);
-    return i == HC_NIL ? NULL : &c->objs[i];
+    uint32_t i = sim_find(c, key);
+    return i == SIM_NIL ? NULL : &c->objs[i];
 }
 
 /* ids (optional): dense key ids 0..nd-1 for every request, shared by a grid of runs */
-static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const uint32_t *next,
-                   const char *policy, uint64_t size, const hc_config *cfg, hc_result *out, char *err,
+static int run_one(const sim_trace *t, const uint32_t *ids, uint64_t nd, const uint32_t *next,
+                   const char *policy, uint64_t size, const sim_config *cfg, sim_result *out, char *err,
                    size_t errlen)
 {
-    const hc_policy_ops *ops = hc_policy_find(policy);
+    const sim_policy_ops *ops = sim_policy_find(policy);
     if (!ops) {
         snprintf(err, errlen, "unknown policy '%s'", policy);
         return -1;
@@ -324,7 +315,7 @@ static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const ui
     out->sample_rate = R;
     out->trace_requests = t->n;
 
-    hc_cache c;
+    sim_cache c;
     if (cache_setup(&c, ops, cfg, sim_size, R, ids ? nd : 0, err, errlen) < 0)
         return -1;
     int meta = (cfg->unit_bytes && cfg->slab && cfg->policy_metadata) ? ops->meta_delta : 0;
@@ -340,16 +331,16 @@ static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const ui
     for (size_t i = 0; i < t->n; i++) {
         uint64_t key = t->keys[i];
         if (R < 1.0 && !cfg->presampled) {
-            if (i >= warm && (!t->ops || t->ops[i] == HC_GET)) {
+            if (i >= warm && (!t->ops || t->ops[i] == SIM_GET)) {
                 all_gets++;
                 all_bytes += t->sizes && t->sizes[i] ? t->sizes[i] : cfg->default_size;
             }
-            if (!hc_sampled(key, R, cfg->sample_salt))
+            if (!sim_sampled(key, R, cfg->sample_salt))
                 continue;
         }
-        hc_req r;
+        sim_req r;
         build_req(&r, cfg, meta, ids ? ids[i] : key, t->sizes ? t->sizes[i] : 0,
-                  t->costs ? t->costs[i] : 1.0, t->ops ? t->ops[i] : HC_GET);
+                  t->costs ? t->costs[i] : 1.0, t->ops ? t->ops[i] : SIM_GET);
         if (next && next[i] != UINT32_MAX)
             r.next = next[i];
         r.hkey = key;
@@ -399,10 +390,10 @@ static int run_one(const hc_trace *t, const uint32_t *ids, uint64_t nd, const ui
     return 0;
 }
 
-int hc_simulate(const hc_trace *t, const char *policy, uint64_t size, const hc_config *cfg,
-                hc_result *out, char *err, size_t errlen)
+int sim_simulate(const sim_trace *t, const char *policy, uint64_t size, const sim_config *cfg,
+                sim_result *out, char *err, size_t errlen)
 {
-    const hc_policy_ops *ops = hc_policy_find(policy);
+    const sim_policy_ops *ops = sim_policy_find(policy);
     uint32_t *next = NULL;
     if (ops && ops->needs_future && !(next = next_uses(t, NULL, 0, err, errlen)))
         return -1;
@@ -413,28 +404,28 @@ int hc_simulate(const hc_trace *t, const char *policy, uint64_t size, const hc_c
 
 /* Dense ids for the keys (first-seen order). NULL when out of memory or the trace has
  * more than 2^32-2 distinct keys; callers then fall back to hashing. */
-static uint32_t *dense_ids(const hc_trace *t, uint64_t *nd)
+static uint32_t *dense_ids(const sim_trace *t, uint64_t *nd)
 {
-    hc_table tab;
+    sim_table tab;
     uint32_t *ids = malloc((t->n ? t->n : 1) * sizeof *ids);
-    if (!ids || hc_table_init(&tab, 1024) < 0) {
+    if (!ids || sim_table_init(&tab, 1024) < 0) {
         free(ids);
         return NULL;
     }
     uint32_t next = 0;
     for (size_t i = 0; i < t->n; i++) {
-        uint32_t v = hc_table_get(&tab, t->keys[i]);
-        if (v == HC_NIL) {
-            if (next == HC_NIL - 1 || hc_table_put(&tab, t->keys[i], next) < 0) {
+        uint32_t v = sim_table_get(&tab, t->keys[i]);
+        if (v == SIM_NIL) {
+            if (next == SIM_NIL - 1 || sim_table_put(&tab, t->keys[i], next) < 0) {
                 free(ids);
-                hc_table_free(&tab);
+                sim_table_free(&tab);
                 return NULL;
             }
             v = next++;
         }
         ids[i] = v;
     }
-    hc_table_free(&tab);
+    sim_table_free(&tab);
     *nd = next;
     return ids;
 }
@@ -442,13 +433,13 @@ static uint32_t *dense_ids(const hc_trace *t, uint64_t *nd)
 /* ---- thread pool over the (policy, size) grid ---- */
 
 typedef struct grid {
-    const hc_trace *t;
+    const sim_trace *t;
     const char *const *policies;
     int np;
     const uint64_t *sizes;
     int ns;
-    const hc_config *cfg;
-    hc_result *out;
+    const sim_config *cfg;
+    sim_result *out;
     const uint32_t *ids;
     uint64_t nd;
     const uint32_t *nextuse; /* next-use positions, when an offline policy is in the grid */
@@ -469,7 +460,7 @@ static void *worker(void *arg)
         int k = g->order[j];
         int p = k / g->ns, s = k % g->ns;
         char err[256];
-        if (run_one(g->t, g->ids, g->nd, hc_policy_find(g->policies[p])->needs_future ? g->nextuse : NULL,
+        if (run_one(g->t, g->ids, g->nd, sim_policy_find(g->policies[p])->needs_future ? g->nextuse : NULL,
                     g->policies[p], g->sizes[s], g->cfg, &g->out[k], err, sizeof err) < 0) {
             pthread_mutex_lock(&g->lock);
             if (!g->failed)
@@ -480,12 +471,12 @@ static void *worker(void *arg)
     }
 }
 
-int hc_simulate_many(const hc_trace *t, const char *const *policies, int np,
-                     const uint64_t *sizes, int ns, const hc_config *cfg, int threads,
-                     hc_result *out, char *err, size_t errlen)
+int sim_simulate_many(const sim_trace *t, const char *const *policies, int np,
+                     const uint64_t *sizes, int ns, const sim_config *cfg, int threads,
+                     sim_result *out, char *err, size_t errlen)
 {
     for (int p = 0; p < np; p++) {
-        if (!hc_policy_find(policies[p])) {
+        if (!sim_policy_find(policies[p])) {
             snprintf(err, errlen, "unknown policy '%s'", policies[p]);
             return -1;
         }
@@ -508,7 +499,7 @@ int hc_simulate_many(const hc_trace *t, const char *const *policies, int np,
     }
     uint32_t *next = NULL;
     for (int p = 0; p < np && !next; p++) {
-        if (hc_policy_find(policies[p])->needs_future && !(next = next_uses(t, ids, g.nd, err, errlen))) {
+        if (sim_policy_find(policies[p])->needs_future && !(next = next_uses(t, ids, g.nd, err, errlen))) {
             free(ids);
             pthread_mutex_destroy(&g.lock);
             return -1;

@@ -9,14 +9,14 @@
 #include <pthread.h>
 
 #define MAX_CLASSES 64
-#define CHUNK_MAX (HC_PAGE_SIZE / 2)
+#define CHUNK_MAX (SIM_PAGE_SIZE / 2)
 
 static uint32_t chunk[MAX_CLASSES + 1];
 static int nclasses;
 
 static void compute_classes(void)
 {
-    unsigned int size = HC_ITEM_HEADER + 48;
+    unsigned int size = SIM_ITEM_HEADER + 48;
     const double factor = 1.25;
     int i = 0;
     uint32_t tmp[MAX_CLASSES + 1];
@@ -41,13 +41,13 @@ static void init_classes(void)
     pthread_once(&once, compute_classes);
 }
 
-int hc_slab_nclasses(void)
+int sim_slab_nclasses(void)
 {
     init_classes();
     return nclasses;
 }
 
-uint32_t hc_slab_chunk(int cls)
+uint32_t sim_slab_chunk(int cls)
 {
     init_classes();
     if (cls < 1 || cls > nclasses)
@@ -55,7 +55,7 @@ uint32_t hc_slab_chunk(int cls)
     return chunk[cls];
 }
 
-int hc_slab_class_of(uint32_t item_bytes)
+int sim_slab_class_of(uint32_t item_bytes)
 {
     init_classes();
     int lo = 1, hi = nclasses;
@@ -71,11 +71,11 @@ int hc_slab_class_of(uint32_t item_bytes)
     return lo;
 }
 
-uint64_t hc_slab_charge(uint64_t size)
+uint64_t sim_slab_charge(uint64_t size)
 {
     init_classes();
-    uint64_t item = HC_ITEM_HEADER + size;
+    uint64_t item = SIM_ITEM_HEADER + size;
     if (item > CHUNK_MAX)
         return (item + CHUNK_MAX - 1) / CHUNK_MAX * CHUNK_MAX;
-    return chunk[hc_slab_class_of((uint32_t)item)];
+    return chunk[sim_slab_class_of((uint32_t)item)];
 }

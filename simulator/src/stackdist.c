@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t hc_exact_lru_hits(const hc_trace *t, const uint64_t *sizes, int ns, uint64_t *hits_out)
+int64_t sim_exact_lru_hits(const sim_trace *t, const uint64_t *sizes, int ns, uint64_t *hits_out)
 {
     size_t n = t->n;
     int32_t *fen = calloc(n + 2, sizeof *fen);
     uint64_t *hist = calloc(n + 2, sizeof *hist);   /* hist[d] = accesses at distance d */
-    hc_table tab;   /* key -> time (1-based) of its latest access */
-    if (!fen || !hist || hc_table_init(&tab, 1024) < 0) {
+    sim_table tab;   /* key -> time (1-based) of its latest access */
+    if (!fen || !hist || sim_table_init(&tab, 1024) < 0) {
         free(fen);
         free(hist);
         return -1;
@@ -25,9 +25,9 @@ int64_t hc_exact_lru_hits(const hc_trace *t, const uint64_t *sizes, int ns, uint
     int64_t gets = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t now = (uint32_t)(i + 1);
-        uint32_t prev = hc_table_get(&tab, t->keys[i]);
+        uint32_t prev = sim_table_get(&tab, t->keys[i]);
         gets++;
-        if (prev != HC_NIL) {
+        if (prev != SIM_NIL) {
             /* distinct keys with latest access in (prev, now) = prefix(now-1) - prefix(prev) */
             int64_t s = 0;
             for (uint32_t k = now - 1; k > 0; k -= k & (~k + 1))
@@ -40,7 +40,7 @@ int64_t hc_exact_lru_hits(const hc_trace *t, const uint64_t *sizes, int ns, uint
         }
         for (uint32_t k = now; k <= n; k += k & (~k + 1))
             fen[k]++;
-        if (hc_table_put(&tab, t->keys[i], now) < 0) {
+        if (sim_table_put(&tab, t->keys[i], now) < 0) {
             gets = -1;
             break;
         }
@@ -53,6 +53,6 @@ int64_t hc_exact_lru_hits(const hc_trace *t, const uint64_t *sizes, int ns, uint
     }
     free(fen);
     free(hist);
-    hc_table_free(&tab);
+    sim_table_free(&tab);
     return gets;
 }

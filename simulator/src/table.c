@@ -2,21 +2,21 @@
 
 #include <stdlib.h>
 
-static int alloc_slots(hc_table *t, uint32_t bits)
+static int alloc_slots(sim_table *t, uint32_t bits)
 {
     size_t n = (size_t)1 << bits;
-    hc_slot *s = malloc(n * sizeof *s);
+    sim_slot *s = malloc(n * sizeof *s);
     if (!s)
         return -1;
     for (size_t i = 0; i < n; i++)
-        s[i].idx = HC_NIL;
+        s[i].idx = SIM_NIL;
     t->slots = s;
     t->bits = bits;
     t->mask = n - 1;
     return 0;
 }
 
-int hc_table_init_direct(hc_table *t, uint64_t n)
+int sim_table_init_direct(sim_table *t, uint64_t n)
 {
     t->slots = NULL;
     t->count = 0;
@@ -27,11 +27,11 @@ int hc_table_init_direct(hc_table *t, uint64_t n)
     if (!t->direct)
         return -1;
     for (uint64_t i = 0; i < n; i++)
-        t->direct[i] = HC_NIL;
+        t->direct[i] = SIM_NIL;
     return 0;
 }
 
-int hc_table_init(hc_table *t, uint64_t expected)
+int sim_table_init(sim_table *t, uint64_t expected)
 {
     t->direct = NULL;
     t->direct_n = 0;
@@ -42,7 +42,7 @@ int hc_table_init(hc_table *t, uint64_t expected)
     return alloc_slots(t, bits);
 }
 
-void hc_table_free(hc_table *t)
+void sim_table_free(sim_table *t)
 {
     free(t->direct);
     t->direct = NULL;
@@ -50,18 +50,18 @@ void hc_table_free(hc_table *t)
     t->slots = NULL;
 }
 
-static int grow(hc_table *t)
+static int grow(sim_table *t)
 {
-    hc_table old = *t;
+    sim_table old = *t;
     if (alloc_slots(t, old.bits + 1) < 0) {
         *t = old;
         return -1;
     }
     for (uint64_t i = 0; i <= old.mask; i++) {
-        if (old.slots[i].idx == HC_NIL)
+        if (old.slots[i].idx == SIM_NIL)
             continue;
-        uint64_t j = hc_table_hash(t, old.slots[i].key);
-        while (t->slots[j].idx != HC_NIL)
+        uint64_t j = sim_table_hash(t, old.slots[i].key);
+        while (t->slots[j].idx != SIM_NIL)
             j = (j + 1) & t->mask;
         t->slots[j] = old.slots[i];
     }
@@ -69,22 +69,22 @@ static int grow(hc_table *t)
     return 0;
 }
 
-int hc_table_put(hc_table *t, uint64_t key, uint32_t idx)
+int sim_table_put(sim_table *t, uint64_t key, uint32_t idx)
 {
     if (t->direct) {
         if (key >= t->direct_n)
             return -1;
-        t->count += t->direct[key] == HC_NIL;
+        t->count += t->direct[key] == SIM_NIL;
         t->direct[key] = idx;
         return 0;
     }
     /* keep the load at or below 1/2 so probe sequences stay short */
     if ((t->count + 1) * 2 > t->mask + 1 && grow(t) < 0)
         return -1;
-    uint64_t i = hc_table_hash(t, key);
+    uint64_t i = sim_table_hash(t, key);
     for (;;) {
-        hc_slot *s = &t->slots[i];
-        if (s->idx == HC_NIL) {
+        sim_slot *s = &t->slots[i];
+        if (s->idx == SIM_NIL) {
             s->key = key;
             s->idx = idx;
             t->count++;
@@ -98,19 +98,19 @@ int hc_table_put(hc_table *t, uint64_t key, uint32_t idx)
     }
 }
 
-int hc_table_remove(hc_table *t, uint64_t key)
+int sim_table_remove(sim_table *t, uint64_t key)
 {
     if (t->direct) {
-        if (key >= t->direct_n || t->direct[key] == HC_NIL)
+        if (key >= t->direct_n || t->direct[key] == SIM_NIL)
             return 0;
-        t->direct[key] = HC_NIL;
+        t->direct[key] = SIM_NIL;
         t->count--;
         return 1;
     }
-    uint64_t i = hc_table_hash(t, key);
+    uint64_t i = sim_table_hash(t, key);
     for (;;) {
-        hc_slot *s = &t->slots[i];
-        if (s->idx == HC_NIL)
+        sim_slot *s = &t->slots[i];
+        if (s->idx == SIM_NIL)
             return 0;
         if (s->key == key)
             break;
@@ -120,17 +120,17 @@ int hc_table_remove(hc_table *t, uint64_t key)
     uint64_t j = i;
     for (;;) {
         j = (j + 1) & t->mask;
-        hc_slot *sj = &t->slots[j];
-        if (sj->idx == HC_NIL)
+        sim_slot *sj = &t->slots[j];
+        if (sj->idx == SIM_NIL)
             break;
-        uint64_t home = hc_table_hash(t, sj->key);
+        uint64_t home = sim_table_hash(t, sj->key);
         /* move sj into the hole at i if its home is not in the cyclic range (i, j] */
         if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
             t->slots[i] = *sj;
             i = j;
         }
     }
-    t->slots[i].idx = HC_NIL;
+    t->slots[i].idx = SIM_NIL;
     t->count--;
     return 1;
 }

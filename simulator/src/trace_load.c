@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-static int grow(hc_loaded *l, size_t *cap, int want_sizes, int want_ops)
+static int grow(sim_loaded *l, size_t *cap, int want_sizes, int want_ops)
 {
     size_t n = *cap ? *cap * 2 : (1u << 20);
     uint64_t *k = realloc(l->keys, n * sizeof *k);
@@ -37,26 +37,26 @@ static int grow(hc_loaded *l, size_t *cap, int want_sizes, int want_ops)
  */
 static void fill_zero_sizes(const uint64_t *keys, uint32_t *sizes, size_t n)
 {
-    hc_table t;
+    sim_table t;
     for (int pass = 0; pass < 2; pass++) {
-        if (hc_table_init(&t, 1024) < 0)
+        if (sim_table_init(&t, 1024) < 0)
             return;
         for (size_t k = 0; k < n; k++) {
             size_t i = pass == 0 ? n - 1 - k : k;
             if (sizes[i]) {
-                if (hc_table_put(&t, keys[i], sizes[i] == HC_NIL ? HC_NIL - 1 : sizes[i]) < 0)
+                if (sim_table_put(&t, keys[i], sizes[i] == SIM_NIL ? SIM_NIL - 1 : sizes[i]) < 0)
                     break;
             } else {
-                uint32_t v = hc_table_get(&t, keys[i]);
-                if (v != HC_NIL)
+                uint32_t v = sim_table_get(&t, keys[i]);
+                if (v != SIM_NIL)
                     sizes[i] = v;
             }
         }
-        hc_table_free(&t);
+        sim_table_free(&t);
     }
 }
 
-int hc_load_trace(const char *path, const char *format, uint64_t max_requests, hc_loaded *out,
+int sim_load_trace(const char *path, const char *format, uint64_t max_requests, sim_loaded *out,
                   char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -77,15 +77,15 @@ int hc_load_trace(const char *path, const char *format, uint64_t max_requests, h
     while ((rc = tr_next(r, &q)) == 1) {
         uint8_t op;
         switch (q.op) {
-        case TR_GET: case TR_HIT: case TR_MISS: op = HC_GET; break;
-        case TR_SET: op = HC_SET; break;
-        case TR_DELETE: op = HC_DELETE; break;
+        case TR_GET: case TR_HIT: case TR_MISS: op = SIM_GET; break;
+        case TR_SET: op = SIM_SET; break;
+        case TR_DELETE: op = SIM_DELETE; break;
         default: out->ignored++; continue;   /* TR_EVICT: the real cache's decision */
         }
         if (n == cap && grow(out, &cap, with_sizes, with_ops) < 0) {
             snprintf(err, errlen, "out of memory loading %s", path);
             tr_close(r);
-            hc_loaded_free(out);
+            sim_loaded_free(out);
             return -1;
         }
         out->keys[n] = q.key;
@@ -100,7 +100,7 @@ int hc_load_trace(const char *path, const char *format, uint64_t max_requests, h
     if (rc < 0) {
         snprintf(err, errlen, "%s: %s", path, tr_error(r));
         tr_close(r);
-        hc_loaded_free(out);
+        sim_loaded_free(out);
         return -1;
     }
     out->skipped = tr_skipped(r);
@@ -126,7 +126,7 @@ int hc_load_trace(const char *path, const char *format, uint64_t max_requests, h
     return 0;
 }
 
-void hc_loaded_free(hc_loaded *l)
+void sim_loaded_free(sim_loaded *l)
 {
     free(l->keys);
     free(l->sizes);

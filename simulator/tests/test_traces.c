@@ -38,14 +38,14 @@ static const struct { const char *file, *fmt; } traces[] = {
     {"lirs-scan.trace.gz", "lirs"}, {"lirs-sprite.trace.gz", "lirs"}, {"lirs-zigzag.trace.gz", "lirs"},
 };
 
-static uint64_t distinct(const hc_trace *t)
+static uint64_t distinct(const sim_trace *t)
 {
-    hc_table tab;
-    hc_table_init(&tab, 1024);
+    sim_table tab;
+    sim_table_init(&tab, 1024);
     for (size_t i = 0; i < t->n; i++)
-        hc_table_put(&tab, t->keys[i], 0);
+        sim_table_put(&tab, t->keys[i], 0);
     uint64_t d = tab.count;
-    hc_table_free(&tab);
+    sim_table_free(&tab);
     return d;
 }
 
@@ -60,13 +60,13 @@ int main(void)
         printf("0 passed, 1 failed\n");
         return 1;
     }
-    hc_config cfg;
-    hc_config_default(&cfg);
+    sim_config cfg;
+    sim_config_default(&cfg);
     char path[1024], err[512];
     for (size_t k = 0; k < sizeof traces / sizeof traces[0]; k++) {
         snprintf(path, sizeof path, "%s/%s", dir, traces[k].file);
-        hc_loaded tr;
-        if (hc_load_trace(path, traces[k].fmt, 0, &tr, err, sizeof err) < 0) {
+        sim_loaded tr;
+        if (sim_load_trace(path, traces[k].fmt, 0, &tr, err, sizeof err) < 0) {
             CHECK(0, "load %s: %s", traces[k].file, err);
             continue;
         }
@@ -79,11 +79,11 @@ int main(void)
             if (s >= 1 && (ns == 0 || s != sizes[ns - 1]))
                 sizes[ns++] = s;
         }
-        int64_t gets = hc_exact_lru_hits(&tr.t, sizes, ns, hits);
+        int64_t gets = sim_exact_lru_hits(&tr.t, sizes, ns, hits);
         int ok = gets == (int64_t)tr.t.n;
-        hc_result res[7];
+        sim_result res[7];
         const char *pol[] = {"lru"};
-        hc_simulate_many(&tr.t, pol, 1, sizes, ns, &cfg, 0, res, err, sizeof err);
+        sim_simulate_many(&tr.t, pol, 1, sizes, ns, &cfg, 0, res, err, sizeof err);
         for (int i = 0; i < ns; i++)
             if (res[i].hits != hits[i])
                 ok = 0;
@@ -96,7 +96,7 @@ int main(void)
             uint64_t sz[5] = {1000, 2000, 5000, 10000, 15000};
             uint64_t h[5];
             const double readme[3] = {0.3283, 0.4247, 0.5365};   /* traces/README.md */
-            hc_exact_lru_hits(&tr.t, sz, 5, h);
+            sim_exact_lru_hits(&tr.t, sz, 5, h);
             for (int i = 0; i < 3; i++)
                 CHECK(fabs((double)h[i] / (double)tr.t.n - readme[i]) < 0.00005,
                       "exact LRU OLTP@%llu = %.4f, README %.4f", (unsigned long long)sz[i],
@@ -107,8 +107,8 @@ int main(void)
                                       {0.6105, 0.5392, 0.4475, 0.3813, 0.3460},
                                       {0.6673, 0.5697, 0.4617, 0.3902, 0.3523},
                                       {0.7147, 0.6256, 0.5032, 0.4271, 0.3858}};
-            hc_result r[20];
-            hc_simulate_many(&tr.t, pols, 4, sz, 5, &cfg, 0, r, err, sizeof err);
+            sim_result r[20];
+            sim_simulate_many(&tr.t, pols, 4, sz, 5, &cfg, 0, r, err, sizeof err);
             printf("arc-OLTP miss ratio vs libCacheSim (research_anchors 1.8):\n");
             for (int p = 0; p < 4; p++) {
                 printf("  %-6s", pols[p]);
@@ -121,7 +121,7 @@ int main(void)
                 printf("\n");
             }
         }
-        hc_loaded_free(&tr);
+        sim_loaded_free(&tr);
     }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

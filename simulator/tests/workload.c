@@ -1,25 +1,19 @@
 #include "workload.h"
+#include "trmix.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
-void hc_rng_seed(hc_rng *r, uint64_t seed)
+void sim_rng_seed(sim_rng *r, uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix(&seed);
+        r->s[i] = tr_splitmix_next(&seed);
 }
 
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
-uint64_t hc_rng_next(hc_rng *r)
+uint64_t sim_rng_next(sim_rng *r)
 {
     /* xoshiro256** */
     uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
@@ -32,9 +26,9 @@ uint64_t hc_rng_next(hc_rng *r)
     return res;
 }
 
-double hc_rng_unit(hc_rng *r) { return (double)(hc_rng_next(r) >> 11) * 0x1.0p-53; }
+double sim_rng_unit(sim_rng *r) { return (double)(sim_rng_next(r) >> 11) * 0x1.0p-53; }
 
-int hc_zipf_init(hc_zipf *z, size_t n, double alpha)
+int sim_zipf_init(sim_zipf *z, size_t n, double alpha)
 {
     z->n = n;
     z->cdf = malloc(n * sizeof *z->cdf);
@@ -50,9 +44,9 @@ int hc_zipf_init(hc_zipf *z, size_t n, double alpha)
     return 0;
 }
 
-size_t hc_zipf_draw(const hc_zipf *z, hc_rng *r)
+size_t sim_zipf_draw(const sim_zipf *z, sim_rng *r)
 {
-    double u = hc_rng_unit(r);
+    double u = sim_rng_unit(r);
     size_t lo = 0, hi = z->n - 1;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -64,71 +58,71 @@ size_t hc_zipf_draw(const hc_zipf *z, hc_rng *r)
     return lo;
 }
 
-void hc_zipf_free(hc_zipf *z) { free(z->cdf); }
+void sim_zipf_free(sim_zipf *z) { free(z->cdf); }
 
-uint64_t hc_key_of(uint64_t rank)
+uint64_t sim_key_of(uint64_t rank)
 {
     uint64_t x = rank * 0x9E3779B97F4A7C15ull + 12345;
-    return splitmix(&x);
+    return tr_splitmix_next(&x);
 }
 
-uint64_t *hc_wl_zipf(size_t n, size_t nkeys, double alpha, uint64_t seed)
+uint64_t *sim_wl_zipf(size_t n, size_t nkeys, double alpha, uint64_t seed)
 {
-    hc_zipf z;
-    hc_rng r;
+    sim_zipf z;
+    sim_rng r;
     uint64_t *k = malloc(n * sizeof *k);
-    if (!k || hc_zipf_init(&z, nkeys, alpha) < 0) {
+    if (!k || sim_zipf_init(&z, nkeys, alpha) < 0) {
         free(k);
         return NULL;
     }
-    hc_rng_seed(&r, seed);
+    sim_rng_seed(&r, seed);
     for (size_t i = 0; i < n; i++)
-        k[i] = hc_key_of(hc_zipf_draw(&z, &r));
-    hc_zipf_free(&z);
+        k[i] = sim_key_of(sim_zipf_draw(&z, &r));
+    sim_zipf_free(&z);
     return k;
 }
 
-int hc_wl_gdwheel1(size_t n, size_t nkeys, double alpha, uint64_t seed, uint64_t **keys,
+int sim_wl_gdwheel1(size_t n, size_t nkeys, double alpha, uint64_t seed, uint64_t **keys,
                    double **costs)
 {
-    hc_zipf z;
-    hc_rng r;
+    sim_zipf z;
+    sim_rng r;
     double *kc = malloc(nkeys * sizeof *kc);
     *keys = malloc(n * sizeof **keys);
     *costs = malloc(n * sizeof **costs);
-    if (!kc || !*keys || !*costs || hc_zipf_init(&z, nkeys, alpha) < 0) {
+    if (!kc || !*keys || !*costs || sim_zipf_init(&z, nkeys, alpha) < 0) {
         free(kc);
         free(*keys);
         free(*costs);
         return -1;
     }
-    hc_rng_seed(&r, seed);
+    sim_rng_seed(&r, seed);
     /* the cost group is independent of popularity (the paper draws it per key) */
     for (size_t i = 0; i < nkeys; i++) {
-        double u = hc_rng_unit(&r);
+        double u = sim_rng_unit(&r);
         if (u < 0.80)
-            kc[i] = 10 + (double)(hc_rng_next(&r) % 21);
+            kc[i] = 10 + (double)(sim_rng_next(&r) % 21);
         else if (u < 0.95)
-            kc[i] = 120 + (double)(hc_rng_next(&r) % 61);
+            kc[i] = 120 + (double)(sim_rng_next(&r) % 61);
         else
-            kc[i] = 350 + (double)(hc_rng_next(&r) % 101);
+            kc[i] = 350 + (double)(sim_rng_next(&r) % 101);
     }
     for (size_t i = 0; i < n; i++) {
-        size_t rank = hc_zipf_draw(&z, &r);
-        (*keys)[i] = hc_key_of(rank);
+        size_t rank = sim_zipf_draw(&z, &r);
+        (*keys)[i] = sim_key_of(rank);
         (*costs)[i] = kc[rank];
     }
-    hc_zipf_free(&z);
+    sim_zipf_free(&z);
     free(kc);
     return 0;
 }
 
-int hc_wl_gdwheel1_ycsb(size_t n, size_t nkeys, double alpha, uint64_t seed, uint64_t **keys,
+int sim_wl_gdwheel1_ycsb(size_t n, size_t nkeys, double alpha, uint64_t seed, uint64_t **keys,
                         double **costs, uint8_t **ops, size_t *total)
 {
     uint64_t *gk;
     double *gc;
-    if (hc_wl_gdwheel1(n, nkeys, alpha, seed, &gk, &gc) < 0)
+    if (sim_wl_gdwheel1(n, nkeys, alpha, seed, &gk, &gc) < 0)
         return -1;
     size_t N = nkeys + n;
     *keys = malloc(N * sizeof **keys);
@@ -138,35 +132,35 @@ int hc_wl_gdwheel1_ycsb(size_t n, size_t nkeys, double alpha, uint64_t seed, uin
     double *kc = malloc(nkeys * sizeof *kc);
     if (!*keys || !*costs || !*ops || !perm || !kc)
         return -1;
-    /* recover each key's cost by re-drawing exactly as hc_wl_gdwheel1 did */
-    hc_rng r;
-    hc_rng_seed(&r, seed);
+    /* recover each key's cost by re-drawing exactly as sim_wl_gdwheel1 did */
+    sim_rng r;
+    sim_rng_seed(&r, seed);
     for (size_t i = 0; i < nkeys; i++) {
-        double u = hc_rng_unit(&r);
+        double u = sim_rng_unit(&r);
         if (u < 0.80)
-            kc[i] = 10 + (double)(hc_rng_next(&r) % 21);
+            kc[i] = 10 + (double)(sim_rng_next(&r) % 21);
         else if (u < 0.95)
-            kc[i] = 120 + (double)(hc_rng_next(&r) % 61);
+            kc[i] = 120 + (double)(sim_rng_next(&r) % 61);
         else
-            kc[i] = 350 + (double)(hc_rng_next(&r) % 101);
+            kc[i] = 350 + (double)(sim_rng_next(&r) % 101);
     }
-    hc_rng_seed(&r, seed ^ 0xabcdef);
+    sim_rng_seed(&r, seed ^ 0xabcdef);
     for (size_t i = 0; i < nkeys; i++)
         perm[i] = i;
     for (size_t i = nkeys; i > 1; i--) {
-        size_t j = hc_rng_next(&r) % i, t = perm[i - 1];
+        size_t j = sim_rng_next(&r) % i, t = perm[i - 1];
         perm[i - 1] = perm[j];
         perm[j] = t;
     }
     for (size_t i = 0; i < nkeys; i++) {
-        (*keys)[i] = hc_key_of(perm[i]);
+        (*keys)[i] = sim_key_of(perm[i]);
         (*costs)[i] = kc[perm[i]];
-        (*ops)[i] = 1; /* HC_SET */
+        (*ops)[i] = 1; /* SIM_SET */
     }
     for (size_t i = 0; i < n; i++) {
         (*keys)[nkeys + i] = gk[i];
         (*costs)[nkeys + i] = gc[i];
-        (*ops)[nkeys + i] = 0; /* HC_GET */
+        (*ops)[nkeys + i] = 0; /* SIM_GET */
     }
     free(gk);
     free(gc);
@@ -176,7 +170,7 @@ int hc_wl_gdwheel1_ycsb(size_t n, size_t nkeys, double alpha, uint64_t seed, uin
     return 0;
 }
 
-int hc_wl_gdwheel_costs(int workload, size_t nkeys, uint64_t seed, double *kc)
+int sim_wl_gdwheel_costs(int workload, size_t nkeys, uint64_t seed, double *kc)
 {
     /* {probability, lo, hi} groups from Table I */
     static const double W[5][3][3] = {
@@ -189,10 +183,10 @@ int hc_wl_gdwheel_costs(int workload, size_t nkeys, uint64_t seed, double *kc)
     if (workload < 1 || workload > 5)
         return -1;
     const double (*g)[3] = W[workload - 1];
-    hc_rng r;
-    hc_rng_seed(&r, seed ^ 0xc057);
+    sim_rng r;
+    sim_rng_seed(&r, seed ^ 0xc057);
     for (size_t i = 0; i < nkeys; i++) {
-        double u = hc_rng_unit(&r), acc = 0;
+        double u = sim_rng_unit(&r), acc = 0;
         int k = 0;
         for (; k < 2; k++) {
             acc += g[k][0];
@@ -200,45 +194,45 @@ int hc_wl_gdwheel_costs(int workload, size_t nkeys, uint64_t seed, double *kc)
                 break;
         }
         uint64_t span = (uint64_t)(g[k][2] - g[k][1]) + 1;
-        kc[i] = g[k][1] + (double)(hc_rng_next(&r) % span);
+        kc[i] = g[k][1] + (double)(sim_rng_next(&r) % span);
     }
     return 0;
 }
 
-int hc_wl_gdwheel_ycsb(int workload, size_t n, size_t nkeys, double alpha, uint64_t seed,
+int sim_wl_gdwheel_ycsb(int workload, size_t n, size_t nkeys, double alpha, uint64_t seed,
                        uint64_t **keys, double **costs, uint8_t **ops, size_t *total)
 {
-    hc_zipf z;
-    hc_rng r;
+    sim_zipf z;
+    sim_rng r;
     size_t N = nkeys + n;
     double *kc = malloc(nkeys * sizeof *kc);
     size_t *perm = malloc(nkeys * sizeof *perm);
     *keys = malloc(N * sizeof **keys);
     *costs = malloc(N * sizeof **costs);
     *ops = malloc(N);
-    if (!kc || !perm || !*keys || !*costs || !*ops || hc_wl_gdwheel_costs(workload, nkeys, seed, kc) < 0 ||
-        hc_zipf_init(&z, nkeys, alpha) < 0)
+    if (!kc || !perm || !*keys || !*costs || !*ops || sim_wl_gdwheel_costs(workload, nkeys, seed, kc) < 0 ||
+        sim_zipf_init(&z, nkeys, alpha) < 0)
         return -1;
-    hc_rng_seed(&r, seed);
+    sim_rng_seed(&r, seed);
     for (size_t i = 0; i < nkeys; i++)
         perm[i] = i;
     for (size_t i = nkeys; i > 1; i--) {
-        size_t j = hc_rng_next(&r) % i, t = perm[i - 1];
+        size_t j = sim_rng_next(&r) % i, t = perm[i - 1];
         perm[i - 1] = perm[j];
         perm[j] = t;
     }
     for (size_t i = 0; i < nkeys; i++) {
-        (*keys)[i] = hc_key_of(perm[i]);
+        (*keys)[i] = sim_key_of(perm[i]);
         (*costs)[i] = kc[perm[i]];
-        (*ops)[i] = 1; /* HC_SET: warm-up load */
+        (*ops)[i] = 1; /* SIM_SET: warm-up load */
     }
     for (size_t i = 0; i < n; i++) {
-        size_t rank = hc_zipf_draw(&z, &r);
-        (*keys)[nkeys + i] = hc_key_of(rank);
+        size_t rank = sim_zipf_draw(&z, &r);
+        (*keys)[nkeys + i] = sim_key_of(rank);
         (*costs)[nkeys + i] = kc[rank];
-        (*ops)[nkeys + i] = 0; /* HC_GET */
+        (*ops)[nkeys + i] = 0; /* SIM_GET */
     }
-    hc_zipf_free(&z);
+    sim_zipf_free(&z);
     free(kc);
     free(perm);
     *total = N;

@@ -98,7 +98,7 @@ void ag_bd_note_prefix(ag_bd *b, uint64_t key, uint16_t pfx)
 {
     if (!b->cfg.enabled)
         return;
-    uint64_t i = ag_mix64(key) & b->pmask;
+    uint64_t i = tr_mix64(key) & b->pmask;
     b->ptag[i] = tag_of(key);
     b->pid[i] = pfx;
 }
@@ -106,7 +106,7 @@ void ag_bd_note_prefix(ag_bd *b, uint64_t key, uint16_t pfx)
 /* Prefix of a key as last seen on the ring; 0 ("no prefix") if the table lost it. */
 static uint16_t prefix_of(const ag_bd *b, uint64_t key)
 {
-    uint64_t i = ag_mix64(key) & b->pmask;
+    uint64_t i = tr_mix64(key) & b->pmask;
     return b->ptag[i] == tag_of(key) ? b->pid[i] : 0;
 }
 
@@ -154,7 +154,7 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
         if (cc) {
             hc_sdc_read(cc, k, h ? 1 : 0, t);
         } else if (!h) {
-            uint64_t d = ag_mix64(k) & (((uint64_t)1 << DEFER_BITS) - 1);
+            uint64_t d = tr_mix64(k) & (((uint64_t)1 << DEFER_BITS) - 1);
             b->dkey[d] = k;
             b->dset[d] = 1;
         }
@@ -168,7 +168,7 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
         hc_sdc_write(b->all_ttl, k, w, t, exp);
         hc_sdc_write(b->all_obl, k, w, t, exp);
         if (cc) {
-            uint64_t d = ag_mix64(k) & (((uint64_t)1 << DEFER_BITS) - 1);
+            uint64_t d = tr_mix64(k) & (((uint64_t)1 << DEFER_BITS) - 1);
             if (b->dset[d] && b->dkey[d] == k) {  /* the miss this set refills */
                 hc_sdc_read(cc, k, 0, t);
                 b->dset[d] = 0;

@@ -23,7 +23,7 @@ int ag_feed_init(ag_feed *f, const ag_feed_config *cfg, const char **err)
     if (!f->ctag || !f->ccls || !f->pm_key || !f->pm_ts ||
         ag_ttl_init(&f->ttl, cfg->ttl_max_keys) < 0 ||
         ag_trace_init(&f->trace, cfg->trace_rate, cfg->trace_max_records,
-                      ag_mix64(cfg->seed + 7)) < 0) {
+                      tr_mix64(cfg->seed + 7)) < 0) {
         *err = "out of memory";
         ag_feed_free(f);
         return -1;
@@ -104,7 +104,7 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
         else
             f->win.miss_class_deferred++;
         hc_profile_event(f->prof, HC_EV_MISS, cls, q->key, q->size);
-        uint64_t i = ag_mix64(q->key) & f->pm_mask;
+        uint64_t i = tr_mix64(q->key) & f->pm_mask;
         f->pm_key[i] = q->key;
         f->pm_ts[i] = q->ts_us;
         break;
@@ -113,7 +113,7 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
         f->win.sets++;
         class_remember(f, q->key, cls);
         hc_profile_event(f->prof, HC_EV_SET, cls, q->key, q->size);
-        uint64_t i = ag_mix64(q->key) & f->pm_mask;
+        uint64_t i = tr_mix64(q->key) & f->pm_mask;
         if (f->pm_key[i] == q->key && f->pm_ts[i] > 0) {
             int64_t d = q->ts_us - f->pm_ts[i];
             if (d >= 0 && d <= MAX_COST_US) {

@@ -38,7 +38,7 @@ int ag_trace_enabled(const ag_trace *t) { return t->rate > 0 && t->recs; }
 
 static int sampled(const ag_trace *t, uint64_t key)
 {
-    return t->threshold == UINT64_MAX || ag_mix64(key ^ t->salt) < t->threshold;
+    return t->threshold == UINT64_MAX || tr_mix64(key ^ t->salt) < t->threshold;
 }
 
 void ag_trace_add(ag_trace *t, const ag_trace_rec *r)

@@ -50,7 +50,7 @@ void ag_uuid4(char out[37])
             /* No entropy source at all: fall back to time and pid (still unique enough). */
             uint64_t t = (uint64_t)ag_wall_us() ^ ((uint64_t)getpid() << 40);
             for (size_t i = got; i < sizeof b; i++)
-                b[i] = (unsigned char)(ag_mix64(t + i) >> 13);
+                b[i] = (unsigned char)(tr_mix64(t + i) >> 13);
             break;
         }
         got += (size_t)n;

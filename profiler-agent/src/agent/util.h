@@ -5,22 +5,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trmix.h" /* tr_mix64, the shared hash finaliser */
+
 int64_t ag_mono_us(void);                 /* CLOCK_MONOTONIC */
 int64_t ag_wall_us(void);                 /* CLOCK_REALTIME */
 /* "2026-11-22T12:00:00.123Z" (UTC, milliseconds) into buf (>= 32 bytes). */
 void ag_iso8601(int64_t wall_us, char *buf, size_t cap);
 /* Random UUIDv4 text (37 bytes incl. NUL) from getrandom. */
 void ag_uuid4(char out[37]);
-/* 64-bit splitmix finaliser: decorrelates our sampling from other hash uses. */
-static inline uint64_t ag_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
 /* gzip-compress (RFC 1952) in into a malloc'd buffer. Returns 0 or -1. */
 int ag_gzip(const void *in, size_t len, unsigned char **out, size_t *outlen);
 /* Write a file atomically (tmp + fsync + rename). Returns 0 or -1 (errno set). */

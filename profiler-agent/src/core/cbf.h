@@ -15,7 +15,7 @@
 #define HC_CBF_H
 #include <stdint.h>
 #include <stddef.h>
-#include "hashmix.h"
+#include "trmix.h"
 
 #define CBF_BLOCK_BYTES 64
 #define CBF_BLOCK_CELLS 128
@@ -61,8 +61,8 @@ typedef struct cbf_pos {
 /* Block from one mix of the key, counter positions from another (independent bits). */
 static inline void cbf_position(const cbf *f, uint64_t h, cbf_pos *p)
 {
-    uint64_t a = hc_mix64(h ^ 0xa0761d6478bd642fULL);
-    uint64_t bits = hc_mix64(h ^ 0xe7037ed1a0b428dbULL);
+    uint64_t a = tr_mix64(h ^ 0xa0761d6478bd642fULL);
+    uint64_t bits = tr_mix64(h ^ 0xe7037ed1a0b428dbULL);
     p->off = (uint64_t)(((unsigned __int128)a * f->nblocks) >> 64) * f->stride;
     p->bits = bits;
     for (int i = 0; i < CBF_FIRST; i++) {

@@ -9,7 +9,7 @@
  * reads) is added at distance 0 when the curve is read.
  */
 #include "profile.h"
-#include "hashmix.h"
+#include "trmix.h"
 #include "keytable.h"
 #include "rounder.h"
 #include "stacker.h"
@@ -130,7 +130,7 @@ static void set_rate(hc_profile *p, double rate)
  * the rate drops makes the same decision the event path made. */
 static inline int sampled(const hc_profile *p, uint64_t h)
 {
-    return p->rate >= 1.0 || hc_mix64(kt_ident(h) ^ p->cfg.seed) < p->thresh;
+    return p->rate >= 1.0 || tr_mix64(kt_ident(h) ^ p->cfg.seed) < p->thresh;
 }
 
 hc_profile *hc_profile_new(const hc_profile_config *cfg, const char **err)
@@ -321,7 +321,7 @@ static void ev_set(hc_profile *p, hc_class *k, int ci, uint64_t h)
         int oc = kt_class(&p->kt, slot);
         if (oc == ci) {
             uint64_t *pe = p->npending && p->cfg.evict_surplus
-                         ? &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)] : NULL;
+                         ? &p->pending[tr_mix64(h) & (PENDING_SLOTS - 1)] : NULL;
             if (!pe || *pe != h) { p->kt.act[slot] = est_touch(k, p->kt.act[slot]); return; }
             /* refill after a miss without class of a key tracked as resident: lost EVICT */
             *pe = 0;
@@ -337,7 +337,7 @@ static void ev_set(hc_profile *p, hc_class *k, int ci, uint64_t h)
         if (o) est_remove(o, p->kt.act[slot]);
         kt_remove_slot(&p->kt, slot);
     } else if (p->npending) {
-        uint64_t *pe = &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)];
+        uint64_t *pe = &p->pending[tr_mix64(h) & (PENDING_SLOTS - 1)];
         if (*pe == h) {                    /* refill after a miss without class */
             *pe = 0;
             p->npending--;
@@ -387,7 +387,7 @@ static __attribute__((noinline)) int ev_no_class(hc_profile *p, int op, uint64_t
 {
     if (op == HC_EV_MISS) {
         if (sampled(p, h)) {
-            uint64_t *pe = &p->pending[hc_mix64(h) & (PENDING_SLOTS - 1)];
+            uint64_t *pe = &p->pending[tr_mix64(h) & (PENDING_SLOTS - 1)];
             if (*pe && *pe != h) p->st.pending_dropped++;
             if (!*pe) p->npending++;
             *pe = h;
@@ -474,7 +474,7 @@ static void evict_surplus(hc_profile *p, hc_class *k, int ci)
         uint64_t tg = p->kt.tag[i];
         if (tg && (int)(tg & 0xFF) == ci) {
             uint32_t jr = est_rank_of(k, p->kt.act[i]);
-            if (jr < j || (jr == j && hc_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
+            if (jr < j || (jr == j && tr_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
                 est_remove(k, p->kt.act[i]);
                 kt_remove_slot(&p->kt, i);
                 if (k->has_ghost) ghost_evict(&k->g, tg & ~(uint64_t)0xFF);

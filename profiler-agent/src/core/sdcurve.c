@@ -1,5 +1,5 @@
 #include "sdcurve.h"
-#include "hashmix.h"
+#include "trmix.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -55,7 +55,7 @@ void hc_sdc_config_default(hc_sdc_config *c)
 
 static uint64_t shash(const hc_sdc *s, uint64_t key)
 {
-    return hc_mix64(key ^ s->cfg.seed ^ 0x5d1c0ffee5d1c0ffULL);
+    return tr_mix64(key ^ s->cfg.seed ^ 0x5d1c0ffee5d1c0ffULL);
 }
 
 static void set_rate(hc_sdc *s, double r)
@@ -85,7 +85,7 @@ static int64_t fw_prefix(const hc_sdc *s, uint32_t p)
 }
 
 /* ---- index ---- */
-static uint32_t islot(const hc_sdc *s, uint64_t key) { return (uint32_t)hc_mix64(key) & s->imask; }
+static uint32_t islot(const hc_sdc *s, uint64_t key) { return (uint32_t)tr_mix64(key) & s->imask; }
 
 static long find(const hc_sdc *s, uint64_t key)
 {

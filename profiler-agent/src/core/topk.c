@@ -1,5 +1,5 @@
 #include "topk.h"
-#include "hashmix.h"
+#include "trmix.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +47,7 @@ void hc_topk_free(hc_topk *t)
     free(t);
 }
 
-static uint32_t home(const hc_topk *t, uint64_t key) { return (uint32_t)hc_mix64(key) & t->imask; }
+static uint32_t home(const hc_topk *t, uint64_t key) { return (uint32_t)tr_mix64(key) & t->imask; }
 
 long hc_topk_find(const hc_topk *t, uint64_t key)
 {

@@ -15,11 +15,11 @@
 enum { Q_T1 = 1, Q_T2, Q_B1, Q_B2 };
 
 typedef struct {
-    hc_list t1, t2, b1, b2;
+    sim_list t1, t2, b1, b2;
     double p;
 } arc_state;
 
-static hc_list *qof(arc_state *s, uint8_t q)
+static sim_list *qof(arc_state *s, uint8_t q)
 {
     switch (q) {
     case Q_T1: return &s->t1;
@@ -29,43 +29,43 @@ static hc_list *qof(arc_state *s, uint8_t q)
     }
 }
 
-static int arc_init(hc_cache *c, char *err, size_t errlen)
+static int arc_init(sim_cache *c, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
     arc_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    hc_list_init(&s->t1);
-    hc_list_init(&s->t2);
-    hc_list_init(&s->b1);
-    hc_list_init(&s->b2);
+    sim_list_init(&s->t1);
+    sim_list_init(&s->t2);
+    sim_list_init(&s->b1);
+    sim_list_init(&s->b2);
     c->priv = s;
     return 0;
 }
 
-static void arc_free(hc_cache *c) { free(c->priv); }
+static void arc_free(sim_cache *c) { free(c->priv); }
 
 /* resident LRU of T1 or T2 becomes a ghost at the MRU end of B1 or B2 */
-static void to_ghost(hc_cache *c, arc_state *s, uint8_t from)
+static void to_ghost(sim_cache *c, arc_state *s, uint8_t from)
 {
-    hc_list *src = qof(s, from);
+    sim_list *src = qof(s, from);
     uint32_t i = src->tail;
-    hc_list_unlink(c, src, i);
-    hc_uncharge(c, i);
-    c->objs[i].flags |= HC_F_GHOST;
+    sim_list_unlink(c, src, i);
+    sim_uncharge(c, i);
+    c->objs[i].flags |= SIM_F_GHOST;
     c->objs[i].qid = from == Q_T1 ? Q_B1 : Q_B2;
-    hc_list_push_head(c, qof(s, c->objs[i].qid), i);
+    sim_list_push_head(c, qof(s, c->objs[i].qid), i);
     c->evictions++;
 }
 
-static void drop_ghost(hc_cache *c, hc_list *l)
+static void drop_ghost(sim_cache *c, sim_list *l)
 {
     uint32_t i = l->tail;
-    hc_list_unlink(c, l, i);
-    hc_obj_release(c, i);
+    sim_list_unlink(c, l, i);
+    sim_obj_release(c, i);
 }
 
-static void replace(hc_cache *c, arc_state *s, int in_b2)
+static void replace(sim_cache *c, arc_state *s, int in_b2)
 {
     double t1 = (double)s->t1.bytes;
     if (s->t1.count > 0 && (t1 > s->p || (in_b2 && t1 == s->p) || s->t2.count == 0))
@@ -74,21 +74,21 @@ static void replace(hc_cache *c, arc_state *s, int in_b2)
         to_ghost(c, s, Q_T2);
 }
 
-static bool arc_get(hc_cache *c, const hc_req *r)
+static bool arc_get(sim_cache *c, const sim_req *r)
 {
     arc_state *s = c->priv;
-    uint32_t i = hc_find(c, r->key);
-    if (i != HC_NIL && !(c->objs[i].flags & HC_F_GHOST)) {
+    uint32_t i = sim_find(c, r->key);
+    if (i != SIM_NIL && !(c->objs[i].flags & SIM_F_GHOST)) {
         /* Case I: hit in T1 or T2 -> MRU of T2 */
-        hc_list_unlink(c, qof(s, c->objs[i].qid), i);
+        sim_list_unlink(c, qof(s, c->objs[i].qid), i);
         c->objs[i].qid = Q_T2;
-        hc_list_push_head(c, &s->t2, i);
+        sim_list_push_head(c, &s->t2, i);
         return true;
     }
     double cap = (double)c->capacity, sz = r->charge;
     if (r->charge > c->capacity)
         return false;
-    if (i != HC_NIL) {
+    if (i != SIM_NIL) {
         /* Case II / III: ghost hit, adapt p, then make room and fetch into T2 */
         int in_b2 = c->objs[i].qid == Q_B2;
         double b1 = (double)s->b1.bytes, b2 = (double)s->b2.bytes;
@@ -99,17 +99,17 @@ static bool arc_get(hc_cache *c, const hc_req *r)
             double d = b2 >= b1 ? 1.0 : b1 / b2;
             s->p = s->p - d * sz > 0 ? s->p - d * sz : 0;
         }
-        hc_list_unlink(c, qof(s, c->objs[i].qid), i);
+        sim_list_unlink(c, qof(s, c->objs[i].qid), i);
         while (c->used + r->charge > c->capacity && c->nresident > 0)
             replace(c, s, in_b2);
-        hc_obj *o = &c->objs[i];
-        o->flags &= (uint8_t)~HC_F_GHOST;
+        sim_obj *o = &c->objs[i];
+        o->flags &= (uint8_t)~SIM_F_GHOST;
         o->size = r->size;
         o->charge = r->charge;
         o->cost = r->cost;
         o->qid = Q_T2;
-        hc_list_push_head(c, &s->t2, i);
-        hc_charge(c, i);
+        sim_list_push_head(c, &s->t2, i);
+        sim_charge(c, i);
         /* bytes only: the object may come back larger than its ghost was; keep the
          * directory within 2c (never triggers with unit sizes) */
         while (s->t1.bytes + s->t2.bytes + s->b1.bytes + s->b2.bytes > 2 * c->capacity &&
@@ -123,9 +123,9 @@ static bool arc_get(hc_cache *c, const hc_req *r)
             drop_ghost(c, &s->b1);
         while (s->t1.count > 0 && s->t1.bytes + s->b1.bytes + r->charge > c->capacity) {
             uint32_t v = s->t1.tail;
-            hc_list_unlink(c, &s->t1, v);
-            hc_uncharge(c, v);
-            hc_obj_release(c, v);
+            sim_list_unlink(c, &s->t1, v);
+            sim_uncharge(c, v);
+            sim_obj_release(c, v);
             c->evictions++;
         }
     } else {
@@ -135,10 +135,10 @@ static bool arc_get(hc_cache *c, const hc_req *r)
     }
     while (c->used + r->charge > c->capacity && c->nresident > 0)
         replace(c, s, 0);
-    uint32_t n = hc_obj_alloc(c, r);
+    uint32_t n = sim_obj_alloc(c, r);
     c->objs[n].qid = Q_T1;
-    hc_list_push_head(c, &s->t1, n);
-    hc_charge(c, n);
+    sim_list_push_head(c, &s->t1, n);
+    sim_charge(c, n);
     /* bytes only: IV.A may free fewer bytes from B1 than the new object adds */
     while (s->t1.bytes + s->t2.bytes + s->b1.bytes + s->b2.bytes > 2 * c->capacity &&
            s->b1.count + s->b2.count > 0)
@@ -146,40 +146,40 @@ static bool arc_get(hc_cache *c, const hc_req *r)
     return false;
 }
 
-static void arc_remove(hc_cache *c, uint32_t idx)
+static void arc_remove(sim_cache *c, uint32_t idx)
 {
     arc_state *s = c->priv;
-    hc_list_unlink(c, qof(s, c->objs[idx].qid), idx);
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_list_unlink(c, qof(s, c->objs[idx].qid), idx);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
 /* vtable completeness: ARC's logic lives in get, these serve generic callers */
-static void arc_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void arc_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)idx;
     arc_get(c, r);
 }
-static uint32_t arc_insert(hc_cache *c, const hc_req *r)
+static uint32_t arc_insert(sim_cache *c, const sim_req *r)
 {
     arc_get(c, r);
-    return hc_find(c, r->key);
+    return sim_find(c, r->key);
 }
-static void arc_evict(hc_cache *c, const hc_req *r)
+static void arc_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     replace(c, c->priv, 0);
 }
 
-static int arc_verify(hc_cache *c, char *why, size_t n)
+static int arc_verify(sim_cache *c, char *why, size_t n)
 {
     arc_state *s = c->priv;
     const char *nm[4] = {"T1", "T2", "B1", "B2"};
     for (uint8_t q = Q_T1; q <= Q_B2; q++) {
-        if (hc_list_check(c, qof(s, q), nm[q - 1], why, n) < 0)
+        if (sim_list_check(c, qof(s, q), nm[q - 1], why, n) < 0)
             return -1;
-        for (uint32_t i = qof(s, q)->head; i != HC_NIL; i = c->objs[i].next)
-            if (c->objs[i].qid != q || !(c->objs[i].flags & HC_F_GHOST) != (q <= Q_T2))
+        for (uint32_t i = qof(s, q)->head; i != SIM_NIL; i = c->objs[i].next)
+            if (c->objs[i].qid != q || !(c->objs[i].flags & SIM_F_GHOST) != (q <= Q_T2))
                 return snprintf(why, n, "object on %s has wrong qid/ghost flag", nm[q - 1]), -1;
     }
     if (s->t1.count + s->t2.count != c->nresident)
@@ -194,7 +194,7 @@ static int arc_verify(hc_cache *c, char *why, size_t n)
     return 0;
 }
 
-const hc_policy_ops hc_policy_arc = {
+const sim_policy_ops sim_policy_arc = {
     .name = "arc", .describe = "ARC (Megiddo & Modha 2003), byte-generalised",
     .init = arc_init, .free = arc_free, .get = arc_get, .hit = arc_hit,
     .insert = arc_insert, .evict = arc_evict, .verify = arc_verify, .remove = arc_remove,

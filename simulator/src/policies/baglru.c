@@ -23,7 +23,7 @@
 #include <string.h>
 
 typedef struct {
-    hc_list items;
+    sim_list items;
     uint32_t lo, hi;
 } bag_t;
 
@@ -48,19 +48,19 @@ static int add_bag(bag_state *s)
         s->cap = n;
     }
     bag_t *b = &s->bags[s->nb++];
-    hc_list_init(&b->items);
+    sim_list_init(&b->items);
     b->lo = b->hi = ++s->seq;
     s->rotations++;
     return 0;
 }
 
-static int bag_init(hc_cache *c, char *err, size_t errlen)
+static int bag_init(sim_cache *c, char *err, size_t errlen)
 {
-    uint64_t cap = hc_capacity_objects(c);
-    double items = hc_param(c, "items", cap / 16 < 16 ? 16 : (double)(cap / 16));
-    double interval = hc_param(c, "interval", items / 16 < 1 ? 1 : items / 16);
-    double every = hc_param(c, "clean_every", 16);
-    double merge = hc_param(c, "merge", items / 4);
+    uint64_t cap = sim_capacity_objects(c);
+    double items = sim_param(c, "items", cap / 16 < 16 ? 16 : (double)(cap / 16));
+    double interval = sim_param(c, "interval", items / 16 < 1 ? 1 : items / 16);
+    double every = sim_param(c, "clean_every", 16);
+    double merge = sim_param(c, "merge", items / 4);
     if (items < 1 || interval < 1 || every < 1 || merge < 0) {
         snprintf(err, errlen, "bag: need items>=1, interval>=1, clean_every>=1, merge>=0");
         return -1;
@@ -72,7 +72,7 @@ static int bag_init(hc_cache *c, char *err, size_t errlen)
     s->interval = (uint64_t)interval;
     s->clean_every = (uint64_t)every;
     s->merge = (uint64_t)merge;
-    s->lazy = hc_param(c, "lazy", 0) != 0;
+    s->lazy = sim_param(c, "lazy", 0) != 0;
     if (add_bag(s) < 0) {
         free(s);
         return -1;
@@ -81,7 +81,7 @@ static int bag_init(hc_cache *c, char *err, size_t errlen)
     return 0;
 }
 
-static void bag_free(hc_cache *c)
+static void bag_free(sim_cache *c)
 {
     bag_state *s = c->priv;
     free(s->bags);
@@ -102,14 +102,14 @@ static uint32_t bag_of(const bag_state *s, uint32_t seq)
     return lo;
 }
 
-static void file_into(hc_cache *c, bag_state *s, uint32_t b, uint32_t i)
+static void file_into(sim_cache *c, bag_state *s, uint32_t b, uint32_t i)
 {
-    hc_list_push_head(c, &s->bags[b].items, i);
+    sim_list_push_head(c, &s->bags[b].items, i);
     c->objs[i].prio = s->bags[b].hi;   /* location */
 }
 
 /* merge bag b (older) into bag b+1: older items go to the old end of the newer bag */
-static void merge_into_next(hc_cache *c, bag_state *s, uint32_t b)
+static void merge_into_next(sim_cache *c, bag_state *s, uint32_t b)
 {
     bag_t *o = &s->bags[b], *n = &s->bags[b + 1];
     if (o->items.count) {
@@ -129,21 +129,21 @@ static void merge_into_next(hc_cache *c, bag_state *s, uint32_t b)
     s->merges++;
 }
 
-static void clean(hc_cache *c, bag_state *s)
+static void clean(sim_cache *c, bag_state *s)
 {
     if (s->nb < 3)
         return;
     uint32_t alt = s->nb - 2;
     for (uint32_t b = 0; b < alt; b++) {
         uint32_t i = s->bags[b].items.tail;
-        while (i != HC_NIL) {
+        while (i != SIM_NIL) {
             uint32_t newer = c->objs[i].prev;
             uint32_t acc = c->objs[i].aux;
             if (acc > s->bags[b].hi) {
                 uint32_t t = bag_of(s, acc);
                 if (t == s->nb - 1)
                     t = alt;
-                hc_list_unlink(c, &s->bags[b].items, i);
+                sim_list_unlink(c, &s->bags[b].items, i);
                 file_into(c, s, t, i);
                 s->moves++;
             }
@@ -158,7 +158,7 @@ static void clean(hc_cache *c, bag_state *s)
     }
 }
 
-static void tick(hc_cache *c, bag_state *s)
+static void tick(sim_cache *c, bag_state *s)
 {
     if (c->now % s->interval)
         return;
@@ -168,7 +168,7 @@ static void tick(hc_cache *c, bag_state *s)
         clean(c, s);
 }
 
-static void bag_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void bag_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     bag_state *s = c->priv;
@@ -176,27 +176,27 @@ static void bag_hit(hc_cache *c, uint32_t idx, const hc_req *r)
     tick(c, s);
 }
 
-static uint32_t bag_insert(hc_cache *c, const hc_req *r)
+static uint32_t bag_insert(sim_cache *c, const sim_req *r)
 {
     bag_state *s = c->priv;
-    uint32_t i = hc_obj_alloc(c, r);
+    uint32_t i = sim_obj_alloc(c, r);
     c->objs[i].aux = s->bags[s->nb - 1].hi;
     file_into(c, s, s->nb - 1, i);
-    hc_charge(c, i);
+    sim_charge(c, i);
     tick(c, s);
     return i;
 }
 
-static void bag_remove(hc_cache *c, uint32_t idx)
+static void bag_remove(sim_cache *c, uint32_t idx)
 {
     bag_state *s = c->priv;
     uint32_t b = bag_of(s, (uint32_t)c->objs[idx].prio);
-    hc_list_unlink(c, &s->bags[b].items, idx);
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_list_unlink(c, &s->bags[b].items, idx);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static void bag_evict(hc_cache *c, const hc_req *r)
+static void bag_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     bag_state *s = c->priv;
@@ -209,7 +209,7 @@ static void bag_evict(hc_cache *c, const hc_req *r)
                     uint32_t t = bag_of(s, c->objs[i].aux);
                     if (t == s->nb - 1)
                         t = s->nb - 2;
-                    hc_list_unlink(c, &bg->items, i);
+                    sim_list_unlink(c, &bg->items, i);
                     file_into(c, s, t, i);
                     s->moves++;
                     continue;
@@ -229,7 +229,7 @@ static void bag_evict(hc_cache *c, const hc_req *r)
 }
 
 /* exported for unit tests */
-void hc_baglru_debug(const hc_cache *c, uint32_t *nbags, uint64_t *rotations, uint64_t *moves,
+void sim_baglru_debug(const sim_cache *c, uint32_t *nbags, uint64_t *rotations, uint64_t *moves,
                      uint64_t *merges)
 {
     const bag_state *s = c->priv;
@@ -239,24 +239,24 @@ void hc_baglru_debug(const hc_cache *c, uint32_t *nbags, uint64_t *rotations, ui
     *merges = s->merges;
 }
 /* bag index (0 = oldest) holding key's item, or -1 */
-int hc_baglru_bag_of_key(const hc_cache *c, uint64_t key)
+int sim_baglru_bag_of_key(const sim_cache *c, uint64_t key)
 {
-    uint32_t i = hc_find(c, key);
-    if (i == HC_NIL)
+    uint32_t i = sim_find(c, key);
+    if (i == SIM_NIL)
         return -1;
     return (int)bag_of(c->priv, (uint32_t)c->objs[i].prio);
 }
 
-static int bag_verify(hc_cache *c, char *why, size_t n)
+static int bag_verify(sim_cache *c, char *why, size_t n)
 {
     bag_state *s = c->priv;
     uint64_t total = 0;
     for (uint32_t b = 0; b < s->nb; b++) {
-        if (hc_list_check(c, &s->bags[b].items, "bag", why, n) < 0)
+        if (sim_list_check(c, &s->bags[b].items, "bag", why, n) < 0)
             return -1;
         if (s->bags[b].lo > s->bags[b].hi || (b && s->bags[b].lo != s->bags[b - 1].hi + 1))
             return snprintf(why, n, "bag ranges not contiguous at %u", b), -1;
-        for (uint32_t i = s->bags[b].items.head; i != HC_NIL; i = c->objs[i].next)
+        for (uint32_t i = s->bags[b].items.head; i != SIM_NIL; i = c->objs[i].next)
             if (bag_of(s, (uint32_t)c->objs[i].prio) != b || c->objs[i].aux < s->bags[b].lo)
                 return snprintf(why, n, "item filed in bag %u has wrong location/access", b), -1;
         total += s->bags[b].items.count;
@@ -264,7 +264,7 @@ static int bag_verify(hc_cache *c, char *why, size_t n)
     return total == c->nresident ? 0 : (snprintf(why, n, "bag total != residents"), -1);
 }
 
-const hc_policy_ops hc_policy_baglru = {
+const sim_policy_ops sim_policy_baglru = {
     .name = "baglru", .describe = "Bag-LRU (Intel 2012): time-ordered bags, cleaner thread",
     .init = bag_init, .free = bag_free, .hit = bag_hit,
     .insert = bag_insert, .evict = bag_evict, .verify = bag_verify, .remove = bag_remove,

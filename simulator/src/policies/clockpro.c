@@ -37,7 +37,7 @@ typedef struct {
 
 #define O(i) (c->objs[(i)])
 
-static void ring_insert_head(hc_cache *c, cp_state *s, uint32_t i)
+static void ring_insert_head(sim_cache *c, cp_state *s, uint32_t i)
 {
     if (s->n == 0) {
         O(i).prev = O(i).next = i;
@@ -52,24 +52,24 @@ static void ring_insert_head(hc_cache *c, cp_state *s, uint32_t i)
     s->n++;
 }
 
-static void ring_remove(hc_cache *c, cp_state *s, uint32_t i)
+static void ring_remove(sim_cache *c, cp_state *s, uint32_t i)
 {
-    uint32_t nx = O(i).next == i ? HC_NIL : O(i).next;
+    uint32_t nx = O(i).next == i ? SIM_NIL : O(i).next;
     if (s->hand_hot == i)
         s->hand_hot = nx;
     if (s->hand_cold == i)
         s->hand_cold = nx;
     if (s->hand_test == i)
         s->hand_test = nx;
-    if (nx != HC_NIL) {
+    if (nx != SIM_NIL) {
         O(O(i).prev).next = O(i).next;
         O(O(i).next).prev = O(i).prev;
     }
-    O(i).prev = O(i).next = HC_NIL;
+    O(i).prev = O(i).next = SIM_NIL;
     s->n--;
 }
 
-static void move_head(hc_cache *c, cp_state *s, uint32_t i)
+static void move_head(sim_cache *c, cp_state *s, uint32_t i)
 {
     ring_remove(c, s, i);
     ring_insert_head(c, s, i);
@@ -84,15 +84,15 @@ static void mc_add(cp_state *s, double d)
         s->mc = s->mc_min;
 }
 
-static void drop_nonresident(hc_cache *c, cp_state *s, uint32_t i)
+static void drop_nonresident(sim_cache *c, cp_state *s, uint32_t i)
 {
     s->nonres -= O(i).charge;
     ring_remove(c, s, i);
-    hc_obj_release(c, i);
+    sim_obj_release(c, i);
 }
 
 /* HAND_test: end one cold page's test period; drop it if non-resident */
-static void run_test(hc_cache *c, cp_state *s)
+static void run_test(sim_cache *c, cp_state *s)
 {
     for (;;) {
         uint32_t i = s->hand_test;
@@ -101,7 +101,7 @@ static void run_test(hc_cache *c, cp_state *s)
                 O(i).flags &= (uint8_t)~CP_TEST;
                 mc_add(s, -(double)O(i).charge);
             }
-            if (O(i).flags & HC_F_GHOST) {
+            if (O(i).flags & SIM_F_GHOST) {
                 drop_nonresident(c, s, i);   /* advances the hand */
                 return;
             }
@@ -111,7 +111,7 @@ static void run_test(hc_cache *c, cp_state *s)
 }
 
 /* HAND_hot: demote one hot page (the one with the largest recency and ref 0) */
-static void run_hot(hc_cache *c, cp_state *s)
+static void run_hot(sim_cache *c, cp_state *s)
 {
     if (s->hot == 0)
         return;
@@ -134,7 +134,7 @@ static void run_hot(hc_cache *c, cp_state *s)
             O(i).flags &= (uint8_t)~CP_TEST;
             mc_add(s, -(double)O(i).charge);
         }
-        if (f & HC_F_GHOST) {
+        if (f & SIM_F_GHOST) {
             drop_nonresident(c, s, i);
             continue;
         }
@@ -142,21 +142,21 @@ static void run_hot(hc_cache *c, cp_state *s)
     }
 }
 
-static void balance_hot(hc_cache *c, cp_state *s)
+static void balance_hot(sim_cache *c, cp_state *s)
 {
     while (s->hot > 0 && (double)s->hot > (double)c->capacity - s->mc)
         run_hot(c, s);
 }
 
 /* HAND_cold: free the space of one resident cold page */
-static void run_cold(hc_cache *c, cp_state *s)
+static void run_cold(sim_cache *c, cp_state *s)
 {
     if (s->cold == 0)
         run_hot(c, s);   /* everything resident is hot: demote one so there is a victim */
     for (;;) {
         uint32_t i = s->hand_cold;
         uint8_t f = O(i).flags;
-        if ((f & CP_HOT) || (f & HC_F_GHOST)) {
+        if ((f & CP_HOT) || (f & SIM_F_GHOST)) {
             s->hand_cold = O(i).next;
             continue;
         }
@@ -180,25 +180,25 @@ static void run_cold(hc_cache *c, cp_state *s)
         }
         /* victim */
         s->hand_cold = O(i).next;
-        hc_uncharge(c, i);
+        sim_uncharge(c, i);
         s->cold -= O(i).charge;
         c->evictions++;
         if (f & CP_TEST) {
-            O(i).flags |= HC_F_GHOST;
+            O(i).flags |= SIM_F_GHOST;
             s->nonres += O(i).charge;
             while (s->nonres > c->capacity)
                 run_test(c, s);
         } else {
             ring_remove(c, s, i);
-            hc_obj_release(c, i);
+            sim_obj_release(c, i);
         }
         return;
     }
 }
 
-static int cp_init(hc_cache *c, char *err, size_t errlen)
+static int cp_init(sim_cache *c, char *err, size_t errlen)
 {
-    double cold = hc_param(c, "cold", 1.0), mn = hc_param(c, "min", 0.01);
+    double cold = sim_param(c, "cold", 1.0), mn = sim_param(c, "min", 0.01);
     if (cold < 0 || cold > 1 || mn < 0 || mn >= 0.5) {
         snprintf(err, errlen, "clockpro: need 0<=cold<=1, 0<=min<0.5");
         return -1;
@@ -211,24 +211,24 @@ static int cp_init(hc_cache *c, char *err, size_t errlen)
     s->mc_max = m - s->mc_min < s->mc_min ? s->mc_min : m - s->mc_min;
     s->mc = cold * m;
     mc_add(s, 0);
-    s->hand_hot = s->hand_cold = s->hand_test = HC_NIL;
+    s->hand_hot = s->hand_cold = s->hand_test = SIM_NIL;
     c->priv = s;
     return 0;
 }
 
-static void cp_free(hc_cache *c) { free(c->priv); }
+static void cp_free(sim_cache *c) { free(c->priv); }
 
-static void cp_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void cp_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     O(idx).flags |= CP_REF;
 }
 
-static bool cp_get(hc_cache *c, const hc_req *r)
+static bool cp_get(sim_cache *c, const sim_req *r)
 {
     cp_state *s = c->priv;
-    uint32_t i = hc_find(c, r->key);
-    if (i != HC_NIL && !(O(i).flags & HC_F_GHOST)) {
+    uint32_t i = sim_find(c, r->key);
+    if (i != SIM_NIL && !(O(i).flags & SIM_F_GHOST)) {
         O(i).flags |= CP_REF;
         return true;
     }
@@ -237,8 +237,8 @@ static bool cp_get(hc_cache *c, const hc_req *r)
     while (c->used + r->charge > c->capacity && c->nresident > 0)
         run_cold(c, s);
     /* the page may have left the list while HAND_cold ran (its test ended) */
-    i = hc_find(c, r->key);
-    if (i != HC_NIL) {
+    i = sim_find(c, r->key);
+    if (i != SIM_NIL) {
         /* non-resident and in its test period: re-used, comes back hot */
         mc_add(s, r->charge);
         s->nonres -= O(i).charge;
@@ -247,46 +247,46 @@ static bool cp_get(hc_cache *c, const hc_req *r)
         O(i).size = r->size;
         O(i).charge = r->charge;
         O(i).cost = r->cost;
-        hc_charge(c, i);
+        sim_charge(c, i);
         s->hot += r->charge;
         ring_insert_head(c, s, i);
         balance_hot(c, s);
         return false;
     }
-    uint32_t n = hc_obj_alloc(c, r);
+    uint32_t n = sim_obj_alloc(c, r);
     O(n).flags = CP_TEST;
-    hc_charge(c, n);
+    sim_charge(c, n);
     s->cold += r->charge;
     ring_insert_head(c, s, n);
     return false;
 }
 
-static uint32_t cp_insert(hc_cache *c, const hc_req *r)
+static uint32_t cp_insert(sim_cache *c, const sim_req *r)
 {
     cp_get(c, r);
-    return hc_find(c, r->key);
+    return sim_find(c, r->key);
 }
 
-static void cp_evict(hc_cache *c, const hc_req *r)
+static void cp_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     run_cold(c, c->priv);
 }
 
-static void cp_remove(hc_cache *c, uint32_t idx)
+static void cp_remove(sim_cache *c, uint32_t idx)
 {
     cp_state *s = c->priv;
     if (O(idx).flags & CP_HOT)
         s->hot -= O(idx).charge;
     else
         s->cold -= O(idx).charge;
-    hc_uncharge(c, idx);
+    sim_uncharge(c, idx);
     ring_remove(c, s, idx);
-    hc_obj_release(c, idx);
+    sim_obj_release(c, idx);
 }
 
 /* exported for unit tests */
-void hc_clockpro_debug(const hc_cache *c, double *mc, uint64_t *hot, uint64_t *cold, uint64_t *nonres)
+void sim_clockpro_debug(const sim_cache *c, double *mc, uint64_t *hot, uint64_t *cold, uint64_t *nonres)
 {
     const cp_state *s = c->priv;
     *mc = s->mc;
@@ -295,7 +295,7 @@ void hc_clockpro_debug(const hc_cache *c, double *mc, uint64_t *hot, uint64_t *c
     *nonres = s->nonres;
 }
 
-static int cp_verify(hc_cache *c, char *why, size_t n)
+static int cp_verify(sim_cache *c, char *why, size_t n)
 {
     cp_state *s = c->priv;
     uint64_t cnt = 0, hot = 0, cold = 0, nonres = 0;
@@ -305,9 +305,9 @@ static int cp_verify(hc_cache *c, char *why, size_t n)
             uint8_t f = O(i).flags;
             if (O(O(i).next).prev != i)
                 return snprintf(why, n, "ring links"), -1;
-            if ((f & HC_F_GHOST) && ((f & CP_HOT) || !(f & CP_TEST)))
+            if ((f & SIM_F_GHOST) && ((f & CP_HOT) || !(f & CP_TEST)))
                 return snprintf(why, n, "non-resident page must be cold and in test"), -1;
-            if (f & HC_F_GHOST)
+            if (f & SIM_F_GHOST)
                 nonres += O(i).charge;
             else if (f & CP_HOT)
                 hot += O(i).charge;
@@ -329,7 +329,7 @@ static int cp_verify(hc_cache *c, char *why, size_t n)
     return 0;
 }
 
-const hc_policy_ops hc_policy_clockpro = {
+const sim_policy_ops sim_policy_clockpro = {
     .name = "clockpro", .describe = "CLOCK-Pro (Jiang, Chen & Zhang 2005), canonical adaptive m_c",
     .init = cp_init, .free = cp_free, .get = cp_get, .hit = cp_hit,
     .insert = cp_insert, .evict = cp_evict, .verify = cp_verify, .remove = cp_remove,

@@ -11,13 +11,13 @@
 #include <stdlib.h>
 
 typedef struct {
-    hc_list q;
+    sim_list q;
     uint8_t k;
 } gclock_state;
 
-static int gclock_init(hc_cache *c, char *err, size_t errlen)
+static int gclock_init(sim_cache *c, char *err, size_t errlen)
 {
-    double k = hc_param(c, "k", 2);
+    double k = sim_param(c, "k", 2);
     if (k < 0 || k > 255) {
         snprintf(err, errlen, "gclock.k must be in 0..255");
         return -1;
@@ -25,15 +25,15 @@ static int gclock_init(hc_cache *c, char *err, size_t errlen)
     gclock_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    hc_list_init(&s->q);
+    sim_list_init(&s->q);
     s->k = (uint8_t)k;
     c->priv = s;
     return 0;
 }
 
-static void gclock_free(hc_cache *c) { free(c->priv); }
+static void gclock_free(sim_cache *c) { free(c->priv); }
 
-static void gclock_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void gclock_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     gclock_state *s = c->priv;
@@ -41,30 +41,30 @@ static void gclock_hit(hc_cache *c, uint32_t idx, const hc_req *r)
         c->objs[idx].freq++;
 }
 
-static uint32_t gclock_insert(hc_cache *c, const hc_req *r)
+static uint32_t gclock_insert(sim_cache *c, const sim_req *r)
 {
-    uint32_t i = hc_obj_alloc(c, r);
-    hc_list_push_head(c, &((gclock_state *)c->priv)->q, i);
-    hc_charge(c, i);
+    uint32_t i = sim_obj_alloc(c, r);
+    sim_list_push_head(c, &((gclock_state *)c->priv)->q, i);
+    sim_charge(c, i);
     return i;
 }
 
-static void gclock_remove(hc_cache *c, uint32_t idx)
+static void gclock_remove(sim_cache *c, uint32_t idx)
 {
-    hc_list_unlink(c, &((gclock_state *)c->priv)->q, idx);
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_list_unlink(c, &((gclock_state *)c->priv)->q, idx);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static void gclock_evict(hc_cache *c, const hc_req *r)
+static void gclock_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
-    hc_list *q = &((gclock_state *)c->priv)->q;
+    sim_list *q = &((gclock_state *)c->priv)->q;
     for (;;) {
         uint32_t i = q->tail;
         if (c->objs[i].freq) {
             c->objs[i].freq--;
-            hc_list_move_head(c, q, i);
+            sim_list_move_head(c, q, i);
             continue;
         }
         gclock_remove(c, i);
@@ -73,18 +73,18 @@ static void gclock_evict(hc_cache *c, const hc_req *r)
     }
 }
 
-static int gclock_verify(hc_cache *c, char *why, size_t n)
+static int gclock_verify(sim_cache *c, char *why, size_t n)
 {
     const gclock_state *s = c->priv;
-    if (hc_list_check(c, &s->q, "gclock", why, n) < 0)
+    if (sim_list_check(c, &s->q, "gclock", why, n) < 0)
         return -1;
-    for (uint32_t i = s->q.head; i != HC_NIL; i = c->objs[i].next)
+    for (uint32_t i = s->q.head; i != SIM_NIL; i = c->objs[i].next)
         if (c->objs[i].freq > s->k)
             return snprintf(why, n, "counter above K"), -1;
     return s->q.count == c->nresident ? 0 : (snprintf(why, n, "list count != residents"), -1);
 }
 
-const hc_policy_ops hc_policy_gclock = {
+const sim_policy_ops sim_policy_gclock = {
     .name = "gclock", .describe = "generalized CLOCK, counter saturating at K (gclock.k, default 2)",
     .init = gclock_init, .free = gclock_free, .hit = gclock_hit,
     .insert = gclock_insert, .evict = gclock_evict, .verify = gclock_verify, .remove = gclock_remove,

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 
 typedef struct {
-    hc_heap h;
+    sim_heap h;
     double L;   /* H of the last evicted object */
 } gdsf_state;
 
-static int gdsf_init(hc_cache *c, char *err, size_t errlen)
+static int gdsf_init(sim_cache *c, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
     gdsf_state *s = calloc(1, sizeof *s);
@@ -26,49 +26,49 @@ static int gdsf_init(hc_cache *c, char *err, size_t errlen)
     return 0;
 }
 
-static void gdsf_free(hc_cache *c)
+static void gdsf_free(sim_cache *c)
 {
     gdsf_state *s = c->priv;
-    hc_heap_free(&s->h);
+    sim_heap_free(&s->h);
     free(s);
 }
 
-static double h_of(const gdsf_state *s, const hc_obj *o)
+static double h_of(const gdsf_state *s, const sim_obj *o)
 {
     double size = o->charge ? (double)o->charge : 1.0;
     return s->L + (double)o->prio * (double)o->cost / size;
 }
 
-static void gdsf_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void gdsf_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     gdsf_state *s = c->priv;
-    hc_obj *o = &c->objs[idx];
+    sim_obj *o = &c->objs[idx];
     o->prio++;
-    hc_heap_update(c, &s->h, o->aux, h_of(s, o), c->now);
+    sim_heap_update(c, &s->h, o->aux, h_of(s, o), c->now);
 }
 
-static uint32_t gdsf_insert(hc_cache *c, const hc_req *r)
+static uint32_t gdsf_insert(sim_cache *c, const sim_req *r)
 {
     gdsf_state *s = c->priv;
-    uint32_t i = hc_obj_alloc(c, r);
+    uint32_t i = sim_obj_alloc(c, r);
     c->objs[i].prio = 1;
-    if (hc_heap_push(c, &s->h, i, h_of(s, &c->objs[i]), c->now) < 0) {
+    if (sim_heap_push(c, &s->h, i, h_of(s, &c->objs[i]), c->now) < 0) {
         fprintf(stderr, "hcsim: out of memory growing the GDSF heap\n");
         abort();
     }
-    hc_charge(c, i);
+    sim_charge(c, i);
     return i;
 }
 
-static void gdsf_remove(hc_cache *c, uint32_t idx)
+static void gdsf_remove(sim_cache *c, uint32_t idx)
 {
-    hc_heap_remove(c, &((gdsf_state *)c->priv)->h, c->objs[idx].aux);
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_heap_remove(c, &((gdsf_state *)c->priv)->h, c->objs[idx].aux);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static void gdsf_evict(hc_cache *c, const hc_req *r)
+static void gdsf_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     gdsf_state *s = c->priv;
@@ -77,12 +77,12 @@ static void gdsf_evict(hc_cache *c, const hc_req *r)
     c->evictions++;
 }
 
-static int gdsf_verify(hc_cache *c, char *why, size_t n)
+static int gdsf_verify(sim_cache *c, char *why, size_t n)
 {
     gdsf_state *s = c->priv;
     if (s->h.n != c->nresident)
         return snprintf(why, n, "heap size %u != residents", s->h.n), -1;
-    if (hc_heap_check(c, &s->h) < 0)
+    if (sim_heap_check(c, &s->h) < 0)
         return snprintf(why, n, "heap order or positions broken"), -1;
     /* L never passes a resident's H: every H was set from an L no larger than today's,
      * and L only takes the minimum H */
@@ -91,7 +91,7 @@ static int gdsf_verify(hc_cache *c, char *why, size_t n)
     return 0;
 }
 
-const hc_policy_ops hc_policy_gdsf = {
+const sim_policy_ops sim_policy_gdsf = {
     .name = "gdsf", .describe = "GDSF (Cherkasova 1998): H = L + freq x cost / size",
     .init = gdsf_init, .free = gdsf_free, .hit = gdsf_hit,
     .insert = gdsf_insert, .evict = gdsf_evict, .verify = gdsf_verify, .remove = gdsf_remove,

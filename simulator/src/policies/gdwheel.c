@@ -24,13 +24,13 @@ typedef struct {
     uint64_t cmax;
     double scale;
     uint64_t L;
-    hc_list *wheel;                   /* levels * n queues */
+    sim_list *wheel;                   /* levels * n queues */
     uint64_t migrations;              /* objects moved between levels (tests look at it) */
 } gd_state;
 
-static int gd_init(hc_cache *c, char *err, size_t errlen)
+static int gd_init(sim_cache *c, char *err, size_t errlen)
 {
-    double n = hc_param(c, "n", 256), lv = hc_param(c, "levels", 2), sc = hc_param(c, "scale", 1);
+    double n = sim_param(c, "n", 256), lv = sim_param(c, "levels", 2), sc = sim_param(c, "scale", 1);
     if (n < 2 || n > 65536 || lv < 2 || lv > GD_MAX_LEVELS || !(sc > 0)) {
         snprintf(err, errlen, "gdwheel: need 2<=n<=65536, 2<=levels<=%d, scale>0", GD_MAX_LEVELS);
         return -1;
@@ -45,18 +45,18 @@ static int gd_init(hc_cache *c, char *err, size_t errlen)
         s->pw[j] = s->pw[j - 1] * s->n;
     s->cmax = (s->n - 1) * s->pw[s->levels - 1];
     s->scale = sc;
-    s->wheel = malloc(sizeof(hc_list) * s->n * s->levels);
+    s->wheel = malloc(sizeof(sim_list) * s->n * s->levels);
     if (!s->wheel) {
         free(s);
         return -1;
     }
     for (uint32_t k = 0; k < s->n * s->levels; k++)
-        hc_list_init(&s->wheel[k]);
+        sim_list_init(&s->wheel[k]);
     c->priv = s;
     return 0;
 }
 
-static void gd_free(hc_cache *c)
+static void gd_free(sim_cache *c)
 {
     gd_state *s = c->priv;
     free(s->wheel);
@@ -74,7 +74,7 @@ static uint64_t int_cost(const gd_state *s, float cost)
 }
 
 /* enqueue object i by its H (o->prio) relative to the current L */
-static void place(hc_cache *c, gd_state *s, uint32_t i)
+static void place(sim_cache *c, gd_state *s, uint32_t i)
 {
     uint64_t H = c->objs[i].prio;
     uint32_t lvl = 0;
@@ -82,49 +82,49 @@ static void place(hc_cache *c, gd_state *s, uint32_t i)
         lvl++;
     uint32_t slot = (uint32_t)((H / s->pw[lvl]) % s->n);
     c->objs[i].aux = lvl * s->n + slot;
-    hc_list_push_head(c, &s->wheel[lvl * s->n + slot], i);
+    sim_list_push_head(c, &s->wheel[lvl * s->n + slot], i);
 }
 
-static void gd_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void gd_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     gd_state *s = c->priv;
-    hc_list_unlink(c, &s->wheel[c->objs[idx].aux], idx);
+    sim_list_unlink(c, &s->wheel[c->objs[idx].aux], idx);
     c->objs[idx].prio = s->L + int_cost(s, c->objs[idx].cost);
     place(c, s, idx);
 }
 
-static uint32_t gd_insert(hc_cache *c, const hc_req *r)
+static uint32_t gd_insert(sim_cache *c, const sim_req *r)
 {
     gd_state *s = c->priv;
-    uint32_t i = hc_obj_alloc(c, r);
+    uint32_t i = sim_obj_alloc(c, r);
     c->objs[i].prio = s->L + int_cost(s, r->cost);
     place(c, s, i);
-    hc_charge(c, i);
+    sim_charge(c, i);
     return i;
 }
 
-static void gd_remove(hc_cache *c, uint32_t idx)
+static void gd_remove(sim_cache *c, uint32_t idx)
 {
     gd_state *s = c->priv;
-    hc_list_unlink(c, &s->wheel[c->objs[idx].aux], idx);
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_list_unlink(c, &s->wheel[c->objs[idx].aux], idx);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static void migrate(hc_cache *c, gd_state *s, uint32_t lvl, uint32_t slot)
+static void migrate(sim_cache *c, gd_state *s, uint32_t lvl, uint32_t slot)
 {
-    hc_list *q = &s->wheel[lvl * s->n + slot];
+    sim_list *q = &s->wheel[lvl * s->n + slot];
     /* oldest first, so FIFO order among equal H survives the move */
     while (q->count) {
         uint32_t i = q->tail;
-        hc_list_unlink(c, q, i);
+        sim_list_unlink(c, q, i);
         place(c, s, i);
         s->migrations++;
     }
 }
 
-static void gd_evict(hc_cache *c, const hc_req *r)
+static void gd_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     gd_state *s = c->priv;
@@ -132,7 +132,7 @@ static void gd_evict(hc_cache *c, const hc_req *r)
     for (;;) {
         uint64_t base0 = s->L - s->L % N;
         for (uint32_t k = (uint32_t)(s->L % N); k < N; k++) {
-            hc_list *q = &s->wheel[k];
+            sim_list *q = &s->wheel[k];
             if (q->count) {
                 s->L = base0 + k;   /* L <- min H */
                 gd_remove(c, q->tail);
@@ -172,17 +172,17 @@ static void gd_evict(hc_cache *c, const hc_req *r)
 }
 
 /* exported for unit tests */
-uint64_t hc_gdwheel_L(const hc_cache *c) { return ((const gd_state *)c->priv)->L; }
-uint64_t hc_gdwheel_migrations(const hc_cache *c) { return ((const gd_state *)c->priv)->migrations; }
+uint64_t sim_gdwheel_L(const sim_cache *c) { return ((const gd_state *)c->priv)->L; }
+uint64_t sim_gdwheel_migrations(const sim_cache *c) { return ((const gd_state *)c->priv)->migrations; }
 
-static int gd_verify(hc_cache *c, char *why, size_t n)
+static int gd_verify(sim_cache *c, char *why, size_t n)
 {
     gd_state *s = c->priv;
     uint64_t total = 0;
     for (uint32_t k = 0; k < s->n * s->levels; k++) {
-        if (hc_list_check(c, &s->wheel[k], "wheel", why, n) < 0)
+        if (sim_list_check(c, &s->wheel[k], "wheel", why, n) < 0)
             return -1;
-        for (uint32_t i = s->wheel[k].head; i != HC_NIL; i = c->objs[i].next) {
+        for (uint32_t i = s->wheel[k].head; i != SIM_NIL; i = c->objs[i].next) {
             if (c->objs[i].aux != k || c->objs[i].prio < s->L)
                 return snprintf(why, n, "object in slot %u has aux %u, H %llu < L %llu", k, c->objs[i].aux,
                                 (unsigned long long)c->objs[i].prio, (unsigned long long)s->L), -1;
@@ -192,7 +192,7 @@ static int gd_verify(hc_cache *c, char *why, size_t n)
     return total == c->nresident ? 0 : (snprintf(why, n, "wheel total != residents"), -1);
 }
 
-const hc_policy_ops hc_policy_gdwheel = {
+const sim_policy_ops sim_policy_gdwheel = {
     .name = "gdwheel", .describe = "GD-Wheel (Li & Cox): GreedyDual on hierarchical cost wheels",
     .meta_delta = 8,
     .init = gd_init, .free = gd_free, .hit = gd_hit,

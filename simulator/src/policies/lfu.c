@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct { hc_heap h; } lfu_state;
+typedef struct { sim_heap h; } lfu_state;
 
-static int lfu_init(hc_cache *c, char *err, size_t errlen)
+static int lfu_init(sim_cache *c, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
     lfu_state *s = calloc(1, sizeof *s);
@@ -22,53 +22,53 @@ static int lfu_init(hc_cache *c, char *err, size_t errlen)
     return 0;
 }
 
-static void lfu_free(hc_cache *c)
+static void lfu_free(sim_cache *c)
 {
     lfu_state *s = c->priv;
-    hc_heap_free(&s->h);
+    sim_heap_free(&s->h);
     free(s);
 }
 
-static void lfu_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void lfu_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
-    hc_obj *o = &c->objs[idx];
+    sim_obj *o = &c->objs[idx];
     o->prio++;
-    hc_heap_update(c, &((lfu_state *)c->priv)->h, o->aux, (double)o->prio, c->now);
+    sim_heap_update(c, &((lfu_state *)c->priv)->h, o->aux, (double)o->prio, c->now);
 }
 
-static uint32_t lfu_insert(hc_cache *c, const hc_req *r)
+static uint32_t lfu_insert(sim_cache *c, const sim_req *r)
 {
-    uint32_t i = hc_obj_alloc(c, r);
+    uint32_t i = sim_obj_alloc(c, r);
     c->objs[i].prio = 1;
-    if (hc_heap_push(c, &((lfu_state *)c->priv)->h, i, 1.0, c->now) < 0) {
+    if (sim_heap_push(c, &((lfu_state *)c->priv)->h, i, 1.0, c->now) < 0) {
         fprintf(stderr, "hcsim: out of memory growing the LFU heap\n");
         abort();
     }
-    hc_charge(c, i);
+    sim_charge(c, i);
     return i;
 }
 
-static void lfu_remove(hc_cache *c, uint32_t idx)
+static void lfu_remove(sim_cache *c, uint32_t idx)
 {
-    hc_heap_remove(c, &((lfu_state *)c->priv)->h, c->objs[idx].aux);
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_heap_remove(c, &((lfu_state *)c->priv)->h, c->objs[idx].aux);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static void lfu_evict(hc_cache *c, const hc_req *r)
+static void lfu_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     lfu_remove(c, ((lfu_state *)c->priv)->h.a[0].idx);
     c->evictions++;
 }
 
-static int lfu_verify(hc_cache *c, char *why, size_t n)
+static int lfu_verify(sim_cache *c, char *why, size_t n)
 {
     lfu_state *s = c->priv;
     if (s->h.n != c->nresident)
         return snprintf(why, n, "heap size %u != residents", s->h.n), -1;
-    if (hc_heap_check(c, &s->h) < 0)
+    if (sim_heap_check(c, &s->h) < 0)
         return snprintf(why, n, "heap order or positions broken"), -1;
     for (uint32_t k = 0; k < s->h.n; k++)
         if (s->h.a[k].pri != (double)c->objs[s->h.a[k].idx].prio || c->objs[s->h.a[k].idx].prio < 1)
@@ -76,7 +76,7 @@ static int lfu_verify(hc_cache *c, char *why, size_t n)
     return 0;
 }
 
-const hc_policy_ops hc_policy_lfu = {
+const sim_policy_ops sim_policy_lfu = {
     .name = "lfu", .describe = "LFU: fewest hits since insertion, FIFO among equal counts",
     .init = lfu_init, .free = lfu_free, .hit = lfu_hit,
     .insert = lfu_insert, .evict = lfu_evict, .verify = lfu_verify, .remove = lfu_remove,

@@ -84,7 +84,7 @@ static inline uint32_t age_of(const lhd_state *s, const lhd_tag *t)
     return age >= MAX_AGE ? MAX_AGE - 1 : (uint32_t)age;
 }
 
-static float density_of(hc_cache *c, lhd_state *s, const lhd_tag *t)
+static float density_of(sim_cache *c, lhd_state *s, const lhd_tag *t)
 {
     uint32_t age = age_of(s, t);
     if (age == MAX_AGE - 1)
@@ -94,7 +94,7 @@ static float density_of(hc_cache *c, lhd_state *s, const lhd_tag *t)
     return t->explorer ? d + 1.0f : d;
 }
 
-static int lhd_init(hc_cache *c, char *err, size_t errlen)
+static int lhd_init(sim_cache *c, char *err, size_t errlen)
 {
     lhd_state *s = calloc(1, sizeof *s);
     if (!s || !(s->cls = calloc(HIT_AGE_CLASSES, sizeof *s->cls))) {
@@ -115,7 +115,7 @@ static int lhd_init(hc_cache *c, char *err, size_t errlen)
     return 0;
 }
 
-static void lhd_free(hc_cache *c)
+static void lhd_free(sim_cache *c)
 {
     lhd_state *s = c->priv;
     free(s->tags);
@@ -139,7 +139,7 @@ static void model_hit_density(lhd_state *s)
     }
 }
 
-static void adapt_age_coarsening(hc_cache *c, lhd_state *s)
+static void adapt_age_coarsening(sim_cache *c, lhd_state *s)
 {
     s->ewma_objs = s->ewma_objs * EWMA_DECAY + (float)c->nresident;
     s->ewma_mass = s->ewma_mass * EWMA_DECAY + 1.0f;
@@ -180,7 +180,7 @@ static void adapt_age_coarsening(hc_cache *c, lhd_state *s)
     }
 }
 
-static void reconfigure(hc_cache *c, lhd_state *s)
+static void reconfigure(sim_cache *c, lhd_state *s)
 {
     for (uint32_t k = 0; k < HIT_AGE_CLASSES; k++)
         for (uint32_t a = 0; a < MAX_AGE; a++) {
@@ -192,7 +192,7 @@ static void reconfigure(hc_cache *c, lhd_state *s)
 }
 
 /* an access to tag t (a hit, or a new tag when inserted) */
-static void update(hc_cache *c, lhd_state *s, lhd_tag *t, int insert)
+static void update(sim_cache *c, lhd_state *s, lhd_tag *t, int insert)
 {
     uint32_t charge = c->objs[t->idx].charge;
     if (insert) {
@@ -229,14 +229,14 @@ static void update(hc_cache *c, lhd_state *s, lhd_tag *t, int insert)
     }
 }
 
-static void lhd_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void lhd_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     lhd_state *s = c->priv;
     update(c, s, &s->tags[c->objs[idx].aux], 0);
 }
 
-static uint32_t lhd_insert(hc_cache *c, const hc_req *r)
+static uint32_t lhd_insert(sim_cache *c, const sim_req *r)
 {
     lhd_state *s = c->priv;
     if (s->ntags == s->cap) {
@@ -249,33 +249,33 @@ static uint32_t lhd_insert(hc_cache *c, const hc_req *r)
         s->tags = t;
         s->cap = cap;
     }
-    uint32_t i = hc_obj_alloc(c, r);
+    uint32_t i = sim_obj_alloc(c, r);
     c->objs[i].aux = s->ntags;
     lhd_tag *t = &s->tags[s->ntags++];
     memset(t, 0, sizeof *t);
     t->idx = i;
-    hc_charge(c, i);
+    sim_charge(c, i);
     update(c, s, t, 1);
     return i;
 }
 
-static void drop(hc_cache *c, lhd_state *s, uint32_t idx)
+static void drop(sim_cache *c, lhd_state *s, uint32_t idx)
 {
     uint32_t k = c->objs[idx].aux;
     s->tags[k] = s->tags[--s->ntags];
     if (k < s->ntags)
         c->objs[s->tags[k].idx].aux = k;
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static void lhd_remove(hc_cache *c, uint32_t idx) { drop(c, c->priv, idx); }
+static void lhd_remove(sim_cache *c, uint32_t idx) { drop(c, c->priv, idx); }
 
-static void lhd_evict(hc_cache *c, const hc_req *r)
+static void lhd_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     lhd_state *s = c->priv;
-    uint32_t n = s->nreconf > 50 ? 32 : 8, victim = HC_NIL;
+    uint32_t n = s->nreconf > 50 ? 32 : 8, victim = SIM_NIL;
     float best = FLT_MAX;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k = (uint32_t)(next_rand(s) % s->ntags);
@@ -306,14 +306,14 @@ static void lhd_evict(hc_cache *c, const hc_req *r)
     c->evictions++;
 }
 
-static int lhd_verify(hc_cache *c, char *why, size_t n)
+static int lhd_verify(sim_cache *c, char *why, size_t n)
 {
     lhd_state *s = c->priv;
     if (s->ntags != c->nresident)
         return snprintf(why, n, "tags %u != residents", s->ntags), -1;
     for (uint32_t k = 0; k < s->ntags; k++) {
         const lhd_tag *t = &s->tags[k];
-        if (c->objs[t->idx].aux != k || (c->objs[t->idx].flags & HC_F_GHOST))
+        if (c->objs[t->idx].aux != k || (c->objs[t->idx].flags & SIM_F_GHOST))
             return snprintf(why, n, "tag %u does not point back", k), -1;
         if (t->ts >= s->timestamp || t->last_hit >= MAX_AGE || t->last_last > MAX_AGE ||
             t->cls != hit_age_class((uint64_t)t->last_hit + t->last_last) ||
@@ -325,7 +325,7 @@ static int lhd_verify(hc_cache *c, char *why, size_t n)
     return 0;
 }
 
-const hc_policy_ops hc_policy_lhd = {
+const sim_policy_ops sim_policy_lhd = {
     .name = "lhd", .describe = "LHD (Beckmann et al. 2018): evict the least hit density per byte",
     .init = lhd_init, .free = lhd_free, .hit = lhd_hit,
     .insert = lhd_insert, .evict = lhd_evict, .verify = lhd_verify, .remove = lhd_remove,

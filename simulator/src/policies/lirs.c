@@ -22,20 +22,20 @@ enum { Q_LIR = 1, Q_HIR, Q_GHOST };
 typedef struct { uint32_t front, back; uint64_t count, bytes; } qlist;
 
 typedef struct {
-    hc_list s;          /* head = top (most recent) */
+    sim_list s;          /* head = top (most recent) */
     qlist q;            /* resident HIR: front = next victim */
     qlist nh;           /* ghosts, front = oldest */
     uint64_t lir_bytes, lir_cap, hir_cap;
 } lirs_state;
 
-static inline uint32_t qprev(const hc_cache *c, uint32_t i) { return (uint32_t)c->objs[i].prio; }
+static inline uint32_t qprev(const sim_cache *c, uint32_t i) { return (uint32_t)c->objs[i].prio; }
 
-static void q_push(hc_cache *c, qlist *q, uint32_t i)
+static void q_push(sim_cache *c, qlist *q, uint32_t i)
 {
-    hc_obj *o = &c->objs[i];
-    o->aux = HC_NIL;
+    sim_obj *o = &c->objs[i];
+    o->aux = SIM_NIL;
     o->prio = q->back;
-    if (q->back != HC_NIL)
+    if (q->back != SIM_NIL)
         c->objs[q->back].aux = i;
     else
         q->front = i;
@@ -44,15 +44,15 @@ static void q_push(hc_cache *c, qlist *q, uint32_t i)
     q->bytes += o->charge;
 }
 
-static void q_unlink(hc_cache *c, qlist *q, uint32_t i)
+static void q_unlink(sim_cache *c, qlist *q, uint32_t i)
 {
-    hc_obj *o = &c->objs[i];
+    sim_obj *o = &c->objs[i];
     uint32_t p = qprev(c, i), n = o->aux;
-    if (p != HC_NIL)
+    if (p != SIM_NIL)
         c->objs[p].aux = n;
     else
         q->front = n;
-    if (n != HC_NIL)
+    if (n != SIM_NIL)
         c->objs[n].prio = p;
     else
         q->back = p;
@@ -60,9 +60,9 @@ static void q_unlink(hc_cache *c, qlist *q, uint32_t i)
     q->bytes -= o->charge;
 }
 
-static int lirs_init(hc_cache *c, char *err, size_t errlen)
+static int lirs_init(sim_cache *c, char *err, size_t errlen)
 {
-    double hir = hc_param(c, "hir", 0.01);
+    double hir = sim_param(c, "hir", 0.01);
     if (!(hir > 0 && hir < 1)) {
         snprintf(err, errlen, "lirs: need 0<hir<1");
         return -1;
@@ -70,8 +70,8 @@ static int lirs_init(hc_cache *c, char *err, size_t errlen)
     lirs_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    hc_list_init(&s->s);
-    s->q.front = s->q.back = s->nh.front = s->nh.back = HC_NIL;
+    sim_list_init(&s->s);
+    s->q.front = s->q.back = s->nh.front = s->nh.back = SIM_NIL;
     s->hir_cap = (uint64_t)(hir * (double)c->capacity);
     if (s->hir_cap < 1)
         s->hir_cap = 1;
@@ -80,31 +80,31 @@ static int lirs_init(hc_cache *c, char *err, size_t errlen)
     return 0;
 }
 
-static void lirs_free(hc_cache *c) { free(c->priv); }
+static void lirs_free(sim_cache *c) { free(c->priv); }
 
 /* drop from S's bottom everything that is not LIR (the stack pruning of the paper) */
-static void prune(hc_cache *c, lirs_state *s)
+static void prune(sim_cache *c, lirs_state *s)
 {
-    while (s->s.tail != HC_NIL && c->objs[s->s.tail].qid != Q_LIR) {
+    while (s->s.tail != SIM_NIL && c->objs[s->s.tail].qid != Q_LIR) {
         uint32_t i = s->s.tail;
-        hc_list_unlink(c, &s->s, i);
+        sim_list_unlink(c, &s->s, i);
         c->objs[i].flags &= (uint8_t)~F_INS;
         if (c->objs[i].qid == Q_GHOST) {
             q_unlink(c, &s->nh, i);
-            hc_obj_release(c, i);
+            sim_obj_release(c, i);
         }
     }
 }
 
 /* the bottom LIR object becomes resident HIR at Q's back (pruning first: HIRs admitted
  * while no LIR existed can sit below the first LIR) */
-static void demote_bottom(hc_cache *c, lirs_state *s)
+static void demote_bottom(sim_cache *c, lirs_state *s)
 {
     prune(c, s);
     uint32_t i = s->s.tail;
-    if (i == HC_NIL)
+    if (i == SIM_NIL)
         return;
-    hc_list_unlink(c, &s->s, i);
+    sim_list_unlink(c, &s->s, i);
     c->objs[i].flags &= (uint8_t)~F_INS;
     c->objs[i].qid = Q_HIR;
     s->lir_bytes -= c->objs[i].charge;
@@ -113,54 +113,54 @@ static void demote_bottom(hc_cache *c, lirs_state *s)
 }
 
 /* evict Q's front; if it is still on S it stays there as a ghost */
-static void evict_hir(hc_cache *c, lirs_state *s)
+static void evict_hir(sim_cache *c, lirs_state *s)
 {
     if (s->q.count == 0)
         demote_bottom(c, s);
     uint32_t i = s->q.front;
     q_unlink(c, &s->q, i);
-    hc_uncharge(c, i);
+    sim_uncharge(c, i);
     c->evictions++;
     if (c->objs[i].flags & F_INS) {
-        c->objs[i].flags |= HC_F_GHOST;
+        c->objs[i].flags |= SIM_F_GHOST;
         c->objs[i].qid = Q_GHOST;
         q_push(c, &s->nh, i);
     } else {
-        hc_obj_release(c, i);
+        sim_obj_release(c, i);
     }
 }
 
 /* S holds at most twice the cache: the oldest ghosts go first */
-static void limit_stack(hc_cache *c, lirs_state *s)
+static void limit_stack(sim_cache *c, lirs_state *s)
 {
     while (s->s.bytes > 2 * c->capacity && s->nh.count) {
         uint32_t g = s->nh.front;
         q_unlink(c, &s->nh, g);
-        hc_list_unlink(c, &s->s, g);
-        hc_obj_release(c, g);
+        sim_list_unlink(c, &s->s, g);
+        sim_obj_release(c, g);
     }
 }
 
-static void lirs_hit(hc_cache *c, uint32_t i, const hc_req *r)
+static void lirs_hit(sim_cache *c, uint32_t i, const sim_req *r)
 {
     (void)r;
     lirs_state *s = c->priv;
-    hc_obj *o = &c->objs[i];
+    sim_obj *o = &c->objs[i];
     if (o->qid == Q_LIR) {
-        hc_list_move_head(c, &s->s, i);
+        sim_list_move_head(c, &s->s, i);
         prune(c, s);
         return;
     }
     if (o->flags & F_INS) {   /* HIR in S: its new IRR beats the bottom LIR's recency */
         q_unlink(c, &s->q, i);
-        hc_list_move_head(c, &s->s, i);
+        sim_list_move_head(c, &s->s, i);
         o->qid = Q_LIR;
         s->lir_bytes += o->charge;
-        while (s->lir_bytes > s->lir_cap && s->s.tail != HC_NIL)
+        while (s->lir_bytes > s->lir_cap && s->s.tail != SIM_NIL)
             demote_bottom(c, s);
         prune(c, s);
     } else {                  /* HIR not in S: stays HIR, back of Q, top of S */
-        hc_list_push_head(c, &s->s, i);
+        sim_list_push_head(c, &s->s, i);
         o->flags |= F_INS;
         q_unlink(c, &s->q, i);
         q_push(c, &s->q, i);
@@ -168,17 +168,17 @@ static void lirs_hit(hc_cache *c, uint32_t i, const hc_req *r)
     limit_stack(c, s);
 }
 
-static uint32_t admit(hc_cache *c, lirs_state *s, const hc_req *r, int as_lir)
+static uint32_t admit(sim_cache *c, lirs_state *s, const sim_req *r, int as_lir)
 {
-    uint32_t n = hc_obj_alloc(c, r);
-    hc_obj *o = &c->objs[n];
-    hc_list_push_head(c, &s->s, n);
+    uint32_t n = sim_obj_alloc(c, r);
+    sim_obj *o = &c->objs[n];
+    sim_list_push_head(c, &s->s, n);
     o->flags |= F_INS;
-    hc_charge(c, n);
+    sim_charge(c, n);
     if (as_lir) {
         o->qid = Q_LIR;
         s->lir_bytes += o->charge;
-        while (s->lir_bytes > s->lir_cap && s->s.tail != HC_NIL)
+        while (s->lir_bytes > s->lir_cap && s->s.tail != SIM_NIL)
             demote_bottom(c, s);
         prune(c, s);   /* HIRs admitted while no LIR existed may sit below it */
     } else {
@@ -189,11 +189,11 @@ static uint32_t admit(hc_cache *c, lirs_state *s, const hc_req *r, int as_lir)
     return n;
 }
 
-static bool lirs_get(hc_cache *c, const hc_req *r)
+static bool lirs_get(sim_cache *c, const sim_req *r)
 {
     lirs_state *s = c->priv;
-    uint32_t i = hc_find(c, r->key);
-    if (i != HC_NIL && !(c->objs[i].flags & HC_F_GHOST)) {
+    uint32_t i = sim_find(c, r->key);
+    if (i != SIM_NIL && !(c->objs[i].flags & SIM_F_GHOST)) {
         lirs_hit(c, i, r);
         return true;
     }
@@ -202,51 +202,51 @@ static bool lirs_get(hc_cache *c, const hc_req *r)
     while (c->used + r->charge > c->capacity && c->nresident > 0)
         evict_hir(c, s);
     /* pruning may have dropped the ghost meanwhile: look again */
-    i = hc_find(c, r->key);
-    int ghost = i != HC_NIL;
+    i = sim_find(c, r->key);
+    int ghost = i != SIM_NIL;
     if (ghost) {   /* re-referenced within S's span: comes back as LIR */
         q_unlink(c, &s->nh, i);
-        hc_list_unlink(c, &s->s, i);
-        hc_obj_release(c, i);
+        sim_list_unlink(c, &s->s, i);
+        sim_obj_release(c, i);
     }
     admit(c, s, r, ghost || s->lir_bytes + r->charge <= s->lir_cap);
     return false;
 }
 
-static uint32_t lirs_insert(hc_cache *c, const hc_req *r)
+static uint32_t lirs_insert(sim_cache *c, const sim_req *r)
 {
     lirs_state *s = c->priv;
     return admit(c, s, r, s->lir_bytes + r->charge <= s->lir_cap);
 }
 
-static void lirs_evict(hc_cache *c, const hc_req *r)
+static void lirs_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     evict_hir(c, c->priv);
 }
 
-static void lirs_remove(hc_cache *c, uint32_t i)
+static void lirs_remove(sim_cache *c, uint32_t i)
 {
     lirs_state *s = c->priv;
-    hc_obj *o = &c->objs[i];
+    sim_obj *o = &c->objs[i];
     int lir = o->qid == Q_LIR;
     if (o->flags & F_INS)
-        hc_list_unlink(c, &s->s, i);
+        sim_list_unlink(c, &s->s, i);
     if (lir)
         s->lir_bytes -= o->charge;
     else
         q_unlink(c, &s->q, i);
-    hc_uncharge(c, i);
-    hc_obj_release(c, i);
+    sim_uncharge(c, i);
+    sim_obj_release(c, i);
     if (lir)
         prune(c, s);
 }
 
-static int q_check(const hc_cache *c, const qlist *q, int want_qid, char *why, size_t n)
+static int q_check(const sim_cache *c, const qlist *q, int want_qid, char *why, size_t n)
 {
     uint64_t cnt = 0, bytes = 0;
-    uint32_t prev = HC_NIL;
-    for (uint32_t i = q->front; i != HC_NIL; i = c->objs[i].aux) {
+    uint32_t prev = SIM_NIL;
+    for (uint32_t i = q->front; i != SIM_NIL; i = c->objs[i].aux) {
         if (qprev(c, i) != prev || c->objs[i].qid != want_qid || ++cnt > c->nused)
             return snprintf(why, n, "queue %d broken at %u", want_qid, i), -1;
         bytes += c->objs[i].charge;
@@ -257,15 +257,15 @@ static int q_check(const hc_cache *c, const qlist *q, int want_qid, char *why, s
     return 0;
 }
 
-static int lirs_verify(hc_cache *c, char *why, size_t n)
+static int lirs_verify(sim_cache *c, char *why, size_t n)
 {
     lirs_state *s = c->priv;
-    if (hc_list_check(c, &s->s, "S", why, n) < 0 || q_check(c, &s->q, Q_HIR, why, n) < 0 ||
+    if (sim_list_check(c, &s->s, "S", why, n) < 0 || q_check(c, &s->q, Q_HIR, why, n) < 0 ||
         q_check(c, &s->nh, Q_GHOST, why, n) < 0)
         return -1;
     uint64_t lir = 0, lirb = 0, ghosts = 0;
-    for (uint32_t i = s->s.head; i != HC_NIL; i = c->objs[i].next) {
-        const hc_obj *o = &c->objs[i];
+    for (uint32_t i = s->s.head; i != SIM_NIL; i = c->objs[i].next) {
+        const sim_obj *o = &c->objs[i];
         if (!(o->flags & F_INS))
             return snprintf(why, n, "object on S without the S flag"), -1;
         if (o->qid == Q_LIR) {
@@ -290,7 +290,7 @@ static int lirs_verify(hc_cache *c, char *why, size_t n)
     return 0;
 }
 
-const hc_policy_ops hc_policy_lirs = {
+const sim_policy_ops sim_policy_lirs = {
     .name = "lirs", .describe = "LIRS (Jiang & Zhang 2002): LIR/HIR by inter-reference recency, HIR 1 %",
     .init = lirs_init, .free = lirs_free, .get = lirs_get, .hit = lirs_hit,
     .insert = lirs_insert, .evict = lirs_evict, .verify = lirs_verify, .remove = lirs_remove,

@@ -30,7 +30,7 @@ enum { HOT = 0, WARM = 1, COLD = 2 };
 #define MAXCLS 64
 
 typedef struct {
-    hc_list lru[3];
+    sim_list lru[3];
     uint64_t chunks_total, chunks_used;
     uint32_t chunk, perslab, pages;
 } mc_class;
@@ -43,16 +43,16 @@ typedef struct {
     int bytes;
 } mc_state;
 
-static int mc_init(hc_cache *c, char *err, size_t errlen)
+static int mc_init(sim_cache *c, char *err, size_t errlen)
 {
     mc_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    s->hot_pct = hc_param(c, "hot", 20);
-    s->warm_pct = hc_param(c, "warm", 40);
-    s->hot_age = hc_param(c, "hot_age", 0.2);
-    s->warm_age = hc_param(c, "warm_age", 2.0);
-    s->ages = hc_param(c, "ages", 1) != 0;
+    s->hot_pct = sim_param(c, "hot", 20);
+    s->warm_pct = sim_param(c, "warm", 40);
+    s->hot_age = sim_param(c, "hot_age", 0.2);
+    s->warm_age = sim_param(c, "warm_age", 2.0);
+    s->ages = sim_param(c, "ages", 1) != 0;
     if (s->hot_pct < 0 || s->warm_pct < 0 || s->hot_pct + s->warm_pct >= 100) {
         snprintf(err, errlen, "mcslru: need hot, warm >= 0 and hot + warm < 100");
         free(s);
@@ -61,19 +61,19 @@ static int mc_init(hc_cache *c, char *err, size_t errlen)
     s->bytes = c->cfg->unit_bytes;
     for (int k = 0; k < MAXCLS; k++)
         for (int q = 0; q < 3; q++)
-            hc_list_init(&s->cls[k].lru[q]);
+            sim_list_init(&s->cls[k].lru[q]);
     if (!s->bytes) {
         s->cls[0].chunks_total = c->capacity;
         s->cls[0].chunk = 1;
     } else {
-        double page = (double)HC_PAGE_SIZE * c->scale;
+        double page = (double)SIM_PAGE_SIZE * c->scale;
         /* A mini-simulation's capacity is size x R rounded to whole bytes (off by up to half a
          * byte), and so is the page: 4 MiB x 0.05 over 1 MiB x 0.05 must stay 4 pages, not
          * floor(3.99999) = 3. */
         s->pages_total = (uint64_t)floor(((double)c->capacity + 0.5) / page + 1e-9);
-        for (int k = 1; k <= hc_slab_nclasses() && k < MAXCLS; k++) {
+        for (int k = 1; k <= sim_slab_nclasses() && k < MAXCLS; k++) {
             mc_class *m = &s->cls[k];
-            m->chunk = hc_slab_chunk(k);
+            m->chunk = sim_slab_chunk(k);
             m->perslab = (uint32_t)(page / m->chunk);
             if (m->perslab < 1)
                 m->perslab = 1;
@@ -83,20 +83,20 @@ static int mc_init(hc_cache *c, char *err, size_t errlen)
     return 0;
 }
 
-static void mc_free(hc_cache *c) { free(c->priv); }
+static void mc_free(sim_cache *c) { free(c->priv); }
 
-static void relink(hc_cache *c, mc_class *m, uint32_t i, int to)
+static void relink(sim_cache *c, mc_class *m, uint32_t i, int to)
 {
-    hc_list_unlink(c, &m->lru[c->objs[i].qid], i);
+    sim_list_unlink(c, &m->lru[c->objs[i].qid], i);
     c->objs[i].qid = (uint8_t)to;
-    hc_list_push_head(c, &m->lru[to], i);
+    sim_list_push_head(c, &m->lru[to], i);
 }
 
-static void mc_hit(hc_cache *c, uint32_t i, const hc_req *r)
+static void mc_hit(sim_cache *c, uint32_t i, const sim_req *r)
 {
     (void)r;
     mc_state *s = c->priv;
-    hc_obj *o = &c->objs[i];
+    sim_obj *o = &c->objs[i];
     if (o->flags & F_ACTIVE)
         return;
     if (!(o->flags & F_FETCHED)) {
@@ -114,18 +114,18 @@ static void mc_hit(hc_cache *c, uint32_t i, const hc_req *r)
 }
 
 /* one lru_pull_tail on HOT or WARM (no eviction); returns 1 if it moved an item */
-static int pull_hw(hc_cache *c, mc_state *s, mc_class *m, int q, uint64_t total, double max_age)
+static int pull_hw(sim_cache *c, mc_state *s, mc_class *m, int q, uint64_t total, double max_age)
 {
     uint32_t i = m->lru[q].tail;
-    if (i == HC_NIL)
+    if (i == SIM_NIL)
         return 0;
-    hc_obj *o = &c->objs[i];
+    sim_obj *o = &c->objs[i];
     double limit = (double)total * (q == HOT ? s->hot_pct : s->warm_pct) / 100.0;
     if (o->flags & F_ACTIVE) {
         o->flags &= (uint8_t)~F_ACTIVE;
         if (q == WARM) {
             o->prio = c->now;
-            hc_list_move_head(c, &m->lru[WARM], i);
+            sim_list_move_head(c, &m->lru[WARM], i);
         } else {
             relink(c, m, i, WARM);
         }
@@ -138,21 +138,21 @@ static int pull_hw(hc_cache *c, mc_state *s, mc_class *m, int q, uint64_t total,
     return 0;
 }
 
-static int pull_cold_active(hc_cache *c, mc_class *m)
+static int pull_cold_active(sim_cache *c, mc_class *m)
 {
     uint32_t i = m->lru[COLD].tail;
-    if (i == HC_NIL || !(c->objs[i].flags & F_ACTIVE))
+    if (i == SIM_NIL || !(c->objs[i].flags & F_ACTIVE))
         return 0;
     c->objs[i].flags &= (uint8_t)~F_ACTIVE;
     relink(c, m, i, WARM);
     return 1;
 }
 
-static void juggle(hc_cache *c, mc_state *s, mc_class *m)
+static void juggle(sim_cache *c, mc_state *s, mc_class *m)
 {
     uint64_t total = m->lru[HOT].bytes + m->lru[WARM].bytes + m->lru[COLD].bytes;
     double cold_age = 0;
-    if (m->lru[COLD].tail != HC_NIL)
+    if (m->lru[COLD].tail != SIM_NIL)
         cold_age = (double)(c->now - c->objs[m->lru[COLD].tail].prio);
     double hot_age = cold_age * s->hot_age, warm_age = cold_age * s->warm_age;
     for (int k = 0; k < 500; k++) {
@@ -165,30 +165,30 @@ static void juggle(hc_cache *c, mc_state *s, mc_class *m)
     }
 }
 
-static void evict_one(hc_cache *c, mc_class *m, int q)
+static void evict_one(sim_cache *c, mc_class *m, int q)
 {
     uint32_t i = m->lru[q].tail;
-    hc_list_unlink(c, &m->lru[q], i);
+    sim_list_unlink(c, &m->lru[q], i);
     m->chunks_used -= c->objs[i].charge / m->chunk;
-    hc_uncharge(c, i);
-    hc_obj_release(c, i);
+    sim_uncharge(c, i);
+    sim_obj_release(c, i);
     c->evictions++;
 }
 
-static bool mc_get(hc_cache *c, const hc_req *r)
+static bool mc_get(sim_cache *c, const sim_req *r)
 {
     mc_state *s = c->priv;
-    uint32_t i = hc_find(c, r->key);
-    if (i != HC_NIL) {
+    uint32_t i = sim_find(c, r->key);
+    if (i != SIM_NIL) {
         mc_hit(c, i, r);
         return true;
     }
     int k = 0;
     uint64_t need = 1;
-    hc_req rr = *r;
+    sim_req rr = *r;
     if (s->bytes) {
-        k = hc_slab_class_of(HC_ITEM_HEADER + r->size);
-        uint64_t item = HC_ITEM_HEADER + (uint64_t)r->size;
+        k = sim_slab_class_of(SIM_ITEM_HEADER + r->size);
+        uint64_t item = SIM_ITEM_HEADER + (uint64_t)r->size;
         need = (item + s->cls[k].chunk - 1) / s->cls[k].chunk;   /* >1 only for huge items */
         rr.charge = (uint32_t)(need * s->cls[k].chunk);
         rr.cls = (uint8_t)k;
@@ -216,49 +216,49 @@ static bool mc_get(hc_cache *c, const hc_req *r)
             return false;   /* an item larger than a whole page-limited class */
         (void)tries;
     }
-    uint32_t n = hc_obj_alloc(c, &rr);
+    uint32_t n = sim_obj_alloc(c, &rr);
     c->objs[n].qid = HOT;
     c->objs[n].prio = c->now;
-    hc_list_push_head(c, &m->lru[HOT], n);
+    sim_list_push_head(c, &m->lru[HOT], n);
     m->chunks_used += need;
-    hc_charge(c, n);
+    sim_charge(c, n);
     juggle(c, s, m);
     return false;
 }
 
-static void mc_remove(hc_cache *c, uint32_t idx)
+static void mc_remove(sim_cache *c, uint32_t idx)
 {
     mc_state *s = c->priv;
     mc_class *m = &s->cls[c->objs[idx].cls];
-    hc_list_unlink(c, &m->lru[c->objs[idx].qid], idx);
+    sim_list_unlink(c, &m->lru[c->objs[idx].qid], idx);
     m->chunks_used -= c->objs[idx].charge / m->chunk;
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static uint32_t mc_insert(hc_cache *c, const hc_req *r)
+static uint32_t mc_insert(sim_cache *c, const sim_req *r)
 {
     mc_get(c, r);
-    return hc_find(c, r->key);
+    return sim_find(c, r->key);
 }
 
-static void mc_evict(hc_cache *c, const hc_req *r)
+static void mc_evict(sim_cache *c, const sim_req *r)
 {
     mc_state *s = c->priv;
-    mc_class *m = &s->cls[s->bytes ? hc_slab_class_of(HC_ITEM_HEADER + r->size) : 0];
+    mc_class *m = &s->cls[s->bytes ? sim_slab_class_of(SIM_ITEM_HEADER + r->size) : 0];
     if (m->lru[COLD].count)
         evict_one(c, m, COLD);
 }
 
 /* exported for unit tests: items in HOT, WARM, COLD of class k */
-void hc_mcslru_counts(const hc_cache *c, int k, uint64_t out[3])
+void sim_mcslru_counts(const sim_cache *c, int k, uint64_t out[3])
 {
     const mc_state *s = c->priv;
     for (int q = 0; q < 3; q++)
         out[q] = s->cls[k].lru[q].count;
 }
 
-static int mc_verify(hc_cache *c, char *why, size_t n)
+static int mc_verify(sim_cache *c, char *why, size_t n)
 {
     mc_state *s = c->priv;
     uint64_t total = 0, pages = 0;
@@ -266,9 +266,9 @@ static int mc_verify(hc_cache *c, char *why, size_t n)
         mc_class *m = &s->cls[k];
         uint64_t chunks = 0;
         for (int q = 0; q < 3; q++) {
-            if (hc_list_check(c, &m->lru[q], "lru", why, n) < 0)
+            if (sim_list_check(c, &m->lru[q], "lru", why, n) < 0)
                 return -1;
-            for (uint32_t i = m->lru[q].head; i != HC_NIL; i = c->objs[i].next) {
+            for (uint32_t i = m->lru[q].head; i != SIM_NIL; i = c->objs[i].next) {
                 if (c->objs[i].qid != q || c->objs[i].cls != k)
                     return snprintf(why, n, "item on wrong queue/class"), -1;
                 chunks += m->chunk ? c->objs[i].charge / m->chunk : 0;
@@ -285,7 +285,7 @@ static int mc_verify(hc_cache *c, char *why, size_t n)
     return total == c->nresident ? 0 : (snprintf(why, n, "queues total != residents"), -1);
 }
 
-const hc_policy_ops hc_policy_mcslru = {
+const sim_policy_ops sim_policy_mcslru = {
     .name = "mcslru", .describe = "memcached 1.6 segmented LRU (HOT/WARM/COLD per slab class, pages)",
     .init = mc_init, .free = mc_free, .get = mc_get, .hit = mc_hit,
     .insert = mc_insert, .evict = mc_evict, .verify = mc_verify, .remove = mc_remove,

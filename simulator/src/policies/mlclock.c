@@ -31,37 +31,37 @@
 enum { Q_RES = 1, Q_GHOST };
 
 typedef struct {
-    hc_list q;       /* the clock: tail = hand, head = just behind it */
-    hc_list ghost;   /* evicted keys, head = newest */
+    sim_list q;       /* the clock: tail = hand, head = just behind it */
+    sim_list ghost;   /* evicted keys, head = newest */
     uint64_t ghost_cap;
     double w[3], lr;
     int spares;
     uint64_t learned, spared;
 } mlc_state;
 
-static int mlc_init(hc_cache *c, char *err, size_t errlen)
+static int mlc_init(sim_cache *c, char *err, size_t errlen)
 {
     mlc_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    s->lr = hc_param(c, "lr", 0.01);
-    s->spares = (int)hc_param(c, "spares", 8);
-    s->w[0] = hc_param(c, "w_age", 0.0);
-    s->w[1] = hc_param(c, "w_count", 0.0);
-    s->w[2] = hc_param(c, "w_bias", -0.5);
+    s->lr = sim_param(c, "lr", 0.01);
+    s->spares = (int)sim_param(c, "spares", 8);
+    s->w[0] = sim_param(c, "w_age", 0.0);
+    s->w[1] = sim_param(c, "w_count", 0.0);
+    s->w[2] = sim_param(c, "w_bias", -0.5);
     if (!(s->lr >= 0) || s->spares < 0) {
         free(s);
         snprintf(err, errlen, "mlclock: need lr>=0 and spares>=0");
         return -1;
     }
-    hc_list_init(&s->q);
-    hc_list_init(&s->ghost);
+    sim_list_init(&s->q);
+    sim_list_init(&s->ghost);
     s->ghost_cap = c->capacity;
     c->priv = s;
     return 0;
 }
 
-static void mlc_free(hc_cache *c) { free(c->priv); }
+static void mlc_free(sim_cache *c) { free(c->priv); }
 
 static int predict(const mlc_state *s, double age, double count)
 {
@@ -79,24 +79,24 @@ static void learn(mlc_state *s, double age, double count, int label)
     s->learned++;
 }
 
-static double age_of(const hc_cache *c, const hc_obj *o)
+static double age_of(const sim_cache *c, const sim_obj *o)
 {
     return (double)(c->now - o->prio) / (double)(c->nresident ? c->nresident : 1);
 }
 
 /* a ghost keeps its eviction-time age in prio (as the bits of a double) and count in freq */
-static double ghost_age(const hc_obj *o)
+static double ghost_age(const sim_obj *o)
 {
     double a;
     memcpy(&a, &o->prio, sizeof a);
     return a;
 }
 
-static void mlc_hit(hc_cache *c, uint32_t i, const hc_req *r)
+static void mlc_hit(sim_cache *c, uint32_t i, const sim_req *r)
 {
     (void)r;
     mlc_state *s = c->priv;
-    hc_obj *o = &c->objs[i];
+    sim_obj *o = &c->objs[i];
     learn(s, age_of(c, o), (double)o->freq, 1);   /* features before this access */
     o->flags = (uint8_t)((o->flags | F_REF) & ~F_SPARED);
     if (o->freq < 255)
@@ -104,72 +104,72 @@ static void mlc_hit(hc_cache *c, uint32_t i, const hc_req *r)
     o->prio = c->now;
 }
 
-static uint32_t mlc_insert(hc_cache *c, const hc_req *r)
+static uint32_t mlc_insert(sim_cache *c, const sim_req *r)
 {
     mlc_state *s = c->priv;
-    uint32_t i = hc_obj_alloc(c, r);
+    uint32_t i = sim_obj_alloc(c, r);
     c->objs[i].qid = Q_RES;
     c->objs[i].prio = c->now;
-    hc_list_push_head(c, &s->q, i);
-    hc_charge(c, i);
+    sim_list_push_head(c, &s->q, i);
+    sim_charge(c, i);
     return i;
 }
 
-static void drop_ghost(hc_cache *c, mlc_state *s, uint32_t g, int expired)
+static void drop_ghost(sim_cache *c, mlc_state *s, uint32_t g, int expired)
 {
     if (expired)   /* never asked for again within the ghost window: keeping it was useless */
         learn(s, ghost_age(&c->objs[g]), (double)c->objs[g].freq, 0);
-    hc_list_unlink(c, &s->ghost, g);
-    hc_obj_release(c, g);
+    sim_list_unlink(c, &s->ghost, g);
+    sim_obj_release(c, g);
 }
 
-static void mlc_evict(hc_cache *c, const hc_req *r)
+static void mlc_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     mlc_state *s = c->priv;
     int spared = 0;
     for (;;) {
         uint32_t i = s->q.tail;
-        hc_obj *o = &c->objs[i];
+        sim_obj *o = &c->objs[i];
         if (o->flags & F_REF) {   /* CLOCK's second chance */
             o->flags &= (uint8_t)~F_REF;
-            hc_list_move_head(c, &s->q, i);
+            sim_list_move_head(c, &s->q, i);
             continue;
         }
         double age = age_of(c, o);
         if (!(o->flags & F_SPARED) && spared < s->spares && predict(s, age, (double)o->freq)) {
             o->flags |= F_SPARED;   /* the model expects a re-reference: one more round */
-            hc_list_move_head(c, &s->q, i);
+            sim_list_move_head(c, &s->q, i);
             spared++;
             s->spared++;
             continue;
         }
-        hc_list_unlink(c, &s->q, i);
-        hc_uncharge(c, i);
+        sim_list_unlink(c, &s->q, i);
+        sim_uncharge(c, i);
         c->evictions++;
         if (s->ghost_cap == 0) {
-            hc_obj_release(c, i);
+            sim_obj_release(c, i);
             return;
         }
-        o->flags = HC_F_GHOST;
+        o->flags = SIM_F_GHOST;
         o->qid = Q_GHOST;
         memcpy(&o->prio, &age, sizeof age);
-        hc_list_push_head(c, &s->ghost, i);
+        sim_list_push_head(c, &s->ghost, i);
         while (s->ghost.bytes > s->ghost_cap)
             drop_ghost(c, s, s->ghost.tail, 1);
         return;
     }
 }
 
-static bool mlc_get(hc_cache *c, const hc_req *r)
+static bool mlc_get(sim_cache *c, const sim_req *r)
 {
     mlc_state *s = c->priv;
-    uint32_t i = hc_find(c, r->key);
-    if (i != HC_NIL && !(c->objs[i].flags & HC_F_GHOST)) {
+    uint32_t i = sim_find(c, r->key);
+    if (i != SIM_NIL && !(c->objs[i].flags & SIM_F_GHOST)) {
         mlc_hit(c, i, r);
         return true;
     }
-    if (i != HC_NIL) {   /* evicted too early: it should have been kept */
+    if (i != SIM_NIL) {   /* evicted too early: it should have been kept */
         learn(s, ghost_age(&c->objs[i]), (double)c->objs[i].freq, 1);
         drop_ghost(c, s, i, 0);
     }
@@ -181,26 +181,26 @@ static bool mlc_get(hc_cache *c, const hc_req *r)
     return false;
 }
 
-static void mlc_remove(hc_cache *c, uint32_t i)
+static void mlc_remove(sim_cache *c, uint32_t i)
 {
-    hc_list_unlink(c, &((mlc_state *)c->priv)->q, i);
-    hc_uncharge(c, i);
-    hc_obj_release(c, i);
+    sim_list_unlink(c, &((mlc_state *)c->priv)->q, i);
+    sim_uncharge(c, i);
+    sim_obj_release(c, i);
 }
 
-static int mlc_verify(hc_cache *c, char *why, size_t n)
+static int mlc_verify(sim_cache *c, char *why, size_t n)
 {
     mlc_state *s = c->priv;
-    if (hc_list_check(c, &s->q, "clock", why, n) < 0 || hc_list_check(c, &s->ghost, "ghost", why, n) < 0)
+    if (sim_list_check(c, &s->q, "clock", why, n) < 0 || sim_list_check(c, &s->ghost, "ghost", why, n) < 0)
         return -1;
     if (s->q.count != c->nresident)
         return snprintf(why, n, "clock count != residents"), -1;
     if (s->ghost.bytes > s->ghost_cap)
         return snprintf(why, n, "ghost queue over its size"), -1;
-    for (uint32_t i = s->ghost.head; i != HC_NIL; i = c->objs[i].next)
-        if (!(c->objs[i].flags & HC_F_GHOST) || c->objs[i].qid != Q_GHOST || !(ghost_age(&c->objs[i]) >= 0))
+    for (uint32_t i = s->ghost.head; i != SIM_NIL; i = c->objs[i].next)
+        if (!(c->objs[i].flags & SIM_F_GHOST) || c->objs[i].qid != Q_GHOST || !(ghost_age(&c->objs[i]) >= 0))
             return snprintf(why, n, "bad ghost entry"), -1;
-    for (uint32_t i = s->q.head; i != HC_NIL; i = c->objs[i].next)
+    for (uint32_t i = s->q.head; i != SIM_NIL; i = c->objs[i].next)
         if (c->objs[i].qid != Q_RES || c->objs[i].prio > c->now)
             return snprintf(why, n, "bad resident entry"), -1;
     for (int k = 0; k < 3; k++)
@@ -210,7 +210,7 @@ static int mlc_verify(hc_cache *c, char *why, size_t n)
 }
 
 /* test hook: the weights and how often the model spared an object */
-void hc_mlclock_debug(const hc_cache *c, double w[3], uint64_t *learned, uint64_t *spared)
+void sim_mlclock_debug(const sim_cache *c, double w[3], uint64_t *learned, uint64_t *spared)
 {
     const mlc_state *s = c->priv;
     memcpy(w, s->w, sizeof s->w);
@@ -218,7 +218,7 @@ void hc_mlclock_debug(const hc_cache *c, double w[3], uint64_t *learned, uint64_
     *spared = s->spared;
 }
 
-const hc_policy_ops hc_policy_mlclock = {
+const sim_policy_ops sim_policy_mlclock = {
     .name = "mlclock", .describe = "ML-CLOCK (Cho & Kang 2021) for memcached: CLOCK + perceptron-gated eviction",
     .init = mlc_init, .free = mlc_free, .get = mlc_get, .hit = mlc_hit,
     .insert = mlc_insert, .evict = mlc_evict, .verify = mlc_verify, .remove = mlc_remove,

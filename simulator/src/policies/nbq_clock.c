@@ -17,13 +17,13 @@
 #define NBQ_DELETED 0x01
 
 typedef struct {
-    hc_list q;
+    sim_list q;
     uint8_t max;
 } nbq_state;
 
-static int nbq_init(hc_cache *c, char *err, size_t errlen)
+static int nbq_init(sim_cache *c, char *err, size_t errlen)
 {
-    double m = hc_param(c, "max", 255);
+    double m = sim_param(c, "max", 255);
     if (m < 1 || m > 255) {
         snprintf(err, errlen, "nbq.max must be in 1..255");
         return -1;
@@ -31,15 +31,15 @@ static int nbq_init(hc_cache *c, char *err, size_t errlen)
     nbq_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    hc_list_init(&s->q);
+    sim_list_init(&s->q);
     s->max = (uint8_t)m;
     c->priv = s;
     return 0;
 }
 
-static void nbq_free(hc_cache *c) { free(c->priv); }
+static void nbq_free(sim_cache *c) { free(c->priv); }
 
-static void nbq_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void nbq_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     nbq_state *s = c->priv;
@@ -47,51 +47,51 @@ static void nbq_hit(hc_cache *c, uint32_t idx, const hc_req *r)
         c->objs[idx].freq++;
 }
 
-static uint32_t nbq_insert(hc_cache *c, const hc_req *r)
+static uint32_t nbq_insert(sim_cache *c, const sim_req *r)
 {
-    uint32_t i = hc_obj_alloc(c, r);
-    hc_list_push_head(c, &((nbq_state *)c->priv)->q, i);
-    hc_charge(c, i);
+    uint32_t i = sim_obj_alloc(c, r);
+    sim_list_push_head(c, &((nbq_state *)c->priv)->q, i);
+    sim_charge(c, i);
     return i;
 }
 
 /* delete: mark and unindex; the node and its bytes stay until the sweep pops it */
-static void nbq_remove(hc_cache *c, uint32_t idx)
+static void nbq_remove(sim_cache *c, uint32_t idx)
 {
     c->objs[idx].flags |= NBQ_DELETED;
-    hc_table_del(c, c->objs[idx].key);
+    sim_table_del(c, c->objs[idx].key);
 }
 
-static void nbq_evict(hc_cache *c, const hc_req *r)
+static void nbq_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
-    hc_list *q = &((nbq_state *)c->priv)->q;
+    sim_list *q = &((nbq_state *)c->priv)->q;
     for (;;) {
         uint32_t i = q->tail;     /* pop the queue head */
-        hc_obj *o = &c->objs[i];
+        sim_obj *o = &c->objs[i];
         if ((o->flags & NBQ_DELETED) || o->freq == 0) {
             int was_deleted = o->flags & NBQ_DELETED;
-            hc_list_unlink(c, q, i);
-            hc_uncharge(c, i);
-            hc_obj_release(c, i);
+            sim_list_unlink(c, q, i);
+            sim_uncharge(c, i);
+            sim_obj_release(c, i);
             if (!was_deleted)
                 c->evictions++;
             return;
         }
         o->freq--;
-        hc_list_move_head(c, q, i);   /* push back at the queue tail */
+        sim_list_move_head(c, q, i);   /* push back at the queue tail */
     }
 }
 
-static int nbq_verify(hc_cache *c, char *why, size_t n)
+static int nbq_verify(sim_cache *c, char *why, size_t n)
 {
     const nbq_state *s = c->priv;
-    if (hc_list_check(c, &s->q, "nbq", why, n) < 0)
+    if (sim_list_check(c, &s->q, "nbq", why, n) < 0)
         return -1;
     return s->q.count == c->nresident ? 0 : (snprintf(why, n, "queue count != nodes held"), -1);
 }
 
-const hc_policy_ops hc_policy_nbq_clock = {
+const sim_policy_ops sim_policy_nbq_clock = {
     .name = "nbq-clock",
     .describe = "NbQ-CLOCK (Eads 2013): GCLOCK as a FIFO queue, 8-bit counters, lazy delete",
     .meta_delta = -6,

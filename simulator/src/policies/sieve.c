@@ -11,85 +11,85 @@
 #include <stdlib.h>
 
 typedef struct {
-    hc_list q;      /* head = newest */
-    uint32_t hand;  /* next object to examine, HC_NIL = start at the tail */
+    sim_list q;      /* head = newest */
+    uint32_t hand;  /* next object to examine, SIM_NIL = start at the tail */
 } sieve_state;
 
-static int sieve_init(hc_cache *c, char *err, size_t errlen)
+static int sieve_init(sim_cache *c, char *err, size_t errlen)
 {
     (void)err; (void)errlen;
     sieve_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    hc_list_init(&s->q);
-    s->hand = HC_NIL;
+    sim_list_init(&s->q);
+    s->hand = SIM_NIL;
     c->priv = s;
     return 0;
 }
 
-static void sieve_free(hc_cache *c) { free(c->priv); }
+static void sieve_free(sim_cache *c) { free(c->priv); }
 
-static void sieve_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void sieve_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     c->objs[idx].freq = 1;
 }
 
-static uint32_t sieve_insert(hc_cache *c, const hc_req *r)
+static uint32_t sieve_insert(sim_cache *c, const sim_req *r)
 {
-    uint32_t i = hc_obj_alloc(c, r);
-    hc_list_push_head(c, &((sieve_state *)c->priv)->q, i);
-    hc_charge(c, i);
+    uint32_t i = sim_obj_alloc(c, r);
+    sim_list_push_head(c, &((sieve_state *)c->priv)->q, i);
+    sim_charge(c, i);
     return i;
 }
 
-static void sieve_remove(hc_cache *c, uint32_t idx)
+static void sieve_remove(sim_cache *c, uint32_t idx)
 {
     sieve_state *s = c->priv;
     if (s->hand == idx)
         s->hand = c->objs[idx].prev;
-    hc_list_unlink(c, &s->q, idx);
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_list_unlink(c, &s->q, idx);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static void sieve_evict(hc_cache *c, const hc_req *r)
+static void sieve_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     sieve_state *s = c->priv;
-    uint32_t i = s->hand == HC_NIL ? s->q.tail : s->hand;
+    uint32_t i = s->hand == SIM_NIL ? s->q.tail : s->hand;
     while (c->objs[i].freq) {
         c->objs[i].freq = 0;
-        i = c->objs[i].prev == HC_NIL ? s->q.tail : c->objs[i].prev;
+        i = c->objs[i].prev == SIM_NIL ? s->q.tail : c->objs[i].prev;
     }
     s->hand = c->objs[i].prev;   /* the hand stays where it stopped: i's newer neighbour */
-    hc_list_unlink(c, &s->q, i);
-    hc_uncharge(c, i);
-    hc_obj_release(c, i);
+    sim_list_unlink(c, &s->q, i);
+    sim_uncharge(c, i);
+    sim_obj_release(c, i);
     c->evictions++;
 }
 
-static int sieve_verify(hc_cache *c, char *why, size_t n)
+static int sieve_verify(sim_cache *c, char *why, size_t n)
 {
     sieve_state *s = c->priv;
-    if (hc_list_check(c, &s->q, "sieve", why, n) < 0)
+    if (sim_list_check(c, &s->q, "sieve", why, n) < 0)
         return -1;
     if (s->q.count != c->nresident)
         return snprintf(why, n, "queue count != residents"), -1;
-    if (s->hand != HC_NIL) {
+    if (s->hand != SIM_NIL) {
         int found = 0;
-        for (uint32_t i = s->q.head; i != HC_NIL && !found; i = c->objs[i].next)
+        for (uint32_t i = s->q.head; i != SIM_NIL && !found; i = c->objs[i].next)
             found = i == s->hand;
         if (!found)
             return snprintf(why, n, "hand %u is not on the queue", s->hand), -1;
     }
-    for (uint32_t i = s->q.head; i != HC_NIL; i = c->objs[i].next)
+    for (uint32_t i = s->q.head; i != SIM_NIL; i = c->objs[i].next)
         if (c->objs[i].freq > 1)
             return snprintf(why, n, "visited bit > 1"), -1;
     return 0;
 }
 
-const hc_policy_ops hc_policy_sieve = {
+const sim_policy_ops sim_policy_sieve = {
     .name = "sieve", .describe = "SIEVE (Zhang et al. 2024): FIFO with a visited bit and a lazy hand",
     .init = sieve_init, .free = sieve_free, .hit = sieve_hit,
     .insert = sieve_insert, .evict = sieve_evict, .verify = sieve_verify, .remove = sieve_remove,

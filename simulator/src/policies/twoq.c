@@ -13,13 +13,13 @@
 enum { Q_IN = 1, Q_M, Q_OUT };
 
 typedef struct {
-    hc_list in, m, out;
+    sim_list in, m, out;
     uint64_t in_cap, m_cap, out_cap;
 } twoq_state;
 
-static int twoq_init(hc_cache *c, char *err, size_t errlen)
+static int twoq_init(sim_cache *c, char *err, size_t errlen)
 {
-    double kin = hc_param(c, "kin", 0.25), kout = hc_param(c, "kout", 0.5);
+    double kin = sim_param(c, "kin", 0.25), kout = sim_param(c, "kout", 0.5);
     if (!(kin > 0 && kin < 1) || !(kout >= 0)) {
         snprintf(err, errlen, "twoq: need 0<kin<1 and kout>=0");
         return -1;
@@ -27,9 +27,9 @@ static int twoq_init(hc_cache *c, char *err, size_t errlen)
     twoq_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    hc_list_init(&s->in);
-    hc_list_init(&s->m);
-    hc_list_init(&s->out);
+    sim_list_init(&s->in);
+    sim_list_init(&s->m);
+    sim_list_init(&s->out);
     s->in_cap = (uint64_t)(kin * (double)c->capacity);
     s->out_cap = (uint64_t)(kout * (double)c->capacity);
     s->m_cap = c->capacity - s->in_cap;
@@ -37,38 +37,38 @@ static int twoq_init(hc_cache *c, char *err, size_t errlen)
     return 0;
 }
 
-static void twoq_free(hc_cache *c) { free(c->priv); }
+static void twoq_free(sim_cache *c) { free(c->priv); }
 
-static void drop(hc_cache *c, hc_list *l, uint32_t i)
+static void drop(sim_cache *c, sim_list *l, uint32_t i)
 {
-    hc_list_unlink(c, l, i);
-    hc_uncharge(c, i);
-    hc_obj_release(c, i);
+    sim_list_unlink(c, l, i);
+    sim_uncharge(c, i);
+    sim_obj_release(c, i);
     c->evictions++;
 }
 
 /* A1in's oldest becomes a ghost on A1out (bounded by out_cap) */
-static void in_to_out(hc_cache *c, twoq_state *s)
+static void in_to_out(sim_cache *c, twoq_state *s)
 {
     uint32_t i = s->in.tail;
-    hc_list_unlink(c, &s->in, i);
-    hc_uncharge(c, i);
+    sim_list_unlink(c, &s->in, i);
+    sim_uncharge(c, i);
     c->evictions++;
     if (s->out_cap == 0) {
-        hc_obj_release(c, i);
+        sim_obj_release(c, i);
         return;
     }
-    c->objs[i].flags |= HC_F_GHOST;
+    c->objs[i].flags |= SIM_F_GHOST;
     c->objs[i].qid = Q_OUT;
-    hc_list_push_head(c, &s->out, i);
+    sim_list_push_head(c, &s->out, i);
     while (s->out.bytes > s->out_cap) {
         uint32_t g = s->out.tail;
-        hc_list_unlink(c, &s->out, g);
-        hc_obj_release(c, g);
+        sim_list_unlink(c, &s->out, g);
+        sim_obj_release(c, g);
     }
 }
 
-static void twoq_evict(hc_cache *c, const hc_req *r)
+static void twoq_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     twoq_state *s = c->priv;
@@ -78,38 +78,38 @@ static void twoq_evict(hc_cache *c, const hc_req *r)
         drop(c, &s->m, s->m.tail);
 }
 
-static void twoq_hit(hc_cache *c, uint32_t idx, const hc_req *r)
+static void twoq_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
     twoq_state *s = c->priv;
     if (c->objs[idx].qid == Q_M)
-        hc_list_move_head(c, &s->m, idx);
+        sim_list_move_head(c, &s->m, idx);
 }
 
-static uint32_t put(hc_cache *c, twoq_state *s, const hc_req *r, int to_m)
+static uint32_t put(sim_cache *c, twoq_state *s, const sim_req *r, int to_m)
 {
     if (to_m) /* Am is an LRU of its own size (libCacheSim: a nested LRU cache) */
         while (s->m.count && s->m.bytes + r->charge > s->m_cap)
             drop(c, &s->m, s->m.tail);
-    uint32_t n = hc_obj_alloc(c, r);
+    uint32_t n = sim_obj_alloc(c, r);
     c->objs[n].qid = to_m ? Q_M : Q_IN;
-    hc_list_push_head(c, to_m ? &s->m : &s->in, n);
-    hc_charge(c, n);
+    sim_list_push_head(c, to_m ? &s->m : &s->in, n);
+    sim_charge(c, n);
     return n;
 }
 
-static bool twoq_get(hc_cache *c, const hc_req *r)
+static bool twoq_get(sim_cache *c, const sim_req *r)
 {
     twoq_state *s = c->priv;
-    uint32_t i = hc_find(c, r->key);
-    if (i != HC_NIL && !(c->objs[i].flags & HC_F_GHOST)) {
+    uint32_t i = sim_find(c, r->key);
+    if (i != SIM_NIL && !(c->objs[i].flags & SIM_F_GHOST)) {
         twoq_hit(c, i, r);
         return true;
     }
-    int ghost_hit = i != HC_NIL;
+    int ghost_hit = i != SIM_NIL;
     if (ghost_hit) {
-        hc_list_unlink(c, &s->out, i);
-        hc_obj_release(c, i);
+        sim_list_unlink(c, &s->out, i);
+        sim_obj_release(c, i);
     }
     if (r->charge > c->capacity)
         return false;
@@ -119,21 +119,21 @@ static bool twoq_get(hc_cache *c, const hc_req *r)
     return false;
 }
 
-static uint32_t twoq_insert(hc_cache *c, const hc_req *r) { return put(c, c->priv, r, 0); }
+static uint32_t twoq_insert(sim_cache *c, const sim_req *r) { return put(c, c->priv, r, 0); }
 
-static void twoq_remove(hc_cache *c, uint32_t idx)
+static void twoq_remove(sim_cache *c, uint32_t idx)
 {
     twoq_state *s = c->priv;
-    hc_list_unlink(c, c->objs[idx].qid == Q_M ? &s->m : &s->in, idx);
-    hc_uncharge(c, idx);
-    hc_obj_release(c, idx);
+    sim_list_unlink(c, c->objs[idx].qid == Q_M ? &s->m : &s->in, idx);
+    sim_uncharge(c, idx);
+    sim_obj_release(c, idx);
 }
 
-static int twoq_verify(hc_cache *c, char *why, size_t n)
+static int twoq_verify(sim_cache *c, char *why, size_t n)
 {
     twoq_state *s = c->priv;
-    if (hc_list_check(c, &s->in, "A1in", why, n) < 0 || hc_list_check(c, &s->m, "Am", why, n) < 0 ||
-        hc_list_check(c, &s->out, "A1out", why, n) < 0)
+    if (sim_list_check(c, &s->in, "A1in", why, n) < 0 || sim_list_check(c, &s->m, "Am", why, n) < 0 ||
+        sim_list_check(c, &s->out, "A1out", why, n) < 0)
         return -1;
     if (s->in.count + s->m.count != c->nresident)
         return snprintf(why, n, "A1in+Am != residents"), -1;
@@ -141,16 +141,16 @@ static int twoq_verify(hc_cache *c, char *why, size_t n)
         return snprintf(why, n, "A1out over its size"), -1;
     if (s->m.count > 1 && s->m.bytes > s->m_cap)
         return snprintf(why, n, "Am over its size"), -1;
-    for (uint32_t i = s->out.head; i != HC_NIL; i = c->objs[i].next)
-        if (!(c->objs[i].flags & HC_F_GHOST) || c->objs[i].qid != Q_OUT)
+    for (uint32_t i = s->out.head; i != SIM_NIL; i = c->objs[i].next)
+        if (!(c->objs[i].flags & SIM_F_GHOST) || c->objs[i].qid != Q_OUT)
             return snprintf(why, n, "resident object on A1out"), -1;
-    for (uint32_t i = s->m.head; i != HC_NIL; i = c->objs[i].next)
+    for (uint32_t i = s->m.head; i != SIM_NIL; i = c->objs[i].next)
         if (c->objs[i].qid != Q_M)
             return snprintf(why, n, "Am object with the wrong queue id"), -1;
     return 0;
 }
 
-const hc_policy_ops hc_policy_twoq = {
+const sim_policy_ops sim_policy_twoq = {
     .name = "twoq", .describe = "2Q (Johnson & Shasha 1994): A1in FIFO 25 %, A1out ghosts 50 %, Am LRU",
     .init = twoq_init, .free = twoq_free, .get = twoq_get, .hit = twoq_hit,
     .insert = twoq_insert, .evict = twoq_evict, .verify = twoq_verify, .remove = twoq_remove,

@@ -23,7 +23,7 @@
 enum { Q_W = 1, Q_PROB, Q_PROT };
 
 typedef struct {
-    hc_list w, prob, prot;
+    sim_list w, prob, prot;
     uint64_t w_cap, main_cap, prob_cap, prot_cap;
     uint16_t *cbf;   /* saturating; halving keeps them far below 65535 in practice */
     uint32_t ncounters, nhashes;
@@ -55,9 +55,9 @@ static uint32_t cbf(wt_state *s, uint64_t key, int add)
     return m;
 }
 
-static int wt_init(hc_cache *c, char *err, size_t errlen)
+static int wt_init(sim_cache *c, char *err, size_t errlen)
 {
-    double win = hc_param(c, "window", 0.01), prob = hc_param(c, "probation", 0.2);
+    double win = sim_param(c, "window", 0.01), prob = sim_param(c, "probation", 0.2);
     if (!(win > 0 && win < 1) || !(prob > 0 && prob < 1)) {
         snprintf(err, errlen, "wtinylfu: need 0<window<1 and 0<probation<1");
         return -1;
@@ -65,9 +65,9 @@ static int wt_init(hc_cache *c, char *err, size_t errlen)
     wt_state *s = calloc(1, sizeof *s);
     if (!s)
         return -1;
-    hc_list_init(&s->w);
-    hc_list_init(&s->prob);
-    hc_list_init(&s->prot);
+    sim_list_init(&s->w);
+    sim_list_init(&s->prob);
+    sim_list_init(&s->prot);
     s->w_cap = (uint64_t)((double)c->capacity * win);
     if (s->w_cap < 1)
         s->w_cap = 1;
@@ -75,7 +75,7 @@ static int wt_init(hc_cache *c, char *err, size_t errlen)
     s->prob_cap = (uint64_t)(prob * (double)s->main_cap);
     s->prot_cap = (uint64_t)((1 - prob) * (double)s->main_cap);
     /* the sketch is sized in objects: main's capacity over the typical object */
-    uint64_t objs = hc_capacity_objects(c);
+    uint64_t objs = sim_capacity_objects(c);
     uint64_t main_objs = c->capacity ? (uint64_t)((double)objs * (double)s->main_cap / (double)c->capacity) : 0;
     if (main_objs < 1)
         main_objs = 1;
@@ -96,36 +96,36 @@ static int wt_init(hc_cache *c, char *err, size_t errlen)
     return 0;
 }
 
-static void wt_free(hc_cache *c)
+static void wt_free(sim_cache *c)
 {
     wt_state *s = c->priv;
     free(s->cbf);
     free(s);
 }
 
-static hc_list *list_of(wt_state *s, uint8_t q) { return q == Q_W ? &s->w : q == Q_PROB ? &s->prob : &s->prot; }
+static sim_list *list_of(wt_state *s, uint8_t q) { return q == Q_W ? &s->w : q == Q_PROB ? &s->prob : &s->prot; }
 
-static void drop(hc_cache *c, wt_state *s, uint32_t i)
+static void drop(sim_cache *c, wt_state *s, uint32_t i)
 {
-    hc_list_unlink(c, list_of(s, c->objs[i].qid), i);
-    hc_uncharge(c, i);
-    hc_obj_release(c, i);
+    sim_list_unlink(c, list_of(s, c->objs[i].qid), i);
+    sim_uncharge(c, i);
+    sim_obj_release(c, i);
     c->evictions++;
 }
 
 static uint32_t main_victim(wt_state *s) { return s->prob.count ? s->prob.tail : s->prot.tail; }
 
-static void to_seg(hc_cache *c, wt_state *s, uint32_t i, uint8_t q)
+static void to_seg(sim_cache *c, wt_state *s, uint32_t i, uint8_t q)
 {
     c->objs[i].qid = q;
-    hc_list_push_head(c, list_of(s, q), i);
+    sim_list_push_head(c, list_of(s, q), i);
 }
 
 /* window object i enters main: the first segment with room (libCacheSim's SLRU insert) */
-static void enter_main(hc_cache *c, wt_state *s, uint32_t i)
+static void enter_main(sim_cache *c, wt_state *s, uint32_t i)
 {
     uint32_t ch = c->objs[i].charge;
-    hc_list_unlink(c, &s->w, i);
+    sim_list_unlink(c, &s->w, i);
     if (s->prob.bytes + ch <= s->prob_cap) {
         to_seg(c, s, i, Q_PROB);
     } else if (s->prot.bytes + ch <= s->prot_cap) {
@@ -137,7 +137,7 @@ static void enter_main(hc_cache *c, wt_state *s, uint32_t i)
     }
 }
 
-static void wt_evict(hc_cache *c, const hc_req *r)
+static void wt_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     wt_state *s = c->priv;
@@ -152,7 +152,7 @@ static void wt_evict(hc_cache *c, const hc_req *r)
             enter_main(c, s, wv);
         } else {
             uint32_t mv = main_victim(s);
-            if (mv != HC_NIL && cbf(s, wkey, 0) > cbf(s, c->objs[mv].prio, 0)) {
+            if (mv != SIM_NIL && cbf(s, wkey, 0) > cbf(s, c->objs[mv].prio, 0)) {
                 drop(c, s, mv);
                 enter_main(c, s, wv);
             } else {
@@ -165,23 +165,23 @@ static void wt_evict(hc_cache *c, const hc_req *r)
     }
 }
 
-static void wt_hit(hc_cache *c, uint32_t i, const hc_req *r)
+static void wt_hit(sim_cache *c, uint32_t i, const sim_req *r)
 {
     (void)r;
     wt_state *s = c->priv;
-    hc_obj *o = &c->objs[i];
+    sim_obj *o = &c->objs[i];
     if (o->qid == Q_W) {
-        hc_list_move_head(c, &s->w, i);
+        sim_list_move_head(c, &s->w, i);
         return;
     }
     if (o->qid == Q_PROT) {
-        hc_list_move_head(c, &s->prot, i);
+        sim_list_move_head(c, &s->prot, i);
     } else {
-        hc_list_unlink(c, &s->prob, i);
+        sim_list_unlink(c, &s->prob, i);
         to_seg(c, s, i, Q_PROT);
         while (s->prot.bytes > s->prot_cap && s->prot.count) {   /* cool: back to probation */
             uint32_t t = s->prot.tail;
-            hc_list_unlink(c, &s->prot, t);
+            sim_list_unlink(c, &s->prot, t);
             to_seg(c, s, t, Q_PROB);
         }
         while (s->prob.bytes > s->prob_cap && s->prob.count)
@@ -195,22 +195,22 @@ static void wt_hit(hc_cache *c, uint32_t i, const hc_req *r)
     }
 }
 
-static uint32_t wt_insert(hc_cache *c, const hc_req *r)
+static uint32_t wt_insert(sim_cache *c, const sim_req *r)
 {
     wt_state *s = c->priv;
-    uint32_t n = hc_obj_alloc(c, r);
+    uint32_t n = sim_obj_alloc(c, r);
     c->objs[n].prio = r->hkey;
     to_seg(c, s, n, Q_W);
-    hc_charge(c, n);
+    sim_charge(c, n);
     cbf(s, r->hkey, 1);
     return n;
 }
 
-static bool wt_get(hc_cache *c, const hc_req *r)
+static bool wt_get(sim_cache *c, const sim_req *r)
 {
     wt_state *s = c->priv;
-    uint32_t i = hc_find(c, r->key);
-    if (i != HC_NIL) {
+    uint32_t i = sim_find(c, r->key);
+    if (i != SIM_NIL) {
         wt_hit(c, i, r);
         return true;
     }
@@ -222,19 +222,19 @@ static bool wt_get(hc_cache *c, const hc_req *r)
     return false;
 }
 
-static void wt_remove(hc_cache *c, uint32_t i)
+static void wt_remove(sim_cache *c, uint32_t i)
 {
     wt_state *s = c->priv;
-    hc_list_unlink(c, list_of(s, c->objs[i].qid), i);
-    hc_uncharge(c, i);
-    hc_obj_release(c, i);
+    sim_list_unlink(c, list_of(s, c->objs[i].qid), i);
+    sim_uncharge(c, i);
+    sim_obj_release(c, i);
 }
 
-static int wt_verify(hc_cache *c, char *why, size_t n)
+static int wt_verify(sim_cache *c, char *why, size_t n)
 {
     wt_state *s = c->priv;
-    if (hc_list_check(c, &s->w, "window", why, n) < 0 || hc_list_check(c, &s->prob, "probation", why, n) < 0 ||
-        hc_list_check(c, &s->prot, "protected", why, n) < 0)
+    if (sim_list_check(c, &s->w, "window", why, n) < 0 || sim_list_check(c, &s->prob, "probation", why, n) < 0 ||
+        sim_list_check(c, &s->prot, "protected", why, n) < 0)
         return -1;
     if (s->w.count + s->prob.count + s->prot.count != c->nresident)
         return snprintf(why, n, "segments != residents"), -1;
@@ -242,9 +242,9 @@ static int wt_verify(hc_cache *c, char *why, size_t n)
         return snprintf(why, n, "main over its size"), -1;
     if (s->prot.bytes > s->prot_cap && s->prot.count > 1)
         return snprintf(why, n, "protected over its size"), -1;
-    const hc_list *ls[3] = {&s->w, &s->prob, &s->prot};
+    const sim_list *ls[3] = {&s->w, &s->prob, &s->prot};
     for (int q = 0; q < 3; q++)
-        for (uint32_t i = ls[q]->head; i != HC_NIL; i = c->objs[i].next)
+        for (uint32_t i = ls[q]->head; i != SIM_NIL; i = c->objs[i].next)
             if (c->objs[i].qid != q + 1)
                 return snprintf(why, n, "object with the wrong segment id"), -1;
     /* every resident was counted at least once when it was inserted, halvings aside */
@@ -253,7 +253,7 @@ static int wt_verify(hc_cache *c, char *why, size_t n)
     return 0;
 }
 
-const hc_policy_ops hc_policy_wtinylfu = {
+const sim_policy_ops sim_policy_wtinylfu = {
     .name = "wtinylfu", .describe = "W-TinyLFU (Einziger et al. 2017): LRU window 1 %, SLRU main, sketch admission",
     .init = wt_init, .free = wt_free, .get = wt_get, .hit = wt_hit,
     .insert = wt_insert, .evict = wt_evict, .verify = wt_verify, .remove = wt_remove,
