@@ -399,7 +399,7 @@ def test_worker_lookups_and_look_backs_plan_only_their_days(fleet: dict[str, Any
         assert pending == []
         oldest = partitions.day_of(snap.window_end - st.LOOKBACK)
         statements = [s for s in seen if "snapshots" in s[0] or "server_curves" in s[0]]
-        assert len(statements) >= 5
+        assert len(statements) >= 4  # previous curve, history, fill, in-order check
         for stmt, params in statements:
             nodes = _plan(db, stmt, params)
             for table in ("snapshots", "server_curves", "accuracy_records"):

@@ -86,49 +86,53 @@ def class_rows(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> lis
     return out
 
 
-def recent_curves(db: Session, snap: Any, since: datetime, limit: int) -> list[Row[Any]]:
-    """The server's newest `limit` curves before this window and from `since` on, newest first,
-    without their arrays: (snapshot_id, window_end, instance_id, cmd_get, flagged, calibrated)."""
-    return list(
-        db.execute(
-            select(
-                ServerCurve.snapshot_id,
-                ServerCurve.window_end,
-                Snapshot.instance_id,
-                Snapshot.cmd_get,
-                Snapshot.flagged,
-                ServerCurve.hit_ratio_calibrated.is_not(None).label("calibrated"),
-            )
-            .join(
-                Snapshot,
-                (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
-            )
-            .where(
-                ServerCurve.server_id == snap.server_id,
-                ServerCurve.window_end < snap.window_end,
-                ServerCurve.window_end >= since,
-                Snapshot.window_end >= since,
-            )
-            .order_by(ServerCurve.window_end.desc())
-            .limit(limit)
-        ).all()
+def previous_curve(db: Session, snap: Any, since: datetime, recent: int, min_reads: int) -> Row[Any] | None:
+    """Of the server's newest `recent` curves before this window (from `since` on), the newest of a
+    window with at least `min_reads` reads and no loss flag, else the newest: (snapshot_id,
+    instance_id, xs, ys) with its sizes and calibrated hit ratios in binary (ys None: not
+    calibrated). One statement: the recent windows are read without their curves."""
+    good = (func.coalesce(Snapshot.cmd_get, 0) >= min_reads) & ~func.coalesce(Snapshot.flagged, False)
+    newest = (
+        select(
+            ServerCurve.snapshot_id,
+            ServerCurve.window_end,
+            Snapshot.instance_id,
+            good.label("good"),
+        )
+        .join(
+            Snapshot,
+            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
+        )
+        .where(
+            ServerCurve.server_id == snap.server_id,
+            ServerCurve.window_end < snap.window_end,
+            ServerCurve.window_end >= since,
+            Snapshot.window_end >= since,
+        )
+        .order_by(ServerCurve.window_end.desc())
+        .limit(recent)
+        .subquery()
     )
-
-
-def calibrated_curve(
-    db: Session, snapshot_id: uuid.UUID, window_end: datetime
-) -> tuple[list[float], list[float]] | None:
-    """One stored curve's sizes and calibrated hit ratios (None without a calibrated curve)."""
+    chosen = (
+        select(newest.c.snapshot_id, newest.c.window_end, newest.c.instance_id)
+        .order_by(newest.c.good.desc(), newest.c.window_end.desc())
+        .limit(1)
+        .subquery()
+    )
     row = db.execute(
-        select(_binary(ServerCurve.sizes_bytes, "xs"), _binary(ServerCurve.hit_ratio_calibrated, "ys")).where(
-            ServerCurve.snapshot_id == snapshot_id, ServerCurve.window_end == window_end
+        select(
+            chosen.c.snapshot_id,
+            chosen.c.instance_id,
+            _binary(ServerCurve.sizes_bytes, "xs"),
+            _binary(ServerCurve.hit_ratio_calibrated, "ys"),
+        ).join(
+            ServerCurve,
+            (ServerCurve.snapshot_id == chosen.c.snapshot_id)
+            & (ServerCurve.window_end == chosen.c.window_end)
+            & (ServerCurve.window_end >= since),
         )
     ).first()
-    if row is None or row.ys is None:
-        return None
-    xs, ys = decode_float8(row.xs), decode_float8(row.ys)
-    assert xs is not None and ys is not None
-    return xs.tolist(), ys.tolist()
+    return row
 
 
 def server_facts(db: Session, snap: Any) -> Row[Any]:

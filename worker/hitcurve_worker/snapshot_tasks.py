@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from hitcurve import notify, warmup, windows
 from hitcurve.core import task_names as names
+from hitcurve.core.pgarray import decode_float8
 from hitcurve.crud import curves as curves_crud
 from hitcurve.models import (
     AccuracyRecord,
@@ -134,18 +135,16 @@ def upsert_alert(
 def _previous(db: Session, snap: Any) -> Previous | None:
     """The newest calibrated curve before this window of a window that was not quiet or
     loss-flagged (hitcurve.windows: such a curve is never the answer, so it predicted nothing), if
-    it is of the same memcached instance. The recent windows are read without their curves; only
-    the chosen one's arrays are fetched."""
-    rows = store.recent_curves(db, snap, snap.window_end - LOOKBACK, 4 * windows.RECENT_WINDOWS)
-    # (a server whose every recent window is flagged is graded on its newest, as its answers rest on it)
-    good = (r for r in rows if int(r.cmd_get or 0) >= windows.MIN_READS and not r.flagged)
-    prev = next(good, rows[0] if rows else None)
-    if prev is None or prev.instance_id != snap.instance_id or not prev.calibrated:
+    it is of the same memcached instance (one statement, snapshot_store.previous_curve)."""
+    prev = store.previous_curve(
+        db, snap, snap.window_end - LOOKBACK, 4 * windows.RECENT_WINDOWS, windows.MIN_READS
+    )
+    if prev is None or prev.instance_id != snap.instance_id or prev.ys is None:
         return None
-    curve = store.calibrated_curve(db, prev.snapshot_id, prev.window_end)
-    if curve is None or not curve[1]:
+    xs, ys = decode_float8(prev.xs), decode_float8(prev.ys)
+    if xs is None or ys is None or not len(ys):
         return None
-    return Previous(prev.snapshot_id, curve[0], curve[1])
+    return Previous(prev.snapshot_id, xs.tolist(), ys.tolist())
 
 
 def _history(db: Session, snap: Any) -> list[float]:
@@ -461,18 +460,18 @@ def earlier_pending(snapshot_id: uuid.UUID, window_end: datetime) -> list[tuple[
     """The same server's still-pending snapshots whose windows end before this one's, oldest
     first, with their window ends (at most IN_ORDER_BATCH; served by ix_snapshots_server_window;
     reading the days an upload may be late by, schemas.agent.MAX_PAST, not every partition)."""
+    server = (
+        select(Snapshot.server_id)
+        .where(Snapshot.id == snapshot_id, Snapshot.window_end == window_end)
+        .scalar_subquery()
+    )
     with session() as db:
-        server_id = db.execute(
-            select(Snapshot.server_id).where(Snapshot.id == snapshot_id, Snapshot.window_end == window_end)
-        ).scalar()
-        if server_id is None:
-            return []
         return [
             (r.id, r.window_end)
             for r in db.execute(
                 select(Snapshot.id, Snapshot.window_end)
                 .where(
-                    Snapshot.server_id == server_id,
+                    Snapshot.server_id == server,
                     Snapshot.window_end < window_end,
                     Snapshot.window_end >= window_end - MAX_PAST,
                     Snapshot.status == "pending",
