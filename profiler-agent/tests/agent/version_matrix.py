@@ -10,7 +10,9 @@ scripts/memcached-versions.sh, plus Debian's 1.6.18), on free loopback ports:
      get_hits / (get_hits + get_misses) delta (the self-check the agent reports itself), the
      event loss, a curve for every slab class memcached holds items in;
   3. the agent SIGSTOPped for --stall seconds under load: memcached's throughput (cmd_get
-     per second from `stats`) during the stall divided by the rate just before; the agent must
+     per second from `stats`) during the stall divided by the rate just before, judged against
+     a control memcached measured over the same two intervals (same load, no agent, so nothing
+     stalls beside it): whatever else the machine runs slows both alike; the agent must
      count memcached's skipped=N lines, upload no curve for the window it could not see, and
      be back to a normal window within one window after. Rows run side by side, but their
      stall phases one at a time, so no other row's stall or catch-up falls into a row's
@@ -49,9 +51,11 @@ from agent_harness import ROOT, agent_bin, free_port, loadgen_bin, wait_port  # 
 README = ROOT / "profiler-agent" / "README.md"
 BEGIN, END = "<!-- version-matrix:begin -->", "<!-- version-matrix:end -->"
 TOLERANCE_PP = 0.5        # acceptance: agent window hit rate within 0.5 pp of memcached's
-# memcached keeps serving while the agent is stopped. Measured on a 2-core machine shared with
-# other jobs, so the rate before and during the stall swing by +-40 % on their own; 0.5 still
-# fails a memcached that blocks on its watcher (that would be ~0).
+# memcached keeps serving while the agent is stopped: its rate during the stall over the rate
+# before, divided by the control's over the same two intervals when the control slowed (Row.ratio).
+# On a 2-core machine shared with other jobs the raw ratio swung by +-40 % on its own and fell to
+# 0.45 under a second `make test`; the control falls with it. 0.5 still fails a memcached that
+# blocks on its watcher (that would be ~0, and the control, unstalled, does not fall to ~0).
 MIN_THROUGHPUT_RATIO = 0.5
 STALL_LOCK = threading.Lock()  # one row's stall measurement at a time (see run_version)
 RECOVERY_MAX_S = 60.0  # the agent's default window: back to clean windows within one
@@ -118,6 +122,8 @@ class Row:
     recovery_s: float | None = None
     throughput_before: float = 0.0
     throughput_stall: float = 0.0
+    control_before: float = 0.0   # the control memcached over the same two intervals
+    control_stall: float = 0.0
     alive_after_stall: bool = False
     alive_after_kill: bool = False
     alive_after_restart: bool = False
@@ -125,8 +131,23 @@ class Row:
     errors: list[str] = field(default_factory=list)
 
     @property
-    def ratio(self) -> float:
+    def raw_ratio(self) -> float:
         return self.throughput_stall / self.throughput_before if self.throughput_before else 0.0
+
+    @property
+    def control_ratio(self) -> float:
+        return self.control_stall / self.control_before if self.control_before else 0.0
+
+    @property
+    def ratio(self) -> float:
+        """The row's ratio with the machine's slowdown taken out: divided by the control's ratio
+        when the control slowed down, the raw ratio when it did not (0 without a control).
+        The control only excuses a slowdown: it speeds up during every stall (the stopped
+        agent's CPU goes back to the machine: control 0.96-4.95 in one run), and dividing by
+        that would hold a row to more than its own before-rate."""
+        if not self.control_ratio:
+            return 0.0
+        return self.raw_ratio / min(1.0, self.control_ratio)
 
     @property
     def passed(self) -> bool:
@@ -192,6 +213,54 @@ def clean_after(log_text: str, not_before: float) -> str | None:
     return None
 
 
+class Control:
+    """The control memcached: the rows' memcached setup and load (hc-loadgen, same options)
+    with no agent, running for the whole matrix. Each row's stall measures it over the same
+    two intervals as its own memcached, so load from other jobs on the machine (which moved
+    the raw ratio from 1.8 down to 0.45) cancels out. One for all rows: stalls are taken one
+    at a time (STALL_LOCK), and a ratio of rates cancels the version's own speed."""
+
+    def __init__(self, version: str, binary: str):
+        self.version = version
+        self.port = free_port()
+        cmd = [binary, "-l", "127.0.0.1", "-p", str(self.port), "-U", "0", "-m", "32"]
+        if os.geteuid() == 0:
+            cmd += ["-u", "root"]
+        self.mc = Proc(cmd)
+        wait_port(self.port, 10)
+        self.load = Proc(load_cmd(self.port, 3600, 3))
+        self._full = False
+
+    def wait_full(self) -> None:
+        """Rates are compared in steady state, as the rows' are: memcached full (evicting)."""
+        if not self._full:
+            wait_for(lambda: int(stats(self.port).get("evictions", "0")) > 0, LIVENESS_S,
+                     "the control memcached never filled")
+            self._full = True
+
+    def stop(self) -> None:
+        self.load.kill()
+        self.mc.kill()
+
+
+def load_cmd(port: int, seconds: float, seed: int) -> list[str]:
+    return [
+        loadgen_bin(), "--server", f"127.0.0.1:{port}", "--dist", "etc", "--keys", "150000",
+        "--max-value", "8192", "--conns", "2", "--requests", "0", "--duration", str(seconds),
+        "--seed", str(seed), "--quiet",
+    ]
+
+
+def rates(ports: list[int], seconds: float) -> list[float]:
+    """cmd_get per second of each memcached over the same interval."""
+    a = [stats(p) for p in ports]
+    t0 = time.time()
+    time.sleep(seconds)
+    b = [stats(p) for p in ports]
+    dt = time.time() - t0
+    return [(int(y["cmd_get"]) - int(x["cmd_get"])) / dt for x, y in zip(a, b, strict=True)]
+
+
 def wait_for(pred, timeout: float, what: str) -> None:
     end = time.time() + timeout
     while time.time() < end:
@@ -201,7 +270,7 @@ def wait_for(pred, timeout: float, what: str) -> None:
     raise TimeoutError(what)
 
 
-def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Path) -> Row:
+def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Path, control: Control) -> Row:
     row = Row(version)
     d = workdir / version
     d.mkdir(parents=True, exist_ok=True)
@@ -232,20 +301,9 @@ def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Pa
         return p, log
 
     def start_load(seconds: float, seed: int) -> Proc:
-        p = Proc([
-            loadgen_bin(), "--server", f"127.0.0.1:{port}", "--dist", "etc", "--keys", "150000",
-            "--max-value", "8192", "--conns", "2", "--requests", "0", "--duration", str(seconds),
-            "--seed", str(seed), "--quiet",
-        ])
+        p = Proc(load_cmd(port, seconds, seed))
         procs.append(p)
         return p
-
-    def rate(seconds: float) -> float:
-        a = stats(port)
-        t0 = time.time()
-        time.sleep(seconds)
-        b = stats(port)
-        return (int(b["cmd_get"]) - int(a["cmd_get"])) / (time.time() - t0)
 
     (d / "key").write_text("matrix-test-key\n")
     try:
@@ -300,11 +358,15 @@ def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Pa
         # the stall phases are taken one row at a time (STALL_LOCK), each from its "before"
         # rate until the agent has settled again, so no other row's stall or catch-up burst
         # falls into one of its two measurements.
+        # The control memcached is measured over the same two intervals.
         with STALL_LOCK:
-            row.throughput_before = round(rate(5), 1)
+            control.wait_full()
+            row.throughput_before, row.control_before = (round(r, 1) for r in rates([port, control.port], 5))
             n_before = len(snapshots(d / "snaps"))
             os.kill(agent.p.pid, signal.SIGSTOP)
-            row.throughput_stall = round(rate(args.stall), 1)
+            row.throughput_stall, row.control_stall = (
+                round(r, 1) for r in rates([port, control.port], args.stall)
+            )
             os.kill(agent.p.pid, signal.SIGCONT)
             t_cont = time.time()
             row.alive_after_stall = serves(port)
@@ -375,7 +437,9 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
         f"max \\|agent − memcached\\| hit rate, pp (windows checked; flagged by the agent) | "
         f"event loss % | skipped lines counted "
         f"(stats) | clean window again after | alive after stall / kill / restart | "
-        f"throughput during {args.stall:g} s stall ÷ before | pass |\n"
+        f"throughput during {args.stall:g} s stall ÷ before, against the control "
+        f"(row ÷ min(1, control)) | "
+        f"pass |\n"
         "|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     body = ""
@@ -390,7 +454,8 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
             f"{f'{r.recovery_s:.1f} s' if r.recovery_s is not None else '-'}"
             f"{'' if r.recovered else ' (NOT clean)'} | "
             f"{yn(r.alive_after_stall)} / {yn(r.alive_after_kill)} / {yn(r.alive_after_restart)} | "
-            f"{r.ratio:.2f} ({r.throughput_stall:.0f} / {r.throughput_before:.0f} gets/s) | "
+            f"{r.ratio:.2f} ({r.raw_ratio:.2f} ÷ min(1, {r.control_ratio:.2f}); "
+            f"{r.throughput_stall:.0f} / {r.throughput_before:.0f} gets/s) | "
             f"{'pass' if r.passed else 'FAIL'} |\n"
         )
     return head + body
@@ -407,7 +472,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--readme", action="store_true", help="rewrite the table in profiler-agent/README.md")
     ap.add_argument("--workdir", default="", help="keep logs and snapshots here")
     args = ap.parse_args(argv)
-    vs = versions()
+    every = versions()
+    vs = every
     if args.only:
         keep = set(args.only.split(","))
         vs = [v for v in vs if v[0] in keep]
@@ -416,27 +482,41 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[str, Row] = {}
 
     def one(v: tuple[str, str]) -> None:
-        r = run_version(v[0], v[1], args, workdir)
+        r = run_version(v[0], v[1], args, workdir, control)
         with lock:
             rows[v[0]] = r
             print(f"{r.version}: {'pass' if r.passed else 'FAIL'} {asdict(r)}", file=sys.stderr, flush=True)
 
     loadgen_bin()
     agent_bin()
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
-        list(ex.map(one, vs))
+    # The newest memcached serves as the control for every row (see Control).
+    control = Control(*max(every, key=lambda v: tuple(int(x) for x in v[0].split("."))))
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+            list(ex.map(one, vs))
+    finally:
+        control.stop()
     ordered = [rows[v] for v, _ in vs]
     md = table(ordered, args)
     print(md)
     if args.json:
         Path(args.json).write_text(
-            json.dumps([asdict(r) | {"ratio": r.ratio, "passed": r.passed} for r in ordered], indent=1)
+            json.dumps(
+                [
+                    asdict(r)
+                    | {"ratio": r.ratio, "raw_ratio": r.raw_ratio, "control_ratio": r.control_ratio,
+                       "control_version": control.version, "passed": r.passed}
+                    for r in ordered
+                ],
+                indent=1,
+            )
         )
     if args.readme:
         text = README.read_text()
         stamp = (
             f"`{Path(sys.argv[0]).name} --stall {args.stall:g} --window {args.window:g}`, "
-            f"{time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores:\n\n"
+            f"{time.strftime('%Y-%m-%d', time.gmtime())}, {os.cpu_count()} cores, "
+            f"control memcached {control.version}, load average {os.getloadavg()[0]:.1f}:\n\n"
         )
         block = f"{BEGIN}\n{stamp}{md}{END}"
         if BEGIN in text:
