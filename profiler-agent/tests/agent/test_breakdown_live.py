@@ -75,6 +75,7 @@ def test_prefixes_hot_keys_and_leave_counts_match_the_driver_and_memcached(tmp_p
         warm = trickle(c, 0.3)
         before = c.stats()
         d = Driver(m.port, seed=3)
+        started = time.monotonic()
         rate, dropped = 3000.0, int(before["log_worker_dropped"])
         for _ in range(10):  # 1 s slices; halve the rate whenever memcached dropped lines
             counts = d.run(seconds=1, rate=rate)
@@ -89,6 +90,8 @@ def test_prefixes_hot_keys_and_leave_counts_match_the_driver_and_memcached(tmp_p
         warm += trickle(c, 2)
         counts.key_reads[b"__warmup__"] += warm  # a hot key too, and not the driver's
         after = c.stats()
+        elapsed = time.monotonic() - started  # since the first feed item was set
+        evicted_mc = int(after["evictions"]) - int(before["evictions"])
         c.close()
         assert agent.stop() == 0
     finally:
@@ -100,6 +103,10 @@ def test_prefixes_hot_keys_and_leave_counts_match_the_driver_and_memcached(tmp_p
     assert s["loss"]["agent_dropped"] == 0 and s["loss"]["malformed"] == 0  # never the agent's
     if loss > 0.05:
         pytest.skip(f"memcached's logger lost {loss:.1%} of the stream (machine too busy): {s['loss']}")
+
+    if evicted_mc < 1000:  # the driver slowed down for memcached's logger and never filled it
+        pytest.skip(f"machine too busy: the driver slowed to {rate:.0f}/s and memcached evicted only "
+                    f"{evicted_mc} items (> 1,000 needed to compare counts)")
 
     # Prefixes: the top 4 by requests, the rest (tmp and the unprefixed trickle) as "other".
     assert s["prefix_rule"] == "delimiter ':' depth 1"
@@ -124,7 +131,9 @@ def test_prefixes_hot_keys_and_leave_counts_match_the_driver_and_memcached(tmp_p
     # evicted), feed's TTL (30 s) outlives the test.
     assert got["user"]["left"]["expired"] == 0 and got["cfg"]["left"]["expired"] == 0
     assert got["sess"]["left"]["expired"] > 100 and got["sess"]["left"]["evicted"] == 0
-    assert got["feed"]["left"]["evicted"] > 100 and got["feed"]["left"]["expired"] == 0
+    assert got["feed"]["left"]["evicted"] > 100
+    if elapsed < 29:  # a very busy machine stretched the test past feed's TTL: then some expire
+        assert got["feed"]["left"]["expired"] == 0, elapsed
 
     # Hot keys in clear (--hot-keys-clear 1): top-10 recall against the driver's exact count.
     exact = [k.decode() for k, _ in counts.key_reads.most_common(10)]
@@ -135,7 +144,8 @@ def test_prefixes_hot_keys_and_leave_counts_match_the_driver_and_memcached(tmp_p
     assert recall >= 0.9, (exact, hot)
     top = hot[0]
     true_count = counts.key_reads[top["key"].encode()]
-    assert abs(top["requests"] - true_count) <= top["error"] + 0.01 * top["requests"]
+    # the sketch's own error bound, plus what the stream lost (as for every count above)
+    assert abs(top["requests"] - true_count) <= top["error"] + (0.01 + loss) * true_count + 1
     assert len(s["hot_keys_by_bytes"]) == 10
     assert s["hot_keys_by_bytes"][0]["bytes"] >= 300  # the heaviest are user/feed keys
 
