@@ -45,6 +45,23 @@ test("breakdown: prefix table, TTL memory, hot keys and expired vs evicted match
   await page.screenshot({ path: "artifacts/breakdown.png", fullPage: true });
 });
 
+type Split = { prefix: string; gain_pp: number; best: { prefix_bytes: number }; check: { passed: boolean | null } };
+
+test("pool split: choose a prefix, the best split and its gain are the API's, a chosen split is asked for", async ({ page }) => {
+  const id = await open(page);
+  const panel = page.getByTestId("pool-split");
+  await expect(panel.getByTestId("split-best")).toBeVisible();
+  await panel.getByLabel("Prefix to give its own pool").selectOption("feed");
+  const s = await api<Split>(page, `/servers/${id}/breakdown/split?prefix=feed`);
+  expect(s.check.passed).not.toBeNull();
+  const gain = `${s.gain_pp >= 0 ? "+" : ""}${s.gain_pp.toFixed(1)} pp against one pool`;
+  await expect(panel.getByTestId("split-best")).toContainText(gain);
+  await expect(panel.getByTestId("split-best")).toContainText("feed alone in");
+  await panel.getByLabel("Share of the memory for the prefix's pool, percent").fill("30");
+  await expect(panel.getByTestId("split-chosen")).toContainText("feed alone in");
+  await panel.screenshot({ path: "artifacts/breakdown-split.png" });
+});
+
 test("a server whose traffic carries TTLs is answered on the TTL-aware curve, and the answer says so", async ({ page }) => {
   // 10.0.0.9's newest window carries the breakdown, whose TTL-aware and oblivious curves differ by far
   // more than hitcurve/ttl.py's 1 pp; 10.0.0.8 has no breakdown
@@ -76,9 +93,11 @@ test.describe("phone", () => {
   test("breakdown at 390 px: tables scroll inside their cards, nothing overflows the page", async ({ page }) => {
     await open(page);
     await expect(page.getByTestId("ttl-panel")).toBeVisible();
+    await expect(page.getByTestId("split-best")).toBeVisible();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: "artifacts/phone-breakdown.png", fullPage: true });
+    await page.getByTestId("pool-split").screenshot({ path: "artifacts/phone-breakdown-split.png" });
   });
   test("the TTL-aware answer at 390 px", async ({ page }) => {
     const id = await serverId(page, "10.0.0.9:11211");

@@ -5,8 +5,10 @@ import { curveSamples, type Curve } from "../lib/curve";
 import { byteTickFormat, byteTicks, formatBytes, formatPercent } from "../lib/format";
 import type { Margin } from "./curveChart";
 
-export type Series = { key: string; label: string; color: string; points: Curve; dashed?: boolean; opacity?: number };
-export type MultiCurveOptions = { width: number; height: number; margin: Margin; currentBytes: number | null };
+// `raw`: drawn straight through its points (a what-if that rises and falls); otherwise as a
+// hit-rate curve (monotone interpolation, non-decreasing).
+export type Series = { key: string; label: string; color: string; points: Curve; dashed?: boolean; opacity?: number; raw?: boolean };
+export type MultiCurveOptions = { width: number; height: number; margin: Margin; currentBytes: number | null; xTitle?: string; currentLabel?: string };
 
 export function drawMultiCurveChart(svgEl: SVGSVGElement, series: Series[], opts: MultiCurveOptions): void {
   const { width, height, margin: m } = opts;
@@ -64,7 +66,7 @@ export function drawMultiCurveChart(svgEl: SVGSVGElement, series: Series[], opts
   layer("titles")
     .selectAll("text")
     .data([
-      { t: "memory", x: width - m.right, y: height - 2, anchor: "end" },
+      { t: opts.xTitle ?? "memory", x: width - m.right, y: height - 2, anchor: "end" },
       { t: "hit rate", x: m.left, y: m.top - 4, anchor: "start" },
     ])
     .join("text")
@@ -80,7 +82,7 @@ export function drawMultiCurveChart(svgEl: SVGSVGElement, series: Series[], opts
     .attr("class", "now-label")
     .attr("x", (d) => x(d) + 4)
     .attr("y", height - m.bottom - 6)
-    .text((d) => `now ${formatBytes(d)}`);
+    .text((d) => `${opts.currentLabel ?? "now"} ${formatBytes(d)}`);
   const line = d3
     .line<{ bytes: number; hit: number }>()
     .x((d) => x(d.bytes))
@@ -94,7 +96,7 @@ export function drawMultiCurveChart(svgEl: SVGSVGElement, series: Series[], opts
     .attr("stroke", (s) => s.color)
     .attr("stroke-dasharray", (s) => (s.dashed ? "5 4" : null))
     .attr("stroke-opacity", (s) => s.opacity ?? 1)
-    .attr("d", (s) => line(curveSamples(s.points)))
+    .attr("d", (s) => line(s.raw ? s.points : curveSamples(s.points)))
     .selectAll("title")
     .data((s) => [s.label])
     .join("title")

@@ -84,7 +84,13 @@ function SplitView({ d }: { d: PoolSplit }) {
   const svg = useRef<SVGSVGElement>(null);
   const series: Series[] = useMemo(
     () => [
-      { key: "split", label: `Two pools, by the size of ${d.prefix}'s`, color: "#1f77b4", points: d.points.map((p) => ({ bytes: p.prefixBytes, hit: p.hit })) },
+      {
+        key: "split",
+        label: `Two pools, by the size of ${d.prefix}'s`,
+        color: "#1f77b4",
+        raw: true,
+        points: d.points.map((p) => ({ bytes: p.prefixBytes, hit: p.hit })),
+      },
       {
         key: "pool",
         label: "One pool (today)",
@@ -105,6 +111,8 @@ function SplitView({ d }: { d: PoolSplit }) {
       height: width < 520 ? 220 : 280,
       margin: { top: 16, right: 16, bottom: 40, left: 48 },
       currentBytes: d.today.prefixBytes,
+      currentLabel: "holds today",
+      xTitle: `memory of ${d.prefix}'s pool`,
     });
   });
   const wins = d.gainPp > WIN_PP;
