@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from agent_harness import Agent, Memcached, kill_leftovers, loadgen_bin  # noqa: E402
+from agent_harness import Agent, Client, Memcached, kill_leftovers, loadgen_bin  # noqa: E402
 from test_agent_versions import VERSIONS  # noqa: E402
 
 BEFORE, AFTER = "1.6.24", "1.6.45"  # either side of 1.6.34
@@ -44,6 +45,14 @@ def load(addr: str, seconds: float, keys: int, value_size: int, update_frac: flo
     )
 
 
+def slabs_moved(port: int) -> int:
+    c = Client(port)
+    try:
+        return int(c.stats()["slabs_moved"])
+    finally:
+        c.close()
+
+
 def run_shift(tmp: Path, binary: str) -> tuple[list[dict], Agent]:
     tmp.mkdir(parents=True, exist_ok=True)
     # the automover decides over slab_automove_window seconds: 30 before 1.6.34, 10 from it (on a
@@ -62,6 +71,13 @@ def run_shift(tmp: Path, binary: str) -> tuple[list[dict], Agent]:
         agent.wait_log("msg=window ", count=n + 2, timeout=120)
         # the same first 4,000 keys rewritten as 3 KB values: ~13 MB, fits once pages move
         load(m.addr, 25, keys=4000, value_size=3000, update_frac=0.5, seed=7)
+        # A busy machine gives the niced load too little CPU to press the automover within
+        # 25 s: keep rewriting until memcached has moved a page (an event; the deadline only
+        # stops a memcached that never moves one).
+        deadline, extra = time.time() + 180, 0
+        while slabs_moved(m.port) == 0 and time.time() < deadline:
+            extra += 1
+            load(m.addr, 5, keys=4000, value_size=3000, update_frac=0.5, seed=7 + extra)
         n = agent.log().count("msg=window ")
         agent.wait_log("msg=window ", count=n + 2, timeout=120)
         assert agent.stop() == 0
