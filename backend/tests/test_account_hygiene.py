@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from conftest import PASSWORD, Account, Inbox, new_account
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
-from hitcurve.models import PasswordReset
+from hitcurve.crud import accounts
+from hitcurve.models import Invitation, PasswordReset, SignupRequest, User
 
 NEW_PASSWORD = "plum orbit tadpole seventy"
 
@@ -204,3 +205,42 @@ def test_global_login_limit(app: Any, account: Account, monkeypatch: pytest.Monk
     r = anon.post("/api/v1/auth/login", json={"email": account.email, "password": PASSWORD})
     assert r.status_code == 429
     anon.close()
+
+
+def test_expired_account_links_are_purged(account: Account) -> None:
+    """An unconfirmed sign-up holds an e-mail address and a password hash: the worker's hourly
+    storage job (test_storage_partitions checks it calls this) deletes sign-ups, resets and
+    unaccepted invitations a week after they expired, and keeps fresh ones and accepted
+    invitations."""
+    now = datetime.now(UTC)
+    old = now - accounts.ACCOUNT_LINKS_KEPT_AFTER_EXPIRY - timedelta(hours=1)
+    recent = now - accounts.ACCOUNT_LINKS_KEPT_AFTER_EXPIRY + timedelta(hours=1)
+    tag = uuid.uuid4().hex[:8]
+
+    def secret(*parts: object) -> str:
+        return "".join(map(str, parts)).ljust(64, "0")
+
+    with get_sessionmaker()() as db:
+        user = db.execute(select(User).where(User.email == account.email)).scalar_one()
+        for when, name in ((old, "old"), (recent, "recent")):
+            email = f"{name}-{tag}@example.com"
+            db.add(SignupRequest(email=email, token_hash=secret("s", name, tag), password_hash="x",
+                                 org_name="o", expires_at=when))
+            db.add(PasswordReset(user_id=user.id, token_hash=secret("r", name, tag), expires_at=when))
+            for accepted in (None, when):
+                db.add(Invitation(org_id=uuid.UUID(account.org_id), email=email, role="viewer",
+                                  token_hash=secret("i", name, accepted is None, tag),
+                                  expires_at=when, accepted_at=accepted))
+        db.commit()
+        assert accounts.purge_expired_links(db, now) >= 3
+        db.commit()
+        mine = f"%-{tag}@%"
+        signups = set(db.execute(select(SignupRequest.email).where(SignupRequest.email.like(mine))).scalars())
+        assert signups == {f"recent-{tag}@example.com"}
+        mine_resets = select(PasswordReset.token_hash).where(PasswordReset.user_id == user.id)
+        resets = set(db.execute(mine_resets).scalars())
+        assert secret("r", "old", tag) not in resets and secret("r", "recent", tag) in resets
+        invites = set(db.execute(select(Invitation.token_hash).where(Invitation.email.like(mine))).scalars())
+        # the old unaccepted one is gone; the old accepted one and both recent ones stay
+        kept = (("old", False), ("recent", True), ("recent", False))
+        assert invites == {secret("i", n, a, tag) for n, a in kept}

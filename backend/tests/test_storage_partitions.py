@@ -118,6 +118,7 @@ def test_retention_job_drops_old_days_keeps_downsampled_rows_and_history_still_a
         db.commit()
 
     out = downsample_and_retain(at=at)
+    assert "account_links_purged" in out  # expired account links go with the same hourly job
 
     with get_sessionmaker()() as db:
         for table in partitions.PARTITIONED:  # the expired day is gone from every table

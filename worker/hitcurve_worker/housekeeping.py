@@ -1,6 +1,7 @@
 """Periodic jobs (Celery beat, see schedule.py): re-enqueue work that was never picked up or was
 lost with a killed worker, give up on work that failed too often, agent-silent alerts, history
-downsampling and retention, trace-chunk retention. Every job is idempotent and bounded."""
+downsampling and retention, trace-chunk and expired account-link retention. Every job is
+idempotent and bounded."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hitcurve.core import partitions
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
 from hitcurve.core.tasks import queue_for, snapshot_args
-from hitcurve.crud import notifications
+from hitcurve.crud import accounts, notifications
 from hitcurve.models import (
     Server,
     SimulationRun,
@@ -339,6 +340,7 @@ def downsample_and_retain(
             ).rowcount
             or 0,
         )
+        add("account_links_purged", accounts.purge_expired_links(db, at))
         db.commit()
     return out
 

@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from hitcurve.core.config import get_settings
@@ -32,6 +32,12 @@ MAX_RESETS_PER_HOUR = 3
 # Sign-up mails (a confirmation link, or the notice to an existing account) one address gets per
 # hour at most: sign-up cannot be used to flood someone's inbox.
 MAX_SIGNUP_MAILS_PER_HOUR = 3
+
+
+# Spent or expired account links (sign-ups, password resets, unaccepted invitations) are kept
+# this long past their expiry, then deleted by the worker's hourly storage job: an unconfirmed
+# sign-up holds an e-mail address and a password hash, which nobody may keep for ever.
+ACCOUNT_LINKS_KEPT_AFTER_EXPIRY = timedelta(days=7)
 
 
 def _now() -> datetime:
@@ -393,3 +399,19 @@ def create_org(db: Session, name: str, owner_id: uuid.UUID) -> Organization:
     db.flush()
     db.add(Membership(org_id=org.id, user_id=owner_id, role="owner"))
     return org
+
+
+# --- retention ----------------------------------------------------------------------------------
+def purge_expired_links(db: Session, at: datetime) -> int:
+    """Delete sign-up requests, password resets and unaccepted invitations that expired more than
+    ACCOUNT_LINKS_KEPT_AFTER_EXPIRY before `at`. Accepted invitations stay (who let whom in); the
+    hourly mail limits count only the last hour, so nothing they read is deleted."""
+    before = at - ACCOUNT_LINKS_KEPT_AFTER_EXPIRY
+    n = 0
+    for stmt in (
+        delete(SignupRequest).where(SignupRequest.expires_at < before),
+        delete(PasswordReset).where(PasswordReset.expires_at < before),
+        delete(Invitation).where(Invitation.expires_at < before, Invitation.accepted_at.is_(None)),
+    ):
+        n += db.execute(stmt).rowcount or 0  # type: ignore[attr-defined]
+    return n
