@@ -22,6 +22,11 @@ agent measured (phi x M0). With kappa fitted, the split at today's memory in the
 proportions gives back H(M0) by construction; the independent checks are P's own curve at its
 measured occupancy against P's measured hit ratio (`check_pp`), and real memcached
 (profiler-agent/loadgen/bench_split.py: two instances for the split, one for the pool).
+
+Before the march the merged curve is calibrated in size through memcached's measured hit ratio
+at today's memory (`calibrate`). Known limit (backend/tests/test_poolsplit.py, exact byte LRU):
+from half of today's memory up the derived rest curve is the rest's own within 2.2 pp; below it,
+when the rest is a few large items, Che's approximation gives it up to 10.7 pp too many hits.
 """
 
 from __future__ import annotations
