@@ -26,7 +26,7 @@ export default defineConfig({
   webServer: {
     command: `bash ../scripts/e2e-server.sh ${port}`,
     url: `http://127.0.0.1:${port}/api/v1/health`,
-    timeout: 180_000, // migrating and seeding take tens of seconds on a loaded 2-core machine
+    timeout: 600_000, // migrating and seeding: tens of seconds on a loaded 2-core machine, over 180 s at load 71
     reuseExistingServer: false,
   },
 });
