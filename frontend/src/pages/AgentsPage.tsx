@@ -3,7 +3,8 @@ import { assignServer, createKey, listClusters, listKeys, listServers, revokeKey
 import type { ClusterSummary, KeyInfo, KeyKind, NewKey, ServerSummary } from "../api/types";
 import { CopyBlock } from "../components/Copy";
 import { Link } from "../components/Link";
-import { Fetched } from "../components/States";
+import { ActionsTable, ChoiceField } from "../components/Forms";
+import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
 import { agentInstall, DEFAULT_MEMCACHED, sizingCurl, validMemcachedAddress } from "../lib/snippets";
@@ -11,6 +12,10 @@ import { canWrite, useSession } from "../session";
 
 /** How often the page asks whether the new agent has uploaded. */
 const POLL_MS = 3000;
+const SCOPES = [
+  ["read", "read"],
+  ["read_write", "read + start simulations"],
+] as const;
 
 export function AgentsPage() {
   // The newest secret of each kind: creating an API token keeps the agent key in the install
@@ -171,17 +176,14 @@ function Reporting({ server }: { server: ServerSummary }) {
               </p>
             ) : (
               <form className="row-form" onSubmit={(e) => assign(e, list)}>
-                <label>
-                  Cluster
-                  <select value={choice} onChange={(e) => setChoice(e.target.value)} required>
-                    <option value="">choose…</option>
-                    {list.map((c) => (
-                      <option key={c.id} value={c.id}>
-                        {c.name}
-                      </option>
-                    ))}
-                  </select>
-                </label>
+                <ChoiceField
+                  label="Cluster"
+                  value={choice}
+                  onChange={setChoice}
+                  choices={list.map((c) => [c.id, c.name] as const)}
+                  first={["", "choose…"]}
+                  required
+                />
                 <button type="submit" className="primary">
                   Assign
                 </button>
@@ -190,11 +192,7 @@ function Reporting({ server }: { server: ServerSummary }) {
           }
         </Fetched>
       )}
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormNotes ok={null} error={error} />
     </div>
   );
 }
@@ -254,48 +252,24 @@ function KeySection({ kind, title, onCreated }: { kind: KeyKind; title: string; 
             <input value={name} onChange={(e) => setName(e.target.value)} required maxLength={200} placeholder={kind === "agent" ? "cache-07" : "autoscaler"} />
           </label>
           {kind === "api" && (
-            <label>
-              Scope
-              <select value={scope} onChange={(e) => setScope(e.target.value)}>
-                <option value="read">read</option>
-                <option value="read_write">read + start simulations</option>
-              </select>
-            </label>
+            <ChoiceField label="Scope" value={scope} onChange={setScope} choices={SCOPES} />
           )}
           <button type="submit" className="primary" data-testid={`create-${kind}`}>
             Create {kind === "agent" ? "agent key" : "API token"}
           </button>
         </form>
       )}
-      {error && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormNotes ok={null} error={error} />
       <Fetched result={keys} what={title.toLowerCase()}>
         {(list) =>
           list.length === 0 ? (
             <p className="muted">None yet.</p>
           ) : (
-            <div className="table-wrap">
-              <table className="keys-table" data-testid={`${kind}-keys-table`}>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Key</th>
-                    <th scope="col" className="col-optional">
-                      Scope
-                    </th>
-                    <th scope="col" className="col-optional">
-                      Created
-                    </th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">
-                      <span className="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
+            <ActionsTable
+              className="keys-table"
+              testId={`${kind}-keys-table`}
+              columns={["Name", "Key", ["Scope", "col-optional"], ["Created", "col-optional"], "Last used"]}
+            >
                   {list.map((k) => (
                     <tr key={k.id} className={k.revokedAt ? "revoked" : undefined}>
                       <td>{k.name}</td>
@@ -316,9 +290,7 @@ function KeySection({ kind, title, onCreated }: { kind: KeyKind; title: string; 
                       </td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
-            </div>
+            </ActionsTable>
           )
         }
       </Fetched>

@@ -4,6 +4,7 @@
 import { useState, type FormEvent } from "react";
 import { invite, listInvitations, listMembers, revokeInvitation } from "../api/endpoints";
 import type { Role } from "../api/types";
+import { ActionsTable, ChoiceField } from "../components/Forms";
 import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
@@ -73,16 +74,7 @@ export function MembersPage() {
               E-mail
               <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required autoComplete="off" />
             </label>
-            <label>
-              Role
-              <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
-                {ROLES.map(([r, label]) => (
-                  <option key={r} value={r}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <ChoiceField label="Role" value={role} onChange={(r) => setRole(r as Role)} choices={ROLES} />
             <button type="submit" className="primary" disabled={busy}>
               {busy ? "…" : "Send invitation"}
             </button>
@@ -99,20 +91,7 @@ export function MembersPage() {
                 {invitations.length === 0 ? (
                   <p className="state empty">No pending invitations.</p>
                 ) : (
-                  <div className="table-wrap">
-                    <table data-testid="invitations">
-                      <thead>
-                        <tr>
-                          <th scope="col">E-mail</th>
-                          <th scope="col">Role</th>
-                          <th scope="col">Sent</th>
-                          <th scope="col">Expires</th>
-                          <th scope="col">
-                            <span className="sr-only">Actions</span>
-                          </th>
-                        </tr>
-                      </thead>
-                      <tbody>
+                  <ActionsTable testId="invitations" columns={["E-mail", "Role", "Sent", "Expires"]}>
                         {invitations.map((i) => (
                           <tr key={i.id}>
                             <td className="wrap-anywhere">{i.email}</td>
@@ -126,9 +105,7 @@ export function MembersPage() {
                             </td>
                           </tr>
                         ))}
-                      </tbody>
-                    </table>
-                  </div>
+                  </ActionsTable>
                 )}
               </section>
             )}

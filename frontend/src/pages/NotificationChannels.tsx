@@ -12,6 +12,7 @@ import {
   type ChannelDraft,
   type ChannelKind,
 } from "../api/endpoints";
+import { ActionsTable, ChoiceField } from "../components/Forms";
 import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
@@ -23,6 +24,11 @@ const KINDS: Array<[ChannelKind, string]> = [
   ["pagerduty", "PagerDuty Events v2"],
   ["alertmanager", "Alertmanager webhook"],
 ];
+const SEVERITIES = [
+  ["info", "info"],
+  ["warning", "warning"],
+  ["critical", "critical"],
+] as const;
 
 export function NotificationChannels() {
   const { session } = useSession();
@@ -72,16 +78,7 @@ export function NotificationChannels() {
             Name
             <input value={draft.name} onChange={(e) => setDraft({ ...draft, name: e.target.value })} required maxLength={100} />
           </label>
-          <label>
-            Kind
-            <select value={draft.kind} onChange={(e) => setDraft({ ...draft, kind: e.target.value as ChannelKind })}>
-              {KINDS.map(([k, label]) => (
-                <option key={k} value={k}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </label>
+          <ChoiceField label="Kind" value={draft.kind} onChange={(k) => setDraft({ ...draft, kind: k as ChannelKind })} choices={KINDS} />
           {pd ? (
             <label>
               Routing key
@@ -93,14 +90,12 @@ export function NotificationChannels() {
               <input type="url" value={draft.url ?? ""} onChange={(e) => setDraft({ ...draft, url: e.target.value })} required placeholder="https://…" />
             </label>
           )}
-          <label>
-            Minimum severity
-            <select value={draft.min_severity} onChange={(e) => setDraft({ ...draft, min_severity: e.target.value })}>
-              <option value="info">info</option>
-              <option value="warning">warning</option>
-              <option value="critical">critical</option>
-            </select>
-          </label>
+          <ChoiceField
+            label="Minimum severity"
+            value={draft.min_severity}
+            onChange={(v) => setDraft({ ...draft, min_severity: v })}
+            choices={SEVERITIES}
+          />
           <button type="submit" className="primary">
             Add channel
           </button>
@@ -113,20 +108,7 @@ export function NotificationChannels() {
             {channels.length === 0 ? (
               <p className="state empty">No channels: alerts show only here and in the weekly e-mail.</p>
             ) : (
-              <div className="table-wrap">
-                <table data-testid="channels">
-                  <thead>
-                    <tr>
-                      <th scope="col">Channel</th>
-                      <th scope="col">Target</th>
-                      <th scope="col">Sends</th>
-                      <th scope="col">Last delivery</th>
-                      <th scope="col">
-                        <span className="sr-only">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
+              <ActionsTable testId="channels" columns={["Channel", "Target", "Sends", "Last delivery"]}>
                     {channels.map((c) => (
                       <tr key={c.id} data-channel={c.name}>
                         <th scope="row">
@@ -172,9 +154,7 @@ export function NotificationChannels() {
                         </td>
                       </tr>
                     ))}
-                  </tbody>
-                </table>
-              </div>
+              </ActionsTable>
             )}
             <h3>Delivery log</h3>
             {deliveries.length === 0 ? (

@@ -8,12 +8,15 @@ import {
   sendTestReport,
   type ReportPreview,
 } from "../api/endpoints";
+import { ActionsTable, ChoiceField } from "../components/Forms";
 import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
 import { canWrite, useSession } from "../session";
 
 const DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+const ALL = ["", "all clusters"] as const;
+const clusterChoices = (clusters: Array<{ id: string; name: string }>) => clusters.map((c) => [c.id, c.name] as const);
 
 export function ReportsPage() {
   const data = useAsync(async (signal) => {
@@ -53,27 +56,8 @@ export function ReportsPage() {
                   E-mail
                   <input type="email" value={email} onChange={(e) => setEmail(e.target.value)} required />
                 </label>
-                <label>
-                  About
-                  <select value={cluster} onChange={(e) => setCluster(e.target.value)}>
-                    <option value="">all clusters</option>
-                    {clusters.map((c) => (
-                      <option key={c.id} value={c.id}>
-                        {c.name}
-                      </option>
-                    ))}
-                  </select>
-                </label>
-                <label>
-                  Day
-                  <select value={weekday} onChange={(e) => setWeekday(Number(e.target.value))}>
-                    {DAYS.map((d, i) => (
-                      <option key={d} value={i}>
-                        {d}
-                      </option>
-                    ))}
-                  </select>
-                </label>
+                <ChoiceField label="About" value={cluster} onChange={setCluster} choices={clusterChoices(clusters)} first={ALL} />
+                <ChoiceField label="Day" value={String(weekday)} onChange={(d) => setWeekday(Number(d))} choices={DAYS.map((d, i) => [String(i), d] as const)} />
                 <label>
                   Hour (UTC)
                   <input type="number" min={0} max={23} value={hour} onChange={(e) => setHour(Number(e.target.value))} />
@@ -83,28 +67,11 @@ export function ReportsPage() {
                 </button>
               </form>
             )}
-            {error && (
-              <p className="form-error" role="alert">
-                {error}
-              </p>
-            )}
+            <FormNotes ok={null} error={error} />
             {subs.length === 0 ? (
               <p className="state empty">No report subscriptions yet.</p>
             ) : (
-              <div className="table-wrap">
-                <table data-testid="subscriptions">
-                  <thead>
-                    <tr>
-                      <th scope="col">E-mail</th>
-                      <th scope="col">About</th>
-                      <th scope="col">When</th>
-                      <th scope="col">Last sent</th>
-                      <th scope="col">
-                        <span className="sr-only">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
+              <ActionsTable testId="subscriptions" columns={["E-mail", "About", "When", "Last sent"]}>
                     {subs.map((s) => (
                       <tr key={s.id}>
                         <td>{s.email}</td>
@@ -122,9 +89,7 @@ export function ReportsPage() {
                         </td>
                       </tr>
                     ))}
-                  </tbody>
-                </table>
-              </div>
+              </ActionsTable>
             )}
             <PreviewSection clusters={clusters} />
           </>
@@ -161,17 +126,7 @@ function PreviewSection({ clusters }: { clusters: Array<{ id: string; name: stri
       <h2 id="preview-title">Preview and test</h2>
       <p className="muted">See the e-mail as it would be sent now, or send a copy marked as a test to {session.user.email}.</p>
       <div className="row-form">
-        <label>
-          Report about
-          <select value={about} onChange={(e) => setAbout(e.target.value)} data-testid="preview-about">
-            <option value="">all clusters</option>
-            {clusters.map((c) => (
-              <option key={c.id} value={c.id}>
-                {c.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ChoiceField label="Report about" value={about} onChange={setAbout} choices={clusterChoices(clusters)} first={ALL} testId="preview-about" />
         <button type="button" onClick={() => run("preview")} disabled={busy !== null}>
           {busy === "preview" ? "…" : "Preview"}
         </button>
