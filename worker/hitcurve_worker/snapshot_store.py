@@ -135,7 +135,7 @@ def previous_curve(db: Session, snap: Any, since: datetime, recent: int, min_rea
     return row
 
 
-def server_facts(db: Session, snap: Any) -> Row[Any]:
+def server_facts(db: Session, snap: Any) -> Any:
     """(cluster_id, address, hostname, newer): the server's cluster and name, and whether it has a
     stored curve of a later window (reading only the days from this window's on)."""
     newer = (
@@ -203,7 +203,7 @@ def store_rows(db: Session, server_curve: dict[str, Any], accuracy: dict[str, An
         k: (
             None
             if v is None and k in _ARRAYS
-            else Float8Array(v)  # type: ignore[arg-type]
+            else Float8Array(v)
             if k in _ARRAYS
             else json.dumps(v)
             if k in _JSON
