@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from hitcurve import notify, outbound
 from hitcurve.core.config import get_settings
-from hitcurve.crud.owned import owned
+from hitcurve.crud.owned import org_rows, owned
 from hitcurve.models import Alert as AlertRow
 from hitcurve.models import AlertDelivery, Cluster, NotificationChannel, Organization, Server
 
@@ -41,13 +41,7 @@ def get_channel(db: Session, org_id: uuid.UUID, channel_id: uuid.UUID) -> Notifi
 
 
 def list_channels(db: Session, org_id: uuid.UUID) -> list[NotificationChannel]:
-    return list(
-        db.execute(
-            select(NotificationChannel)
-            .where(NotificationChannel.org_id == org_id)
-            .order_by(NotificationChannel.created_at)
-        ).scalars()
-    )
+    return org_rows(db, NotificationChannel, org_id)
 
 
 def list_deliveries(

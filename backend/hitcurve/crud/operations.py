@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hitcurve.core.errors import ApiError
-from hitcurve.crud.owned import owned
+from hitcurve.crud.owned import org_rows, owned
 from hitcurve.models import Alert, AuditLog, ReportSubscription, SimulationResult, SimulationRun
 from hitcurve.schemas.api import SimulationIn, SimulationResultOut, SimulationRunOut
 
@@ -75,13 +75,7 @@ def get_alert(db: Session, org_id: uuid.UUID, alert_id: uuid.UUID) -> Alert:
 
 
 def subscriptions(db: Session, org_id: uuid.UUID) -> list[ReportSubscription]:
-    return list(
-        db.execute(
-            select(ReportSubscription)
-            .where(ReportSubscription.org_id == org_id)
-            .order_by(ReportSubscription.created_at)
-        ).scalars()
-    )
+    return org_rows(db, ReportSubscription, org_id)
 
 
 def get_subscription(db: Session, org_id: uuid.UUID, sub_id: uuid.UUID) -> ReportSubscription:

@@ -1,5 +1,6 @@
 """One row of an organization by id, the lookup behind every `/{id}` endpoint: an unknown id and
-another organization's id answer the same 404, so no caller can tell them apart."""
+another organization's id answer the same 404, so no caller can tell them apart. And all of an
+organization's rows of a small settings table, oldest first."""
 
 import uuid
 from typing import TypeVar
@@ -20,3 +21,9 @@ def owned(db: Session, model: type[M], org_id: uuid.UUID, row_id: uuid.UUID, wha
     if row is None:
         raise not_found(what)
     return row
+
+
+def org_rows(db: Session, model: type[M], org_id: uuid.UUID) -> list[M]:
+    """Every row of `model` in this organization, oldest first (channels, subscriptions)."""
+    table_org, created = getattr(model, "org_id"), getattr(model, "created_at")  # noqa: B009
+    return list(db.execute(select(model).where(table_org == org_id).order_by(created)).scalars())
