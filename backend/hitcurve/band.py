@@ -24,12 +24,15 @@ and widens with the distance from it (in doublings of memory, |log2(x / today)|)
   low at 2M with 12.1 % loss over the ghost's windows (0.70) and 7.1 pp at 4M (0.29);
 - z for the CONFIDENCE level of a normal error (0.9: 1.645);
 - above today's memory, the ghost's resolution on the memory axis: the agent's counting ghost
-  holds the evicted keys in GHOST_FILTERS filters over (K - 1) x N, so a reuse distance there is
-  known only to within one filter's span, (reach - today) / GHOST_FILTERS (about 0.44 N on the
-  defaults). Where the curve is smooth that is far less than the vertical term; at a cliff -- a
-  scan loop whose keys all come back at one distance -- it is the error: the scan mix's curve
-  steps from 0.618 at 4.00 N to 0.738 at 4.25 N (mcslru on its seeded reads, 2026-11-26), the
-  ghost smears the step over its filter and read 0.65-0.76 at 4N window by window. So above today
+  holds the evicted keys in F filters over (K - 1) x N (F as the agent reports it,
+  `curve.ghost_filters`; 9 for agents that do not), so a reuse distance there is known only to
+  within one filter's span, (reach - today) / F (0.12 N on the agent's defaults since 2026-11-26,
+  F = 33; 0.44 N with F = 9). Where the curve is smooth that is far less than the vertical
+  term; at a cliff -- a scan loop whose keys all come back at one distance -- it is the error:
+  the scan mix's curve steps from 0.618 at 4.00 N to 0.738 at 4.25 N (mcslru on its seeded
+  reads, 2026-11-26), the F = 9 ghost smeared the step over its filter and read 0.65-0.76 at 4N
+  window by window (offline, no loss: F = 9 +4.1 pp at 4N, F = 33 0.0 pp against exact LRU,
+  bench/accuracy/ghost_resolution.py). So above today
   the band is the vertical band around the curve shifted by one filter span either way (low side:
   the curve a span lower, minus the vertical term; high side: a span higher, plus it;
   `ghost_span_bytes`, 0 when the agent did not report its reach). Where the curve is smooth that
@@ -66,8 +69,9 @@ PRIOR_DRIFT_PP = 0.7
 PRIOR_WEIGHT = 10  # the prior counts as this many graded predictions
 PER_DOUBLING_PP = 1.0
 LOSS_GAIN_PP = 0.7
-# The agent's ghost filters (its default F, profiler-agent/README.md "Ghost").
-GHOST_FILTERS = 9
+# The ghost filters of an agent that does not report its own (`curve.ghost_filters`): the
+# default F of agents before 2026-11-26 (profiler-agent/README.md "Ghost"); newer agents say.
+GHOST_FILTERS_UNREPORTED = 9
 # Stats-only: RMS over workloads and sizes of |model - memcached| / doublings from today
 # (bench/accuracy/bench_stats_only.py, 2026-11-25: 8.93 pp over 3 workloads x 4 sizes).
 STATS_ONLY_PER_DOUBLING_PP = 9.0
@@ -100,11 +104,17 @@ class BandModel:
         return w, w + extra
 
 
-def ghost_span(reach_bytes: float | None, current_bytes: float) -> float:
-    """One ghost filter's span on the memory axis from the agent's reported reach (0: unknown)."""
+def reported_filters(v: object) -> int | None:
+    """The agent's ghost filter count as stored (calibration's `ghost_filters`), None if absent."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 2 else None
+
+
+def ghost_span(reach_bytes: float | None, current_bytes: float, filters: int | None = None) -> float:
+    """One ghost filter's span on the memory axis from the agent's reported reach and filter count
+    (an agent that does not report its filters: GHOST_FILTERS_UNREPORTED) (0: reach unknown)."""
     if reach_bytes is None or current_bytes <= 0 or reach_bytes <= current_bytes:
         return 0.0
-    return (reach_bytes - current_bytes) / GHOST_FILTERS
+    return (reach_bytes - current_bytes) / (filters or GHOST_FILTERS_UNREPORTED)
 
 
 def _at(xs: Sequence[float], ys: Sequence[float], x: float) -> float:

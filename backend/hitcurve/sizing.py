@@ -82,6 +82,7 @@ class Basis:
     # issue 14: how far the agent's ghost sees now (the newest window used; None: the agent does
     # not say). Past it the curve is held flat, not measured: no "unreachable" there.
     ghost_reach_bytes: float | None = None
+    ghost_filters: int | None = None  # the agent's ghost filters then (None: not said)
     windows_used: int | None = None
     windows_note: str | None = None
     # Cluster answers: the nodes the -m is given for (memory_limit_bytes is per node).
@@ -280,6 +281,7 @@ def _window_curves(rows: list[Any], kind: CurveKind) -> list[windows.WindowCurve
                 int(r.ServerCurve.current_bytes),
                 r.ServerCurve.measured_hit_ratio,
                 _reach((r.ServerCurve.calibration or {}).get("ghost_reach_bytes")),
+                band_model.reported_filters((r.ServerCurve.calibration or {}).get("ghost_filters")),
             )
         )
     return wins
@@ -418,6 +420,7 @@ def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined |
     b.windows_note = comb.describe()
     b.ghost_loss_ratio = max(comb.loss_ratio, windows.ghost_loss(wins))
     b.ghost_reach_bytes = comb.newest.ghost_reach_bytes
+    b.ghost_filters = comb.newest.ghost_filters
     b.info = b.info.model_copy(
         update={
             "window_end": comb.newest.window_end,
@@ -448,7 +451,9 @@ def set_band(b: Basis, errors_pp: list[float]) -> None:
             loss_ratio=float(
                 b.ghost_loss_ratio if b.ghost_loss_ratio is not None else (b.info.stream_loss_ratio or 0.0)
             ),
-            ghost_span_bytes=band_model.ghost_span(b.ghost_reach_bytes, float(b.info.current_bytes or 0)),
+            ghost_span_bytes=band_model.ghost_span(
+                b.ghost_reach_bytes, float(b.info.current_bytes or 0), b.ghost_filters
+            ),
         )
     b.band = model
     xs = list(b.main.x[1:]) if b.main.x[0] == 0 else list(b.main.x)

@@ -33,6 +33,8 @@ class WindowCurve:
     measured_hit_ratio: float | None
     # issue 14: how far the agent's ghost saw in this window, on the memory axis (None: not said)
     ghost_reach_bytes: float | None = None
+    # ...and the agent's ghost filters then (its resolution past today; None: not said)
+    ghost_filters: int | None = None
 
 
 @dataclass(frozen=True)

@@ -197,6 +197,10 @@ def test_every_agent_snapshot_fits_the_model_and_is_stored_as_written(account, a
         )
         assert r.status_code == 202, (f.name, r.text)
         _check_stored_snapshot(doc, snap)
+        # the ghost's resolution is reported (the band reads it): on the agent's defaults, K = 5,
+        # F = 1 + 8 (K - 1) filters (profiler-agent/src/core/profile.h, hc_ghost_filters_for)
+        for d, c in zip(doc["classes"], snap.classes, strict=True):
+            assert d["curve"]["ghost_filters"] == c.curve.ghost_filters == 1 + 8 * (5 - 1)
 
 
 def _check_stored_snapshot(doc: dict[str, Any], snap: proto.Snapshot) -> None:

@@ -266,6 +266,10 @@ def test_above_today_the_band_spans_one_ghost_filter_on_the_memory_axis() -> Non
     ghost = band.BandModel(current_bytes=n, drift_pp=0.5, ghost_span_bytes=band.ghost_span(5 * n, n))
     assert band.ghost_span(5 * n, n) == pytest.approx(4 * n / 9)
     assert band.ghost_span(None, n) == 0.0 and band.ghost_span(0.5 * n, n) == 0.0
+    # an agent that reports its filters (curve.ghost_filters; 33 on today's defaults) narrows it
+    assert band.ghost_span(5 * n, n, 33) == pytest.approx(4 * n / 33)
+    assert band.reported_filters(33) == 33
+    assert [band.reported_filters(v) for v in (None, 1, True, 33.0, "33")] == [None] * 5
     lo0, hi0 = band.band_curves(xs, ys, plain)
     lo, hi = band.band_curves(xs, ys, ghost)
     i4 = xs.index(4 * n)

@@ -77,6 +77,28 @@ def test_the_worker_puts_the_reach_on_the_memory_axis() -> None:
     assert ghost_reach_bytes([cls(1, 1000, None)], NOW) is None
 
 
+def test_the_worker_keeps_the_coarsest_ghost_of_the_classes_with_reads() -> None:
+    import numpy as np
+
+    from hitcurve_worker.merge import ClassCurve, class_from_protocol, ghost_filters
+
+    def cls(cid: int, filters: int | None, requests: float = 1000.0) -> ClassCurve:
+        sizes = np.linspace(50, 5000, 100)
+        return ClassCurve(cid, 96, 10, 1000, requests, sizes, np.linspace(0.1, 0.8, 100), 5000.0, filters)
+
+    assert ghost_filters([cls(1, 33), cls(2, 17)]) == 17  # the widest span bounds the band
+    assert ghost_filters([cls(1, 33), cls(2, 9, 0.0)]) == 33  # a class without reads does not count
+    assert ghost_filters([cls(1, 33), cls(2, None)]) is None  # an older agent says nothing
+    doc = {
+        "id": 5,
+        "chunk_size": 96,
+        "pages": 1,
+        "requests": 10,
+        "curve": {"unit": "items", "current_items": 10, "points": [[10, 0.5]], "ghost_filters": 33},
+    }
+    assert class_from_protocol(doc).ghost_filters == 33
+
+
 def _ratio(reach: float | None, memory: float):
     return sizing.ratio_answer(Subject(type="server", id=uuid.uuid4()), _basis(reach), memory)
 

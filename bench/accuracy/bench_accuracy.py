@@ -444,6 +444,7 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
                 int(sc["current_bytes"]),
                 s["measured"]["hit_ratio"],
                 (sc.get("calibration") or {}).get("ghost_reach_bytes"),
+                (sc.get("calibration") or {}).get("ghost_filters"),
             )
         )
         facts[w.window_end] = [

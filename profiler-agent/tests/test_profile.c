@@ -225,6 +225,46 @@ static void test_ghost_reach(void)
     hc_profile_free(p);
 }
 
+/* The ghost's resolution (issue 14): a loop over L = 3.6 N keys has exact LRU hit ratio 0 below L
+ * and 1 - L/reads from L on. The ghost places a distance beyond N only within one filter's span,
+ * (k-1) N / (F-1): with the old default F = 9 at k = 5 (N/2 per filter) the step is smeared well
+ * below L; with the default F = 1 + 8(k-1) = 33 (N/8) it stays within N/8 of L. */
+static double loop_ratio_at(uint32_t F, double at_n, uint32_t *reported)
+{
+    hc_profile_config c;
+    hc_profile_config_default(&c);
+    c.ghost_factor = 5;
+    c.ghost_filters = F;
+    c.emulate_lru = 1;
+    const char *err = NULL;
+    hc_profile *p = hc_profile_new(&c, &err);
+    if (!p) { fprintf(stderr, "new: %s\n", err); return -1; }
+    const uint64_t N = 1000, L = 3600;
+    hc_profile_set_capacity(p, 0, N, 1);
+    for (uint64_t i = 0; i < 25 * L; i++) hc_profile_get(p, 0, 0x9E3779B97F4A7C15ull * (i % L + 1), 1);
+    hc_curve cv;
+    hc_profile_curve(p, 0, &cv);
+    if (reported) *reported = cv.ghost_filters;
+    double r = hc_profile_hit_ratio_at(p, 0, at_n * N);
+    hc_profile_free(p);
+    return r;
+}
+
+static void test_ghost_resolution(void)
+{
+    CHECK(hc_ghost_filters_for(2) == HC_DEFAULT_FILTERS, "k = 2: %u", hc_ghost_filters_for(2));
+    CHECK(hc_ghost_filters_for(5) == 33, "k = 5: %u", hc_ghost_filters_for(5));
+    CHECK(hc_ghost_filters_for(1) == 2 && hc_ghost_filters_for(16) == HC_MAX_FILTERS, "clamped to 2..64");
+    uint32_t F = hc_ghost_filters_for(5), rep = 0;
+    double exact_after = 1.0 - 1.0 / 25;
+    double below = loop_ratio_at(F, 3.6 - 0.25, &rep), above = loop_ratio_at(F, 3.6 + 0.25, NULL);
+    double old_below = loop_ratio_at(9, 3.6 - 0.25, NULL);
+    CHECK(rep == F, "the curve reports its filter count (%u)", rep);
+    CHECK(below < 0.03, "default F: 0.25 N below the cliff reads %.3f (exact 0)", below);
+    CHECK(fabs(above - exact_after) < 0.03, "default F: 0.25 N above reads %.3f (exact %.3f)", above, exact_after);
+    CHECK(old_below > below + 0.1, "F = 9 smears the cliff: %.3f there (default F %.3f)", old_below, below);
+}
+
 /* Keys with any bytes: hashes of binary keys (NUL, 0xFF, 250 bytes) are distinct keys. */
 static void test_binary_keys(void)
 {
@@ -276,6 +316,7 @@ int main(void)
     test_accuracy_zipf();
     test_live_events();
     test_ghost_reach();
+    test_ghost_resolution();
     test_binary_keys();
     test_memory_bound();
     return TEST_DONE();

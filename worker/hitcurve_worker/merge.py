@@ -61,6 +61,8 @@ class ClassCurve:
     # how far the agent's ghost sees now, in items (N + the evicted keys it holds; None: an older
     # agent that does not say): past it the points are held flat, not measured
     ghost_reach_items: float | None = None
+    # the agent's ghost filters (None: an older agent): its resolution past N, (reach - N) / F
+    ghost_filters: int | None = None
 
     @property
     def items_per_page(self) -> float:
@@ -96,11 +98,21 @@ def class_from_protocol(cls: Mapping[str, Any]) -> ClassCurve:
             ghost_reach_items=(
                 float(curve["ghost_reach_items"]) if curve.get("ghost_reach_items") is not None else None
             ),
+            ghost_filters=int(curve["ghost_filters"]) if curve.get("ghost_filters") is not None else None,
         )
     except (KeyError, TypeError) as exc:
         raise MergeInputError(f"class {cls.get('id') if isinstance(cls, Mapping) else '?'}: {exc!r}") from exc
     validate_class(out)
     return out
+
+
+def ghost_filters(classes: Sequence[ClassCurve]) -> int | None:
+    """The coarsest ghost over the classes that carry reads (fewest filters: the widest span past
+    N); None when one of them does not say (an older agent) or none carries reads."""
+    fs = [c.ghost_filters for c in classes if c.requests > 0 and c.current_items > 0]
+    if not fs or any(f is None for f in fs):
+        return None
+    return min(f for f in fs if f is not None)
 
 
 def ghost_reach_bytes(classes: Sequence[ClassCurve], current_bytes: float) -> float | None:

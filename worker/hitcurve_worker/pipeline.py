@@ -24,7 +24,7 @@ from hitcurve import band as band_model
 from hitcurve import windows
 from hitcurve.curves import fit_stored
 from hitcurve_worker.calibrate import FLAT_TOLERANCE, Calibration, calibrate, curve_at
-from hitcurve_worker.merge import ClassCurve, MergeResult, ghost_reach_bytes, merge
+from hitcurve_worker.merge import ClassCurve, MergeResult, ghost_filters, ghost_reach_bytes, merge
 from hitcurve_worker.policy_correction import Correction
 from hitcurve_worker.policy_correction import apply as apply_correction
 
@@ -144,6 +144,8 @@ def compute(inp: Inputs, at: datetime) -> Rows:
             if inp.ttl_curve is not None
             else ghost_reach_bytes(inp.classes, res.current_bytes)
         ),
+        # ...and its resolution there (the band's ghost span, (reach - today) / F; None: not said)
+        "ghost_filters": None if inp.ttl_curve is not None else ghost_filters(inp.classes),
         # issue 16: what the model curve is ("ttl_aware": the agent's merged TTL-aware curve)
         "ttl_aware": inp.ttl_curve is not None,
     }

@@ -151,6 +151,9 @@ class Curve(_Strict):
     # issue 14: how far the agent's ghost sees now (N + the evicted keys it holds, at most K x N);
     # the points past it are held flat, not measured. Older agents omit it.
     ghost_reach_items: Items | None = None
+    # the ghost's counting filters F (the agent's 1 + 8(K-1), at most 64): past N a reuse distance
+    # is placed to within (reach - N) / F, the band's ghost span. Older agents omit it (F = 9).
+    ghost_filters: Annotated[int, Field(ge=2, le=64)] | None = None
 
 
 # --- issue 16's breakdown (optional; docs/agent-protocol.md "Breakdown") -----------------------

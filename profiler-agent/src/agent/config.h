@@ -22,7 +22,7 @@ typedef struct ag_config {
     double loss_threshold;
     double blind_loss;         /* a window losing more than this yields no curve at all */
     double ghost_factor;
-    uint32_t ghost_filters;    /* 0 = auto: each counting filter spans at most N/2 items */
+    uint32_t ghost_filters;    /* 0 = auto (hc_ghost_filters_for): N/8 per filter */
     uint32_t buckets;
     char estimator[16];        /* below N: "rounder" (default) or "stacker" (hc_estimator_parse) */
     uint64_t profile_max_keys; /* 0 = track every key */

@@ -512,10 +512,9 @@ static int setup(agent *a)
     a->fcfg.prof.buckets = c->buckets;
     a->fcfg.prof.estimator = hc_estimator_parse(c->estimator);   /* validated by the config */
     a->fcfg.prof.ghost_factor = c->ghost_factor;
-    /* The ghost resolves distances beyond N only to one filter's span; N/2 per filter keeps a
-     * reuse cliff near the edge of the curve from smearing over a whole N. */
-    a->fcfg.prof.ghost_filters =
-        c->ghost_filters ? c->ghost_filters : (uint32_t)(1 + ceil(2 * (c->ghost_factor - 1)));
+    /* The ghost resolves distances beyond N only to one filter's span (N/8 by default, see
+     * hc_ghost_filters_for): a reuse cliff above N then stays a cliff. */
+    a->fcfg.prof.ghost_filters = c->ghost_filters ? c->ghost_filters : hc_ghost_filters_for(c->ghost_factor);
     if (a->fcfg.prof.ghost_filters < 2)
         a->fcfg.prof.ghost_filters = 2;
     if (c->profile_max_keys > 0) {

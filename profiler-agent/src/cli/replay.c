@@ -2,8 +2,8 @@
  * `hitcurve-agent replay`: offline profiling of a captured trace (stable interface, extend only):
  *   replay --format arc|lirs|cache2k|csv|watchlog --cache-size N [--unit items|bytes]
  *          [--ghost-factor K] [--sample-keys M | --sample-rate R] FILE|-
- * extra options: --estimator rounder|stacker, --buckets B, --filters F, --points P (>= 100),
- * --object-size BYTES, --csv.
+ * extra options: --estimator rounder|stacker, --buckets B, --filters F (default the agent's
+ * 1 + 8(K-1), at most 64), --points P (>= 100), --object-size BYTES, --csv.
  * Key-only traces are GETs against an emulated LRU of N items (a miss refills a fixed-size
  * object); watchlog events (HIT/MISS/SET/DELETE/EVICT) drive the profile as the live agent
  * does, all classes folded into one cache of N. Output: one JSON object on stdout.
@@ -66,7 +66,7 @@ int cmd_replay(int argc, char **argv)
     const char *format = NULL, *path = NULL, *unit = "items";
     uint64_t cache_size = 0, sample_keys = 0, points = 100, object_size = 0, u;
     double sample_rate = 0, d;
-    int csv = 0;
+    int csv = 0, filters_set = 0;
     hc_profile_config cfg;
     hc_profile_config_default(&cfg);
     cfg.emulate_lru = 1;
@@ -104,6 +104,7 @@ int cmd_replay(int argc, char **argv)
             NEED_ARG();
             if (parse_u64(v, &u) || u < 2 || u > 64) { fprintf(stderr, "replay: --filters must be 2..64\n"); return 2; }
             cfg.ghost_filters = (uint32_t)u;
+            filters_set = 1;
         } else if (!strcmp(a, "--points")) {
             NEED_ARG();
             if (parse_u64(v, &points) || points < 100 || points > 100000) { fprintf(stderr, "replay: --points must be 100..100000\n"); return 2; }
@@ -121,6 +122,8 @@ int cmd_replay(int argc, char **argv)
         replay_usage(stderr);
         return 2;
     }
+    /* the live agent's rule unless --filters was given: N/8 per filter (hc_ghost_filters_for) */
+    if (!filters_set) cfg.ghost_filters = hc_ghost_filters_for(cfg.ghost_factor);
     if (sample_keys && sample_rate > 0) { fprintf(stderr, "replay: --sample-keys and --sample-rate are exclusive\n"); return 2; }
     if (sample_keys) { cfg.sampling = HC_SAMPLE_FIXED_SIZE; cfg.sample_max_keys = sample_keys; }
     else if (sample_rate > 0) { cfg.sampling = HC_SAMPLE_RATE; cfg.sample_rate = sample_rate; }

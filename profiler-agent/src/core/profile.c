@@ -140,7 +140,7 @@ hc_profile *hc_profile_new(const hc_profile_config *cfg, const char **err)
     const char *e = NULL;
     if (c.buckets < 1 || c.buckets > (1u << 20)) e = "buckets must be 1..1048576";
     else if (!(c.ghost_factor >= 1.0 && c.ghost_factor <= 16.0)) e = "ghost factor must be 1..16";
-    else if (c.ghost_factor > 1.0 && (c.ghost_filters < 2 || c.ghost_filters > 64)) e = "ghost filters must be 2..64";
+    else if (c.ghost_factor > 1.0 && (c.ghost_filters < 2 || c.ghost_filters > HC_MAX_FILTERS)) e = "ghost filters must be 2..64";
     else if (!(c.ghost_fpp > 0 && c.ghost_fpp < 0.5)) e = "ghost fpp must be in (0, 0.5)";
     else if (c.sampling < HC_SAMPLE_OFF || c.sampling > HC_SAMPLE_FIXED_SIZE) e = "bad sampling mode";
     else if (c.sampling == HC_SAMPLE_RATE && !(c.sample_rate > 0 && c.sample_rate <= 1)) e = "sample rate must be in (0, 1]";
@@ -635,6 +635,7 @@ int hc_profile_curve(const hc_profile *p, int clsid, hc_curve *out)
     /* Ghost counts are in sampled items (the class's ghost covers (k-1) * R * N positions). */
     double ghost_items = k->has_ghost && p->rate > 0 ? ghost_entries(&k->g) / p->rate : 0;
     out->ghost_reach_items = fmin((double)k->cap_items + ghost_items, span);
+    out->ghost_filters = k->has_ghost ? k->g.F : 0;
     free(H);
     return 0;
 }

@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <math.h>
 
 #define HC_MAX_CLASSES 64
 #define HC_CURVE_POINTS 100
@@ -98,6 +99,18 @@ int hc_estimator_parse(const char *name);
  * coverage-keeping rotation (mean MAE on [N,2N] 0.17 pp vs 0.60 pp for MIMIR's F = 3 flush). */
 #define HC_DEFAULT_BUCKETS 128
 #define HC_DEFAULT_FILTERS 9
+/* The ghost places a reuse distance beyond N only to within one filter's span, (k-1) N / (F-1);
+ * the default gives each filter N/8 (F = 1 + 8(k-1): 9 at k = 2, 33 at the agent's k = 5), at
+ * most HC_MAX_FILTERS. Measured (bench/accuracy/ghost_resolution.py, the accuracy bench's scan
+ * mix, a cliff at ~4.1 N): at 4N F = 9 read +4.1 pp above exact LRU, F = 17 +1.3, F = 33 0.0;
+ * cost +28 % CPU per event (every miss probes F filters) and +5 % profile memory. */
+#define HC_FILTERS_PER_N 8
+#define HC_MAX_FILTERS 64
+static inline uint32_t hc_ghost_filters_for(double k)
+{
+    double f = 1 + ceil(HC_FILTERS_PER_N * (k - 1) - 1e-9);
+    return f < 2 ? 2 : f > HC_MAX_FILTERS ? HC_MAX_FILTERS : (uint32_t)f;
+}
 #define HC_DEFAULT_RESOLUTION 2000
 
 typedef struct hc_profile hc_profile;
@@ -122,6 +135,8 @@ typedef struct hc_curve {
                                      evictions, so after memcached fills it takes (k-1)*N of them
                                      before the curve is measured out to k*N; beyond this size the
                                      points are held flat, not measured. */
+    uint32_t ghost_filters;       /* F of the class's ghost (0: no ghost): a distance beyond N is
+                                     placed to within (k-1) N / (F-1) (the backend's band) */
 } hc_curve;
 
 typedef struct hc_profile_stats {
