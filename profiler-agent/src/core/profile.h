@@ -103,7 +103,7 @@ int hc_estimator_parse(const char *name);
  * the default gives each filter N/8 (F = 1 + 8(k-1): 9 at k = 2, 33 at the agent's k = 5), at
  * most HC_MAX_FILTERS. Measured (bench/accuracy/ghost_resolution.py, the accuracy bench's scan
  * mix, a cliff at ~4.1 N): at 4N F = 9 read +4.1 pp above exact LRU, F = 17 +1.3, F = 33 0.0;
- * cost +28 % CPU per event (every miss probes F filters) and +5 % profile memory. */
+ * cost +24 % instructions per event (447 -> 553: every miss probes F filters), +5 % profile memory. */
 #define HC_FILTERS_PER_N 8
 #define HC_MAX_FILTERS 64
 static inline uint32_t hc_ghost_filters_for(double k)
