@@ -27,23 +27,12 @@ sys.path.append(str(ROOT / "worker" / "tests"))  # worker_helpers: a real worker
 from hitcurve import band  # noqa: E402
 from hitcurve_testing.snapshots import synthetic_classes, synthetic_snapshot  # noqa: E402
 from hitcurve_worker.calibrate import calibrate  # noqa: E402
-from hitcurve_worker.merge import classes_from_rows, merge  # noqa: E402
+from hitcurve_worker.merge import ClassRow, classes_from_rows, merge, row_from_protocol  # noqa: E402
 
 
-def rows_like_db(classes: list[dict]) -> list[tuple]:  # type: ignore[type-arg]
-    """What the worker reads from snapshot_classes: plain Python lists."""
-    return [
-        (
-            c["id"],
-            c["chunk_size"],
-            c["pages"],
-            c["curve"]["current_items"],
-            c["requests"],
-            [p[0] for p in c["curve"]["points"]],
-            [p[1] for p in c["curve"]["points"]],
-        )
-        for c in classes
-    ]
+def rows_like_db(classes: list[dict]) -> list[ClassRow]:  # type: ignore[type-arg]
+    """What the worker reads from snapshot_classes: plain Python lists (merge.ClassRow)."""
+    return [row_from_protocol(c) for c in classes]
 
 
 def one_snapshot(rows: list[tuple], method: str = "auto") -> str:  # type: ignore[type-arg]

@@ -80,28 +80,39 @@ class ClassCurve:
         return np.floor(np.asarray(pages, dtype=np.float64) * self.items_per_page + 1e-9)
 
 
-def class_from_protocol(cls: Mapping[str, Any]) -> ClassCurve:
-    """Build a ClassCurve from one element of a snapshot's `classes` (agent protocol v1)."""
+# One class as the worker reads it from snapshot_classes (snapshot_store.class_rows) and as
+# row_from_protocol makes it from a snapshot's JSON: (id, chunk_size, pages, current_items,
+# requests, sizes, hit ratios, ghost_reach_items, ghost_filters). Both paths go through
+# classes_from_rows, so the bench (the JSON) and production (the rows) merge the same input.
+ClassRow = tuple[int, int, int, int, float, Sequence[float], Sequence[float], float | None, int | None]
+
+
+def row_from_protocol(cls: Mapping[str, Any]) -> ClassRow:
+    """One element of a snapshot's `classes` (agent protocol v1) as the row ingest stores."""
     try:
         curve = cls["curve"]
         pts = np.asarray(curve["points"], dtype=np.float64)
         if pts.ndim != 2 or pts.shape[1] != 2 or pts.shape[0] < 1:
             raise MergeInputError(f"class {cls.get('id')}: points must be [[items, hit_ratio], ...]")
-        out = ClassCurve(
-            class_id=int(cls["id"]),
-            chunk_size=int(cls["chunk_size"]),
-            pages=int(cls.get("pages") or 0),
-            current_items=int(curve.get("current_items", cls.get("items", 0)) or 0),
-            requests=float(cls.get("requests") or 0.0),
-            sizes=pts[:, 0].copy(),
-            hits=pts[:, 1].copy(),
-            ghost_reach_items=(
-                float(curve["ghost_reach_items"]) if curve.get("ghost_reach_items") is not None else None
-            ),
-            ghost_filters=int(curve["ghost_filters"]) if curve.get("ghost_filters") is not None else None,
+        reach, filters = curve.get("ghost_reach_items"), curve.get("ghost_filters")
+        return (
+            int(cls["id"]),
+            int(cls["chunk_size"]),
+            int(cls.get("pages") or 0),
+            int(curve.get("current_items", cls.get("items", 0)) or 0),
+            float(cls.get("requests") or 0.0),
+            pts[:, 0].tolist(),
+            pts[:, 1].tolist(),
+            None if reach is None else float(reach),
+            None if filters is None else int(filters),
         )
     except (KeyError, TypeError) as exc:
         raise MergeInputError(f"class {cls.get('id') if isinstance(cls, Mapping) else '?'}: {exc!r}") from exc
+
+
+def class_from_protocol(cls: Mapping[str, Any]) -> ClassCurve:
+    """Build a ClassCurve from one element of a snapshot's `classes` (agent protocol v1)."""
+    out = classes_from_rows([row_from_protocol(cls)])[0]
     validate_class(out)
     return out
 
@@ -140,6 +151,8 @@ def _class_curve(
     requests: float,
     sizes: FloatArray,
     hits: FloatArray,
+    ghost_reach_items: float | None,
+    ghost_filters: int | None,
 ) -> ClassCurve:
     """ClassCurve(...) without the frozen dataclass's per-field __setattr__ (a third of the cost;
     the object is the same and stays frozen)."""
@@ -152,16 +165,21 @@ def _class_curve(
         requests=requests,
         sizes=sizes,
         hits=hits,
+        ghost_reach_items=ghost_reach_items,
+        ghost_filters=ghost_filters,
     )
     return c
 
 
-def classes_from_rows(
-    rows: Sequence[tuple[int, int, int, int, float, Sequence[float], Sequence[float]]],
-) -> list[ClassCurve]:
-    """ClassCurves from (id, chunk_size, pages, current_items, requests, sizes, hit_ratios) rows,
-    converting all curves with one array construction when they have equal lengths (the usual
-    case: every class has curve_points points)."""
+def _ghost(r: ClassRow) -> tuple[float | None, int | None]:
+    """The row's ghost reach (items) and filters; None each when the agent did not send it."""
+    return (None if r[7] is None else float(r[7]), None if r[8] is None else int(r[8]))
+
+
+def classes_from_rows(rows: Sequence[ClassRow]) -> list[ClassCurve]:
+    """ClassCurves from ClassRow rows (snapshot_store.class_rows, row_from_protocol), converting
+    all curves with one array construction when they have equal lengths (the usual case: every
+    class has curve_points points)."""
     if not rows:
         return []
     lens = {len(r[5]) for r in rows} | {len(r[6]) for r in rows}
@@ -174,7 +192,7 @@ def classes_from_rows(
             2 * width * len(rows),
         ).reshape(len(rows), 2, width)
         return [
-            _class_curve(int(r[0]), int(r[1]), int(r[2]), int(r[3]), float(r[4]), b[0], b[1])
+            _class_curve(int(r[0]), int(r[1]), int(r[2]), int(r[3]), float(r[4]), b[0], b[1], *_ghost(r))
             for r, b in zip(rows, both, strict=True)
         ]
     return [
@@ -186,6 +204,7 @@ def classes_from_rows(
             float(r[4]),
             np.asarray(r[5], dtype=np.float64),
             np.asarray(r[6], dtype=np.float64),
+            *_ghost(r),
         )
         for r in rows
     ]

@@ -24,6 +24,7 @@ from hitcurve.core.pgarray import Float8Array, decode_float8, float8_array_sql
 from hitcurve.crud import notifications
 from hitcurve.models import Server, ServerCurve, Snapshot, SnapshotClass
 from hitcurve_worker import alerts as rules
+from hitcurve_worker.merge import ClassRow
 from hitcurve_worker.notification_tasks import remember
 
 # What process() reads of the snapshot row (never the stored gzip payload, ~20 KB).
@@ -63,9 +64,10 @@ def _binary(column: Any, name: str) -> Any:
     return literal_column(float8_array_sql(f"{column.table.name}.{column.name}")).label(name)
 
 
-def class_rows(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> list[tuple[Any, ...]]:
-    """(id, chunk_size, pages, current_items, requests, sizes, hit ratios) per class in class order,
-    the curves as lists of floats (merge.classes_from_rows)."""
+def class_rows(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> list[ClassRow]:
+    """(id, chunk_size, pages, current_items, requests, sizes, hit ratios, ghost reach, ghost
+    filters) per class in class order, the curves as lists of floats (merge.ClassRow, the layout
+    merge.row_from_protocol makes from a snapshot's JSON)."""
     rows = db.execute(
         select(
             SnapshotClass.class_id,
@@ -75,6 +77,8 @@ def class_rows(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> lis
             SnapshotClass.requests,
             _binary(SnapshotClass.sizes_items, "xs"),
             _binary(SnapshotClass.hit_ratios, "ys"),
+            SnapshotClass.ghost_reach_items,
+            SnapshotClass.ghost_filters,
         )
         .where(SnapshotClass.snapshot_id == snapshot_id, SnapshotClass.window_end == window_end)
         .order_by(SnapshotClass.class_id)
@@ -82,7 +86,19 @@ def class_rows(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> lis
     out = []
     for r in rows:
         xs, ys = decode_float8(r.xs), decode_float8(r.ys)
-        out.append((*r[:5], [] if xs is None else xs.tolist(), [] if ys is None else ys.tolist()))
+        out.append(
+            (
+                r.class_id,
+                r.chunk_size,
+                r.pages,
+                r.current_items,
+                r.requests,
+                [] if xs is None else xs.tolist(),
+                [] if ys is None else ys.tolist(),
+                r.ghost_reach_items,
+                r.ghost_filters,
+            )
+        )
     return out
 
 

@@ -112,22 +112,22 @@ WITH srv AS (
     INSERT INTO snapshot_classes (org_id, snapshot_id, window_end, class_id, chunk_size, pages, items,
                                   evictions, requests, current_items, sizes_items, hit_ratios,
                                   ttl_sizes_items, ttl_hit_ratios, cost_count, cost_mean_us, cost_p50_us,
-                                  cost_p90_us, cost_p99_us)
+                                  cost_p90_us, cost_p99_us, ghost_reach_items, ghost_filters)
     SELECT snap.org_id, snap.id, snap.window_end, c.class_id, c.chunk_size, c.pages, c.items, c.evictions,
            c.requests, c.current_items,
            (%(xs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
            (%(ys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
            CASE WHEN c.has_ttl THEN (%(txs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s] END,
            CASE WHEN c.has_ttl THEN (%(tys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s] END,
-           c.cost_count, c.cost_mean, c.cost_p50, c.cost_p90, c.cost_p99
+           c.cost_count, c.cost_mean, c.cost_p50, c.cost_p90, c.cost_p99, c.ghost_reach, c.ghost_filters
     FROM snap CROSS JOIN unnest(
         %(class_id)s::smallint[], %(chunk_size)s::int[], %(pages)s::int[], %(items)s::bigint[],
         %(evictions)s::bigint[], %(requests)s::bigint[], %(current_items)s::bigint[],
         %(cost_count)s::bigint[],
         %(cost_mean)s::float8[], %(cost_p50)s::float8[], %(cost_p90)s::float8[], %(cost_p99)s::float8[],
-        %(has_ttl)s::boolean[]
+        %(has_ttl)s::boolean[], %(ghost_reach)s::bigint[], %(ghost_filters)s::smallint[]
     ) WITH ORDINALITY AS c(class_id, chunk_size, pages, items, evictions, requests, current_items, cost_count,
-                           cost_mean, cost_p50, cost_p90, cost_p99, has_ttl, o)
+                           cost_mean, cost_p50, cost_p90, cost_p99, has_ttl, ghost_reach, ghost_filters, o)
     RETURNING 1
 ), aud AS (
     INSERT INTO audit_log (org_id, actor_key_id, action, target_type, target_id, details, at)
@@ -167,6 +167,9 @@ def _class_columns(snap: proto.Snapshot) -> dict[str, Any]:
         # issue 16: each class's TTL-aware curve, curve_points pairs per class (zeros where not sent)
         "has_ttl": [c.curve.ttl_points is not None for c in classes],
         **_ttl_columns(classes, n),
+        # issue 14: the ghost's reach and filters per class (None: an older agent), read by the worker
+        "ghost_reach": [c.curve.ghost_reach_items for c in classes],
+        "ghost_filters": [c.curve.ghost_filters for c in classes],
     }
 
 

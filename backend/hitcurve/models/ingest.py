@@ -146,6 +146,10 @@ class SnapshotClass(Base):
     # issue 16: the class's curve with expiry modelled (SHARDS++, sizes of its own); NULL if not sent
     ttl_sizes_items: Mapped[list[float] | None] = mapped_column(FloatArray)
     ttl_hit_ratios: Mapped[list[float] | None] = mapped_column(FloatArray)
+    # issue 14: the class's `curve.ghost_reach_items` (how far its ghost sees, in items) and
+    # `curve.ghost_filters`; NULL when not sent (older agents). The worker's ghost_reach_bytes.
+    ghost_reach_items: Mapped[int | None] = mapped_column(BigInteger)
+    ghost_filters: Mapped[int | None] = mapped_column(SmallInteger)
     cost_count: Mapped[int | None] = mapped_column(BigInteger)
     cost_mean_us: Mapped[float | None] = mapped_column(Float)
     cost_p50_us: Mapped[float | None] = mapped_column(Float)
