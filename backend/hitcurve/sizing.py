@@ -691,6 +691,12 @@ def _limit(b: Basis, mem: float) -> int:
     return memlimit.limit_for_bytes(mem, float(b.info.current_bytes or 0), b.classes)
 
 
+def _more_than(b: Basis, mem: float) -> str:
+    """A lower bound in words, in both units: "more than 63.7 MiB (-m above 70)"."""
+    each = f" on each of its {b.nodes} nodes" if b.nodes and b.nodes > 1 else ""
+    return f"more than {hb(mem)} (-m above {_limit(b, mem) // memlimit.MIB}{each})"
+
+
 def _set_m(b: Basis, limit: int) -> str:
     each = f" on each of its {b.nodes} nodes" if b.nodes and b.nodes > 1 else ""
     return f"set -m {limit // memlimit.MIB}{each}"
@@ -762,16 +768,17 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             status = "above_curve"
             at_least = _ceil(b.main.x_max)
             msg = (
-                f"a hit rate of {target:.1%} needs more than {hb(b.main.x_max)} as far as the agent has "
+                f"a hit rate of {target:.1%} needs {_more_than(b, b.main.x_max)} as far as the agent has "
                 f"seen (the curve reaches {b.main.y_max:.1%} there); it sees further once memcached is full"
             )
         elif _ghost_filling(b):
             # the curve's end is the ghost's reach, not a measured plateau: a bound, not a no
             status = "above_curve"
             reach = float(b.ghost_reach_bytes or 0.0)
-            at_least = _ceil(max(reach, float(b.info.current_bytes or 0)))
+            bound = max(reach, float(b.info.current_bytes or 0))
+            at_least = _ceil(bound)
             msg = (
-                f"a hit rate of {target:.1%} needs more than {hb(at_least)}: the agent's ghost sees "
+                f"a hit rate of {target:.1%} needs {_more_than(b, bound)}: the agent's ghost sees "
                 f"only that far so far (the curve reaches {b.main.y_max:.1%}); it sees out to "
                 f"{hb(b.main.x_max)} once memcached has evicted more, or further with {_ghost_words()}"
             )
@@ -788,7 +795,7 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             status = "above_curve"
             at_least = _ceil(b.main.x_max)
             msg = (
-                f"a hit rate of {target:.1%} needs more than {hb(b.main.x_max)} (the curve reaches "
+                f"a hit rate of {target:.1%} needs {_more_than(b, b.main.x_max)} (the curve reaches "
                 f"{b.main.y_max:.1%} there); to see further, run the agent with {_ghost_words()}"
             )
     else:
@@ -851,6 +858,7 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
         memory_bytes=_ceil(mem),
         memory_limit_bytes=limit,
         memory_bytes_at_least=at_least,
+        memory_limit_bytes_at_least=_limit(b, at_least) if at_least is not None else None,
         recommended_memory_limit_bytes=rec.memory_limit_bytes,
         stable=rec.stable if rec.memory_limit_bytes is not None else None,
         outside_memory_limit_bytes=outside,

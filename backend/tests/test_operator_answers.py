@@ -119,6 +119,9 @@ def test_the_memory_limit_to_set_the_band_and_the_bound(account) -> None:
     up = memory(account, sid, 0.899)
     assert up["status"] == "above_curve" and up["memory_bytes_at_least"] == int(XS[-1])
     assert "needs more than 160 MiB" in up["message"] and "--ghost-factor" in up["message"]
+    # and in the unit memcached is started with, through the same -m model as an answer
+    assert up["memory_limit_bytes_at_least"] >= up["memory_bytes_at_least"]
+    assert f"(-m above {up['memory_limit_bytes_at_least'] // MIB})" in up["message"]
 
 
 def test_hit_rate_past_the_ghosts_reach_is_a_lower_bound(account) -> None:

@@ -92,6 +92,10 @@ def test_the_ghost_reach_sent_reaches_the_calibration_and_the_answer(client: Any
     assert a["status"] == "above_curve", a
     assert a["memory_bytes"] is None
     assert a["memory_bytes_at_least"] == pytest.approx(reach_bytes, abs=1.0)
+    # the bound in the unit memcached is started with: the reach is slab memory, and the -m that
+    # holds it lies above today's -m (the curve's today is under today's limit)
+    assert a["memory_limit_bytes_at_least"] > a["current_memory_limit_bytes"], a
+    assert f"-m above {a['memory_limit_bytes_at_least'] // 1048576}" in a["message"], a["message"]
     # memory past the reach: the hit rate there is at least the flat tail's
     r = client.get(
         f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": int(1.6 * today)}, headers=h

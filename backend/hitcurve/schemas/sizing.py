@@ -182,6 +182,12 @@ class SizingAnswer(BaseModel):
         default=None,
         description="above_curve: the target needs more than this many bytes (the curve's reach)",
     )
+    memory_limit_bytes_at_least: int | None = Field(
+        default=None,
+        description="above_curve: the -m the target needs more than (per node for clusters): "
+        "memory_bytes_at_least through the same -m model as memory_limit_bytes, so a bound reads in "
+        "the unit memcached is started with",
+    )
     fill_ratio: float | None = Field(
         default=None, description="share of -m memcached has taken (total_malloced / limit_maxbytes)"
     )

@@ -296,6 +296,7 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
     nodes: j.subject?.type === "cluster" ? num(j.nodes) : null,
     usedBytes: num(j.used_bytes),
     atLeastBytes: num(j.memory_bytes_at_least) ?? (status === "above_curve" || status === "unreachable" ? num(j.curve?.max_bytes) : null),
+    limitAtLeastBytes: num(j.memory_limit_bytes_at_least),
     currentBytes: current,
     deltaBytes: bytes !== null ? bytes - current : null,
     monthlyCostNow: costNow,

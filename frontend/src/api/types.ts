@@ -123,6 +123,8 @@ export type Sizing = {
   usedBytes: number | null;
   /** Above the curve: the target needs more than this. */
   atLeastBytes: number | null;
+  /** Above the curve: the -m (per node for clusters) the target needs more than. */
+  limitAtLeastBytes: number | null;
   currentBytes: number;
   deltaBytes: number | null;
   monthlyCostNow: number | null;

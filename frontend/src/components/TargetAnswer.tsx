@@ -33,7 +33,9 @@ export function answerSentence(s: Sizing): string {
   const t = `${formatPercent(s.target)} hit rate`;
   const warming = s.status === "warming_up";
   if (s.status === "above_curve" || (warming && s.bytes === null && s.atLeastBytes !== null)) {
-    const bound = s.atLeastBytes !== null ? `more than ${formatBytes(s.atLeastBytes)}` : "more memory than the curve covers";
+    // the bound also in the unit memcached is started with: ", -m above 9728"
+    const above = s.limitAtLeastBytes !== null ? `, ${mFlag(s.limitAtLeastBytes).replace("-m ", "-m above ")}${s.nodes !== null && s.nodes > 1 ? ` on each of ${s.nodes} nodes` : ""}` : "";
+    const bound = s.atLeastBytes !== null ? `more than ${formatBytes(s.atLeastBytes)}${above}` : "more memory than the curve covers";
     const reach = s.maxHitRatio !== null && s.maxBytes !== null ? ` (the curve reaches ${formatPercent(s.maxHitRatio)} at ${formatBytes(s.maxBytes)})` : "";
     if (warming) return `For now, ${t} needs ${bound}${reach}: the curve reaches further once memcached is full.`;
     return `${t} needs ${bound}${reach}.`;

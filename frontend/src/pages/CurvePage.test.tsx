@@ -133,3 +133,13 @@ test("a server whose newest windows were quiet says the chart is the newest good
   const note = await screen.findByTestId("windows-note", {}, { timeout: 15_000 });
   expect(note.textContent).toContain("2 newer window(s) left out (quiet)");
 });
+
+test("a bound above the curve also names the -m memcached needs more than", async () => {
+  renderPage(3, (u) => sizingFor(u, Number(u.searchParams.get("target_hit_ratio")) > 0.9 ? { memory_limit_bytes_at_least: 9.5 * 2 ** 30 } : {}));
+  await screen.findByTestId("target-answer", {}, { timeout: 15_000 });
+  fireEvent.change(screen.getByTestId("target-input"), { target: { value: "95" } });
+  await waitFor(
+    () => expect(plain(screen.getByTestId("target-answer").textContent)).toBe("95 % hit rate needs more than 9.0 GiB, -m above 9728 (the curve reaches 90 % at 9.0 GiB)."),
+    { timeout: 15_000 },
+  );
+});
