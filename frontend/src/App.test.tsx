@@ -68,3 +68,35 @@ test("switching organization posts the org id with the CSRF header and reloads t
   await screen.findByRole("heading", { name: "Clusters" });
   await waitFor(() => expect(screen.queryByText("New cluster")).toBeNull());
 });
+
+test("a confirmed sign-up link stays logged in when the start-up session check answers after it", async () => {
+  // the page's own "who am I" (no cookie yet: 401) is slow; the mailed link's confirmation is
+  // quick and logs in: the late 401 must not bring the log-in form back (seen under load in e2e)
+  window.history.replaceState(null, "", "/signup/confirm/link-secret-0123456789");
+  let answerMe: () => void = () => {};
+  const meAnswered = new Promise<void>((resolve) => (answerMe = resolve));
+  const routes = fakeApi({
+    "POST /api/v1/auth/signup/confirm": () => {
+      document.cookie = "hitcurve_csrf=tok";
+      return { status: 201, body: ME };
+    },
+    "GET /api/v1/clusters": [],
+    "GET /api/v1/alerts": [],
+    "GET /api/v1/servers": [],
+  });
+  const quick = vi.mocked(fetch);
+  vi.stubGlobal("fetch", async (input: RequestInfo | URL, init?: RequestInit) => {
+    if (new URL(String(input), "http://localhost").pathname === "/api/v1/auth/me") {
+      await meAnswered;
+      return new Response(JSON.stringify({ detail: "log in first" }), { status: 401 });
+    }
+    return quick(input, init);
+  });
+  render(<App />);
+  await waitFor(() => expect(routes.some((c) => c.url.pathname === "/api/v1/auth/signup/confirm")).toBe(true));
+  expect(await screen.findByText("No agent has reported yet")).toBeTruthy();
+  answerMe();
+  await new Promise((r) => setTimeout(r, 50));
+  expect(screen.queryByRole("button", { name: "Log in" })).toBeNull();
+  expect(screen.getByText("No agent has reported yet")).toBeTruthy();
+});

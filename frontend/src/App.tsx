@@ -28,11 +28,14 @@ export function App() {
   const location = useLocation();
 
   useEffect(() => {
+    // A session set while this request was on its way (a mailed sign-up link confirmed meanwhile)
+    // wins over its answer: a slow "not logged in" must not log the new user out again.
+    const unlessIn = (next: Boot) => setBoot((prev) => (prev.state === "in" ? prev : next));
     fetchSession()
       .then((session) => setBoot({ state: "in", session }))
       .catch((e: unknown) => {
-        if (e instanceof ApiError && (e.status === 401 || e.status === 403)) setBoot({ state: "anonymous" });
-        else setBoot({ state: "error", error: e instanceof Error ? e : new Error(String(e)) });
+        if (e instanceof ApiError && (e.status === 401 || e.status === 403)) unlessIn({ state: "anonymous" });
+        else unlessIn({ state: "error", error: e instanceof Error ? e : new Error(String(e)) });
       });
   }, [attempt]);
   useEffect(() => onUnauthorized(() => setBoot({ state: "anonymous" })), []);

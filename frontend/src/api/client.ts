@@ -84,7 +84,9 @@ export async function request<T>(method: Method, path: string, body?: unknown, s
     }
   }
   if (!res.ok) {
-    if (res.status === 401 && !path.startsWith("/auth/login")) unauthorizedListeners.forEach((fn) => fn());
+    // "/auth/me" is the start-up probe, not a session that ended: its caller handles its 401 (a
+    // late probe must not log out a session a mailed link set meanwhile)
+    if (res.status === 401 && !path.startsWith("/auth/login") && path !== "/auth/me") unauthorizedListeners.forEach((fn) => fn());
     throw new ApiError(res.status, errorMessage(res.status, data), data);
   }
   return data as T;
