@@ -526,8 +526,10 @@ def test_spool_bound_drops_oldest_and_reports(tmp_path, mc):
     assert left_ids == {s["snapshot_id"] for s in snaps[-3:]}
     # The last snapshot accounts for every window before it: dropped, or still pending (on disk
     # or with the writer thread, which stores a window's entry after the window closes).
+    # One window may still be on its way to the spool when the stop's window counts them (under
+    # two concurrent make test runs: 18 of 19 counted); the log below, read after the stop, is exact.
     spool_state = snaps[-1]["diagnostics"]["spool"]
-    assert spool_state["dropped"] + spool_state["pending"] == len(snaps) - 1, spool_state
+    assert len(snaps) - 2 <= spool_state["dropped"] + spool_state["pending"] <= len(snaps) - 1, spool_state
     assert agent.log().count("msg=spool_full_dropped") == len(snaps) - 3
 
 
