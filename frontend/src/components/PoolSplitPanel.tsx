@@ -5,6 +5,7 @@ import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { useAsync, useDebounced, useWidth } from "../hooks";
 import { formatBytes, formatPercent } from "../lib/format";
 import { Fetched } from "./States";
+import { SeriesLegend } from "./SeriesLegend";
 
 // A gain below this is within the curves' own error: one pool is as good.
 const WIN_PP = 0.5;
@@ -133,13 +134,7 @@ function SplitView({ d }: { d: PoolSplit }) {
           Your split: <Pools p={d.chosen} name={d.prefix} />.
         </p>
       )}
-      <ul className="legend">
-        {series.map((s) => (
-          <li key={s.key} style={{ ["--c" as string]: s.color }} className="lg-series">
-            {s.label}
-          </li>
-        ))}
-      </ul>
+      <SeriesLegend series={series} />
       <div className="chart">
         <svg ref={svg} role="img" aria-label={`Hit rate of two pools by the memory of ${d.prefix}'s pool`} />
       </div>

@@ -7,6 +7,7 @@ import { PoolSplitPanel } from "../components/PoolSplitPanel";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useDebounced, useWidth } from "../hooks";
 import { formatBytes, formatPercent } from "../lib/format";
+import { SeriesLegend } from "../components/SeriesLegend";
 
 const int = (n: number) => n.toLocaleString("en-US");
 
@@ -204,13 +205,7 @@ function TtlPanel({ d }: { d: Breakdown }) {
         {t.savedRatio != null && <> — expiry saves {formatPercent(t.savedRatio, 0)}</>}. Working set{" "}
         {formatBytes(t.workingSet)} (ignoring expiry {formatBytes(t.workingSetOblivious)}).
       </p>
-      <ul className="legend">
-        {series.map((s) => (
-          <li key={s.key} style={{ ["--c" as string]: s.color }} className="lg-series">
-            {s.label}
-          </li>
-        ))}
-      </ul>
+      <SeriesLegend series={series} />
       <div className="chart">
         <svg ref={svg} role="img" aria-label="Hit rate versus memory with and without expiry" />
       </div>

@@ -12,6 +12,7 @@ import { formatBytes, formatDuration, formatPercent, formatPp, MINUS } from "../
 const formatChange = (r: number) => `${r < 0 ? MINUS : "+"}${Math.abs(r * 100).toFixed(0)}\u00a0%`;
 import { canWrite, useSession } from "../session";
 import * as d3 from "d3";
+import { SeriesLegend } from "../components/SeriesLegend";
 
 /** Policies the simulator knows, by the names the API uses. */
 export const POLICIES: Array<[string, string]> = [
@@ -242,13 +243,7 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
   const lruCost = lru ? costAt(lru) : null;
   return (
     <div ref={box}>
-      <ul className="legend">
-        {series.map((s) => (
-          <li key={s.key} style={{ ["--c" as string]: s.color }} className="lg-series">
-            {s.label}
-          </li>
-        ))}
-      </ul>
+      <SeriesLegend series={series} />
       <div className="chart">
         <svg ref={svg} role="img" aria-label="Hit rate versus memory per policy" data-testid="policy-chart" />
       </div>
