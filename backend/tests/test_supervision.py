@@ -119,9 +119,16 @@ def test_killed_worker_is_restarted_and_health_follows(stack: Stack) -> None:
         "batch": (0, 0.0),
     }
     assert queue["upload_to_curve_s"]["snapshots"] == 0 and queue["upload_to_curve_s"]["p95"] is None
-    status = stack.sh("status", stack.inst)
-    for program in ("api", "worker", "worker-batch", "beat"):
-        assert any(line.startswith(program) and "RUNNING" in line for line in status.splitlines()), status
+    # supervisord calls a program RUNNING once it has stayed up for startsecs (3 s); on a fast
+    # start /health answers ok before that, so the status is waited for, not read once
+    def all_running() -> bool:
+        lines = stack.sh("status", stack.inst).splitlines()
+        return all(
+            any(line.startswith(p) and "RUNNING" in line for line in lines)
+            for p in ("api", "worker", "worker-batch", "beat")
+        )
+
+    stack.wait("api, worker, worker-batch and beat RUNNING under supervisord", all_running)
 
     # The heartbeat bootstep starts before the consumer finishes connecting: wait for the first
     # worker's "ready" so its start-up is in the log before it is killed.
