@@ -1,8 +1,8 @@
 // Measured versus predicted hit rate over time (top), and the prediction error in percentage
 // points (bottom bars): how right the curve has been on this server.
 import * as d3 from "d3";
-import { formatPercent, formatPp, timeAxisDomain, timeTickFormat } from "../lib/format";
-import type { Margin } from "./curveChart";
+import { formatPp, timeAxisDomain, timeTickFormat } from "../lib/format";
+import { hitRateAxis, layers, sizedSvg, type Margin } from "./frame";
 
 export type AccuracyDatum = { time: Date; measured: number | null; predicted: number | null };
 export type AccuracyOptions = { width: number; height: number; margin: Margin };
@@ -26,13 +26,8 @@ export function drawAccuracyChart(svgEl: SVGSVGElement, data: AccuracyDatum[], o
     .domain([-maxErr, maxErr])
     .range([height - m.bottom, height - m.bottom - errH]);
 
-  const svg = d3.select(svgEl).attr("width", width).attr("height", height).attr("viewBox", `0 0 ${width} ${height}`);
-  const layer = (name: string) =>
-    svg
-      .selectAll<SVGGElement, string>(`g.layer-${name}`)
-      .data([name])
-      .join("g")
-      .attr("class", `layer-${name}`);
+  const svg = sizedSvg(svgEl, width, height);
+  const layer = layers(svg);
   layer("x-axis")
     .attr("transform", `translate(0,${height - m.bottom})`)
     .call(
@@ -41,14 +36,7 @@ export function drawAccuracyChart(svgEl: SVGSVGElement, data: AccuracyDatum[], o
         .ticks(Math.max(2, Math.round((width - m.left - m.right) / 100)))
         .tickFormat((d) => tickFmt(d as Date)),
     );
-  layer("y-axis")
-    .attr("transform", `translate(${m.left},0)`)
-    .call(
-      d3
-        .axisLeft(y)
-        .ticks(4)
-        .tickFormat((d) => formatPercent(+d, 0)),
-    );
+  hitRateAxis(layer("y-axis"), y, m, 4);
   layer("e-axis")
     .attr("transform", `translate(${m.left},0)`)
     .call(

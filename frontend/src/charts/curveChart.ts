@@ -4,9 +4,10 @@
 import * as d3 from "d3";
 import type { Curve } from "../lib/curve";
 import { bandAt, curveSamples, hitAtClamped } from "../lib/curve";
-import { byteTickFormat, byteTicks, formatBytes, formatPercent } from "../lib/format";
+import { formatBytes, formatPercent } from "../lib/format";
+import { hitRateAxis, hitRateGrid, layers, memoryAxis, sizedSvg, type Margin } from "./frame";
 
-export type Margin = { top: number; right: number; bottom: number; left: number };
+export type { Margin };
 
 export type CurveChartData = {
   /** Calibrated curve; band edges in lo/hi. */
@@ -74,14 +75,8 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
   const plotW = width - m.left - m.right;
   const plotH = height - m.top - m.bottom;
 
-  const svg = d3.select(svgEl).attr("width", width).attr("height", height).attr("viewBox", `0 0 ${width} ${height}`);
-  // One group per layer, created once, in drawing order.
-  const layer = (name: string) =>
-    svg
-      .selectAll<SVGGElement, string>(`g.layer-${name}`)
-      .data([name])
-      .join("g")
-      .attr("class", `layer-${name}`);
+  const svg = sizedSvg(svgEl, width, height);
+  const layer = layers(svg);
 
   const clipId = `clip-${opts.id}`;
   svg
@@ -101,33 +96,9 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
     .attr("height", Math.max(0, plotH + 4));
 
   // Axes and grid.
-  const xTicks = byteTicks(xDom[0], xDom[1], Math.max(2, Math.round(plotW / 90)));
-  const grid = layer("grid");
-  grid
-    .selectAll("line.gy")
-    .data(y.ticks(5))
-    .join("line")
-    .attr("class", "gy grid")
-    .attr("x1", m.left)
-    .attr("x2", width - m.right)
-    .attr("y1", (d) => y(d))
-    .attr("y2", (d) => y(d));
-  layer("x-axis")
-    .attr("transform", `translate(0,${height - m.bottom})`)
-    .call(
-      d3
-        .axisBottom(x)
-        .tickValues(xTicks)
-        .tickFormat((d) => byteTickFormat(xDom[0], xDom[1])(+d)),
-    );
-  layer("y-axis")
-    .attr("transform", `translate(${m.left},0)`)
-    .call(
-      d3
-        .axisLeft(y)
-        .ticks(5)
-        .tickFormat((d) => formatPercent(+d, 0)),
-    );
+  hitRateGrid(layer("grid"), y, m, width, "gy grid");
+  memoryAxis(layer("x-axis"), x, m, height);
+  hitRateAxis(layer("y-axis"), y, m);
   layer("labels")
     .selectAll("text.axis-label")
     .data([

@@ -2,8 +2,8 @@
 // Each series carries its own colour; a legend is the caller's (an HTML list reads better).
 import * as d3 from "d3";
 import { curveSamples, type Curve } from "../lib/curve";
-import { byteTickFormat, byteTicks, formatBytes, formatPercent } from "../lib/format";
-import type { Margin } from "./curveChart";
+import { formatBytes } from "../lib/format";
+import { hitRateAxis, hitRateGrid, layers, memoryAxis, sizedSvg, type Margin } from "./frame";
 
 // `raw`: drawn straight through its points (a what-if that rises and falls); otherwise as a
 // hit-rate curve (monotone interpolation, non-decreasing).
@@ -21,38 +21,11 @@ export function drawMultiCurveChart(svgEl: SVGSVGElement, series: Series[], opts
     .scaleLinear()
     .domain([0, 1])
     .range([height - m.bottom, m.top]);
-  const svg = d3.select(svgEl).attr("width", width).attr("height", height).attr("viewBox", `0 0 ${width} ${height}`);
-  const layer = (name: string) =>
-    svg
-      .selectAll<SVGGElement, string>(`g.layer-${name}`)
-      .data([name])
-      .join("g")
-      .attr("class", `layer-${name}`);
-  layer("grid")
-    .selectAll("line")
-    .data(y.ticks(5))
-    .join("line")
-    .attr("class", "grid")
-    .attr("x1", m.left)
-    .attr("x2", width - m.right)
-    .attr("y1", (d) => y(d))
-    .attr("y2", (d) => y(d));
-  layer("x-axis")
-    .attr("transform", `translate(0,${height - m.bottom})`)
-    .call(
-      d3
-        .axisBottom(x)
-        .tickValues(byteTicks(0, x.domain()[1], Math.max(2, Math.round((width - m.left - m.right) / 90))))
-        .tickFormat((d) => byteTickFormat(0, x.domain()[1])(+d)),
-    );
-  layer("y-axis")
-    .attr("transform", `translate(${m.left},0)`)
-    .call(
-      d3
-        .axisLeft(y)
-        .ticks(5)
-        .tickFormat((d) => formatPercent(+d, 0)),
-    );
+  const svg = sizedSvg(svgEl, width, height);
+  const layer = layers(svg);
+  hitRateGrid(layer("grid"), y, m, width);
+  memoryAxis(layer("x-axis"), x, m, height);
+  hitRateAxis(layer("y-axis"), y, m);
   layer("current")
     .selectAll("line")
     .data(opts.currentBytes === null ? [] : [opts.currentBytes])

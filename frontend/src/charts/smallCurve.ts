@@ -3,7 +3,7 @@
 import * as d3 from "d3";
 import { curveSamples, type Curve } from "../lib/curve";
 import { formatBytes } from "../lib/format";
-import type { Margin } from "./curveChart";
+import { sizedSvg, type Margin } from "./frame";
 
 export type SmallCurveData = { points: Curve; currentBytes: number };
 export type SmallCurveOptions = { width: number; height: number; margin: Margin };
@@ -28,7 +28,7 @@ export function drawSmallCurve(svgEl: SVGSVGElement, data: SmallCurveData, opts:
     .scaleLinear()
     .domain([0, 1])
     .range([height - m.bottom, m.top]);
-  const svg = d3.select(svgEl).attr("width", width).attr("height", height).attr("viewBox", `0 0 ${width} ${height}`);
+  const svg = sizedSvg(svgEl, width, height);
   // A small multiple shows at most a point per ~3 px: thin the knots, no points between them.
   const pts = curveSamples(thin(data.points, Math.max(8, Math.floor((width - m.left - m.right) / 3))), 0);
   const line = d3
