@@ -2,6 +2,9 @@
 decompressed-size cap, parse and validate it against the protocol (hitcurve.schemas.agent), and
 for trace chunks pack the records into their storage format (tracecodec).
 
+A snapshot comes back as its column values (hitcurve.snapshot_rows), a trace chunk as its packed
+records: never the validated model, whose pickle costs more than building the columns.
+
 This is the CPU-heavy part of an upload (up to ~1 s for 200k trace records), and Pydantic holds
 the GIL while it validates: run in a thread of the API process it would stall every other
 request of that process. `decode_in_pool` runs it in a separate process instead (one per API
@@ -32,6 +35,7 @@ from pydantic import ValidationError
 from hitcurve import tracecodec
 from hitcurve.core.errors import ApiError, clean_errors
 from hitcurve.schemas import agent as proto
+from hitcurve.snapshot_rows import snapshot_rows
 
 
 @dataclass(frozen=True)
@@ -113,12 +117,13 @@ def parse(raw: bytes, model: type[proto.Snapshot] | type[proto.TraceChunk]) -> A
 
 
 def decode(kind: str, body: bytes, gzipped: bool, cap: int) -> Any:
-    """Body -> validated snapshot (proto.Snapshot) or TraceUpload. Raises ApiError."""
+    """Body -> a validated snapshot's rows (SnapshotRows: the store statement's column values,
+    not the model, so what the pool sends back is small) or TraceUpload. Raises ApiError."""
     raw = inflate(body, cap) if gzipped else body
     if not raw:
         raise ApiError(400, "empty_body", "request body is empty")
     if kind == "snapshot":
-        return parse(raw, proto.Snapshot)
+        return snapshot_rows(parse(raw, proto.Snapshot))
     chunk: proto.TraceChunk = parse(raw, proto.TraceChunk)
     r = chunk.records
     return TraceUpload(

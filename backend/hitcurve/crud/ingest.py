@@ -5,14 +5,11 @@ trace chunk in one transaction, and hand a snapshot to the worker right after th
 Used by the /agent routes, and by the e2e and benchmark seeding (the same storage path)."""
 
 import gzip
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from itertools import chain
 from typing import Any, Literal
 
-import numpy as np
 from sqlalchemy import literal_column, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError
@@ -23,11 +20,10 @@ from hitcurve.core import partitions
 from hitcurve.core.audit import audit
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.core.errors import ApiError
-from hitcurve.core.pgarray import Float8Array
 from hitcurve.core.tasks import PROCESS_SNAPSHOT, broker_backing_off, enqueue_on, snapshot_args
 from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
-from hitcurve.ttl import carries_ttls
+from hitcurve.snapshot_rows import SnapshotRows, snapshot_rows
 from hitcurve.uploads import TraceUpload, parse
 
 
@@ -141,68 +137,6 @@ SELECT (SELECT id FROM snap) AS stored, (SELECT count(*) FROM cls) AS classes,
 """
 
 
-def _class_columns(snap: proto.Snapshot) -> dict[str, Any]:
-    """The per-class values as one list per column, and the curves' points end to end as two
-    binary float8[] parameters (PostgreSQL slices them per class)."""
-    classes = snap.classes
-    costs = [c.cost_us for c in classes]
-    n = sum(len(c.curve.points) for c in classes)
-    flat = chain.from_iterable(chain.from_iterable(c.curve.points for c in classes))
-    points = np.fromiter(flat, np.float64, count=2 * n).reshape(-1, 2)  # 3x faster than np.asarray
-    return {
-        "class_id": [c.id for c in classes],
-        "chunk_size": [c.chunk_size for c in classes],
-        "pages": [c.pages for c in classes],
-        "items": [c.items for c in classes],
-        "evictions": [c.evictions for c in classes],
-        "requests": [c.requests for c in classes],
-        "current_items": [c.curve.current_items for c in classes],
-        "cost_count": [k.count if k else None for k in costs],
-        "cost_mean": [k.mean if k else None for k in costs],
-        "cost_p50": [k.p50 if k else None for k in costs],
-        "cost_p90": [k.p90 if k else None for k in costs],
-        "cost_p99": [k.p99 if k else None for k in costs],
-        "xs": Float8Array(points[:, 0]),
-        "ys": Float8Array(points[:, 1]),
-        # issue 16: each class's TTL-aware curve, curve_points pairs per class (zeros where not sent)
-        "has_ttl": [c.curve.ttl_points is not None for c in classes],
-        **_ttl_columns(classes, n),
-        # issue 14: the ghost's reach and filters per class (None: an older agent), read by the worker
-        "ghost_reach": [c.curve.ghost_reach_items for c in classes],
-        "ghost_filters": [c.curve.ghost_filters for c in classes],
-    }
-
-
-def _ttl_columns(classes: list[proto.SlabClass], n: int) -> dict[str, Float8Array]:
-    """The classes' TTL-aware curves end to end like the points (same count per class, which
-    the protocol checks), zeros for a class without one (stored as NULL)."""
-    flat = chain.from_iterable(
-        chain.from_iterable(c.curve.ttl_points)
-        if c.curve.ttl_points is not None
-        else [0.0] * (2 * len(c.curve.points))
-        for c in classes
-    )
-    pts = np.fromiter(flat, np.float64, count=2 * n).reshape(-1, 2)
-    return {"txs": Float8Array(pts[:, 0]), "tys": Float8Array(pts[:, 1])}
-
-
-def ttl_aware(snap: proto.Snapshot) -> bool | None:
-    """Whether the window's traffic carries TTLs (issue 16, the rule is hitcurve.ttl.carries_ttls:
-    expiry moves the agent's merged curve by >= TTL_CURVE_GAP_PP); the worker then sizes on the
-    merged TTL-aware curve. None: no breakdown sent."""
-    if snap.ttl is None or snap.ttl_points is None:
-        return None
-    return carries_ttls(snap.ttl_points, snap.ttl.oblivious_points)
-
-
-def _ttl_curve(snap: proto.Snapshot) -> tuple[Float8Array | None, Float8Array | None]:
-    """The merged TTL-aware curve as two float8[] parameters (NULL when not sent)."""
-    if snap.ttl_points is None:
-        return None, None
-    pts = np.asarray(snap.ttl_points, dtype=np.float64).reshape(-1, 2)
-    return Float8Array(pts[:, 0]), Float8Array(pts[:, 1])
-
-
 def gzip_payload(doc: bytes) -> bytes:
     """The stored form of a payload that did not arrive gzip-compressed."""
     return gzip.compress(doc, compresslevel=1, mtime=0)
@@ -210,12 +144,13 @@ def gzip_payload(doc: bytes) -> bytes:
 
 def store_snapshot(
     agent: Principal,
-    snap: proto.Snapshot,
+    snap: proto.Snapshot | SnapshotRows,
     doc: bytes | str,
     enqueue: bool = False,
     gzipped: bytes | None = None,
 ) -> Stored:
-    """Store a validated snapshot: accepted when new, duplicate when already stored.
+    """Store a validated snapshot (the protocol model, or its rows as the API's decoder returns
+    them, hitcurve.snapshot_rows): accepted when new, duplicate when already stored.
 
     doc: its JSON text; gzipped: the same, gzip-compressed, when the request body came that way
     (stored as received, so nothing is compressed twice).
@@ -226,52 +161,22 @@ def store_snapshot(
     an UPDATE transaction per upload. If the process dies between the commit and the publish,
     the row is `pending` with enqueued_at = received_at, which the worker's re-enqueue job
     (coalesce(enqueued_at, received_at) < cutoff) treats exactly like a null enqueued_at."""
+    rows = snap if isinstance(snap, SnapshotRows) else snapshot_rows(snap)
     now = datetime.now(UTC)
     marked = now if enqueue and not broker_backing_off() else None
-    srv, m, loss = snap.server, snap.measured, snap.loss
     if gzipped is None:
         gzipped = gzip_payload(doc.encode() if isinstance(doc, str) else doc)
+    window_end = rows.window_end
     params = {
+        **rows.params,
         "server_id": uuid.uuid4(),
         "org_id": agent.org_id,
         "key_id": agent.key_id,
         "now": now,
         "enqueued_at": marked,
-        "address": srv.address,
-        "instance_id": srv.instance_id,
-        "version": srv.version,
-        "limit_maxbytes": srv.limit_maxbytes,
-        "settings": json.dumps(dict(srv.settings)),
-        "hostname": snap.agent.hostname,
-        "agent_version": snap.agent.version,
-        "id": snap.snapshot_id,
-        "window_start": snap.window.start,
-        "window_end": snap.window.end,
-        "dup_from": snap.window.end - DUPLICATE_SPAN,
-        "dup_to": snap.window.end + DUPLICATE_SPAN,
-        "curve_points": snap.curve_points,
-        "n": snap.curve_points,
-        "cmd_get": m.cmd_get,
-        "get_hits": m.get_hits,
-        "get_misses": m.get_misses,
-        "bytes_used": m.bytes,
-        "curr_items": m.curr_items,
-        "measured_hit_ratio": m.hit_ratio,
-        "loss_ratio": loss.loss_ratio,
-        "flagged": loss.flagged,
+        "dup_from": window_end - DUPLICATE_SPAN,
+        "dup_to": window_end + DUPLICATE_SPAN,
         "payload_gzip": gzipped,
-        # memcached's fill (optional: older agents send none)
-        "total_malloced": snap.memory.total_malloced if snap.memory else None,
-        "memory_full": snap.memory.full if snap.memory else None,
-        "evictions_total": snap.memory.evictions_total if snap.memory else None,
-        "hash_bytes": snap.memory.hash_bytes if snap.memory else None,
-        "curr_connections": snap.memory.curr_connections if snap.memory else None,
-        # what the window rests on (issue 15): the watch stream, or `stats` alone (the model)
-        "basis": snap.basis or "watch",
-        "stats_model": snap.stats_model.model_dump_json(exclude_none=True) if snap.stats_model else None,
-        "ttl_aware": ttl_aware(snap),
-        **dict(zip(("ttl_sizes_bytes", "ttl_hit_ratios"), _ttl_curve(snap), strict=True)),
-        **_class_columns(snap),
     }
     with get_engine().connect() as conn:
         try:
@@ -282,22 +187,20 @@ def store_snapshot(
             if not partitions.missing_partition(exc):
                 raise
             conn.rollback()
-            day = partitions.day_of(snap.window.end)
+            day = partitions.day_of(window_end)
             partitions.ensure(conn, [day, partitions.day_of(now), day + timedelta(days=1)])
             conn.commit()
             row = conn.exec_driver_sql(_STORE_SNAPSHOT, params).one()
         if row.stored is None:  # the id is already stored: undo the server refresh
             conn.rollback()
             with get_sessionmaker()() as db:
-                return _duplicate(db, Snapshot, snap.snapshot_id, agent.org_id) or Stored(
-                    snap.snapshot_id, "duplicate"
+                return _duplicate(db, Snapshot, rows.snapshot_id, agent.org_id) or Stored(
+                    rows.snapshot_id, "duplicate"
                 )
         conn.commit()
         if enqueue:
-            enqueue_on(
-                conn, PROCESS_SNAPSHOT, Snapshot, snap.snapshot_id, marked, snapshot_args(snap.window.end)
-            )
-    return Stored(snap.snapshot_id, "accepted")
+            enqueue_on(conn, PROCESS_SNAPSHOT, Snapshot, rows.snapshot_id, marked, snapshot_args(window_end))
+    return Stored(rows.snapshot_id, "accepted")
 
 
 def store_trace(agent: Principal, chunk: TraceUpload) -> Stored:

@@ -20,6 +20,7 @@ from hitcurve.core.tasks import PROCESS_TRACE_CHUNK, enqueue_after_commit
 from hitcurve.crud import ingest
 from hitcurve.models import TraceChunk
 from hitcurve.schemas import agent as proto
+from hitcurve.snapshot_rows import SnapshotRows
 from hitcurve.uploads import decode_in_pool
 
 router = APIRouter(prefix="/agent", tags=["agent"])
@@ -65,7 +66,7 @@ def _answer(stored: ingest.Stored) -> JSONResponse:
     )
 
 
-def ingest_snapshot(agent: Principal, snap: proto.Snapshot, body: Body) -> JSONResponse:
+def ingest_snapshot(agent: Principal, snap: SnapshotRows, body: Body) -> JSONResponse:
     """Store and enqueue in one worker-thread hop (a gzip body is stored as received)."""
     gzipped = body.data if body.gzipped else None
     return _answer(ingest.store_snapshot(agent, snap, body.data, enqueue=True, gzipped=gzipped))
