@@ -410,3 +410,83 @@ def test_worker_lookups_and_look_backs_plan_only_their_days(fleet: dict[str, Any
                 if "status" not in stmt:  # all but the in-order check read LOOKBACK's days
                     assert all(d >= oldest for d in planned), (stmt, table, sorted(planned))
     assert at - snap.window_end < timedelta(minutes=10)
+
+
+def _planned_days(db: Any, seen: list[tuple[str, Any]], table: str) -> list[set[Any]]:
+    """Per captured statement reading `table`: the days of its partitions in the plan (planned,
+    whether or not they ran: planning and locking them is the cost)."""
+    return [{_day(rel) for rel in _scanned(_plan(db, s, p), table)} for s, p in seen if table in s]
+
+
+def test_newest_n_queries_and_metrics_plan_only_the_last_day(fleet: dict[str, Any]) -> None:
+    """The API's newest-N queries (the band's recent errors, the recent windows an answer weighs,
+    memcached's fill) and /metrics' latest snapshot per server name no time; each first asks
+    with crud.newest's bound (FIRST_SPAN), which plans today's and yesterday's partitions, not the
+    fixture's nine days. A server silent for longer is asked again without it, and its answer is
+    the same as before: its newest rows, whatever their age."""
+    from hitcurve.crud import metrics as metrics_crud
+    from hitcurve.crud.newest import FIRST_SPAN
+
+    org, servers, at = fleet["org"], fleet["servers"], fleet["at"]
+    srv = servers[3]
+    oldest = partitions.day_of(datetime.now(UTC) - FIRST_SPAN)
+    silent = uuid.uuid4()  # last window 3 days ago
+    with get_sessionmaker()() as db:
+        db.execute(
+            text(
+                "INSERT INTO accuracy_records (org_id, server_id, snapshot_id, window_start, window_end,"
+                " memory_bytes, predicted_hit_ratio, measured_hit_ratio, error_pp, basis, computed_at)"
+                " SELECT org_id, server_id, id, window_start, window_end, 1, 0.5, 0.5,"
+                " extract(epoch FROM window_end) / 1e6, 'calibrated', now()"
+                " FROM snapshots WHERE org_id = :o AND server_id = :s"
+            ),
+            {"o": org, "s": srv},
+        )
+        db.execute(
+            text(
+                "INSERT INTO servers (id, org_id, address, instance_id, settings)"
+                " VALUES (:s, :o, '10.19.1.1:11211', '1-1', '{}')"
+            ),
+            {"s": silent, "o": org},
+        )
+        db.execute(
+            text(
+                "INSERT INTO snapshots (id, org_id, server_id, instance_id, window_start, window_end,"
+                " limit_maxbytes, curve_points, cmd_get, get_hits, get_misses, bytes_used, curr_items,"
+                " measured_hit_ratio, loss_ratio, flagged, status)"
+                " SELECT gen_random_uuid(), :o, :s, '1-1', t - interval '1 minute', t, 67108864, 2, 100,"
+                " 50, 50, 1000, 10, g / 100.0, 0, false, 'processed'"
+                " FROM generate_series(1, 5) g, LATERAL (SELECT CAST(:t AS timestamptz)"
+                " - make_interval(days => 3, mins => 10 * (5 - g)) AS t) x"
+            ),
+            {"o": org, "s": silent, "t": at},
+        )
+        db.commit()
+
+        with _captured() as seen:
+            errors = history_crud.recent_errors_pp(db, org, [srv], 60)
+            windows = curves_crud.recent_server_windows(db, org, srv, 20)
+            fill = curves_crud.recent_fill(db, org, srv)
+        # the newest 60 records, newest first (error_pp grows with the window's end)
+        assert len(errors) == 60 and errors == sorted(errors, reverse=True)
+        assert len(windows) == 20 and at - windows[-1][0].window_end < timedelta(minutes=10)
+        assert len(fill) == 60 and fill == sorted(fill, key=lambda r: r.window_end)
+        assert len(seen) == 3  # one statement each: the last day held enough rows
+        for table in ("snapshots", "server_curves", "accuracy_records"):
+            for days in _planned_days(db, seen, table):
+                assert days and min(days) >= oldest, (table, sorted(days))
+
+        with _captured() as seen:
+            states = {s.id: s for s in metrics_crud.servers(db, org)}
+        assert states[srv].measured_hit_ratio == 0.5
+        assert states[silent].measured_hit_ratio == 0.05  # its newest window, 3 days old
+        first, *again = [(s, p) for s, p in seen if "DISTINCT ON" in s]
+        (days,) = _planned_days(db, [first], "snapshots")
+        assert days and min(days) >= oldest, sorted(days)
+        assert len(again) == 1  # the silent server alone, over every day
+        assert _planned_days(db, again, "snapshots")[0] and str(silent) in str(again[0][1])
+
+        with _captured() as seen:
+            fill = curves_crud.recent_fill(db, org, silent)
+        assert [r.window_end for r in fill] == sorted(r.window_end for r in fill) and len(fill) == 5
+        assert len(seen) == 2  # fewer rows in the last day than asked for: once more, unbounded

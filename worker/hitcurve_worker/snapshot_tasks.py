@@ -296,6 +296,11 @@ def update_cluster(
             "servers": used_snapshots,
             "skipped": res.skipped,
             "left_out_stale": [str(c[0].server_id) for c in latest if c not in fresh],
+            # Members with no curve in the look-back (since: the window - LOOKBACK): silent for
+            # longer than it, or never processed. The look-back does not read further (issue 19),
+            # so it cannot tell the two apart; either way the member is not in the curve, and
+            # says so here instead of vanishing from both lists.
+            "left_out_no_recent_curve": sorted(str(m) for m in members if m not in recent),
         },
     )
     db.add(row)

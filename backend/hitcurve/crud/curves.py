@@ -11,6 +11,7 @@ from sqlalchemy import select, text, true
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
+from hitcurve.crud.newest import newest
 from hitcurve.models import (
     ClusterCurve,
     Server,
@@ -156,16 +157,18 @@ def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, 
     """The server's newest `limit` stored curves with their window's reads, stream loss and basis
     (watch or stats_only), oldest first: what an answer weighs (quiet and lossy windows) and what
     the recommended limit's hysteresis runs over."""
-    rows = db.execute(
+    rows = newest(
+        db,
         select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged, Snapshot.basis)
         .join(
             Snapshot,
             (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
         )
-        .where(ServerCurve.org_id == org_id, ServerCurve.server_id == server_id)
-        .order_by(ServerCurve.window_end.desc())
-        .limit(limit)
-    ).all()
+        .where(ServerCurve.org_id == org_id, ServerCurve.server_id == server_id),
+        ServerCurve.window_end,
+        limit,
+        joined=(Snapshot.window_end,),
+    )
     return list(reversed(rows))
 
 
@@ -187,16 +190,13 @@ def recent_fill(
     """memcached's fill at the end of the server's newest `limit` windows, oldest first:
     (window_end, instance_id, total_malloced, limit_maxbytes, memory_full, hash_bytes,
     curr_connections). since: only windows ending from then on (the worker's bounded look-back)."""
-    rows = db.execute(
-        select(*_FILL_COLUMNS)
-        .where(
-            Snapshot.org_id == org_id,
-            Snapshot.server_id == server_id,
-            *([Snapshot.window_end >= since] if since is not None else []),
-        )
-        .order_by(Snapshot.window_end.desc())
-        .limit(limit)
-    ).all()
+    rows = newest(
+        db,
+        select(*_FILL_COLUMNS).where(Snapshot.org_id == org_id, Snapshot.server_id == server_id),
+        Snapshot.window_end,
+        limit,
+        since,
+    )
     return list(reversed(rows))
 
 

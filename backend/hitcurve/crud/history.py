@@ -13,6 +13,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from hitcurve.core.errors import ApiError
+from hitcurve.crud.newest import newest
 from hitcurve.models import AccuracyRecord, Snapshot
 from hitcurve.schemas.api import AccuracyOut, AccuracyPoint, HistoryOut, HistoryPoint
 from hitcurve.schemas.sizing import SubjectKind
@@ -167,24 +168,20 @@ def recent_errors_pp(
     term. Records graded in a window while memcached was still filling are left out: its hit rate
     then rises with the fill (cold misses), not by the curve's error (the accuracy benchmark's
     -14.6 and -9.6 pp came from such windows; on full memcached its records are within 3.7 pp)."""
-    return [
-        float(e)
-        for e in db.execute(
-            select(AccuracyRecord.error_pp)
-            .join(
-                Snapshot,
-                (Snapshot.id == AccuracyRecord.snapshot_id)
-                & (Snapshot.window_end == AccuracyRecord.window_end),
-            )
-            .where(
-                AccuracyRecord.org_id == org_id,
-                AccuracyRecord.server_id.in_(server_ids),
-                Snapshot.memory_full.is_not(False),  # NULL: an older agent that does not say
-            )
-            .order_by(AccuracyRecord.window_end.desc())
-            .limit(limit)
-        ).scalars()
-    ]
+    stmt = (
+        select(AccuracyRecord.error_pp)
+        .join(
+            Snapshot,
+            (Snapshot.id == AccuracyRecord.snapshot_id) & (Snapshot.window_end == AccuracyRecord.window_end),
+        )
+        .where(
+            AccuracyRecord.org_id == org_id,
+            AccuracyRecord.server_id.in_(server_ids),
+            Snapshot.memory_full.is_not(False),  # NULL: an older agent that does not say
+        )
+    )
+    rows = newest(db, stmt, AccuracyRecord.window_end, limit, joined=(Snapshot.window_end,))
+    return [float(r.error_pp) for r in rows]
 
 
 def mae_by_server(

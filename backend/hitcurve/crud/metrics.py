@@ -8,11 +8,13 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
+from hitcurve.crud.newest import FIRST_SPAN
 from hitcurve.models import (
     AccuracyRecord,
     Alert,
@@ -69,8 +71,12 @@ class ServiceHealth:
     open_alerts: dict[str, int]  # by severity
 
 
-def servers(db: Session, org_id: uuid.UUID) -> list[ServerState]:
-    latest = (
+def _latest_snapshots(
+    db: Session, org_id: uuid.UUID, since: datetime | None, server_ids: list[uuid.UUID] | None = None
+) -> dict[uuid.UUID, Any]:
+    """Each server's newest snapshot (its measured state), from windows ending at `since` or later
+    (None: any window), of the given servers (None: all of the organization's)."""
+    rows = db.execute(
         select(
             Snapshot.server_id,
             Snapshot.measured_hit_ratio,
@@ -79,12 +85,24 @@ def servers(db: Session, org_id: uuid.UUID) -> list[ServerState]:
             Snapshot.bytes_used,
             Snapshot.limit_maxbytes,
         )
-        .where(Snapshot.org_id == org_id)
+        .where(
+            Snapshot.org_id == org_id,
+            *([Snapshot.window_end >= since] if since is not None else []),
+            *([Snapshot.server_id.in_(server_ids)] if server_ids is not None else []),
+        )
         .order_by(Snapshot.server_id, Snapshot.window_end.desc())
         .ext(distinct_on(Snapshot.server_id))
-        .subquery()
-    )
-    since = datetime.now(UTC) - CURVE_ERROR_WINDOW
+    ).all()
+    return {r.server_id: r for r in rows}
+
+
+def servers(db: Session, org_id: uuid.UUID) -> list[ServerState]:
+    now = datetime.now(UTC)
+    # The newest snapshot of each server from the last FIRST_SPAN's day partitions (crud.newest:
+    # unbounded, this planned every day of the table on each scrape); only servers with no window
+    # there (silent for a day, or never uploaded) are looked up again over every day, as before.
+    latest = _latest_snapshots(db, org_id, now - FIRST_SPAN)
+    since = now - CURVE_ERROR_WINDOW
     errors: dict[uuid.UUID, float] = dict(
         db.execute(
             select(AccuracyRecord.server_id, func.avg(func.abs(AccuracyRecord.error_pp)))
@@ -93,15 +111,18 @@ def servers(db: Session, org_id: uuid.UUID) -> list[ServerState]:
         ).all()
     )
     rows = db.execute(
-        select(Server, Cluster.name, latest)
+        select(Server, Cluster.name)
         .outerjoin(Cluster, Cluster.id == Server.cluster_id)
-        .outerjoin(latest, latest.c.server_id == Server.id)
         .where(Server.org_id == org_id)
         .order_by(Server.address)
     ).all()
+    silent = [r[0].id for r in rows if r[0].id not in latest]
+    if silent:
+        latest.update(_latest_snapshots(db, org_id, None, silent))
     out = []
     for r in rows:
         s: Server = r[0]
+        snap = latest.get(s.id)
         out.append(
             ServerState(
                 id=s.id,
@@ -109,11 +130,13 @@ def servers(db: Session, org_id: uuid.UUID) -> list[ServerState]:
                 hostname=s.hostname or "",
                 cluster_id=s.cluster_id,
                 cluster=r.name or "",
-                limit_maxbytes=r.limit_maxbytes if r.limit_maxbytes is not None else s.limit_maxbytes,
-                bytes_used=r.bytes_used,
-                measured_hit_ratio=r.measured_hit_ratio,
-                loss_ratio=r.loss_ratio,
-                loss_flagged=r.flagged,
+                limit_maxbytes=snap.limit_maxbytes
+                if snap is not None and snap.limit_maxbytes is not None
+                else s.limit_maxbytes,
+                bytes_used=snap.bytes_used if snap is not None else None,
+                measured_hit_ratio=snap.measured_hit_ratio if snap is not None else None,
+                loss_ratio=snap.loss_ratio if snap is not None else None,
+                loss_flagged=snap.flagged if snap is not None else None,
                 curve_error_pp=errors.get(s.id),
                 last_snapshot_at=s.last_snapshot_at,
             )
