@@ -6,6 +6,7 @@ oblivious memory and expired vs evicted."""
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conftest import Account, bearer, upload_snapshot
@@ -157,3 +158,38 @@ def test_pool_split_what_if(account: Account, other: Account) -> None:
     few["prefixes"][3]["requests"] = 999
     assert post(account, few).status_code == 202
     bad({"prefix": "cfg"}, "too_few_reads", ["query", "prefix"])
+
+
+def test_a_lossy_or_quiet_window_never_stands_for_the_breakdown(account: Account) -> None:
+    """As for the sizing answer (hitcurve/windows.py): the breakdown and the split rest on the
+    newest window that was neither loss-flagged nor quiet, and say which newer ones were left out;
+    with no good window at all, the newest stands in and says so."""
+    now = datetime.now(UTC).replace(microsecond=0)
+
+    def server(address: str) -> str:
+        return str(next(s["id"] for s in account.get("/api/v1/servers").json() if s["address"] == address))
+
+    good = add_breakdown(make_snapshot("10.0.0.12:11211", seed=6, end=now - timedelta(minutes=3)))
+    assert post(account, good).status_code == 202
+    url = f"/api/v1/servers/{server('10.0.0.12:11211')}/breakdown"
+    b = account.get(url).json()
+    assert b["snapshot_id"] == good["snapshot_id"] and b["windows_note"] is None
+    lossy = add_breakdown(make_snapshot("10.0.0.12:11211", seed=7, end=now - timedelta(minutes=2)))
+    lossy["loss"].update(loss_ratio=0.2, flagged=True)
+    quiet = add_breakdown(make_snapshot("10.0.0.12:11211", seed=8, end=now - timedelta(minutes=1)))
+    quiet["measured"].update(cmd_get=10, get_hits=5, get_misses=5, hit_ratio=0.5)
+    for s in (lossy, quiet):
+        assert post(account, s).status_code == 202, s["snapshot_id"]
+    b = account.get(url).json()
+    assert b["snapshot_id"] == good["snapshot_id"], b["windows_note"]
+    assert b["windows_note"] == "2 newer window(s) left out (quiet, stream loss)"
+    sp = account.get(url + "/split", params={"prefix": "feed"}).json()
+    assert sp["snapshot_id"] == good["snapshot_id"] and sp["windows_note"] == b["windows_note"]
+
+    # a server whose every window is lossy: the newest stands in, said to be so
+    only = add_breakdown(make_snapshot("10.0.0.13:11211", seed=9))
+    only["loss"].update(loss_ratio=0.3, flagged=True)
+    assert post(account, only).status_code == 202
+    b = account.get(f"/api/v1/servers/{server('10.0.0.13:11211')}/breakdown").json()
+    assert b["snapshot_id"] == only["snapshot_id"]
+    assert b["windows_note"] == "no recent window without stream loss: this one stands in, treat it with care"

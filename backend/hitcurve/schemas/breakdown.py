@@ -78,6 +78,11 @@ class BreakdownOut(BaseModel):
     snapshot_id: uuid.UUID
     window_start: datetime
     window_end: datetime
+    windows_note: str | None = Field(
+        None,
+        description="newer windows left out because their stream loss was flagged or they were quiet "
+        "(the breakdown rests on the newest good window, as the sizing answer does); null when none was",
+    )
     target: float
     prefix_rule: str | None
     prefixes: list[PrefixOut]
@@ -120,6 +125,11 @@ class SplitOut(BaseModel):
     server_id: uuid.UUID
     snapshot_id: uuid.UUID
     window_end: datetime
+    windows_note: str | None = Field(
+        None,
+        description="newer windows left out because their stream loss was flagged or they were quiet "
+        "(the breakdown rests on the newest good window, as the sizing answer does); null when none was",
+    )
     prefix: str
     request_share: float = Field(description="the prefix's share of the window's reads")
     occupancy_share: float = Field(description="its share of resident bytes in today's pool (measured)")

@@ -541,6 +541,7 @@ export async function getBreakdown(id: string, target: number, signal?: AbortSig
   }
   return {
     windowEnd: j.window_end,
+    windowsNote: str(j.windows_note),
     target: j.target,
     prefixRule: str(j.prefix_rule),
     prefixes: (j.prefixes ?? []).map((p: J) => ({

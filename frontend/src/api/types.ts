@@ -257,6 +257,8 @@ export type PrefixRow = {
 export type HotKeyRow = { key: string; hashed: boolean; requests: number; bytes: number; error: number };
 export type Breakdown = {
   windowEnd: string;
+  /** Newer windows left out (loss-flagged or quiet); null when the newest window is used. */
+  windowsNote: string | null;
   target: number;
   prefixRule: string | null;
   prefixes: PrefixRow[];

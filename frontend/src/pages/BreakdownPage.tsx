@@ -23,7 +23,7 @@ export function BreakdownPage({ id }: { id: string }) {
       <header className="view-head">
         <h1>What is in the cache</h1>
         <p className="muted">
-          Key prefixes, memory with expiry modelled, hot keys and how items left, from the latest window of the agent.
+          Key prefixes, memory with expiry modelled, hot keys and how items left, from the newest good window of the agent (a loss-flagged or quiet one never stands for the server).
         </p>
       </header>
       <label className="inline-field">
@@ -61,6 +61,11 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
       <p className="muted small">
         Window ending {new Date(d.windowEnd).toLocaleString()} · prefix rule: {d.prefixRule ?? "—"}
       </p>
+      {d.windowsNote && (
+        <p className="muted small" data-testid="breakdown-windows-note">
+          The newest good window ({d.windowsNote}).
+        </p>
+      )}
       <section className="card" data-testid="prefix-table">
         <h2>Prefixes</h2>
         <p className="muted small">
