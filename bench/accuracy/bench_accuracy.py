@@ -23,11 +23,13 @@ phases (hit ratio of the measured phase from `stats`), and M itself (the agent's
 Rows printed per workload: predicted vs measured at each size with the target, whether the
 measured point lies inside the band; then the recommended -m check (the -m the product gives for
 the hit rate real memcached reached at 2M, run and measured), the band coverage, the number of
-changes of the recommended limit over the last 30 polls (and what those polls answered), and the
-agent's peak memory. Phase-matched row: the last answer rests on the newest windows, real
-memcached's figure on the whole measured phase; on a workload whose hit rate above today's memory
-moves over spans longer than those windows (the scan mix: a 200k-key loop back every ~1M requests)
-the two see different phases, so the run also replays memcached's own policy (the simulator's
+changes of the recommended limit over 30 polls after windows of stationary traffic (the workload
+continues after the measured phase until the agent has closed 30 windows since the measured phase
+began, stationary_phase; and what those polls answered), and the agent's peak memory.
+Phase-matched row: the last answer rests on the newest windows, real memcached's figure on the
+whole measured phase; on a workload whose hit rate above today's memory moves over spans longer
+than those windows (the scan mix: a 200k-key loop back every ~1M requests) the two see different
+phases, so the run also replays memcached's own policy (the simulator's
 mcslru, checked against the real runs over the measured phase) over exactly the reads the answer
 rests on (from the windows' read counts) and prints the product's error against that.
 
@@ -156,7 +158,7 @@ def loadgen(port: int, wl: dict, requests: int, seed: int, *extra: str) -> dict:
     return json.loads(r.stdout)
 
 
-def run_phases(port: int, wl: dict, warm: int, measured: int) -> tuple[float, float, float]:
+def run_phases(port: int, wl: dict, warm: int, measured: int) -> tuple[float, float, float, int | None]:
     """Warm-up (seed 1) then the measured phase (seed 2: it continues the workload rather than
     replaying the warm-up; a scan continues where the warm-up's stopped, --scan-start); the
     measured phase's hit ratio from memcached's own counters.
@@ -167,16 +169,48 @@ def run_phases(port: int, wl: dict, warm: int, measured: int) -> tuple[float, fl
     measured phase's first 400k requests and 0.56-0.58 over each later 200k (4M: 0.82, then
     0.63): a restart transient, not the workload, and a third of the phase real memcached's figure
     averaged over; the answer, resting on the newest windows, saw only the steady part (2026-11-26,
-    bench README)."""
+    bench README). Also returns where the measured phase's scan stopped (None without a scan)."""
     first = loadgen(port, wl, warm, seed=1)
     t0 = time.time()
     s0 = stats(port)
-    loadgen(port, wl, measured, 2, *continue_scan(wl, first["scan_end"]))
+    second = loadgen(port, wl, measured, 2, *continue_scan(wl, first["scan_end"]))
     s1 = stats(port)
     t1 = time.time()
     h = int(s1["get_hits"]) - int(s0["get_hits"])
     m = int(s1["get_misses"]) - int(s0["get_misses"])
-    return h / (h + m), t0, t1
+    return h / (h + m), t0, t1, second.get("scan_end")
+
+
+def windows_since(snapdir: Path, t0: float, seen: dict[str, float]) -> int:
+    """The agent's windows written so far that started at or after t0 (`seen`: start per file,
+    filled as files appear)."""
+    for f in snapdir.glob("snapshot-*.json"):
+        if f.name not in seen:
+            try:
+                seen[f.name] = _ts(json.loads(f.read_text())["window"]["start"])
+            except (OSError, ValueError, KeyError):
+                continue  # still being written
+    return sum(1 for start in seen.values() if start >= t0)
+
+
+def stationary_phase(
+    port: int, wl: dict, scan_end: int | None, snapdir: Path, t0: float, windows: int, chunk: int
+) -> tuple[float, int]:
+    """Issue 14's stability check needs STABLE_POLLS windows of stationary traffic; the measured
+    phase alone gave 7-9 of the agent's 1 s windows on the loaded machine (they stretch to ~2.5 s),
+    and the last 30 polls of a run then reached back into the warm-up. So the workload continues
+    (same distribution, new seeds, the scan carried on) in chunks of `chunk` requests until the
+    agent has closed `windows` windows that started at or after t0 (the measured phase's start:
+    memcached full, the warm-up behind it): counted in windows, not in wall time. Returns the
+    time the traffic stopped and the requests sent."""
+    seed, sent = 3, 0
+    seen: dict[str, float] = {}
+    while windows_since(snapdir, t0, seen) < windows:
+        out = loadgen(port, wl, chunk, seed, *continue_scan(wl, scan_end) if scan_end is not None else ())
+        scan_end = out.get("scan_end", scan_end)
+        seed += 1
+        sent += chunk
+    return time.time(), sent
 
 
 def continue_scan(wl: dict, scan_end: int) -> list[str]:
@@ -230,9 +264,10 @@ def peak_rss_kib(pid: int) -> int | None:
 
 
 def live_run(
-    binary: str, wl: dict, mem: int, warm: int, measured: int, interval: float, snapdir: Path
+    binary: str, wl: dict, mem: int, warm: int, measured: int, interval: float, snapdir: Path, chunk: int
 ) -> dict:
-    """memcached at M with the agent on its defaults; the snapshots and trace chunks it writes."""
+    """memcached at M with the agent on its defaults; the snapshots and trace chunks it writes:
+    warm-up, measured phase, then the stationary phase (stationary_phase) for the stability check."""
     mc = Memcached(binary, mem)
     shutil.rmtree(snapdir, ignore_errors=True)
     snapdir.mkdir(parents=True)
@@ -257,8 +292,11 @@ def live_run(
     )
     try:
         time.sleep(0.5)
-        hr, t0, t1 = run_phases(mc.port, wl, warm, measured)
-        time.sleep(interval + 2)  # the window holding the end of the measured phase closes
+        hr, t0, t1, scan_end = run_phases(mc.port, wl, warm, measured)
+        # the stationary phase's windows start from the measured phase's (+1: a window straddling
+        # t0 is not counted, and one more closes while the last chunk runs)
+        t2, stationary = stationary_phase(mc.port, wl, scan_end, snapdir, t0, STABLE_POLLS + 1, chunk)
+        time.sleep(interval + 2)  # the window holding the end of the traffic closes
         rss = peak_rss_kib(agent.pid)
         agent.send_signal(signal.SIGTERM)
         agent.wait(120)
@@ -268,7 +306,15 @@ def live_run(
         log.close()
         items = int(stats(mc.port)["curr_items"])
         mc.stop()
-    meta = {"measured_at_M": hr, "t0": t0, "t1": t1, "agent_peak_rss_kib": rss, "items_at_M": items}
+    meta = {
+        "measured_at_M": hr,
+        "t0": t0,
+        "t1": t1,
+        "t2": t2,
+        "stationary_requests": stationary,
+        "agent_peak_rss_kib": rss,
+        "items_at_M": items,
+    }
     (snapdir / "run.json").write_text(json.dumps(meta))
     return meta
 
@@ -281,6 +327,7 @@ class Poll:
     """What an autoscaler polling after one window got."""
 
     window_end: float
+    window_start: float
     ratios: list[Any]  # SizingAnswer per size (ratio_answer)
     memory: Any  # SizingAnswer for the target (memory_answer)
     correction: bool
@@ -493,7 +540,7 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
             for wc in wins:
                 cum.append(cum[-1] + wc.reads)
             span = (cum[used[0]], cum[used[-1] + 1])
-        out.polls.append(Poll(end, ratios, memory, correction is not None, span))
+        out.polls.append(Poll(end, _ts(s["window"]["start"]), ratios, memory, correction is not None, span))
     return out
 
 
@@ -582,7 +629,7 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
     if a.reuse_snapshots and run_file.exists():
         meta = json.loads(run_file.read_text())
     else:
-        meta = live_run(binary, wl, mem, a.warm, a.measured, a.interval, snapdir)
+        meta = live_run(binary, wl, mem, a.warm, a.measured, a.interval, snapdir, a.stationary_chunk)
     measured = {}
     for f in FACTORS:
         if f == 1.0:
@@ -591,9 +638,12 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
             measured[f] = cache.get(wl, int(mem * f), a.warm, a.measured)
     sizes = [int(f * mem * MIB) for f in FACTORS]
     target = measured[2.0]
-    prod = product_path(snapdir, sizes, target, until=meta["t1"] + a.interval + 1.5)
-    inside = [p for p in prod.polls if p.window_end > meta["t0"]]
-    last = prod.polls[-1]
+    # the accuracy figures: the answer polled right after the measured phase (real memcached's
+    # figures are over that phase); the stability figures: the polls of the stationary windows
+    accuracy_until = meta["t1"] + a.interval + 1.5
+    prod = product_path(snapdir, sizes, target, until=meta.get("t2", meta["t1"]) + a.interval + 1.5)
+    inside = [p for p in prod.polls if meta["t0"] < p.window_end <= accuracy_until]
+    last = [p for p in prod.polls if p.window_end <= accuracy_until][-1]
     rows = []
     for f, x, ans in zip(FACTORS, sizes, last.ratios, strict=True):
         m = measured[f]
@@ -619,10 +669,14 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
         limit_mb = ma.memory_limit_bytes // MIB
         m_check |= {"limit_mb": limit_mb, "measured": cache.get(wl, limit_mb, a.warm, a.measured)}
         m_check["error_pp"] = (m_check["measured"] - target) * 100
-    # stability: the recommended limit an autoscaler saw over the last STABLE_POLLS polls
-    # (the last STABLE_POLLS windows of the run: memcached at M is full and its traffic stationary
-    # well before them, the warm-up being several turnovers of M)
-    polls = [p for p in prod.polls if p.memory is not None][-STABLE_POLLS:]
+    # stability: the recommended limit an autoscaler saw over STABLE_POLLS polls, one after each
+    # window of stationary traffic (windows that started at or after the measured phase's start,
+    # stationary_phase); runs kept from before the stationary phase: their last STABLE_POLLS polls
+    polls = [p for p in prod.polls if p.memory is not None]
+    if "t2" in meta:
+        polls = [p for p in polls if p.window_start >= meta["t0"]][:STABLE_POLLS]
+    else:
+        polls = polls[-STABLE_POLLS:]
     recs = [p.memory.recommended_memory_limit_bytes for p in polls]
     raws = [p.memory.memory_limit_bytes for p in polls]
 
@@ -645,6 +699,7 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
             # was still filling, where the answer is a lower bound)
             "statuses": dict(sorted(Counter(p.memory.status for p in polls).items())),
             "since_s": round(polls[0].window_end - meta["t0"], 1) if polls else None,
+            "through_s": round(polls[-1].window_end - meta["t0"], 1) if polls else None,
             "changes": changes,
             "raw_changes": raw_changes,
             "recommended_mib": sorted({r // MIB for r in recs if r}),
@@ -716,7 +771,8 @@ def print_result(r: dict) -> None:
     st = r["stability"]
     print(
         f"   stability: {st['changes']} change(s) of recommended_memory_limit_bytes over {st['polls']} polls "
-        f"(from {st['since_s']:+} s of the measured phase on; target <= {MAX_CHANGES} over {STABLE_POLLS})"
+        f"(windows ending {st['since_s']:+} .. {st['through_s']:+} s from the measured phase's start; "
+        f"target <= {MAX_CHANGES} over {STABLE_POLLS})"
         + ("" if st["changes"] <= MAX_CHANGES and st["polls"] >= STABLE_POLLS else "  MISSED")
         + f"\n     {st['without']} poll(s) without one (answers {st['statuses']}); "
         f"the raw -m changed {st['raw_changes']} times "
@@ -759,6 +815,12 @@ def main() -> int:
     ap.add_argument("--measured", type=int, default=1200000, help="measured requests (seed 2)")
     ap.add_argument("--interval", type=float, default=1, help="agent --interval (s): windows per run")
     ap.add_argument("--workloads", default="zipf0.9,zipf1.1,scan-mix")
+    ap.add_argument(
+        "--stationary-chunk",
+        type=int,
+        default=100000,
+        help="requests per load generator call of the stationary phase (until 30 windows are closed)",
+    )
     ap.add_argument("--keep", help="keep the agent's snapshots and trace chunks under this directory")
     ap.add_argument("--reuse-snapshots", action="store_true", help="with --keep: reuse a kept agent run")
     ap.add_argument("--measured-cache", help="reuse real memcached figures from this JSON file (seeded)")

@@ -9,6 +9,17 @@ the measured ratio, the one nearest today's memory is taken (the smallest correc
 vertical shift would instead claim the cache gains hit ratio at zero memory and distort the
 saturation level; a rescaling keeps h(0) = 0 and the plateau.
 
+Above today's memory, when the model there is the agent's ghost (`ghost_above`, the slab classes'
+join): the ghost places a key at N + the evicted keys newer than it, counted in memcached's own
+evictions, so past today's memory its size axis already is memcached's. What the measured point
+corrects there is only the offset at today's memory, a fixed amount of memory
+Δ = (s - 1)·M_now: h_cal(M) = h(M + Δ) for M > M_now (continuous at M_now, the plateau kept).
+Stretching the whole axis by s instead moved every feature above M_now by (s - 1)·M: on the
+accuracy bench's scan mix (issue 14; the model 0.1-0.6 pp under memcached at M, s = 1.006-1.036)
+the scan's hit-rate cliff at 4.1 N moved onto 4M, +4.0 pp there, where the uncalibrated model read
+memcached's 0.6175 within 0.4 pp in most windows. An LRU model over the whole range (the agent's
+TTL-aware SHARDS++ curve, no ghost) keeps the single rescaling.
+
 Edge cases: no measurement (no gets) -> no calibration; measured above the model's maximum ->
 the rescaling cannot reach it, so the curve is scaled multiplicatively (h * measured/predicted);
 s outside [S_MIN, S_MAX] -> clamped, then a multiplicative correction makes it pass through the
@@ -46,6 +57,18 @@ class Calibration:
     calibrated: FloatArray | None  # on the model's grid
     valid_max_bytes: float  # beyond this the calibrated curve is extrapolated (held flat)
     notes: list[str] = field(default_factory=list)
+    # ghost_above: the memory added above today's instead of the rescaling there, (s - 1)·M_now
+    # (None: the rescaling holds over the whole axis)
+    offset_above_bytes: float | None = None
+    current_bytes: float = 0.0
+
+    def calibrated_bytes(self, model_bytes: float) -> float:
+        """The memory on the calibrated curve that reads the model at `model_bytes` (the inverse
+        of the size mapping; e.g. the ghost's reach, a model size, on the calibrated axis)."""
+        s = self.scale
+        if self.offset_above_bytes is not None and model_bytes > s * self.current_bytes:
+            return model_bytes - self.offset_above_bytes
+        return model_bytes / s
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -55,6 +78,7 @@ class Calibration:
             "measured": self.measured,
             "predicted": self.predicted,
             "valid_max_bytes": self.valid_max_bytes,
+            "offset_above_bytes": self.offset_above_bytes,
             "notes": self.notes,
         }
 
@@ -87,8 +111,12 @@ def calibrate(
     measured: float | None,
     valid_max_bytes: float | None = None,
     flat_tolerance: float | None = None,
+    ghost_above: bool = False,
 ) -> Calibration:
-    """flat_tolerance (hit-ratio units; the TTL-aware model passes FLAT_TOLERANCE, issue 16): when
+    """ghost_above: the model above today's memory is the agent's ghost (memcached's own size axis,
+    module docstring): the rescaling applies up to today's memory, a fixed offset above it.
+
+    flat_tolerance (hit-ratio units; the TTL-aware model passes FLAT_TOLERANCE, issue 16): when
     the model at today's memory is within it of the model's maximum, today's memory holds the
     whole working set, the measured point says nothing about effective capacity, and a size
     rescaling through it would be arbitrary (a hair below a plateau crosses at its knee): the
@@ -128,12 +156,18 @@ def calibrate(
         notes.append(f"effective capacity factor {s:.3g} outside [{S_MIN:g}, {S_MAX:g}]: clamped")
         s = min(max(s, S_MIN), S_MAX)
         method = "size-scale-clamped"
-    cal = curve_at(memory, model, s * memory)
+    offset = (s - 1.0) * current_bytes if ghost_above else None
+    mapped = s * memory if offset is None else np.where(memory <= current_bytes, s * memory, memory + offset)
+    cal = curve_at(memory, model, mapped)
     at_now = float(curve_at(memory, model, s * current_bytes))
     ratio = 1.0
     if abs(at_now - m) > 1e-9:
         ratio = m / at_now if at_now > 0 else 1.0
         cal = np.minimum(cal * ratio, 1.0)
-    if s * memory[-1] > valid:
+    if mapped[-1] > valid:
         notes.append("beyond valid_max_bytes the calibrated curve is held flat (extrapolated)")
-    return Calibration(method, float(s), float(ratio), m, predicted, cal, valid / s, notes)
+    out = Calibration(
+        method, float(s), float(ratio), m, predicted, cal, valid, notes, offset, float(current_bytes)
+    )
+    out.valid_max_bytes = out.calibrated_bytes(valid)
+    return out

@@ -114,8 +114,16 @@ def compute(inp: Inputs, at: datetime) -> Rows:
     # A TTL-aware model is flat wherever memory holds the (expiry-bounded) working set: there the
     # measured point is matched by a ratio, not by a size rescaling (calibrate's flat_tolerance).
     flat = FLAT_TOLERANCE if inp.ttl_curve is not None else None
+    # Above today's memory the classes' join is the agent's ghost, on memcached's own size axis:
+    # the calibration adds a fixed memory offset there instead of stretching it (calibrate.py).
     cal = calibrate(
-        res.memory_bytes, applied.curve, res.current_bytes, measured, valid_max, flat_tolerance=flat
+        res.memory_bytes,
+        applied.curve,
+        res.current_bytes,
+        measured,
+        valid_max,
+        flat_tolerance=flat,
+        ghost_above=inp.ttl_curve is None,
     )
     main = cal.calibrated if cal.calibrated is not None else model
 
@@ -139,10 +147,12 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         # issue 14: how far the agent's ghost sees now, on the memory axis (None: the agent does not
         # say); the API answers "unreachable" only when this covers the curve's end
         # (a TTL-aware model is the agent's SHARDS++ curve: measured over its whole range, no ghost)
-        "ghost_reach_bytes": (
+        # (on the calibrated curve's axis: the model's reach moved as the calibration moves sizes)
+        "ghost_reach_bytes": _on_calibrated(
+            cal,
             float(inp.ttl_curve.sizes_bytes[-1])
             if inp.ttl_curve is not None
-            else ghost_reach_bytes(inp.classes, res.current_bytes)
+            else ghost_reach_bytes(inp.classes, res.current_bytes),
         ),
         # ...and its resolution there (the band's ghost span, (reach - today) / F; None: not said)
         "ghost_filters": None if inp.ttl_curve is not None else ghost_filters(inp.classes),
@@ -184,6 +194,13 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         computed_at=at,
     )
     return Rows(curve, accuracy, res, cal)
+
+
+def _on_calibrated(cal: Calibration, model_bytes: float | None) -> float | None:
+    """A size on the model's axis (the ghost's reach) on the calibrated curve's axis."""
+    if model_bytes is None or cal.calibrated is None:
+        return model_bytes
+    return cal.calibrated_bytes(model_bytes)
 
 
 def accuracy_row(

@@ -87,6 +87,74 @@ def test_a_flat_model_is_matched_by_a_ratio_not_rescaled_to_its_knee() -> None:
     assert short.method == "size-scale"
 
 
+def _cliff_model(memory: np.ndarray, now: float) -> np.ndarray:
+    """A ghost-fed model with the scan mix's shape (issue 14): smooth, then a loop of keys that
+    comes back after 4.1x today's memory, a +20 pp step there."""
+    return che_curve(memory, 2.0 * now) * 0.7 + 0.2 * (memory >= 4.1 * now)
+
+
+def test_above_today_the_ghost_keeps_its_size_axis() -> None:
+    """Issue 14, scan mix at 4M: the model read 0.1-0.6 pp under memcached at today's memory; a
+    rescaling of the whole axis by s = 1.006-1.036 moved the cliff at 4.1 N onto 4 N (+4 pp there).
+    Above today's memory the model is the ghost, counted in memcached's own evictions: the
+    calibration adds the offset at today's memory, (s - 1) x today, and no more."""
+    now = 1.0 * GIB
+    memory = np.linspace(0.05, 5.0, 100) * GIB
+    model = _cliff_model(memory, now)
+    predicted = float(curve_at(memory, model, now))
+    measured = predicted + 0.005  # memcached half a point above the model at today's memory
+    plain = calibrate(memory, model, now, measured)
+    ghost = calibrate(memory, model, now, measured, ghost_above=True)
+    assert ghost.method == plain.method == "size-scale" and ghost.scale == pytest.approx(plain.scale)
+    s = ghost.scale
+    assert 1.01 < s < 1.05
+    offset = (s - 1) * now
+    assert ghost.offset_above_bytes == pytest.approx(offset) and plain.offset_above_bytes is None
+    assert ghost.calibrated is not None and plain.calibrated is not None
+    # both pass through the measured point; below it they are the same rescaling
+    for cal in (plain, ghost):
+        assert float(curve_at(memory, cal.calibrated, now)) == pytest.approx(measured, abs=1e-9)
+    below = memory <= now
+    assert np.allclose(ghost.calibrated[below], plain.calibrated[below])
+    # above: the model moved by the fixed offset, so at 4x today the cliff is still ahead
+    at4 = float(curve_at(memory, ghost.calibrated, 4 * now))
+    assert at4 == pytest.approx(float(curve_at(memory, model, 4 * now + offset)), abs=1e-9)
+    assert at4 < float(curve_at(memory, model, 4 * now)) + 0.01
+    # ...where the whole-axis rescaling reads s x 4 today, past the cliff (what the bench saw)
+    assert float(curve_at(memory, plain.calibrated, 4 * now)) > at4 + 0.05
+    # the curve stays non-decreasing and continuous at today's memory
+    assert np.all(np.diff(ghost.calibrated) >= -1e-12)
+    assert float(curve_at(memory, ghost.calibrated, now * 1.0001)) == pytest.approx(measured, abs=1e-3)
+    # the model's valid range and any model size map back through the same offset
+    assert ghost.valid_max_bytes == pytest.approx(memory[-1] - offset)
+    assert plain.valid_max_bytes == pytest.approx(memory[-1] / s)
+    for x in (2 * now, 3.5 * now):
+        back = ghost.calibrated_bytes(x)
+        assert back == pytest.approx(x - offset)
+        assert float(curve_at(memory, ghost.calibrated, back)) == pytest.approx(
+            float(curve_at(memory, model, x)), abs=1e-3
+        )
+    assert ghost.calibrated_bytes(0.5 * now) == pytest.approx(0.5 * now / s)
+
+
+def test_ghost_offset_when_the_model_reads_above_memcached() -> None:
+    """s < 1 (the model above the measured point): the curve above today's memory moves right by
+    the same fixed amount, never below the measured point."""
+    now = 1.0 * GIB
+    memory = np.linspace(0.05, 5.0, 100) * GIB
+    model = _cliff_model(memory, now)
+    measured = float(curve_at(memory, model, now)) - 0.005
+    cal = calibrate(memory, model, now, measured, ghost_above=True)
+    assert cal.calibrated is not None and cal.scale < 1
+    assert float(curve_at(memory, cal.calibrated, now)) == pytest.approx(measured, abs=1e-9)
+    assert np.all(np.diff(cal.calibrated) >= -1e-12)
+    assert np.all(cal.calibrated[memory > now] >= measured - 1e-12)
+    x = 4.2 * now  # the cliff now starts at 4.1 today + |offset|
+    assert float(curve_at(memory, cal.calibrated, x)) == pytest.approx(
+        float(curve_at(memory, model, x + (cal.scale - 1) * now)), abs=1e-9
+    )
+
+
 def test_cluster_of_equal_servers_is_each_server_scaled_by_node_count() -> None:
     # 4 equal servers with the same curve: the cluster at total T equals one server at T/4.
     x = np.linspace(0.01, 2, 100) * GIB

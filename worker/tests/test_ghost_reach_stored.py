@@ -78,7 +78,12 @@ def test_the_ghost_reach_sent_reaches_the_calibration_and_the_answer(client: Any
         curve = db.execute(select(ServerCurve).where(ServerCurve.snapshot_id == sid_uuid)).scalar_one()
         today = float(curve.current_bytes)
         reach_bytes = curve.calibration["ghost_reach_bytes"]
-        assert reach_bytes == pytest.approx(REACH * today, rel=1e-3), (reach_bytes, today)
+        # on the calibrated axis: above today's memory the calibration moves the ghost's sizes by
+        # a fixed offset (calibrate.py, ghost_above), so the reach moves by it too
+        offset = curve.calibration["offset_above_bytes"]
+        assert offset is not None and curve.calibration["method"] == "size-scale"
+        assert offset == pytest.approx((curve.calibration["scale"] - 1) * today)
+        assert reach_bytes == pytest.approx(REACH * today - offset, rel=1e-3), (reach_bytes, today)
         assert curve.calibration["ghost_filters"] == FILTERS
         top = float(curve.sizes_bytes[-1])
     assert top > 1.4 * reach_bytes  # the curve runs past the reach (held flat there)

@@ -229,8 +229,12 @@ def test_ttl_traffic_is_sized_on_the_agents_merged_ttl_aware_curve(client: Any, 
     assert np.allclose(tc.hit_ratio_proportional, want, atol=1e-9)
     assert not np.allclose(tc.hit_ratio_proportional, lru_join(ttl_snap), atol=0.01)
     assert tc.calibration["ttl_aware"] is True and tc.calibration["measured"] == pytest.approx(0.7)
-    # measured over its whole range (SHARDS++, no ghost): its reach is its last size
-    assert tc.calibration["ghost_reach_bytes"] == ttl_snap["ttl_points"][-1][0]
+    # measured over its whole range (SHARDS++, no ghost): its reach is its last size, on the
+    # calibrated axis (an LRU model over its whole range: one rescaling, no offset above today)
+    assert tc.calibration["offset_above_bytes"] is None
+    assert tc.calibration["ghost_reach_bytes"] == pytest.approx(
+        ttl_snap["ttl_points"][-1][0] / tc.calibration["scale"]
+    )
     for d in (little, plain):
         c = curves[d["snapshot_id"]]
         assert np.allclose(c.hit_ratio_proportional, lru_join(d), atol=1e-9)
