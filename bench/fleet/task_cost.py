@@ -1,0 +1,64 @@
+"""What one snapshot task costs the worker without Celery (issue 19): the task's whole path (in-order
+check, attempt claim, processing, commit; hitcurve.process_snapshot's body) run in this process on
+real PostgreSQL, for servers x windows stored snapshots of 30 classes a minute apart. Printed: this
+process's CPU and the wall time per task, per round. Set against the fleet's worker CPU per curve
+(bench/fleet/run.sh), the difference is what the Celery worker adds around each task (message,
+prefork hand-off, result, logging). Needs HITCURVE_DATABASE_URL of a migrated private instance
+(e.g. `scripts/services.sh start test` then `alembic upgrade head`).
+Usage: .venv/bin/python bench/fleet/task_cost.py [--servers 6] [--windows 10] [--rounds 3]"""
+
+import argparse
+import json
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import text
+
+from hitcurve.api.deps import Principal
+from hitcurve.core.db import get_engine
+from hitcurve.crud.ingest import store_snapshot
+from hitcurve.schemas import agent as proto
+from hitcurve_testing.snapshots import make_snapshot
+from hitcurve_worker import snapshot_tasks as st
+
+
+def stored(org: uuid.UUID, servers: int, windows: int, batch: int) -> list[tuple[str, str]]:
+    """servers x windows pending snapshots (new servers per batch); (id, window end) each, in
+    the order their uploads arrived."""
+    agent = Principal(kind="agent_key", org_id=org)
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=windows + 5)
+    out = []
+    for w in range(windows):
+        for s in range(servers):
+            doc = make_snapshot(
+                f"10.{batch}.{s}.1:11211", n_classes=30, end=start + timedelta(minutes=w), seed=s
+            )
+            raw = json.dumps(doc)
+            snap = proto.Snapshot.model_validate_json(raw)
+            store_snapshot(agent, snap, raw)
+            out.append((doc["snapshot_id"], snap.window.end.isoformat()))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--servers", type=int, default=6)
+    ap.add_argument("--windows", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    org = uuid.uuid4()
+    with get_engine().begin() as c:
+        c.execute(text("INSERT INTO organizations (id, name) VALUES (:o, 'task cost')"), {"o": org})
+    for batch in range(1, a.rounds + 1):
+        tasks = stored(org, a.servers, a.windows, batch)
+        c0, w0 = time.process_time(), time.perf_counter()
+        for sid, end in tasks:
+            assert st.process_snapshot.run(sid, end)["status"] == "processed"
+        cpu = (time.process_time() - c0) / len(tasks) * 1e3
+        wall = (time.perf_counter() - w0) / len(tasks) * 1e3
+        print(f"round {batch}: {len(tasks)} tasks, CPU {cpu:.2f} ms per task, wall {wall:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
