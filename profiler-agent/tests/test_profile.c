@@ -225,6 +225,93 @@ static void test_ghost_reach(void)
     hc_profile_free(p);
 }
 
+/* A complete ghost (issue 14): when the events start before memcached's first eviction and the
+ * ghost dropped no key, a read that misses it is a first read (a miss at any size), so the curve
+ * past N + its entries is flat and measured: the reach is k*N. Any key lost to it (a capacity
+ * change too large to keep its filters, an Alg. 12 flush, an eviction with no class) or an
+ * attach after evictions leaves the reach at N + its entries (a bound past it). */
+#define H(k) refwl_keyhash(k)
+static void fill_and_evict(hc_profile *p, int c, uint64_t n, uint64_t evict)
+{
+    for (uint64_t k = 1; k <= n; k++) { hc_profile_miss(p, c, H(k), 10); hc_profile_set(p, c, H(k), 10); }
+    for (uint64_t k = 1; k <= evict; k++) hc_profile_evict(p, c, H(k), 10);
+}
+
+static void test_ghost_complete(void)
+{
+    hc_curve cv;
+    /* attached after memcached had evicted: never complete */
+    hc_profile *p = mk(8, 3, 0);
+    hc_profile_set_capacity(p, 5, 1000, 96);
+    fill_and_evict(p, 5, 1000, 500);
+    hc_profile_curve(p, 5, &cv);
+    CHECK(!cv.ghost_complete && fabs(cv.ghost_reach_items - 1500) < 1e-9,
+          "seen mid-life: not complete, reach N + entries (%d, %.1f)", cv.ghost_complete, cv.ghost_reach_items);
+    hc_profile_free(p);
+
+    p = mk(8, 3, 0);
+    hc_profile_set_seen_from_start(p, 1);
+    hc_profile_set_capacity(p, 5, 1000, 96);
+    fill_and_evict(p, 5, 1000, 500);
+    hc_profile_curve(p, 5, &cv);
+    CHECK(cv.ghost_complete && cv.ghost_dropped_items == 0 && fabs(cv.ghost_reach_items - 3000) < 1e-9,
+          "seen from the start, nothing dropped: complete, reach k*N (%d, %.1f, %.1f)", cv.ghost_complete,
+          cv.ghost_dropped_items, cv.ghost_reach_items);
+    /* the flat rest is the measurement: 100 evicted keys read back are ghost hits within N + 500,
+     * 100 new keys are first reads, so the curve is 0.5 at N + 500 and stays 0.5 to k*N */
+    hc_profile_reset(p, 5);
+    for (uint64_t k = 1; k <= 100; k++) { hc_profile_miss(p, 5, H(k), 10); hc_profile_set(p, 5, H(k), 10); }
+    for (uint64_t k = 5001; k <= 5100; k++) { hc_profile_miss(p, 5, H(k), 10); hc_profile_set(p, 5, H(k), 10); }
+    double at_reach = hc_profile_hit_ratio_at(p, 5, 1500), at_end = hc_profile_hit_ratio_at(p, 5, 3000);
+    CHECK(fabs(at_reach - 0.5) < 0.02 && fabs(at_end - at_reach) < 1e-9,
+          "past the entries only first reads: flat (%.4f at N + 500, %.4f at k*N)", at_reach, at_end);
+    /* the capacity re-read when memory fills moves it a little: the ghost keeps its keys */
+    hc_profile_set_capacity(p, 5, 1100, 96);
+    hc_profile_curve(p, 5, &cv);
+    CHECK(cv.ghost_complete && cv.ghost_dropped_items == 0 && fabs(cv.ghost_reach_items - 3300) < 1e-9,
+          "capacity +10 %%: keys kept, still complete (%d, %.1f)", cv.ghost_complete, cv.ghost_dropped_items);
+    /* ...a large move re-creates the ghost: its keys are lost, and it says so */
+    hc_profile_set_capacity(p, 5, 3000, 96);
+    hc_profile_curve(p, 5, &cv);
+    CHECK(!cv.ghost_complete && fabs(cv.ghost_dropped_items - 400) < 1e-9 && fabs(cv.ghost_reach_items - 3000) < 1e-9,
+          "capacity x2.7: 400 keys dropped, not complete, reach N (%d, %.1f, %.1f)", cv.ghost_complete,
+          cv.ghost_dropped_items, cv.ghost_reach_items);
+    hc_profile_free(p);
+
+    /* Alg. 12 flushes the oldest keys once (k-1)*N are held: dropped, not complete */
+    p = mk(8, 3, 0);
+    hc_profile_set_seen_from_start(p, 1);
+    hc_profile_set_capacity(p, 5, 1000, 96);
+    fill_and_evict(p, 5, 1000, 1000);
+    uint64_t oldest = 1001;
+    for (uint64_t k = 1001; k < 4500; k++) {
+        hc_profile_miss(p, 5, H(k), 10);
+        hc_profile_set(p, 5, H(k), 10);
+        if (k >= 2001) hc_profile_evict(p, 5, H(oldest++), 10);
+    }
+    hc_profile_curve(p, 5, &cv);
+    CHECK(!cv.ghost_complete && cv.ghost_dropped_items > 0 && fabs(cv.ghost_reach_items - 3000) < 1e-9,
+          "flushed: not complete (%.1f dropped), reach k*N from its entries", cv.ghost_dropped_items);
+    hc_profile_free(p);
+
+    /* an eviction for a class without capacity reached no ghost */
+    p = mk(8, 3, 0);
+    hc_profile_set_seen_from_start(p, 1);
+    hc_profile_set_capacity(p, 5, 1000, 96);
+    fill_and_evict(p, 5, 1000, 10);
+    hc_profile_evict(p, 7, H(99999), 10);
+    hc_profile_set_capacity(p, 7, 1000, 120);
+    hc_profile_curve(p, 7, &cv);
+    CHECK(!cv.ghost_complete && fabs(cv.ghost_reach_items - 1000) < 1e-9,
+          "an eviction before the class had a capacity: not complete (%d, %.1f)", cv.ghost_complete,
+          cv.ghost_reach_items);
+    hc_profile_curve(p, 5, &cv);
+    CHECK(cv.ghost_complete, "...the other classes still are");
+    hc_profile_free(p);
+}
+
+#undef H
+
 /* The ghost's resolution (issue 14): a loop over L = 3.6 N keys has exact LRU hit ratio 0 below L
  * and 1 - L/reads from L on. The ghost places a distance beyond N only within one filter's span,
  * (k-1) N / (F-1): with the old default F = 9 at k = 5 (N/2 per filter) the step is smeared well
@@ -316,6 +403,7 @@ int main(void)
     test_accuracy_zipf();
     test_live_events();
     test_ghost_reach();
+    test_ghost_complete();
     test_ghost_resolution();
     test_binary_keys();
     test_memory_bound();

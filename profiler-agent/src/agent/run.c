@@ -232,6 +232,9 @@ static int new_instance(agent *a, const mc_stats *s)
     ag_feed_free(&a->feed);
     if (feed_init(a) < 0)
         return -1;
+    /* Attached before memcached's first eviction (or it restarted): every key it evicts from now
+     * on reaches a ghost, which can then be complete (hc_curve.ghost_complete, issue 14). */
+    hc_profile_set_seen_from_start(a->feed.prof, s->evictions == 0);
     sync_capacities(a, s, 1);
     *a->s0 = *s;
     a->have_start = 1;

@@ -57,8 +57,15 @@ static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *
     json_object_set_new(json_object_get(o, "curve"), "ghost_reach_items",
                         json_integer((json_int_t)llround(cv.ghost_reach_items)));
     /* ...and to what resolution there: the band widens by one filter's span, (reach - N)/F */
-    if (cv.ghost_filters > 0)
-        json_object_set_new(json_object_get(o, "curve"), "ghost_filters", json_integer(cv.ghost_filters));
+    if (cv.ghost_filters > 0) {
+        json_t *curve = json_object_get(o, "curve");
+        json_object_set_new(curve, "ghost_filters", json_integer(cv.ghost_filters));
+        /* ...and whether it holds every key memcached evicted from the class that has not come
+         * back: then the curve past its entries is flat, measured, and the reach is k*N */
+        json_object_set_new(curve, "ghost_complete", json_boolean(cv.ghost_complete));
+        json_object_set_new(curve, "ghost_dropped_items",
+                            json_integer((json_int_t)llround(cv.ghost_dropped_items)));
+    }
     /* the part of `evictions` a slab page move caused (not cache pressure; see pagemove.h) */
     json_object_set_new(o, "page_move_evictions",
                         json_integer((json_int_t)ag_page_move_evictions(s0, s1, c)));

@@ -13,6 +13,7 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
     for (uint32_t i = 0; i < F; i++) g->order[i] = i;
     g->rotations = 0;
     g->merges = 0;
+    g->flushed = 0;
     g->keep_coverage = keep_coverage;
     g->capacity = capacity;
     g->cap_f = capacity / (F - 1);
@@ -30,6 +31,7 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
     double bpk = -log(pf) / (M_LN2 * M_LN2) * 1.2;
     uint32_t probes = (uint32_t)lround(-log(pf) / M_LN2);
     g->slack = keep_coverage ? 2.0 : 1.0;
+    g->sized_cap_f = g->cap_f;
     uint64_t nb;
     uint32_t l;
     cbf_geometry((uint64_t)ceil(g->cap_f * g->slack), bpk, probes, &nb, &l);
@@ -60,6 +62,7 @@ void ghost_rescale(ghost *g, double capacity, double ratio)
     g->cap_f = capacity / (g->F - 1);
     if (g->cap_f < 1) g->cap_f = 1;
     for (uint32_t i = 0; i < g->F; i++) g->count[i] *= ratio;
+    g->flushed *= ratio;
 }
 
 /* Alg. 12: the oldest filter is flushed and becomes the newest. */
@@ -94,11 +97,22 @@ static void rotate(ghost *g)
     }
     /* Alg. 12: flush the oldest, it becomes the newest */
     uint32_t last = g->order[F - 1];
+    g->flushed += g->count[last];
     cbf_flush(&g->filters[last]);
     g->count[last] = 0;
     for (uint32_t r = F - 1; r > 0; r--) g->order[r] = g->order[r - 1];
     g->order[0] = last;
     g->rotations++;
+}
+
+int ghost_resize(ghost *g, double capacity)
+{
+    double cap_f = capacity / (g->F - 1);
+    if (cap_f < 1) cap_f = 1;
+    if (cap_f > g->sized_cap_f * GHOST_RESIZE_MAX) return -1;
+    g->capacity = capacity;
+    g->cap_f = cap_f;
+    return 0;
 }
 
 void ghost_evict(ghost *g, uint64_t h)

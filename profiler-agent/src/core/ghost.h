@@ -27,6 +27,10 @@ typedef struct ghost {
                              fewer than `capacity` live entries (see ghost_evict) */
     double slack;         /* filters are sized for cap_f * slack entries */
     uint64_t rotations, merges;
+    double flushed;       /* entries Alg. 12 flushed (the oldest filter emptied), cumulative: 0
+                             while the ghost still holds every key it was given that has not
+                             come back (issue 14: the curve past its entries is then flat) */
+    double sized_cap_f;   /* cap_f the filters' cells were sized for (ghost_resize) */
 } ghost;
 
 /* capacity = (k-1)*N entries to remember (in sampled items); fpp = target per filter. */
@@ -34,6 +38,13 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
 void ghost_free(ghost *g);
 /* Change the capacity without reallocating (sampling rate lowered): counts scale by ratio. */
 void ghost_rescale(ghost *g, double capacity, double ratio);
+/* Change the capacity keeping the entries (the class's capacity moved, e.g. re-read when
+ * memcached's memory filled, with evictions already in the ghost): only while the filters' cells
+ * still hold the new load (cap_f at most GHOST_RESIZE_MAX x what they were sized for; a little
+ * higher false-positive rate, which the per-filter subtraction reads from the counts). Returns 0,
+ * or -1 when the ghost must be re-created (its entries then lost). */
+#define GHOST_RESIZE_MAX 1.25
+int ghost_resize(ghost *g, double capacity);
 /* Alg. 11: remember an evicted key. When the newest filter is full, Alg. 12 flushes the oldest.
  * Keys found again leave the ghost, so after heavy re-reference the F-1 newer filters hold far
  * fewer than (k-1)*N live keys and flushing the oldest would cut the curve short before k*N

@@ -35,6 +35,8 @@ typedef struct hc_class {
     stacker s;
     int has_ghost;
     ghost g;
+    double ghost_dropped;     /* evicted keys (unsampled items) lost with ghosts re-created at
+                                 capacity changes, their flushes included (hc_curve) */
     curveacc acc;
     double reads;             /* all reads (estimated for deferred misses of sampled keys) */
     uint64_t hits_obs;
@@ -58,6 +60,9 @@ struct hc_profile {
     uint64_t *pending;
     uint64_t npending;        /* occupied pending slots: SETs skip the probe when none */
     int mem_full;             /* memcached allocated all its memory (see hc_profile_set_memory_full) */
+    int seen_from_start;      /* hc_profile_set_seen_from_start */
+    uint32_t evicts_no_cap[HC_MAX_CLASSES]; /* EVICTs that came before the class had a capacity
+                                 (saturating): keys its ghost never got (hc_curve.ghost_complete) */
     hc_profile_stats st;
 };
 
@@ -383,7 +388,7 @@ static __attribute__((noinline)) int ev_get(hc_profile *p, hc_class *k, int ci, 
 }
 
 /* Event of a class without capacity (cold: kept out of line so the hot dispatch stays small). */
-static __attribute__((noinline)) int ev_no_class(hc_profile *p, int op, uint64_t h)
+static __attribute__((noinline)) int ev_no_class(hc_profile *p, int op, int clsid, uint64_t h)
 {
     if (op == HC_EV_MISS) {
         if (sampled(p, h)) {
@@ -397,6 +402,11 @@ static __attribute__((noinline)) int ev_no_class(hc_profile *p, int op, uint64_t
         return 0;
     }
     p->st.events_no_capacity++;
+    if (op == HC_EV_EVICT) {
+        p->st.evicts_no_capacity++;
+        if (clsid >= 0 && clsid < HC_MAX_CLASSES && p->evicts_no_cap[clsid] < UINT32_MAX)
+            p->evicts_no_cap[clsid]++;
+    }
     return op == HC_EV_GET ? -1 : 0;
 }
 
@@ -406,7 +416,7 @@ int hc_profile_event(hc_profile *p, int op, int clsid, uint64_t h, uint32_t size
     p->st.events++;
     int ci = cls_index(clsid);
     hc_class *k = p->cls[ci];
-    if (__builtin_expect(!k || !k->active, 0)) return ev_no_class(p, op, h);
+    if (__builtin_expect(!k || !k->active, 0)) return ev_no_class(p, op, clsid, h);
     int smp = sampled(p, h);
     if ((unsigned)op <= HC_EV_MISS) {    /* GET, HIT, MISS: a read */
         k->reads += 1;
@@ -537,6 +547,11 @@ void hc_profile_set_memory_full(hc_profile *p, int full)
     p->mem_full = full != 0;
 }
 
+void hc_profile_set_seen_from_start(hc_profile *p, int yes)
+{
+    p->seen_from_start = yes != 0;
+}
+
 int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t chunk_size)
 {
     if (items < 1) return -1;
@@ -562,8 +577,18 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
     surplus_limits(p, k);
     est_set_capacity(k, k->ns);
     double kf = p->cfg.ghost_factor;
-    if (k->has_ghost) { ghost_free(&k->g); k->has_ghost = 0; }
-    if (kf > 1.0) {
+    /* A ghost holding evicted keys keeps them when its filters can take the new capacity (the
+     * capacities are re-read when memcached's memory fills, after its first evictions: clearing
+     * them there lost keys a complete ghost needs); otherwise it is re-created for the new size
+     * and what it held is counted as dropped. */
+    int keep = k->has_ghost && kf > 1.0 && ghost_entries(&k->g) > 0 &&
+               ghost_resize(&k->g, (kf - 1) * k->ns) == 0;
+    if (k->has_ghost && !keep) {
+        if (p->rate > 0) k->ghost_dropped += (ghost_entries(&k->g) + k->g.flushed) / p->rate;
+        ghost_free(&k->g);
+        k->has_ghost = 0;
+    }
+    if (kf > 1.0 && !keep) {
         if (ghost_init(&k->g, p->cfg.ghost_filters, (kf - 1) * k->ns, p->cfg.ghost_fpp, p->cfg.ghost_keep_coverage) != 0) return -1;
         k->has_ghost = 1;
     }
@@ -634,8 +659,12 @@ int hc_profile_curve(const hc_profile *p, int clsid, hc_curve *out)
     out->sample_rate = p->rate;
     /* Ghost counts are in sampled items (the class's ghost covers (k-1) * R * N positions). */
     double ghost_items = k->has_ghost && p->rate > 0 ? ghost_entries(&k->g) / p->rate : 0;
-    out->ghost_reach_items = fmin((double)k->cap_items + ghost_items, span);
     out->ghost_filters = k->has_ghost ? k->g.F : 0;
+    out->ghost_dropped_items = k->ghost_dropped + (k->has_ghost && p->rate > 0 ? k->g.flushed / p->rate : 0);
+    out->ghost_complete = k->has_ghost && p->seen_from_start && p->evicts_no_cap[ci] == 0 &&
+                          out->ghost_dropped_items == 0;
+    /* complete: past N + its entries only first reads miss, so the flat rest is measured */
+    out->ghost_reach_items = out->ghost_complete ? span : fmin((double)k->cap_items + ghost_items, span);
     free(H);
     return 0;
 }

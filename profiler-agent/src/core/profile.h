@@ -137,6 +137,18 @@ typedef struct hc_curve {
                                      points are held flat, not measured. */
     uint32_t ghost_filters;       /* F of the class's ghost (0: no ghost): a distance beyond N is
                                      placed to within (k-1) N / (F-1) (the backend's band) */
+    double ghost_dropped_items;   /* evicted keys (unsampled items) the class's ghost lost since
+                                     the profile began: flushed past (k-1)*N (Alg. 12) or cleared
+                                     when the class's capacity moved too far to keep them; only
+                                     0 or not matters (approximate after sampling-rate changes) */
+    int ghost_complete;           /* issue 14: the ghost holds every key memcached evicted from
+                                     this class that has not come back (memcached had evicted
+                                     nothing when the profile began, hc_profile_set_seen_from_start,
+                                     no eviction of the class arrived before it had a capacity,
+                                     and the ghost dropped none). A read that misses it is then a first
+                                     read of the key (or of an expired or deleted one), a miss at
+                                     any size: the curve past N + its entries is flat, measured,
+                                     and ghost_reach_items is k*N */
 } hc_curve;
 
 typedef struct hc_profile_stats {
@@ -151,6 +163,8 @@ typedef struct hc_profile_stats {
     uint64_t rate_lowerings;      /* times fixed-size sampling lowered the rate */
     uint64_t events;              /* all events passed in */
     uint64_t events_no_capacity;  /* events for classes without a capacity */
+    uint64_t evicts_no_capacity;  /* ...of them EVICTs: keys no ghost was given (their class's
+                                     ghost is not complete, hc_curve.ghost_complete) */
     uint64_t unknown_hits;        /* HITs of sampled keys the table did not know (lost SETs,
                                      items older than the profile): spread over the range
                                      between the bottom of the tracked stack and N */
@@ -181,6 +195,11 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
  * its ghost) is off. Without this a warming cache had its profile swept away and the sweeps,
  * each a pass over the key table, took a quarter of the agent's CPU. */
 void hc_profile_set_memory_full(hc_profile *p, int full);
+
+/* Whether the events start before memcached's first eviction (the live agent: memcached's
+ * `evictions` was 0 when it attached or when memcached restarted; default: no). Only then can a
+ * ghost hold every key memcached evicted (hc_curve.ghost_complete). */
+void hc_profile_set_seen_from_start(hc_profile *p, int yes);
 
 /* Report one event. op: enum hc_event. size = item size in bytes (0 if unknown; informational).
  * Returns for HC_EV_GET with emulation: 1 hit, 0 miss, -1 key not sampled (unsampled keys are
