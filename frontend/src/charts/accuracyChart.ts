@@ -1,7 +1,7 @@
 // Measured versus predicted hit rate over time (top), and the prediction error in percentage
 // points (bottom bars): how right the curve has been on this server.
 import * as d3 from "d3";
-import { formatPp, timeAxisDomain, timeTickFormat } from "../lib/format";
+import { dayTicks, formatPp, timeAxisDomain, timeTickFormat } from "../lib/format";
 import { hitRateAxis, layers, sizedSvg, type Margin } from "./frame";
 
 export type AccuracyDatum = { time: Date; measured: number | null; predicted: number | null };
@@ -28,14 +28,12 @@ export function drawAccuracyChart(svgEl: SVGSVGElement, data: AccuracyDatum[], o
 
   const svg = sizedSvg(svgEl, width, height);
   const layer = layers(svg);
+  const nTicks = Math.max(2, Math.round((width - m.left - m.right) / 100));
+  const xAxis = d3.axisBottom(x).tickFormat((d) => tickFmt(d as Date));
+  const days = dayTicks(dom, nTicks); // across days, one tick a day at most: no date twice
   layer("x-axis")
     .attr("transform", `translate(0,${height - m.bottom})`)
-    .call(
-      d3
-        .axisBottom(x)
-        .ticks(Math.max(2, Math.round((width - m.left - m.right) / 100)))
-        .tickFormat((d) => tickFmt(d as Date)),
-    );
+    .call(days ? xAxis.tickValues(days) : xAxis.ticks(nTicks));
   hitRateAxis(layer("y-axis"), y, m, 4);
   layer("e-axis")
     .attr("transform", `translate(${m.left},0)`)

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import {
   byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoneyDelta, formatPercent, formatPp,
-  formatTime, timeAxisDomain, timeTickFormat,
+  dayTicks, formatTime, timeAxisDomain, timeTickFormat,
 } from "./format";
 
 // Compare with ordinary spaces and hyphens; the formatter uses no-break spaces and true minus signs.
@@ -102,4 +102,12 @@ test("slabs reassign is offered from memcached 1.6.42 on only", async () => {
   expect(reassignIsSafe("1.6.42")).toBe(true);
   expect(reassignIsSafe("1.7.0")).toBe(true);
   expect(reassignIsSafe(null)).toBe(false);
+});
+
+test("a time axis across days ticks each day once, at midnight", () => {
+  const week: [Date, Date] = [new Date(2026, 10, 19, 9, 31), new Date(2026, 10, 26, 21, 31)];
+  const ticks = dayTicks(week, 11)!;
+  expect(ticks.map(timeTickFormat(week))).toEqual(["Nov 20", "Nov 21", "Nov 22", "Nov 23", "Nov 24", "Nov 25", "Nov 26"]);
+  expect(dayTicks(week, 3)!.map(timeTickFormat(week))).toEqual(["Nov 20", "Nov 23", "Nov 26"]);
+  expect(dayTicks([new Date(2026, 10, 25, 9), new Date(2026, 10, 26, 21)], 10)).toBeNull();
 });

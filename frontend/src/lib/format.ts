@@ -173,6 +173,23 @@ export function timeAxisDomain(times: Date[]): [Date, Date] {
   return [new Date(lo), new Date(hi)];
 }
 
+/**
+ * Tick times for a span of more than 3 days: local midnights, every k-th day so that at most
+ * maxTicks fit (labelled "Nov 22" by timeTickFormat, each day once). null for shorter spans,
+ * where the scale's own ticks (hours and minutes) read well.
+ */
+export function dayTicks(domain: [Date, Date], maxTicks: number): Date[] | null {
+  const span = domain[1].getTime() - domain[0].getTime();
+  if (span <= 3 * 86400_000) return null;
+  const k = Math.max(1, Math.ceil(span / 86400_000 / Math.max(1, maxTicks)));
+  const t = new Date(domain[0]);
+  t.setHours(0, 0, 0, 0);
+  if (t < domain[0]) t.setDate(t.getDate() + 1);
+  const out: Date[] = [];
+  for (; t <= domain[1]; t.setDate(t.getDate() + k)) out.push(new Date(t));
+  return out;
+}
+
 export function timeTickFormat(domain: [Date, Date]): (d: Date) => string {
   const span = domain[1].getTime() - domain[0].getTime();
   const hm = (d: Date) => `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
