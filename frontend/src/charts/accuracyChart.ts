@@ -74,8 +74,9 @@ export function drawAccuracyChart(svgEl: SVGSVGElement, data: AccuracyDatum[], o
     .data(data.map((d, i) => ({ time: d.time, e: errors[i] })).filter((d) => d.e !== null))
     .join("rect")
     .attr("class", (d) => (d.e! > 0 ? "err over" : "err under"))
-    .attr("x", (d) => x(d.time) - bw / 2)
-    .attr("width", bw)
+    // the first and last bars are cut at the plot's edges, not drawn past the axis
+    .attr("x", (d) => Math.max(m.left, x(d.time) - bw / 2))
+    .attr("width", (d) => Math.max(0, Math.min(width - m.right, x(d.time) + bw / 2) - Math.max(m.left, x(d.time) - bw / 2)))
     .attr("y", (d) => Math.min(ye(0), ye(d.e!)))
     .attr("height", (d) => Math.abs(ye(d.e!) - ye(0)));
   layer("zero")
