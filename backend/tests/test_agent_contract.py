@@ -214,6 +214,19 @@ def test_every_agent_snapshot_fits_the_model_and_is_stored_as_written(account, a
     # memcached started beside the agent here (no eviction before it attached): its classes'
     # ghosts hold every key it evicted (the dropping cases: profiler-agent/tests/test_profile.c)
     assert any(c["curve"]["ghost_complete"] for d in docs for c in d["classes"])
+    # the TTL what-if (issue 16): the agent's grid and each prefix's columns reach the model whole
+    whatif = [(d, i) for d in docs for i, p in enumerate(d.get("prefixes") or []) if p.get("ttl_whatif")]
+    assert whatif, "no window carried a prefix's ttl_whatif"
+    for d, i in whatif:
+        snap = parse(json.dumps(d).encode(), proto.Snapshot)
+        tw = snap.prefixes[i].ttl_whatif if snap.prefixes else None
+        assert tw is not None and snap.ttl_whatif_ttls_s == d["ttl_whatif_ttls_s"]
+        assert len(tw.hit_ratio) == len(tw.live_byte_s) == len(d["ttl_whatif_ttls_s"]) + 1
+        assert (list(tw.hit_ratio), list(tw.live_byte_s)) == (
+            d["prefixes"][i]["ttl_whatif"]["hit_ratio"],
+            d["prefixes"][i]["ttl_whatif"]["live_byte_s"],
+        )
+        assert unexplained(d, _without(proto.Snapshot, "ttl_whatif_ttls_s")) == {"ttl_whatif_ttls_s"}
 
 
 def _check_stored_snapshot(doc: dict[str, Any], snap: proto.Snapshot) -> None:

@@ -265,10 +265,35 @@ SAMPLE_PREFIXES = [
 ]
 
 
+# The agent's TTL what-if grid as it sends it (profiler-agent/src/core/ttlwhatif.h: 1 s, then 2^k
+# and 3 x 2^(k-1) s, to 65536 s)
+WHATIF_TTLS = [1] + [v for k in range(1, 16) for v in (2**k, 3 * 2 ** (k - 1))] + [65536]
+
+
+def whatif_columns(today_ttl: float, resident: float, window_s: float) -> dict[str, Any]:
+    """A prefix's `ttl_whatif` as a cache-aside replay gives it for keys read at Poisson rates
+    (0.05, 0.5, 5 per second; 10/20/70 % of the reads, 80/15/5 % of the keys): a key read at rate L
+    with TTL X hits L X / (1 + L X) of its reads and is live that share of the time. Scaled so the
+    live bytes at today's TTL are `resident`."""
+
+    def cols(x: float) -> tuple[float, float]:
+        f = [lam * x / (1 + lam * x) for lam in (0.05, 0.5, 5.0)]
+        return 0.1 * f[0] + 0.2 * f[1] + 0.7 * f[2], 0.80 * f[0] + 0.15 * f[1] + 0.05 * f[2]
+
+    scale = resident / cols(today_ttl)[1]
+    xs = [today_ttl, *WHATIF_TTLS]
+    return {
+        "sampled_reads": 40_000,
+        "sample_rate": 0.5,
+        "hit_ratio": [round(cols(x)[0], 6) for x in xs],
+        "live_byte_s": [round(cols(x)[1] * scale * window_s) for x in xs],
+    }
+
+
 def add_breakdown(snap: dict[str, Any], *, hashed: bool = True, seed: int = 1) -> dict[str, Any]:
     """Issue 16's optional fields (docs/agent-protocol.md "Breakdown") on a make_snapshot()
     document: per class ttl_points and left, merged ttl_points and the oblivious curve, four
-    prefixes plus other, hot keys."""
+    prefixes plus other (`sess` with its TTL what-if at a TTL of 3 s), hot keys."""
     rnd = random.Random(seed)
     m = snap["server"]["limit_maxbytes"]
     top = 2 * m
@@ -305,6 +330,8 @@ def add_breakdown(snap: dict[str, Any], *, hashed: bool = True, seed: int = 1) -
         }
         for name, req, hr, b, hm, sc in SAMPLE_PREFIXES
     ]
+    snap["ttl_whatif_ttls_s"] = WHATIF_TTLS
+    snap["prefixes"][1]["ttl_whatif"] = whatif_columns(3, snap["prefixes"][1]["bytes"], 60.0)
     snap["prefix_other"] = {
         "requests": 60_000,
         "hit_ratio": 0.41,

@@ -169,6 +169,12 @@ MAX_PREFIXES = 100
 MAX_PREFIX_LEN = 64
 MAX_HOT_KEYS = 100
 MAX_KEY_LEN = 250
+# The TTL what-if (issue 16): at most this many TTLs in the agent's grid (`ttl_whatif_ttls_s`,
+# defined once in profiler-agent/src/core/ttlwhatif.h and sent in every snapshot); each prefix's
+# columns are one per TTL plus column 0, each store's own TTL.
+MAX_WHATIF_TTLS = 32
+# live byte-seconds of a window: 1 PiB held for 4096 s is 2^62 (a JSON integer's safe bound in C)
+MAX_BYTE_S = 2**62
 
 
 class Left(_Strict):
@@ -190,6 +196,18 @@ class TtlInfo(_Strict):
     gaps: Annotated[str, StringConstraints(max_length=300)] = ""
 
 
+class TtlWhatIf(_Strict):
+    """A prefix's reads and stores replayed at each TTL of the grid (unbounded memory): column 0
+    is each store's own TTL, column i the grid's (i-1)th TTL."""
+
+    sampled_reads: NonNeg
+    sample_rate: Annotated[float, Field(gt=0, le=1)]
+    hit_ratio: Annotated[list[Ratio], Field(min_length=2, max_length=MAX_WHATIF_TTLS + 1)]
+    live_byte_s: Annotated[
+        list[Annotated[int, Field(ge=0, le=MAX_BYTE_S)]], Field(min_length=2, max_length=MAX_WHATIF_TTLS + 1)
+    ]
+
+
 class PrefixStat(_Strict):
     prefix: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PREFIX_LEN)]
     requests: NonNeg
@@ -201,6 +219,7 @@ class PrefixStat(_Strict):
     ]
     sets: NonNeg = 0
     left: Left | None = None
+    ttl_whatif: TtlWhatIf | None = None
 
 
 class PrefixOther(_Strict):
@@ -304,6 +323,12 @@ class Snapshot(_Strict):
     prefix_rule: Annotated[str, StringConstraints(max_length=300)] | None = None
     prefixes: Annotated[list[PrefixStat], Field(max_length=MAX_PREFIXES)] | None = None
     prefix_other: PrefixOther | None = None
+    ttl_whatif_ttls_s: (
+        Annotated[
+            list[Annotated[int, Field(ge=1, le=MAX_TTL_S)]], Field(min_length=1, max_length=MAX_WHATIF_TTLS)
+        ]
+        | None
+    ) = None
     hot_keys: Annotated[list[HotKey], Field(max_length=MAX_HOT_KEYS)] | None = None
     hot_keys_by_bytes: Annotated[list[HotKey], Field(max_length=MAX_HOT_KEYS)] | None = None
     hot_keys_hashed: bool | None = None
@@ -346,8 +371,26 @@ class Snapshot(_Strict):
             names.add(p.prefix)
             if p.points:  # empty before the agent knew memcached's limit
                 curves.append((f"prefix {p.prefix!r}", p.points))
+            self._whatif_rules(p)
+        grid = self.ttl_whatif_ttls_s
+        if grid is not None and any(b <= a for a, b in zip(grid, grid[1:], strict=False)):
+            raise ValueError("ttl_whatif_ttls_s: TTLs must be strictly increasing")
         for where, pts in curves:
             _check_curve(where, pts, self.curve_points)
+
+    def _whatif_rules(self, p: PrefixStat) -> None:
+        if p.ttl_whatif is None:
+            return
+        if self.ttl_whatif_ttls_s is None:
+            raise ValueError(f"prefix {p.prefix!r}: ttl_whatif needs ttl_whatif_ttls_s (its TTL grid)")
+        n = len(self.ttl_whatif_ttls_s) + 1
+        for name in ("hit_ratio", "live_byte_s"):
+            got = len(getattr(p.ttl_whatif, name))
+            if got != n:
+                raise ValueError(
+                    f"prefix {p.prefix!r}: ttl_whatif.{name} has {got} values, expected {n} (one per TTL of "
+                    "ttl_whatif_ttls_s plus column 0)"
+                )
 
     @model_validator(mode="after")
     def _rules(self) -> "Snapshot":

@@ -37,12 +37,13 @@ int ag_bd_init(ag_bd *b, const ag_bd_config *c, const char **err)
     b->all_obl = mk(b, c->merged_keys, 0, 64.0 * 1048576, 2000);
     b->hot = hc_topk_new(AG_HOT_SLOTS);
     b->hot_bytes = hc_topk_new(AG_HOT_SLOTS);
+    b->tw = hc_ttlw_new(&(hc_ttlw_config){.max_keys = AG_TTLW_KEYS, .seed = c->seed});
     b->pmask = (1u << PFX_TABLE_BITS) - 1;
     b->ptag = calloc(b->pmask + 1, sizeof *b->ptag);
     b->pid = calloc(b->pmask + 1, sizeof *b->pid);
     b->dkey = calloc((size_t)1 << DEFER_BITS, sizeof *b->dkey);
     b->dset = calloc((size_t)1 << DEFER_BITS, sizeof *b->dset);
-    if (!b->all_ttl || !b->all_obl || !b->hot || !b->hot_bytes || !b->ptag || !b->pid || !b->dkey ||
+    if (!b->all_ttl || !b->all_obl || !b->hot || !b->hot_bytes || !b->tw || !b->ptag || !b->pid || !b->dkey ||
         !b->dset) {
         *err = "out of memory";
         ag_bd_free(b);
@@ -60,6 +61,7 @@ void ag_bd_free(ag_bd *b)
     hc_prefixes_free(b->pfx);
     hc_topk_free(b->hot);
     hc_topk_free(b->hot_bytes);
+    hc_ttlw_free(b->tw);
     free(b->ptag);
     free(b->pid);
     free(b->dkey);
@@ -159,6 +161,7 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
             b->dset[d] = 1;
         }
         hc_prefixes_read(b->pfx, prefix_of(b, k), k, h, w, t);
+        hc_ttlw_read(b->tw, k, prefix_of(b, k), h, t);
         hot(b, k, q->size);
         b->reads_since_publish++;
         break;
@@ -176,6 +179,7 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
             hc_sdc_write(cc, k, 1, t, exp);
         }
         hc_prefixes_write(b->pfx, prefix_of(b, k), k, w, t, exp);
+        hc_ttlw_store(b->tw, k, prefix_of(b, k), w, q->ttl, t);
         break;
     }
     case TR_DELETE:
@@ -192,6 +196,7 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
         hc_sdc_remove(b->all_obl, k);
         if (cc)
             hc_sdc_remove(cc, k);
+        hc_ttlw_remove(b->tw, k, t); /* an expired read is its MISS event there */
         if (ev->cause == WN_PLAIN)
             left(b, k, cls, 2);
         break;
@@ -249,6 +254,7 @@ void ag_bd_window(ag_bd *b)
     hc_prefixes_window(b->pfx);
     hc_topk_scale(b->hot, 0);
     hc_topk_scale(b->hot_bytes, 0);
+    hc_ttlw_window(b->tw);
     b->expired_reads = 0;
 }
 
@@ -263,6 +269,7 @@ void ag_bd_clear(ag_bd *b)
     hc_sdc_clear(b->all_ttl);
     hc_sdc_clear(b->all_obl);
     hc_prefixes_clear(b->pfx);
+    hc_ttlw_clear(b->tw);
     memset(b->ptag, 0, (b->pmask + 1) * sizeof *b->ptag);
     memset(b->dset, 0, (size_t)1 << DEFER_BITS);
 }
@@ -273,7 +280,7 @@ size_t ag_bd_bytes(const ag_bd *b)
         return 0;
     size_t n = sizeof *b + (b->pmask + 1) * 6 + ((size_t)1 << DEFER_BITS) * 9 + hc_topk_bytes(b->hot) +
                hc_topk_bytes(b->hot_bytes) +
-               hc_prefixes_bytes(b->pfx);
+               hc_prefixes_bytes(b->pfx) + hc_ttlw_bytes(b->tw);
     hc_sdc_stats st;
     hc_sdc_stats_get(b->all_ttl, &st);
     n += st.bytes;

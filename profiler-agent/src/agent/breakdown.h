@@ -4,7 +4,8 @@
  * curve from the same estimator (so the two differ only in expiry), per-prefix curves and
  * counts (core/prefixes), hot keys by requests and by requests x size (core/topk,
  * space-saving, reset every window), and how items left per class and prefix: expired,
- * evicted, deleted. Fed by feed.c on the main thread; the prefix id of each key comes from the
+ * evicted, deleted; and the TTL what-if per prefix (core/ttlwhatif: the sampled keys' reads
+ * and stores replayed at a grid of TTLs). Fed by feed.c on the main thread; the prefix id of each key comes from the
  * reader thread (keys.c) through the ring and a key -> prefix table here.
  */
 #ifndef AG_BREAKDOWN_H
@@ -16,10 +17,12 @@
 #include "../core/profile.h"
 #include "../core/sdcurve.h"
 #include "../core/topk.h"
+#include "../core/ttlwhatif.h"
 #include "watchline.h"
 
 #define AG_HOT_SLOTS 256       /* space-saving counters per hot-key sketch */
 #define AG_HOT_MAX 100         /* hot keys reported (protocol limit) */
+#define AG_TTLW_KEYS 8192      /* sampled keys of the TTL what-if replay (1.4 MiB at 176 B) */
 
 typedef struct ag_bd_config {
     int enabled;
@@ -40,6 +43,7 @@ typedef struct ag_bd {
     hc_sdc *all_ttl, *all_obl;
     hc_prefixes *pfx;
     hc_topk *hot, *hot_bytes;
+    hc_ttlw *tw;               /* the TTL what-if replay (core/ttlwhatif) */
     uint32_t *ptag;            /* key -> prefix id, direct-mapped */
     uint16_t *pid;
     uint64_t pmask;

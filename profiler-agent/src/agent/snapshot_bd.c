@@ -30,6 +30,24 @@ static json_t *left_json(const hc_leave_counts *l)
                      (json_int_t)l->evicted, "deleted", (json_int_t)l->deleted);
 }
 
+/* A prefix's TTL what-if (core/ttlwhatif): per column (0: each store's own TTL, then the grid
+ * `ttl_whatif_ttls_s`), the hit ratio TTL allows and the byte-seconds its live items held in
+ * the window. NULL when no read of a known sampled key was seen. */
+static json_t *ttlw_json(const ag_bd *b, uint16_t id)
+{
+    const hc_ttlw_prefix *p = hc_ttlw_get(b->tw, id);
+    if (!p || p->sampled_reads == 0 || p->reads <= 0)
+        return NULL;
+    json_t *h = json_array(), *l = json_array();
+    for (int c = 0; c < HC_TTLW_COLS; c++) {
+        double r = p->hits[c] / p->reads;
+        json_array_append_new(h, json_real(round((r > 1 ? 1 : r) * 1e6) / 1e6));
+        json_array_append_new(l, json_integer((json_int_t)llround(p->live[c])));
+    }
+    return json_pack("{s:I,s:f,s:o,s:o}", "sampled_reads", (json_int_t)p->sampled_reads,
+                     "sample_rate", hc_ttlw_rate(b->tw), "hit_ratio", h, "live_byte_s", l);
+}
+
 static json_t *hot_list(const ag_config *cfg, const ag_bd *b, hc_topk *t, ag_keys *keys,
                         int by_bytes)
 {
@@ -121,6 +139,9 @@ void ag_snapshot_breakdown(json_t *snap, const ag_config *cfg, const ag_feed *fe
             (json_int_t)llround(top[j].resident_bytes), "points",
             cv && b->have_range ? points(cv) : json_array(), "sets", (json_int_t)top[j].sets,
             "left", left_json(&top[j].left));
+        json_t *tw = ttlw_json(b, (uint16_t)top[j].prefix);
+        if (tw)
+            json_object_set_new(o, "ttl_whatif", tw);
         json_array_append_new(arr, o);
         r_sum += top[j].reads;
         h_sum += top[j].hits;
@@ -130,6 +151,10 @@ void ag_snapshot_breakdown(json_t *snap, const ag_config *cfg, const ag_feed *fe
         l_sum.deleted += top[j].left.deleted;
     }
     json_object_set_new(snap, "prefixes", arr);
+    json_t *grid = json_array();
+    for (int g = 0; g < HC_TTLW_NTTL; g++)
+        json_array_append_new(grid, json_integer(HC_TTLW_TTLS[g]));
+    json_object_set_new(snap, "ttl_whatif_ttls_s", grid);
     uint64_t ro = tot.reads - r_sum, ho = tot.hits - h_sum;
     hc_leave_counts lo = {tot.left.expired - l_sum.expired, tot.left.evicted - l_sum.evicted,
                           tot.left.deleted - l_sum.deleted};
