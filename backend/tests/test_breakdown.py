@@ -11,6 +11,7 @@ from typing import Any
 
 from conftest import Account, bearer, upload_snapshot
 from hitcurve.crud.breakdown import memory_for
+from hitcurve.ttlwhatif import what_if
 from hitcurve_testing.snapshots import add_breakdown, make_snapshot
 
 
@@ -96,6 +97,21 @@ def test_breakdown_limits_are_enforced_at_ingestion(account: Account) -> None:
     rejected(lambda s: s["classes"][0]["left"].update(evicted=-1), "evicted")
     c0 = base["classes"][0]
     rejected(lambda s: s["classes"][0].update(page_move_evictions=c0["evictions"] + 1), "page_move_evictions")
+    # the TTL what-if: the grid's bounds and order, one column per TTL plus today's, its values
+    rejected(
+        lambda s: s["prefixes"][1]["ttl_whatif"]["hit_ratio"].pop(),
+        "ttl_whatif.hit_ratio has 32 values, expected 33",
+    )
+    rejected(lambda s: s["prefixes"][1]["ttl_whatif"]["live_byte_s"].append(1), "live_byte_s")
+    rejected(lambda s: s["ttl_whatif_ttls_s"].pop(), "ttl_whatif.hit_ratio has 33 values, expected 32")
+    rejected(lambda s: s.pop("ttl_whatif_ttls_s"), "ttl_whatif needs ttl_whatif_ttls_s")
+    rejected(lambda s: s["ttl_whatif_ttls_s"].reverse(), "TTLs must be strictly increasing")
+    rejected(lambda s: s["ttl_whatif_ttls_s"].__setitem__(0, 0), "ttl_whatif_ttls_s")
+    rejected(lambda s: s["ttl_whatif_ttls_s"].append(2**32 + 1), "ttl_whatif_ttls_s")
+    rejected(lambda s: s.update(ttl_whatif_ttls_s=list(range(1, 34))), "ttl_whatif_ttls_s")
+    rejected(lambda s: s["prefixes"][1]["ttl_whatif"]["hit_ratio"].__setitem__(3, 1.5), "hit_ratio")
+    rejected(lambda s: s["prefixes"][1]["ttl_whatif"]["live_byte_s"].__setitem__(3, -1), "live_byte_s")
+    rejected(lambda s: s["prefixes"][1]["ttl_whatif"]["live_byte_s"].__setitem__(3, 2**62 + 1), "live_byte_s")
     # nothing of the rejected uploads was stored; the valid one is
     assert account.get("/api/v1/servers").json() == []
     assert post(account, base).status_code == 202
@@ -193,3 +209,69 @@ def test_a_lossy_or_quiet_window_never_stands_for_the_breakdown(account: Account
     b = account.get(f"/api/v1/servers/{server('10.0.0.13:11211')}/breakdown").json()
     assert b["snapshot_id"] == only["snapshot_id"]
     assert b["windows_note"] == "no recent window without stream loss: this one stands in, treat it with care"
+
+
+def test_ttl_what_if(account: Account, other: Account) -> None:
+    """GET /servers/{id}/breakdown/ttl: the model's answer (hitcurve/ttlwhatif.py) for a prefix of
+    the latest window, as the API returns it, and located 422s for what it cannot answer."""
+    server_id, _ = upload_snapshot(account, "10.0.0.14:11211")
+    url = f"/api/v1/servers/{server_id}/breakdown/ttl"
+    r = account.get(url, params={"prefix": "sess", "ttl_s": 6})
+    assert r.status_code == 404 and r.json()["code"] == "no_breakdown", r.text
+    snap = add_breakdown(make_snapshot("10.0.0.14:11211", seed=6))
+    assert post(account, snap).status_code == 202
+    r = account.get(url, params={"prefix": "sess", "ttl_s": 6})
+    assert r.status_code == 200, r.text
+    b = r.json()
+    sess = snap["prefixes"][1]
+    tw = sess["ttl_whatif"]
+    total = sum(p["requests"] for p in snap["prefixes"]) + snap["prefix_other"]["requests"]
+    want = what_if(
+        snap["ttl_whatif_ttls_s"],
+        tw["hit_ratio"],
+        tw["live_byte_s"],
+        60.0,
+        sess["points"],
+        sess["hit_ratio"],
+        sess["bytes"],
+        sess["requests"] / total,
+        snap["measured"]["hit_ratio"],
+        6,
+    )
+    assert b["snapshot_id"] == snap["snapshot_id"] and b["prefix"] == "sess" and b["ttl_s"] == 6
+    assert b["allowed_hit_ratio"] == tw["hit_ratio"][1 + snap["ttl_whatif_ttls_s"].index(6)]
+    assert b["allowed_hit_ratio_today"] == tw["hit_ratio"][0]
+    assert abs(b["live_bytes_today"] - sess["bytes"]) < 1  # the sample's live bytes at 3 s = its bytes
+    assert b["prefix_hit_ratio"] == want.prefix_hit_ratio and b["server_hit_ratio"] == want.server_hit_ratio
+    assert b["memory_for_today_hit_ratio"] == want.memory_for_today_hit_ratio and b["reachable"]
+    assert b["memory_change_bytes"] == want.memory_for_today_hit_ratio - sess["bytes"]
+    # a longer TTL than today's: more hits allowed, more live bytes, the server's hit ratio up
+    assert b["allowed_hit_ratio"] > b["allowed_hit_ratio_today"] and b["live_bytes"] > b["live_bytes_today"]
+    assert b["server_hit_ratio_unbounded"] > snap["measured"]["hit_ratio"]
+    assert [g["ttl_s"] for g in b["grid"]] == snap["ttl_whatif_ttls_s"]
+    assert "cache-aside" in b["gaps"] and "ttlwhatif.py" in b["model"]
+    # between two TTLs of the grid: read in log TTL, between its neighbours
+    r5 = account.get(url, params={"prefix": "sess", "ttl_s": 5}).json()
+    assert tw["hit_ratio"][4] < r5["allowed_hit_ratio"] < tw["hit_ratio"][5]
+
+    def bad(params: dict[str, Any], code: str, loc: list[str]) -> None:
+        r = account.get(url, params=params)
+        assert r.status_code == 422, r.text
+        j = r.json()
+        assert j["code"] == code, j
+        assert j["detail"][0]["loc"] == loc, j
+
+    bad({"prefix": "nope", "ttl_s": 6}, "unknown_prefix", ["query", "prefix"])
+    bad({"prefix": "user", "ttl_s": 6}, "no_ttl_data", ["query", "prefix"])
+    bad({"prefix": "sess", "ttl_s": 65537}, "ttl_out_of_range", ["query", "ttl_s"])
+    for v in (0, 1.5, 2**32 + 1):  # not a whole number of seconds in memcached's range
+        r = account.get(url, params={"prefix": "sess", "ttl_s": v})
+        assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "ttl_s"], (v, r.text)
+    r = account.get(url, params={"prefix": "sess"})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["query", "ttl_s"]
+    r = other.get(url, params={"prefix": "sess", "ttl_s": 6})
+    assert r.status_code == 404 and r.json()["code"] == "not_found"
+    few = add_breakdown(make_snapshot("10.0.0.14:11211", seed=7))
+    few["prefixes"][1]["ttl_whatif"]["sampled_reads"] = 199
+    assert post(account, few).status_code == 202
+    bad({"prefix": "sess", "ttl_s": 6}, "too_few_reads", ["query", "prefix"])

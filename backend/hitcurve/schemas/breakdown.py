@@ -160,3 +160,58 @@ class SplitOut(BaseModel):
         "measured hit ratio at today's memory (1: nothing to calibrate on)"
     )
     model: str
+
+
+class TtlGridPointOut(BaseModel):
+    ttl_s: float
+    allowed_hit_ratio: float = Field(description="the prefix's hit ratio at this TTL with no memory limit")
+    live_bytes: float = Field(description="mean bytes of its live items at this TTL (chunk bytes)")
+
+
+class TtlWhatIfOut(BaseModel):
+    server_id: uuid.UUID
+    snapshot_id: uuid.UUID
+    window_end: datetime
+    windows_note: str | None = Field(
+        None,
+        description="newer windows left out (loss-flagged or quiet), as in the breakdown; null when none",
+    )
+    prefix: str
+    ttl_s: int = Field(description="the TTL asked about, seconds (memcached takes whole seconds)")
+    request_share: float = Field(description="the prefix's share of the window's reads")
+    measured_hit_ratio: float = Field(description="the prefix's hit ratio today, counted by the agent")
+    held_bytes: int = Field(description="memory the prefix's items hold today (the agent's estimate)")
+    server_measured_hit_ratio: float | None = Field(description="memcached's hit ratio in the window")
+    allowed_hit_ratio_today: float = Field(
+        description="the prefix's reads replayed at today's TTLs with no memory limit: what TTL alone allows "
+        "today. Above measured_hit_ratio by what memory costs it today"
+    )
+    allowed_hit_ratio: float = Field(description="the same at ttl_s: the hit ratio the new TTL allows")
+    live_bytes_today: float = Field(description="mean bytes of the prefix's live items at today's TTLs")
+    live_bytes: float = Field(
+        description="the same at ttl_s: the memory the prefix needs to lose nothing to eviction (live items "
+        "only: memcached also holds expired items until a read, its crawler or the LRU tail reclaims them)"
+    )
+    prefix_hit_ratio: float = Field(
+        description="the prefix's predicted hit ratio at ttl_s in the memory it holds today (held_bytes)"
+    )
+    server_hit_ratio: float | None = Field(
+        description="the server's predicted hit ratio with the prefix at ttl_s in the memory it holds today, "
+        "every other prefix unchanged"
+    )
+    server_hit_ratio_unbounded: float | None = Field(
+        description="the same with memory for every live item of the prefix (live_bytes)"
+    )
+    memory_for_today_hit_ratio: float | None = Field(
+        description="bytes the prefix needs at ttl_s for its hit ratio of today; null when the TTL caps it "
+        "below that (reachable false)"
+    )
+    memory_change_bytes: float | None = Field(
+        description="memory_for_today_hit_ratio minus held_bytes: what the server needs more (or frees)"
+    )
+    reachable: bool
+    sampled_reads: int = Field(description="sampled reads behind the replay's ratios")
+    sample_rate: float
+    grid: list[TtlGridPointOut] = Field(description="every TTL the agent replayed, for the chart")
+    model: str
+    gaps: str

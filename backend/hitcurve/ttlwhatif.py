@@ -1,0 +1,166 @@
+"""TTL what-if (issue 16): "if prefix P's TTL were X, what hit rate, and how much memory for
+today's hit rate".
+
+Inputs, all from one agent window (profiler-agent/src/core/ttlwhatif.h): for P, its sampled
+reads and stores replayed against unbounded caches whose items live X seconds, one per TTL of the
+agent's grid, plus one whose items live the TTL each store carried ("today"). Per column the
+replay gives the hit ratio TTL allows, v(X), and the mean bytes of P's live items, L(X) (the
+memory P needs to lose nothing to eviction). The replay follows cache-aside clients: a miss is
+refilled, so a shorter TTL also brings the refill earlier (a histogram of ages at hits cut at X
+would read a hot key at half its hit ratio). Beside it: P's own TTL-aware byte curve h_P(M)
+(`prefixes[].points`, P's sampled requests alone in an LRU pool of M bytes, at today's TTLs),
+P's measured hit ratio h0, the bytes it holds today x0, its share s of the reads and the server's
+measured hit ratio H.
+
+Approximation (stated in every answer): at TTL X, P's curve is today's with its sizes stretched
+by the live-bytes ratio l = L(X) / L(today) and its hit ratios scaled by r = v(X) / v(today):
+
+    h_X(M) = c * r * h_P(M / l),    c = h0 / h_P(x0)  (the curve calibrated on P's measured hit
+                                                       ratio at the memory it holds today)
+
+Exact at both ends: with memory for every live item it gives v(X) (times c), and r and l come
+from the same replay. In between it assumes expiry thins P's reuses evenly across reuse
+distances (short TTLs cut long reuses first, so for X below today's TTL the small-memory part
+of the curve is kept better than this says: the memory answer errs on the side of more).
+
+Answers:
+- P's hit ratio at TTL X in the memory it holds today, h' = h_X(x0), and the server's
+  H' = H + s (h' - h0) (every other prefix unchanged in its memory);
+- the memory P needs at TTL X for its hit ratio of today, Y = l * h_P^-1(h_P(x0) / r), or none
+  when TTL X caps P below today's hit ratio (r * max h_P < h_P(x0));
+- with no memory limit: v(X) and L(X), the replay's own figures.
+Verified against real memcached re-run at the new TTL: profiler-agent/loadgen/bench_ttlwhatif.py
+(profiler-agent/README.md, "TTL what-if").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+MODEL = (
+    "the prefix's reads and stores replayed at TTL X with unbounded memory (cache-aside: a miss is refilled) "
+    "give the hit ratio TTL X allows and the bytes of its live items; its TTL-aware byte curve of today is "
+    "stretched in size by the live-bytes ratio and scaled in hit ratio by the allowed-hit-ratio ratio, "
+    "calibrated on its measured hit ratio at the memory it holds today (hitcurve/ttlwhatif.py). Other "
+    "prefixes keep their memory and hit ratio. Verified on real memcached: profiler-agent/README.md, "
+    "'TTL what-if'"
+)
+
+
+def at_ttl(grid: Sequence[float], values: Sequence[float], ttl: float) -> float:
+    """A column's value at a TTL of the grid, or linear in log TTL between two (the grid is
+    log-spaced); ttl must lie within the grid."""
+    if not grid[0] <= ttl <= grid[-1]:
+        raise ValueError(f"ttl {ttl} outside the grid [{grid[0]}, {grid[-1]}]")
+    for i in range(len(grid)):
+        if grid[i] == ttl:
+            return float(values[i])
+        if grid[i] > ttl:
+            a, b = math.log(grid[i - 1]), math.log(grid[i])
+            f = (math.log(ttl) - a) / (b - a)
+            return float(values[i - 1]) + f * (float(values[i]) - float(values[i - 1]))
+    return float(values[-1])
+
+
+def _curve_at(points: Sequence[Sequence[float]], m: float) -> float:
+    """h_P(m): linear between points, from 0 at size 0, flat past the last."""
+    px, py = 0.0, 0.0
+    for x, y in points:
+        if m <= x:
+            return py + (y - py) * (m - px) / (x - px) if x > px else float(y)
+        px, py = float(x), float(y)
+    return py
+
+
+def _curve_inverse(points: Sequence[Sequence[float]], h: float) -> float | None:
+    """Smallest m with h_P(m) >= h, or None when the curve never reaches h."""
+    px, py = 0.0, 0.0
+    for x, y in points:
+        if y >= h:
+            return float(x) if y == py else px + (h - py) * (float(x) - px) / (y - py)
+        px, py = float(x), float(y)
+    return None
+
+
+@dataclass(frozen=True)
+class TtlPoint:
+    ttl_s: float
+    allowed_hit_ratio: float  # v(X): no memory limit
+    live_bytes: float  # L(X)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    ttl_s: float
+    allowed_today: float  # v(today)
+    allowed: float  # v(X)
+    live_bytes_today: float  # L(today)
+    live_bytes: float  # L(X)
+    hit_ratio_scale: float  # r
+    size_scale: float  # l
+    calibration: float  # c
+    prefix_hit_ratio: float  # h' at the memory P holds today
+    server_hit_ratio: float | None  # H'
+    memory_for_today_hit_ratio: float | None  # Y (None: unreachable at TTL X)
+    server_hit_ratio_unbounded: float | None  # H + s (v(X) - h0): P with memory for every live item
+    grid: list[TtlPoint]
+
+
+def what_if(
+    grid: Sequence[float],
+    allowed: Sequence[float],
+    live_byte_s: Sequence[float],
+    window_s: float,
+    points: Sequence[Sequence[float]],
+    measured: float,
+    held_bytes: float,
+    share: float,
+    server_measured: float | None,
+    ttl_s: float,
+) -> WhatIf:
+    """The answer for TTL ttl_s (within the grid). allowed / live_byte_s: the agent's columns
+    (column 0 today's TTLs, then one per grid TTL); points: P's TTL-aware byte curve of today;
+    measured, held_bytes, share: P's measured hit ratio, resident bytes and share of reads."""
+    v0, L0 = float(allowed[0]), float(live_byte_s[0]) / window_s
+    vx = at_ttl(grid, allowed[1:], ttl_s)
+    lx = at_ttl(grid, live_byte_s[1:], ttl_s) / window_s
+    r = vx / v0 if v0 > 0 else 1.0
+    size_scale = lx / L0 if L0 > 0 else 1.0
+    at_x0 = _curve_at(points, held_bytes) if points else 0.0
+    c = measured / at_x0 if at_x0 > 0 else 1.0
+    if points and size_scale > 0:
+        h_new = min(1.0, c * r * _curve_at(points, held_bytes / size_scale))
+    else:  # no curve (the agent did not know memcached's limit yet): TTL alone
+        h_new = min(1.0, measured * r)
+
+    def server_with(h: float) -> float | None:
+        if server_measured is None:
+            return None
+        return min(1.0, max(0.0, server_measured + share * (h - measured)))
+
+    need: float | None = None
+    if measured <= 0:
+        need = 0.0
+    elif points and r > 0:
+        m = _curve_inverse(points, at_x0 / r)
+        need = None if m is None else m * size_scale
+    return WhatIf(
+        ttl_s=ttl_s,
+        allowed_today=v0,
+        allowed=vx,
+        live_bytes_today=L0,
+        live_bytes=lx,
+        hit_ratio_scale=r,
+        size_scale=size_scale,
+        calibration=c,
+        prefix_hit_ratio=h_new,
+        server_hit_ratio=server_with(h_new),
+        memory_for_today_hit_ratio=need,
+        server_hit_ratio_unbounded=server_with(vx),
+        grid=[
+            TtlPoint(float(t), float(a), float(b) / window_s)
+            for t, a, b in zip(grid, allowed[1:], live_byte_s[1:], strict=True)
+        ],
+    )
