@@ -21,6 +21,15 @@ def post(account: Account, snap: dict[str, Any]) -> Any:
     return account.client.post("/api/v1/agent/snapshots", json=snap, headers=bearer(key))
 
 
+def refused(account: Account, url: str, params: dict[str, Any], code: str, loc: list[str]) -> None:
+    """A what-if query answered 422 with `code`, located at `loc`."""
+    r = account.get(url, params=params)
+    assert r.status_code == 422, r.text
+    j = r.json()
+    assert j["code"] == code, j
+    assert j["detail"][0]["loc"] == loc, j
+
+
 def test_memory_for_interpolates_and_says_when_unreachable() -> None:
     pts = [[100.0, 0.2], [200.0, 0.6], [300.0, 0.6], [400.0, 0.9]]
     assert memory_for(pts, 0.1) == 50.0  # from (0, 0)
@@ -154,11 +163,7 @@ def test_pool_split_what_if(account: Account, other: Account) -> None:
     assert r2.status_code == 200 and r2.json()["total_bytes"] == 2 * m and r2.json()["chosen"] is None
 
     def bad(params: dict[str, Any], code: str, loc: list[str]) -> None:
-        r = account.get(url, params=params)
-        assert r.status_code == 422, r.text
-        j = r.json()
-        assert j["code"] == code, j
-        assert j["detail"][0]["loc"] == loc, j
+        refused(account, url, params, code, loc)
 
     bad({"prefix": "nope"}, "unknown_prefix", ["query", "prefix"])
     bad({"prefix": "(other)"}, "unknown_prefix", ["query", "prefix"])
@@ -255,11 +260,7 @@ def test_ttl_what_if(account: Account, other: Account) -> None:
     assert tw["hit_ratio"][4] < r5["allowed_hit_ratio"] < tw["hit_ratio"][5]
 
     def bad(params: dict[str, Any], code: str, loc: list[str]) -> None:
-        r = account.get(url, params=params)
-        assert r.status_code == 422, r.text
-        j = r.json()
-        assert j["code"] == code, j
-        assert j["detail"][0]["loc"] == loc, j
+        refused(account, url, params, code, loc)
 
     bad({"prefix": "nope", "ttl_s": 6}, "unknown_prefix", ["query", "prefix"])
     bad({"prefix": "user", "ttl_s": 6}, "no_ttl_data", ["query", "prefix"])
