@@ -242,10 +242,13 @@ def test_ttl_what_if(account: Account, other: Account) -> None:
         sess["requests"] / total,
         snap["measured"]["hit_ratio"],
         6,
+        tw["sampled_hit_ratio"],
     )
     assert b["snapshot_id"] == snap["snapshot_id"] and b["prefix"] == "sess" and b["ttl_s"] == 6
-    assert b["allowed_hit_ratio"] == tw["hit_ratio"][1 + snap["ttl_whatif_ttls_s"].index(6)]
-    assert b["allowed_hit_ratio_today"] == tw["hit_ratio"][0]
+    k = sess["hit_ratio"] / tw["sampled_hit_ratio"]  # the sample's bias, corrected
+    assert b["sample_correction"] == k
+    assert b["allowed_hit_ratio"] == min(1.0, k * tw["hit_ratio"][1 + snap["ttl_whatif_ttls_s"].index(6)])
+    assert b["allowed_hit_ratio_today"] == min(1.0, k * tw["hit_ratio"][0])
     assert abs(b["live_bytes_today"] - sess["bytes"]) < 1  # the sample's live bytes at 3 s = its bytes
     assert b["prefix_hit_ratio"] == want.prefix_hit_ratio and b["server_hit_ratio"] == want.server_hit_ratio
     assert b["memory_for_today_hit_ratio"] == want.memory_for_today_hit_ratio and b["reachable"]
@@ -257,7 +260,7 @@ def test_ttl_what_if(account: Account, other: Account) -> None:
     assert "cache-aside" in b["gaps"] and "ttlwhatif.py" in b["model"]
     # between two TTLs of the grid: read in log TTL, between its neighbours
     r5 = account.get(url, params={"prefix": "sess", "ttl_s": 5}).json()
-    assert tw["hit_ratio"][4] < r5["allowed_hit_ratio"] < tw["hit_ratio"][5]
+    assert k * tw["hit_ratio"][4] < r5["allowed_hit_ratio"] < k * tw["hit_ratio"][5]
 
     def bad(params: dict[str, Any], code: str, loc: list[str]) -> None:
         refused(account, url, params, code, loc)

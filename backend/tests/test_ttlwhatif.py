@@ -61,3 +61,31 @@ def test_a_ttl_that_caps_the_prefix_below_today_is_unreachable() -> None:
     w = answer(1, held=0.3 * M)
     assert w.hit_ratio_scale < 0.9
     assert w.memory_for_today_hit_ratio is None
+
+
+def test_the_samples_bias_scales_what_ttl_allows_not_the_ratios() -> None:
+    """A sample that over-reads hot keys reads every column high; scaled by the prefix's measured
+    hit ratio over the sample's own, the allowed hit ratios move, r, l, h' and Y do not."""
+    plain, biased = answer(12), answer(12)
+    cols = whatif_columns(3, 4e6, 60.0)
+    w = what_if(
+        WHATIF_TTLS,
+        cols["hit_ratio"],
+        cols["live_byte_s"],
+        60.0,
+        byte_curve(2 * M, 0.80, 0.02 * M),
+        0.74,
+        4e6,
+        0.25,
+        0.80,
+        12,
+        sampled_measured=0.74 * 1.05,
+    )
+    assert abs(w.sample_correction - 1 / 1.05) < 1e-12
+    assert (
+        abs(w.allowed - plain.allowed / 1.05) < 1e-9
+        and abs(w.allowed_today - plain.allowed_today / 1.05) < 1e-9
+    )
+    assert abs(w.hit_ratio_scale - biased.hit_ratio_scale) < 1e-12 and w.size_scale == biased.size_scale
+    assert w.prefix_hit_ratio == plain.prefix_hit_ratio
+    assert w.memory_for_today_hit_ratio == plain.memory_for_today_hit_ratio

@@ -123,6 +123,7 @@ static void test_replay_exact(void)
             continue;
         CHECK(q->hits[0] == real_hits[p], "prefix %d: column 'today' %g hits = memcached's %g", p,
               q->hits[0], real_hits[p]);
+        CHECK(q->real_hits == real_hits[p], "prefix %d: real hits %g = %g", p, q->real_hits, real_hits[p]);
         for (int j = 0; j < HC_TTLW_NTTL && HC_TTLW_TTLS[j] <= 256; j++) {
             double h[3], rd[3], lv[3];
             run(r, n, HC_TTLW_TTLS[j], h, rd, lv, end);

@@ -285,6 +285,7 @@ def whatif_columns(today_ttl: float, resident: float, window_s: float) -> dict[s
     return {
         "sampled_reads": 40_000,
         "sample_rate": 0.5,
+        "sampled_hit_ratio": round(cols(today_ttl)[0], 6),
         "hit_ratio": [round(cols(x)[0], 6) for x in xs],
         "live_byte_s": [round(cols(x)[1] * scale * window_s) for x in xs],
     }

@@ -131,6 +131,7 @@ def _summarise(
                 memory_share=p["bytes"] / total_bytes if total_bytes else None,
                 memory_for_target=memory_for(p["points"], target) if p["points"] else None,
                 curve_step=p["points"][0][0] if p["points"] else None,
+                ttl_whatif=bool(p.get("ttl_whatif")),
                 points=[(x, y) for x, y in p["points"]],
                 left=_left(p.get("left")),
             )

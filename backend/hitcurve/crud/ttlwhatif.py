@@ -78,6 +78,7 @@ def prefix_ttl(
         share,
         server_hr,
         ttl_s,
+        tw.get("sampled_hit_ratio"),
     )
     need = w.memory_for_today_hit_ratio
     return TtlWhatIfOut(
@@ -103,6 +104,7 @@ def prefix_ttl(
         reachable=need is not None,
         sampled_reads=tw["sampled_reads"],
         sample_rate=tw["sample_rate"],
+        sample_correction=w.sample_correction,
         grid=[TtlGridPointOut(**g.__dict__) for g in w.grid],
         model=MODEL,
         gaps=GAPS,

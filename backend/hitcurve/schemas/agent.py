@@ -202,6 +202,7 @@ class TtlWhatIf(_Strict):
 
     sampled_reads: NonNeg
     sample_rate: Annotated[float, Field(gt=0, le=1)]
+    sampled_hit_ratio: Ratio  # memcached's own hit ratio on the same sampled reads
     hit_ratio: Annotated[list[Ratio], Field(min_length=2, max_length=MAX_WHATIF_TTLS + 1)]
     live_byte_s: Annotated[
         list[Annotated[int, Field(ge=0, le=MAX_BYTE_S)]], Field(min_length=2, max_length=MAX_WHATIF_TTLS + 1)

@@ -30,6 +30,9 @@ class PrefixOut(BaseModel):
     memory_share: float | None
     memory_for_target: float | None  # bytes its own TTL-aware curve needs for the target
     curve_step: float | None  # bytes between curve points: an answer below it means "at most"
+    ttl_whatif: bool = Field(
+        False, description="the window carries its TTL what-if (GET /servers/{id}/breakdown/ttl answers it)"
+    )
     points: list[Point]  # its own curve in bytes (as if it had its own pool)
     left: LeftOut | None
 
@@ -212,6 +215,11 @@ class TtlWhatIfOut(BaseModel):
     reachable: bool
     sampled_reads: int = Field(description="sampled reads behind the replay's ratios")
     sample_rate: float
+    sample_correction: float = Field(
+        description="the replay's hit ratios are scaled by this: the prefix's measured hit ratio over "
+        "memcached's own on the sampled reads (a hot key in or out of the sample moves every column; 1: "
+        "nothing to correct)"
+    )
     grid: list[TtlGridPointOut] = Field(description="every TTL the agent replayed, for the chart")
     model: str
     gaps: str

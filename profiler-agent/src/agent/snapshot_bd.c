@@ -44,8 +44,10 @@ static json_t *ttlw_json(const ag_bd *b, uint16_t id)
         json_array_append_new(h, json_real(round((r > 1 ? 1 : r) * 1e6) / 1e6));
         json_array_append_new(l, json_integer((json_int_t)llround(p->live[c])));
     }
-    return json_pack("{s:I,s:f,s:o,s:o}", "sampled_reads", (json_int_t)p->sampled_reads,
-                     "sample_rate", hc_ttlw_rate(b->tw), "hit_ratio", h, "live_byte_s", l);
+    double m = p->real_hits / p->reads;
+    return json_pack("{s:I,s:f,s:f,s:o,s:o}", "sampled_reads", (json_int_t)p->sampled_reads,
+                     "sample_rate", hc_ttlw_rate(b->tw), "sampled_hit_ratio",
+                     round((m > 1 ? 1 : m) * 1e6) / 1e6, "hit_ratio", h, "live_byte_s", l);
 }
 
 static json_t *hot_list(const ag_config *cfg, const ag_bd *b, hc_topk *t, ag_keys *keys,

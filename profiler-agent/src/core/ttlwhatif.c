@@ -204,6 +204,7 @@ void hc_ttlw_read(hc_ttlw *w, uint64_t key, uint16_t pfx, int hit, int64_t t_us)
     }
     if (p) {
         p->reads += wt;
+        p->real_hits += hit ? wt : 0.0;
         p->sampled_reads++;
     }
     e->pend = !hit;

@@ -50,6 +50,9 @@ typedef struct hc_ttlw_config {
 
 typedef struct hc_ttlw_prefix {
     double reads;                  /* sampled reads of known keys, weighted 1/R */
+    double real_hits;              /* of those, memcached's own hits: the sample's measured hit
+                                      ratio, to correct the sample's bias (a hot key in or out of
+                                      the sample moves every column) against the prefix's */
     uint64_t sampled_reads;        /* the same, unweighted (for the noise of the ratios) */
     double hits[HC_TTLW_COLS];     /* weighted hits per column */
     double live[HC_TTLW_COLS];     /* byte-seconds of live items per column, weighted 1/R */
