@@ -252,6 +252,7 @@ def test_ttl_what_if(account: Account, other: Account) -> None:
     assert abs(b["live_bytes_today"] - sess["bytes"]) < 1  # the sample's live bytes at 3 s = its bytes
     assert b["prefix_hit_ratio"] == want.prefix_hit_ratio and b["server_hit_ratio"] == want.server_hit_ratio
     assert b["memory_for_today_hit_ratio"] == want.memory_for_today_hit_ratio and b["reachable"]
+    assert b["bound"]  # 6 s allows more than today's 3 s: the in-memory answer is a bound
     assert b["memory_change_bytes"] == want.memory_for_today_hit_ratio - sess["bytes"]
     # a longer TTL than today's: more hits allowed, more live bytes, the server's hit ratio up
     assert b["allowed_hit_ratio"] > b["allowed_hit_ratio_today"] and b["live_bytes"] > b["live_bytes_today"]

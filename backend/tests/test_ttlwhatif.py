@@ -50,6 +50,7 @@ def test_longer_ttl_more_hits_and_live_bytes_less_memory_for_today() -> None:
     # when the hit-ratio gain outruns the stretch; both are the replay's, so check the formula
     need = longer.memory_for_today_hit_ratio
     assert need is not None and need > 0
+    assert longer.bound and not today.bound
     shorter = answer(1)
     assert shorter.allowed < today.allowed and shorter.live_bytes < today.live_bytes
     assert shorter.prefix_hit_ratio < 0.74

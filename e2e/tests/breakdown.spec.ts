@@ -62,6 +62,29 @@ test("pool split: choose a prefix, the best split and its gain are the API's, a 
   await panel.screenshot({ path: "artifacts/breakdown-split.png" });
 });
 
+type TtlWhatIf = { prefix_hit_ratio: number; server_hit_ratio: number; memory_for_today_hit_ratio: number | null; reachable: boolean };
+
+test("TTL what-if: choose a prefix and a TTL, the hit rates and the memory are the API's", async ({ page }) => {
+  const id = await open(page);
+  const panel = page.getByTestId("ttl-whatif");
+  await expect(panel.getByTestId("ttl-hit")).toBeVisible();
+  await panel.getByLabel("Prefix whose TTL to change").selectOption("sess");
+  await panel.getByLabel("New TTL, seconds").fill("6");
+  const a = await api<TtlWhatIf>(page, `/servers/${id}/breakdown/ttl?prefix=sess&ttl_s=6`);
+  const pct = (x: number) => `${(100 * x).toFixed(1)}`;
+  await expect(panel.getByTestId("ttl-hit")).toContainText("With a TTL of 6 s, sess would hit");
+  await expect(panel.getByTestId("ttl-hit")).toContainText(pct(a.prefix_hit_ratio));
+  await expect(panel.getByTestId("ttl-hit")).toContainText(pct(a.server_hit_ratio));
+  expect(a.reachable).toBe(true);
+  await expect(panel.getByTestId("ttl-memory")).toContainText("it would need");
+  // a TTL outside whole seconds is refused before it is sent
+  await panel.getByLabel("New TTL, seconds").fill("1.5");
+  await expect(panel.getByTestId("ttl-invalid")).toBeVisible();
+  await panel.getByLabel("New TTL, seconds").fill("6");
+  await expect(panel.getByTestId("ttl-hit")).toBeVisible();
+  await panel.screenshot({ path: "artifacts/breakdown-ttl-whatif.png" });
+});
+
 test("a server whose traffic carries TTLs is answered on the TTL-aware curve, and the answer says so", async ({ page }) => {
   // 10.0.0.9's newest window carries the breakdown, whose TTL-aware and oblivious curves differ by far
   // more than hitcurve/ttl.py's 1 pp; 10.0.0.8 has no breakdown
@@ -98,6 +121,8 @@ test.describe("phone", () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await page.screenshot({ path: "artifacts/phone-breakdown.png", fullPage: true });
     await page.getByTestId("pool-split").screenshot({ path: "artifacts/phone-breakdown-split.png" });
+    await expect(page.getByTestId("ttl-hit")).toBeVisible();
+    await page.getByTestId("ttl-whatif").screenshot({ path: "artifacts/phone-breakdown-ttl-whatif.png" });
   });
   test("the TTL-aware answer at 390 px", async ({ page }) => {
     const id = await serverId(page, "10.0.0.9:11211");

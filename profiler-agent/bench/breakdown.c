@@ -5,7 +5,8 @@
  * plus what breakdown.c adds per event: the merged TTL-aware and oblivious byte curves (32768
  * sampled keys each), the class's TTL-aware curve (1024 keys), the prefix tracker (top 20 in 40
  * slots, 1024 keys per prefix curve) and the two hot-key sketches (256 slots each), with the
- * agent's sizes. Prints events/s with and without, and memory per prefix and per hot-key slot.
+ * agent's sizes; and a third pass adding the TTL what-if replay (core/ttlwhatif, 8192 keys).
+ * Prints events/s with and without, and memory per prefix and per hot-key slot.
  * usage: breakdown [--requests R] [--keys K] [--cache N]
  */
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "core/profile.h"
 #include "core/sdcurve.h"
 #include "core/topk.h"
+#include "core/ttlwhatif.h"
 #include "../ref/workload.h"
 
 typedef struct { uint64_t key; uint8_t op; uint16_t pfx; uint32_t size; int64_t ts, exp; } event;
@@ -33,6 +35,7 @@ typedef struct bd {
     hc_sdc *aware, *obl, *cls;
     hc_prefixes *pfx;
     hc_topk *hot, *hotb;
+    hc_ttlw *tw;
 } bd;
 
 static hc_sdc *mk(uint32_t keys, int ttl, double range)
@@ -59,6 +62,8 @@ static void bd_event(bd *b, const event *e)
         uint32_t s = hc_topk_add(b->hot, e->key, 1, &rep);
         hc_topk_slot_at(b->hot, s)->aux = e->size;
         hc_topk_add(b->hotb, e->key, e->size, &rep);
+        if (b->tw)
+            hc_ttlw_read(b->tw, e->key, e->pfx, e->op == HC_EV_HIT, e->ts);
         break;
     }
     case HC_EV_SET:
@@ -66,6 +71,8 @@ static void bd_event(bd *b, const event *e)
         hc_sdc_write(b->obl, e->key, e->size, e->ts, e->exp);
         hc_sdc_write(b->cls, e->key, 1, e->ts, e->exp);
         hc_prefixes_write(b->pfx, e->pfx, e->key, e->size, e->ts, e->exp);
+        if (b->tw)
+            hc_ttlw_store(b->tw, e->key, e->pfx, e->size, e->exp ? (int32_t)((e->exp - e->ts) / 1000000) : 0, e->ts);
         break;
     case HC_EV_EVICT:
         hc_sdc_evicted(b->aware, e->key);
@@ -107,9 +114,9 @@ int main(int argc, char **argv)
     hc_profile_config_default(&pc);
     pc.sampling = HC_SAMPLE_FIXED_SIZE;
     pc.sample_max_keys = 1u << 20;
-    double t_base = 0, t_full = 0;
-    size_t bd_bytes = 0, pfx_bytes = 0, hot_bytes = 0;
-    for (int pass = 0; pass < 2; pass++) {
+    double t_base = 0, t_full = 0, t_tw = 0;
+    size_t bd_bytes = 0, pfx_bytes = 0, hot_bytes = 0, tw_bytes = 0;
+    for (int pass = 0; pass < 3; pass++) {
         hc_profile *p = hc_profile_new(&pc, NULL);
         hc_profile_set_capacity(p, 1, N, 384);
         bd b = {0};
@@ -125,6 +132,8 @@ int main(int argc, char **argv)
             b.pfx = hc_prefixes_new(&c, NULL);
             b.hot = hc_topk_new(256);
             b.hotb = hc_topk_new(256);
+            if (pass == 2)
+                b.tw = hc_ttlw_new(&(hc_ttlw_config){.max_keys = 8192, .seed = 1});
         }
         double t0 = now_s();
         for (uint64_t i = 0; i < n; i++) {
@@ -133,8 +142,14 @@ int main(int argc, char **argv)
                 bd_event(&b, &ev[i]);
         }
         double dt = now_s() - t0;
+        if (pass == 2) {
+            t_tw = dt;
+            tw_bytes = hc_ttlw_bytes(b.tw);
+            hc_ttlw_free(b.tw);
+        }
         if (pass) {
-            t_full = dt;
+            if (pass == 1)
+                t_full = dt;
             hc_sdc_stats s;
             size_t sum = 0;
             hc_sdc_stats_get(b.aware, &s); sum += s.bytes;
@@ -158,6 +173,10 @@ int main(int argc, char **argv)
     printf("| core | events/s (thread CPU) | ns/event |\n|---|---|---|\n");
     printf("| LRU profile only | %.2f M | %.0f |\n", n / t_base / 1e6, t_base / n * 1e9);
     printf("| + breakdown (TTL curves, prefixes, hot keys) | %.2f M | %.0f |\n", n / t_full / 1e6, t_full / n * 1e9);
+    printf("| + TTL what-if replay (8192 keys, 32 TTLs) | %.2f M | %.0f |\n", n / t_tw / 1e6, t_tw / n * 1e9);
+    printf("TTL what-if: %.0f ns/event (+%.0f %% over the breakdown); %.2f MiB (%zu B per sampled key in a table "
+           "of 2 x 8192, %zu B per prefix id seen)\n", (t_tw - t_full) / n * 1e9, 100 * (t_tw / t_full - 1),
+           tw_bytes / 1048576.0, hc_ttlw_key_bytes(), hc_ttlw_prefix_bytes());
     printf("breakdown cost: %.0f ns/event (+%.0f %%); memory %.1f MiB in all: prefixes %.1f MiB for 40 "
            "slots = %.0f KiB per prefix (1024 sampled keys), hot keys %zu B per sketch = %zu B per slot\n",
            (t_full - t_base) / n * 1e9, 100 * (t_full / t_base - 1), bd_bytes / 1048576.0, pfx_bytes / 1048576.0,

@@ -102,6 +102,7 @@ def prefix_ttl(
         memory_for_today_hit_ratio=need,
         memory_change_bytes=None if need is None else need - p["bytes"],
         reachable=need is not None,
+        bound=w.bound,
         sampled_reads=tw["sampled_reads"],
         sample_rate=tw["sample_rate"],
         sample_correction=w.sample_correction,

@@ -213,6 +213,12 @@ class TtlWhatIfOut(BaseModel):
         description="memory_for_today_hit_ratio minus held_bytes: what the server needs more (or frees)"
     )
     reachable: bool
+    bound: bool = Field(
+        description="true when ttl_s allows more hits than today's TTLs: prefix_hit_ratio and "
+        "server_hit_ratio are then lower bounds and memory_for_today_hit_ratio an upper bound (the model "
+        "spreads the longer TTL's extra items evenly over memory; LRU evicts the seldom-read ones first: "
+        "measured 9.7 pp low at twice today's TTL, profiler-agent/README.md 'TTL what-if')"
+    )
     sampled_reads: int = Field(description="sampled reads behind the replay's ratios")
     sample_rate: float
     sample_correction: float = Field(

@@ -3,7 +3,7 @@ import type { CurvePoint } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
 import { ApiError, del, get, post, qs, patch } from "./client";
 import type {
-  Alert, Breakdown, PoolSplit, SplitPoint, ClusterSummary, CurveView, DataBasis, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
+  Alert, Breakdown, PoolSplit, SplitPoint, TtlWhatIf, ClusterSummary, CurveView, DataBasis, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
   ReportSubscription, Role, ServerSummary, Session, SimulationRun, Sizing, Status,
 } from "./types";
 
@@ -554,6 +554,7 @@ export async function getBreakdown(id: string, target: number, signal?: AbortSig
       memoryShare: num(p.memory_share),
       memoryForTarget: num(p.memory_for_target),
       curveStep: num(p.curve_step),
+      ttlWhatIf: !!p.ttl_whatif,
       left: p.left ?? null,
     })),
     hotKeysHashed: !!j.hot_keys_hashed,
@@ -614,6 +615,34 @@ export async function getPoolSplit(id: string, prefix: string, prefixBytes: numb
       passed: j.check.passed ?? null,
       prefixMeasuredHit: num(j.check.prefix_measured_hit_ratio),
     },
+  };
+}
+
+/** GET /servers/{id}/breakdown/ttl?prefix=…&ttl_s=… → the TTL what-if of one prefix. */
+export async function getTtlWhatIf(id: string, prefix: string, ttl: number, signal?: AbortSignal): Promise<TtlWhatIf> {
+  const j = await get<J>(`/servers/${id}/breakdown/ttl${qs({ prefix, ttl_s: ttl })}`, signal);
+  return {
+    prefix: j.prefix,
+    ttl: j.ttl_s,
+    requestShare: j.request_share,
+    measuredHit: j.measured_hit_ratio,
+    heldBytes: j.held_bytes,
+    serverMeasuredHit: num(j.server_measured_hit_ratio),
+    allowedHitToday: j.allowed_hit_ratio_today,
+    allowedHit: j.allowed_hit_ratio,
+    liveBytesToday: j.live_bytes_today,
+    liveBytes: j.live_bytes,
+    prefixHit: j.prefix_hit_ratio,
+    serverHit: num(j.server_hit_ratio),
+    serverHitUnbounded: num(j.server_hit_ratio_unbounded),
+    memoryForTodayHit: num(j.memory_for_today_hit_ratio),
+    memoryChange: num(j.memory_change_bytes),
+    reachable: !!j.reachable,
+    bound: !!j.bound,
+    sampledReads: j.sampled_reads,
+    grid: (j.grid ?? []).map((g: J) => ({ ttl: g.ttl_s, allowedHit: g.allowed_hit_ratio, liveBytes: g.live_bytes })),
+    windowsNote: str(j.windows_note),
+    gaps: String(j.gaps ?? ""),
   };
 }
 

@@ -252,6 +252,8 @@ export type PrefixRow = {
   memoryForTarget: number | null;
   /** Bytes between curve points: an answer below it reads "at most". */
   curveStep: number | null;
+  /** The window carries its TTL what-if (GET /servers/{id}/breakdown/ttl). */
+  ttlWhatIf?: boolean;
   left: Left | null;
 };
 export type HotKeyRow = { key: string; hashed: boolean; requests: number; bytes: number; error: number };
@@ -279,6 +281,33 @@ export type Breakdown = {
   left: Left;
   /** Of `left.evicted`, those slab page moves caused (sum over the classes). */
   evictedByPageMoves: number;
+};
+
+/** GET /servers/{id}/breakdown/ttl (issue 16): one prefix's TTL changed. */
+export type TtlGridPoint = { ttl: number; allowedHit: number; liveBytes: number };
+export type TtlWhatIf = {
+  prefix: string;
+  ttl: number;
+  requestShare: number;
+  measuredHit: number;
+  heldBytes: number;
+  serverMeasuredHit: number | null;
+  allowedHitToday: number;
+  allowedHit: number;
+  liveBytesToday: number;
+  liveBytes: number;
+  prefixHit: number;
+  serverHit: number | null;
+  serverHitUnbounded: number | null;
+  memoryForTodayHit: number | null;
+  memoryChange: number | null;
+  reachable: boolean;
+  /** The TTL allows more hits than today's: the in-memory hit rates are lower bounds, the memory an upper bound. */
+  bound: boolean;
+  sampledReads: number;
+  grid: TtlGridPoint[];
+  windowsNote: string | null;
+  gaps: string;
 };
 
 /** GET /servers/{id}/breakdown/split (issue 16): one prefix in its own pool, the rest in another. */

@@ -4,6 +4,7 @@ import type { Breakdown, HotKeyRow, PrefixRow } from "../api/types";
 import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { Breadcrumbs, SubjectTabs } from "../components/Bits";
 import { PoolSplitPanel } from "../components/PoolSplitPanel";
+import { TtlWhatIfPanel } from "../components/TtlWhatIfPanel";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useDebounced, useWidth } from "../hooks";
 import { formatBytes, formatPercent } from "../lib/format";
@@ -94,6 +95,7 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
         </div>
       </section>
       <PoolSplitPanel id={id} prefixes={d.prefixes} />
+      <TtlWhatIfPanel id={id} prefixes={d.prefixes} />
       {d.ttl && <TtlPanel d={d} />}
       <section className="card" data-testid="hot-keys">
         <h2>Hot keys</h2>
