@@ -389,3 +389,20 @@ def test_unauthenticated_is_401(anon) -> None:
 def test_second_account_helper(app) -> None:
     acc = new_account(app, org_name="Ünïcødé Org ☃")
     assert acc.me["org_name"] == "Ünïcødé Org ☃"
+
+
+def test_a_link_cut_short_gets_the_invalid_link_answer(app, account) -> None:
+    """A mail program that wraps a link leaves a short token: each link's own answer, not a
+    schema error ("token: String should have at least 16 characters" on the confirm page)."""
+    anon = TestClient(app)
+    cut = "Xy3_abc"  # the first characters of a link's token
+    r = anon.post("/api/v1/auth/signup/confirm", json={"token": cut})
+    assert r.status_code == 400 and r.json()["code"] == "signup_invalid", r.text
+    assert "sign-up link is invalid" in r.json()["detail"]
+    r = anon.post("/api/v1/auth/password-reset/confirm", json={"token": cut, "new_password": PASSWORD})
+    assert r.status_code == 400 and r.json()["code"] == "reset_invalid", r.text
+    r = account.post("/api/v1/invitations/accept", json={"token": cut})
+    assert r.status_code == 404 and r.json()["code"] == "invitation_invalid", r.text
+    # the limit stays: an over-long token is refused before any lookup
+    r = anon.post("/api/v1/auth/signup/confirm", json={"token": "x" * 129})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "token"]

@@ -23,6 +23,10 @@ def _strong(value: str) -> str:
 
 # A new password: 10 to 256 characters and not guessable (core.security.password_problem).
 Password = Annotated[str, StringConstraints(min_length=10, max_length=256), AfterValidator(_strong)]
+# The token of a mailed link: any length up to the limit reaches the lookup, so a link cut short
+# by a mail program answers "this link is invalid, used or expired" instead of a schema error
+# ("token: String should have at least 16 characters" on the confirm page).
+LinkToken = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 
 
 class In(BaseModel):
@@ -117,11 +121,11 @@ class InvitationView(BaseModel):
 
 
 class InvitationAcceptIn(In):
-    token: Annotated[str, StringConstraints(min_length=16, max_length=128)]
+    token: LinkToken
 
 
 class SignupConfirmIn(In):
-    token: Annotated[str, StringConstraints(min_length=16, max_length=128)]
+    token: LinkToken
 
 
 class PasswordResetIn(In):
@@ -129,7 +133,7 @@ class PasswordResetIn(In):
 
 
 class PasswordResetConfirmIn(In):
-    token: Annotated[str, StringConstraints(min_length=16, max_length=128)]
+    token: LinkToken
     new_password: Password
 
 
