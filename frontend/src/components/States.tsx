@@ -10,11 +10,26 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
+/** A 404, or a 422 on the path itself (an id that is no id): the address names nothing. */
+function namesNothing(error: Error): boolean {
+  if (!(error instanceof ApiError)) return false;
+  if (error.status === 404) return true;
+  const detail = (error.detail as { detail?: unknown } | null)?.detail;
+  return error.status === 422 && Array.isArray(detail) && detail.length > 0 && detail.every((d: { loc?: unknown[] }) => d.loc?.[0] === "path");
+}
+
 export function ErrorState({ error, retry }: { error: Error; retry?: () => void }) {
-  const status = error instanceof ApiError ? error.status : null;
+  if (namesNothing(error))
+    // trying again finds nothing either: say why it may be missing and where to go instead
+    return (
+      <div className="state error" role="alert" data-testid="not-found">
+        <strong>Not found.</strong> Nothing here by this address: it may have been removed, or belong to another organization than
+        the one selected at the top. <Link href="/servers">Servers</Link> · <Link href="/">Clusters</Link>
+      </div>
+    );
   return (
     <div className="state error" role="alert">
-      <strong>{status === 404 ? "Not found." : "Something went wrong."}</strong> {status === 404 ? "" : error.message}
+      <strong>Something went wrong.</strong> {error.message}
       {retry && (
         <button type="button" onClick={retry}>
           Try again
