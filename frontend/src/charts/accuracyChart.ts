@@ -68,7 +68,11 @@ export function drawAccuracyChart(svgEl: SVGSVGElement, data: AccuracyDatum[], o
     .attr("r", 2.5)
     .attr("cx", (d) => x(d.time))
     .attr("cy", (d) => y(d.measured!));
-  const bw = Math.max(1, ((width - m.left - m.right) / Math.max(1, data.length)) * 0.7);
+  // A bar is as wide as the spacing of its points allows (70 % of the closest pair), never a share
+  // of the plot: a lone point in the first minutes drew one bar over 70 % of the width.
+  const xs = data.map((d) => x(d.time)).sort((a, b) => a - b);
+  const gaps = xs.slice(1).map((v, i) => v - xs[i]).filter((g) => g > 0);
+  const bw = Math.max(1, 0.7 * Math.min((width - m.left - m.right) / Math.max(1, data.length), gaps.length ? Math.min(...gaps) : 12));
   layer("errors")
     .selectAll("rect")
     .data(data.map((d, i) => ({ time: d.time, e: errors[i] })).filter((d) => d.e !== null))
