@@ -885,8 +885,14 @@ def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
         status, at_least = "above_curve", hr
         msg = (
             f"{hb(memory)} is past the curve's last point ({hb(b.main.x_max)}); "
-            f"the hit rate there is at least {hr:.1%}; to see further, run the agent with "
-            f"{_ghost_words()}; {_tail(b)}"
+            f"the hit rate there is at least {hr:.1%}; "
+            + (
+                # memcached has evicted nothing yet: the curve ends near today's fill, not at the ghost
+                "it sees further once memcached is full"
+                if _warming(b)
+                else f"to see further, run the agent with {_ghost_words()}"
+            )
+            + f"; {_tail(b)}"
         )
     elif reach is not None and past_reach:
         status, at_least = "above_curve", hr

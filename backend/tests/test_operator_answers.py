@@ -90,6 +90,24 @@ def test_warming_up_until_memcached_is_full_then_ok(account) -> None:
     assert row["status"] == "ok"
 
 
+def test_warming_hit_rate_past_the_curve_waits_for_a_full_memcached(account) -> None:
+    """While memcached fills, a size past the curve is seen once it is full: no --ghost-factor
+    advice (the demo's first minutes read "to see further, run the agent with a larger
+    --ghost-factor" next to the memory answer's "it sees further once memcached is full")."""
+    sid = window(account, 0, fill=0.25)
+    window(account, 1, fill=0.5)
+    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 200 * MIB}).json()
+    assert r["status"] == "warming_up" and r["hit_ratio_at_least"] is not None, r
+    assert "past the curve's last point (160 MiB)" in r["message"]
+    assert "it sees further once memcached is full" in r["message"]
+    assert "ghost-factor" not in r["message"]
+    # once full, the remedy for a curve that ends is the ghost
+    window(account, 2, fill=1.0)
+    window(account, 3, fill=1.0)
+    r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 200 * MIB}).json()
+    assert r["status"] == "above_curve" and "--ghost-factor" in r["message"], r
+
+
 def test_the_memory_limit_to_set_the_band_and_the_bound(account) -> None:
     sid = ""
     for m in range(6):
