@@ -25,11 +25,12 @@ by the live-bytes ratio l = L(X) / L(today) and its hit ratios scaled by r = v(X
 
 Exact at both ends: with memory for every live item it gives v(X) (times c), and r and l come
 from the same replay. In between it assumes expiry thins P's reuses evenly across reuse
-distances. Measured (bench_ttlwhatif, P alone in a memcached that evicts, TTL 3 s today): at 1 s
-and 2 s h' is within +0.9 / +1.5 pp of memcached; at 6 s it is 9.7 pp low. A longer TTL adds
-live items that are read seldom, and LRU evicts those first instead of spreading the loss
-evenly, so when X allows more hits than today (r > 1) h' is a lower bound and Y an upper bound
-(`bound` in the answer).
+distances. Measured (bench_ttlwhatif, P alone, TTL 3 s today): in a memcached that evicts (-m 4)
+h' is +5.1 / +3.1 pp off at 1 s / 2 s and -1.7 / -3.3 pp at 6 s / 12 s; in one that had room
+(-m 3, 100 B items) +0.9 / +1.5 and -9.7 / -19.4 pp. A longer TTL adds live items that are read
+seldom, and LRU evicts those first (or fills free memory with them) instead of spreading the
+loss evenly, so when X allows more hits than today (r > 1) h' is a lower bound and Y an upper
+bound (`bound` in the answer); below today's TTL h' runs a few pp high.
 
 Answers:
 - P's hit ratio at TTL X in the memory it holds today, h' = h_X(x0), and the server's

@@ -217,7 +217,8 @@ class TtlWhatIfOut(BaseModel):
         description="true when ttl_s allows more hits than today's TTLs: prefix_hit_ratio and "
         "server_hit_ratio are then lower bounds and memory_for_today_hit_ratio an upper bound (the model "
         "spreads the longer TTL's extra items evenly over memory; LRU evicts the seldom-read ones first: "
-        "measured 9.7 pp low at twice today's TTL, profiler-agent/README.md 'TTL what-if')"
+        "measured 1.7-9.7 pp low at twice today's TTL, profiler-agent/README.md 'TTL what-if'). Below "
+        "today's TTL the in-memory figures are estimates that ran 0.9-5.1 pp high"
     )
     sampled_reads: int = Field(description="sampled reads behind the replay's ratios")
     sample_rate: float
