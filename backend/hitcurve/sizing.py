@@ -293,18 +293,32 @@ def _reach(v: object) -> float | None:
 
 def answer_curve(
     db: Session, org_id: uuid.UUID, server_id: uuid.UUID
-) -> tuple[ServerCurve | None, str | None]:
+) -> tuple[ServerCurve | None, str | None, windows.Combined | None]:
     """The stored curve of the newest window a server's answers rest on (a quiet or loss-flagged
-    newer window is left out, hitcurve.windows) and which windows were left out; the curve page
-    draws it, so the chart and the answer never disagree."""
-    rows = curves_crud.recent_server_windows(db, org_id, server_id, 4 * windows.RECENT_WINDOWS)
-    if rows:
-        rows = [r for r in rows if r.basis == rows[-1].basis]
+    newer window is left out, hitcurve.windows), which windows were left out, and the combined
+    curve the answers use (the good recent windows weighed); the curve page draws the combined
+    curve, so the chart and the answer never disagree."""
+    rows = _one_model(
+        curves_crud.recent_server_windows(db, org_id, server_id, 4 * windows.RECENT_WINDOWS), "best"
+    )
     comb = windows.combine(_window_curves(rows, "best"))
     if comb is None:
-        return None, None
+        return None, None, None
     row = next(r.ServerCurve for r in rows if r.ServerCurve.window_end == comb.newest.window_end)
-    return row, comb.describe() if comb.skipped or not comb.reliable else None
+    return row, comb.describe() if comb.skipped or not comb.reliable else None, comb
+
+
+def _one_model(rows: list[Any], kind: CurveKind) -> list[Any]:
+    """The windows an answer may weigh together: the newest window's basis (a stats-only model is
+    never averaged with measured curves; an agent that regains `watch` moves the answer to watch
+    windows) and, but for the optimal curve, its TTL-aware or LRU model (issue 16)."""
+    if not rows:
+        return rows
+    rows = [r for r in rows if r.basis == rows[-1].basis]
+    if kind != "optimal":
+        ttl = _ttl_model(rows[-1].ServerCurve)
+        rows = [r for r in rows if _ttl_model(r.ServerCurve) == ttl]
+    return rows
 
 
 def _ttl_model(c: ServerCurve) -> bool:
@@ -316,16 +330,11 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
     """What an operator's answer needs beyond the latest curve: the recent windows weighed
     (a quiet or lossy window never replaces a good curve), memcached's fill, the -m model's
     classes, the band at its confidence, earlier windows for the recommended limit."""
-    rows = curves_crud.recent_server_windows(db, org_id, server_id, hysteresis.HISTORY_WINDOWS)
-    # An answer rests on one basis: the newest window's (a stats-only model is never averaged
-    # with measured curves; an agent that regains `watch` moves the answer to watch windows).
+    rows = _one_model(
+        curves_crud.recent_server_windows(db, org_id, server_id, hysteresis.HISTORY_WINDOWS), kind
+    )
     if rows:
         b.data_basis = rows[-1].basis
-        rows = [r for r in rows if r.basis == b.data_basis]
-    if rows and kind != "optimal":
-        # Likewise TTL-aware and LRU windows are not averaged (issue 16): the newest one's model.
-        ttl = _ttl_model(rows[-1].ServerCurve)
-        rows = [r for r in rows if _ttl_model(r.ServerCurve) == ttl]
     wins = _window_curves(rows, kind)
     comb = use_windows(b, wins)
     if comb is not None:

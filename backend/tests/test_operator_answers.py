@@ -169,6 +169,28 @@ def test_hit_rate_past_the_ghosts_reach_is_a_lower_bound(account) -> None:
     assert merged["observed_max_bytes"] == 96 * MIB
 
 
+def test_the_curve_page_draws_the_curve_the_answers_rest_on(account) -> None:
+    """The server's curve is the good recent windows weighed, as the sizing answer's: in the demo
+    the page drew the newest window's curve (crossing 90 % at 67 MiB, reaching 91.2 %) under the
+    answer "no memory size reaches 90 %: the curve levels off at 89.8 %"."""
+    sid = ""
+    for m, top in enumerate([0.86, 0.88, 0.9, 0.92, 0.96]):  # a rising hit rate, 5 good windows
+        sid = window(account, m, top=top, address="10.9.0.5:11211")
+    merged = account.get(f"/api/v1/servers/{sid}/curve").json()["merged"]
+    drawn = dict(zip(merged["sizes_bytes"], merged["hit_ratio_calibrated"], strict=True))
+    assert len(drawn) == len(XS) and merged["measured_hit_ratio"] is not None
+    for mib in (16, 64, 120, 160):
+        a = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": mib * MIB}).json()
+        assert a["status"] == "ok" and "from 5 windows" in a["message"], a
+        assert abs(drawn[mib * MIB] - a["hit_ratio"]) < 1e-6, (mib, drawn[mib * MIB], a["hit_ratio"])
+    # ... and not the newest window's own curve, which reads higher
+    assert drawn[160 * MIB] < curve(0.96)[159] - 0.01
+    # the target the chart meets is the one the answer gives
+    target = merged["hit_ratio_calibrated"][-1] - 0.005
+    m = memory(account, sid, target)
+    assert m["status"] == "ok" and m["memory_bytes"] <= 160 * MIB
+
+
 def test_quiet_and_lossy_windows_keep_the_answer_within_1pp(account) -> None:
     sid = ""
     for m in range(6):

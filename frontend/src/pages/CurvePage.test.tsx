@@ -126,7 +126,7 @@ test("a server without a curve yet shows how to install an agent", async () => {
   expect(await screen.findByText("No agent has reported yet")).toBeTruthy();
 });
 
-test("a server whose newest windows were quiet says the chart is the newest good window's", async () => {
+test("a server whose newest windows were quiet says the chart rests on the good windows, as the answer", async () => {
   const curve = serverCurve(3) as { merged: Record<string, unknown> };
   curve.merged.windows_note = "from 5 windows; 2 newer window(s) left out (quiet)";
   renderPage(3, sizingFor, curve);

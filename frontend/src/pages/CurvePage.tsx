@@ -103,7 +103,7 @@ function CurveBody({ view }: { view: CurveView }) {
         <StatsOnlyLabel basis={basis} />
         {view.windowsNote && (
           <p className="muted small" data-testid="windows-note">
-            Drawn from the newest good window ({view.windowsNote}); the answer rests on the good windows too.
+            Drawn, as the answer is, from the good recent windows ({view.windowsNote}).
           </p>
         )}
       </header>
