@@ -61,7 +61,7 @@ def _hot(rows: list[dict[str, Any]] | None) -> list[HotKeyOut]:
     ]
 
 
-def _latest(
+def newest_good_breakdown(
     db: Session, org_id: uuid.UUID, server_id: uuid.UUID
 ) -> tuple[Any, dict[str, Any], str | None] | None:
     """The newest good snapshot row carrying a breakdown, its decoded upload, and a note naming
@@ -107,7 +107,7 @@ def _latest(
 def latest_breakdown(
     db: Session, org_id: uuid.UUID, server_id: uuid.UUID, target: float
 ) -> BreakdownOut | None:
-    found = _latest(db, org_id, server_id)
+    found = newest_good_breakdown(db, org_id, server_id)
     return _summarise(server_id, *found, target) if found else None
 
 
@@ -212,7 +212,8 @@ SPLIT_MIN_READS = 1000
 SPLIT_CHECK_PP = 3.0
 
 
-def _bad(code: str, param: str, msg: str) -> ApiError:
+def query_error(code: str, param: str, msg: str) -> ApiError:
+    """A 422 located on one query parameter (the what-ifs' answers to what they cannot answer)."""
     return ApiError(422, code, [{"loc": ["query", param], "msg": msg, "type": code}])
 
 
@@ -227,7 +228,7 @@ def prefix_split(
     """The pool-split what-if for one prefix of the latest window with a breakdown (model and
     its derivation: hitcurve/poolsplit.py). None without a breakdown; ApiError 422 (located on
     the query parameter) for a prefix without a curve or a split outside the total."""
-    found = _latest(db, org_id, server_id)
+    found = newest_good_breakdown(db, org_id, server_id)
     if found is None:
         return None
     r, doc, windows_note = found
@@ -236,16 +237,18 @@ def prefix_split(
     p = next((q for q in ps if q["prefix"] == prefix), None)
     if p is None or not p.get("points"):
         names = ", ".join(q["prefix"] for q in ps) or "none"
-        raise _bad(
+        raise query_error(
             "unknown_prefix",
             "prefix",
             f"prefix {prefix!r} has no curve in the window ending {r.window_end.isoformat()}: the prefixes "
             f"with one are {names} ('(other)' has none)",
         )
     if not merged:
-        raise _bad("no_merged_curve", "prefix", "the window has no merged ttl_points (the curve to split)")
+        raise query_error(
+            "no_merged_curve", "prefix", "the window has no merged ttl_points (the curve to split)"
+        )
     if p["requests"] < SPLIT_MIN_READS:
-        raise _bad(
+        raise query_error(
             "too_few_reads",
             "prefix",
             f"prefix {prefix!r} had {p['requests']} reads in the window; its curve needs at least "
@@ -254,7 +257,7 @@ def prefix_split(
     today = float(doc["server"]["limit_maxbytes"])
     total = today if total is None else total
     if prefix_bytes is not None and prefix_bytes >= total:
-        raise _bad(
+        raise query_error(
             "split_outside_total",
             "prefix_bytes",
             f"prefix_bytes {prefix_bytes:.0f} is not below total_bytes {total:.0f}: the rest needs "

@@ -7,7 +7,7 @@ import uuid
 
 from sqlalchemy.orm import Session
 
-from hitcurve.crud.breakdown import _bad, _latest
+from hitcurve.crud.breakdown import newest_good_breakdown, query_error
 from hitcurve.schemas.breakdown import TtlGridPointOut, TtlWhatIfOut
 from hitcurve.ttlwhatif import MODEL, what_if
 
@@ -25,7 +25,7 @@ def prefix_ttl(
 ) -> TtlWhatIfOut | None:
     """None without a breakdown; ApiError 422 (located on the query parameter) for a prefix
     without a replay, too few sampled reads, or a TTL outside the replayed grid."""
-    found = _latest(db, org_id, server_id)
+    found = newest_good_breakdown(db, org_id, server_id)
     if found is None:
         return None
     r, doc, windows_note = found
@@ -33,7 +33,7 @@ def prefix_ttl(
     p = next((q for q in ps if q["prefix"] == prefix), None)
     with_data = [q["prefix"] for q in ps if q.get("ttl_whatif")]
     if p is None:
-        raise _bad(
+        raise query_error(
             "unknown_prefix",
             "prefix",
             f"prefix {prefix!r} is not among the top prefixes of the window ending "
@@ -42,7 +42,7 @@ def prefix_ttl(
     grid = doc.get("ttl_whatif_ttls_s")
     tw = p.get("ttl_whatif")
     if not tw or not grid:
-        raise _bad(
+        raise query_error(
             "no_ttl_data",
             "prefix",
             f"prefix {prefix!r} has no TTL what-if in the window ending {r.window_end.isoformat()} (an agent "
@@ -50,14 +50,14 @@ def prefix_ttl(
             f"{', '.join(with_data) or 'none'}",
         )
     if tw["sampled_reads"] < TTLW_MIN_READS:
-        raise _bad(
+        raise query_error(
             "too_few_reads",
             "prefix",
             f"prefix {prefix!r} had {tw['sampled_reads']} sampled reads in the window; the what-if needs at "
             f"least {TTLW_MIN_READS}",
         )
     if not grid[0] <= ttl_s <= grid[-1]:
-        raise _bad(
+        raise query_error(
             "ttl_out_of_range",
             "ttl_s",
             f"ttl_s {ttl_s} is outside the TTLs the agent replayed: {grid[0]} ... {grid[-1]} s",
