@@ -210,11 +210,19 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
         f"/api/v1/clusters/{two_orgs['ca']}/curve", headers={"Authorization": f"Bearer {tok}"}
     ).json()
     gib = float(1 << 30)
+
+    def size(v: float) -> str:
+        """Memory as the API's messages and the dashboard write it, written out here: the binary
+        unit that fits, one decimal, ".0" dropped ("0.06 GiB" was the mail's 64 MiB)."""
+        unit = next(u for u, k in (("GiB", 3), ("MiB", 2), ("KiB", 1)) if v >= 1024**k)
+        x = f"{v / 1024 ** {'KiB': 1, 'MiB': 2, 'GiB': 3}[unit]:.1f}"
+        return f"{x.removesuffix('.0')} {unit}"
+
     assert ans["status"] == "ok", ans
-    assert f"Memory for 70.0% hit rate:   {ans['memory_bytes'] / gib:.2f} GiB" in ta
+    assert f"Memory for 70.0% hit rate:   {size(ans['memory_bytes'])}" in ta
 
     def band(v: float | None) -> str:
-        return "beyond the curve's range" if v is None else f"{v / gib:.2f} GiB"
+        return "beyond the curve's range" if v is None else size(v)
 
     b = ans["band"]
     assert b["confidence"] == 0.9 and b["memory_bytes_min"] <= ans["memory_bytes"]
@@ -222,7 +230,7 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
     assert b["memory_bytes_max"] is None or ans["memory_bytes"] <= b["memory_bytes_max"]
     assert f"(90 % band {band(b['memory_bytes_min'])} to {band(b['memory_bytes_max'])}" in ta
     allocated = ans["curve"]["current_bytes"]
-    assert f"Memory in use today:          {allocated / gib:.2f} GiB" in ta
+    assert f"Memory in use today:          {size(allocated)}" in ta
     # money in the install's currency (Settings.currency, USD by default: "$")
     assert f"Monthly cost now:             ${allocated / gib * 4.0:,.2f}" in ta
     assert f"at target: ${ans['memory_bytes'] / gib * 4.0:,.2f}" in ta

@@ -17,25 +17,29 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from hitcurve.core.config import get_settings
-from hitcurve_worker.reports.content import GIB, ClusterReport, OrgReport
+from hitcurve.memlimit import human_bytes
+from hitcurve_worker.reports.content import ClusterReport, OrgReport
 
 MIB = 1 << 20
 # Symbols for the common currencies; any other ISO 4217 code is written after the amount.
 SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
 
 
-def gib(v: float | None) -> str:
-    return "n/a" if v is None else f"{v / GIB:.2f} GiB"
+def mem(v: float | None) -> str:
+    """Memory in the unit that fits, as the sizing API's messages and the dashboard write it
+    ("68 MiB", "11.4 GiB"): in GiB with two decimals a 64 MiB cache read "0.06 GiB" in use and
+    "0.07 GiB" for the target beside the dashboard's 64 MiB and 68 MiB."""
+    return "n/a" if v is None else human_bytes(v)
 
 
-def gib_or_beyond(v: float | None) -> str:
+def mem_or_beyond(v: float | None) -> str:
     """A band end: None means the target is not reached on that edge within the curve."""
-    return "beyond the curve's range" if v is None else gib(v)
+    return "beyond the curve's range" if v is None else mem(v)
 
 
 def m_limit(v: float | None) -> str:
-    """A memory limit as memcached takes it: -m in MiB, with its size in GiB."""
-    return "n/a" if v is None else f"-m {int(v) // MIB} ({v / GIB:.2f} GiB)"
+    """A memory limit as memcached takes it: -m in MiB, with its size."""
+    return "n/a" if v is None else f"-m {int(v) // MIB} ({mem(v)})"
 
 
 def pct(v: float | None) -> str:
@@ -96,7 +100,7 @@ def _env(html: bool) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(gib=gib, band=gib_or_beyond, mlimit=m_limit, pct=pct, money=money, pp=pp, day=day)
+    env.filters.update(mem=mem, band=mem_or_beyond, mlimit=m_limit, pct=pct, money=money, pp=pp, day=day)
     return env
 
 
