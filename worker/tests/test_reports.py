@@ -449,3 +449,26 @@ def test_the_email_has_its_chart_inline_links_into_the_dashboard_and_a_working_u
     [d] = deliveries(sub)
     run(celery_client, "hitcurve.send_report", str(sub), d.period_start.isoformat())
     assert len(inbox.to("chart@acme.test")) == 1
+
+
+def test_an_alert_line_names_its_subject_once() -> None:
+    """The rules write the subject into the alert's message ("cluster web: the target ..."): the
+    demo's preview read "[warning] cluster demo-cluster: cluster demo-cluster: the target hit
+    rate 90.0% needs 67.3 MiB"."""
+    from hitcurve_worker import alerts as rules
+    from hitcurve_worker.reports.content import AlertLine, ClusterReport, OrgReport
+    from hitcurve_worker.reports.render import render
+
+    now = datetime.now(UTC)
+    stale = rules.stale_agent("server 10.0.0.9:11211", now - timedelta(hours=2), now, rules.Thresholds())
+    assert stale is not None and stale.message.startswith("server 10.0.0.9:11211: ")
+    line = AlertLine("critical", "stale_agent", "server 10.0.0.9:11211", stale.message, now)
+    cluster = ClusterReport(
+        uuid.uuid4(), "web", 0.9, 4.0, 1, None, None, None, "no curve yet",
+        None, None, None, None, 0, None, None, alerts=[line],
+    )  # fmt: skip
+    report = OrgReport(uuid.uuid4(), "Acme", now - timedelta(days=7), now, [cluster], 2, 2, 1, [], [line])
+    _, text, html = render(report, "ops@example.com")
+    for body in (text, html):
+        assert body.count("server 10.0.0.9:11211") == 2, body  # the cluster's line and the org's
+        assert f"[critical] {stale.message}" in body
