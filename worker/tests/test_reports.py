@@ -472,3 +472,32 @@ def test_an_alert_line_names_its_subject_once() -> None:
     for body in (text, html):
         assert body.count("server 10.0.0.9:11211") == 2, body  # the cluster's line and the org's
         assert f"[critical] {stale.message}" in body
+
+
+def test_the_charts_today_label_stays_off_the_limit_line() -> None:
+    """The demo's chart: today 64 MiB, -m 68 for the target, a curve to 320 MiB; "today" was
+    written across the -m line ("oday"). The line's pixels under the label's rows stay its colour."""
+    import io
+
+    from PIL import Image
+
+    from hitcurve.schemas.sizing import SizingAnswer
+    from hitcurve_worker.reports.chart import LIMIT, curve_png
+    from hitcurve_worker.reports.content import ClusterReport
+
+    mib = float(1 << 20)
+    pts = [(k * 3.2 * mib, min(0.95, 0.3 + 0.6 * k / 21)) for k in range(1, 101)]
+    sizing = SizingAnswer.model_construct(memory_limit_bytes=int(68 * mib), memory_bytes=67.3 * mib, nodes=1)
+    c = ClusterReport(
+        uuid.uuid4(), "demo", 0.9, 4.0, 1, 0.88, 64 * mib, sizing, None,
+        None, None, None, None, 0, None, None, curve_points=pts,
+    )  # fmt: skip
+    img = Image.open(io.BytesIO(curve_png(c) or b"")).convert("RGB")
+    w, h = img.size
+    mid = h // 2
+    line = [x for x in range(w) if img.getpixel((x, mid)) == LIMIT]
+    assert line, "the -m line"
+    # the label's rows: just above the plot's bottom (MARGIN_B 40 px, 2x scale), 12 px font
+    rows = range(h - 80 - 8 - 24, h - 80 - 8)
+    crossed = [(x, y) for x in line for y in rows if img.getpixel((x, y)) != LIMIT]
+    assert not crossed, crossed[:5]
