@@ -6,9 +6,9 @@ import { formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoney
 /** memcached's -m flag for a limit in bytes (it takes whole megabytes, MiB). */
 export const mFlag = (bytes: number) => `-m ${Math.ceil(bytes / MiB - 1e-9)}`;
 
-/** Text with every "-m N" kept on one line (a narrow screen would break it after the hyphen). */
+/** Text with every "-m N" and "(-m)" kept on one line (a narrow screen would break it after the hyphen). */
 export function keepFlags(text: string): ReactNode[] {
-  return text.split(/(-m \d+)/).map((part, i) => (i % 2 ? <span key={i} className="nowrap">{part}</span> : part));
+  return text.split(/(-m \d+|\(-m\))/).map((part, i) => (i % 2 ? <span key={i} className="nowrap">{part}</span> : part));
 }
 
 /** Agent memory per tracked key for each step of --ghost-factor (profiler-agent/README.md: 40 B at 2, 95 B at 5). */

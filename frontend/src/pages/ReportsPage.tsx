@@ -9,6 +9,7 @@ import {
   type ReportPreview,
 } from "../api/endpoints";
 import { ActionsTable, ChoiceField } from "../components/Forms";
+import { keepFlags } from "../components/TargetAnswer";
 import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
@@ -44,7 +45,8 @@ export function ReportsPage() {
       <header className="view-head">
         <h1>Weekly reports</h1>
         <p className="muted">
-          An e-mail each week: hit rates, the memory limit (-m) for each target with its curve, cost, savings and open alerts.
+          {/* "(-m)" on one line: at 390 px it broke after the hyphen ("(-" / "m)") */}
+          {keepFlags("An e-mail each week: hit rates, the memory limit (-m) for each target with its curve, cost, savings and open alerts.")}
         </p>
       </header>
       <Fetched result={data} what="report subscriptions">
