@@ -551,8 +551,13 @@ def cluster_basis(
         _cluster_facts(db, org_id, server_ids, sim)
         return sim, facts
     if c is None:
+        # with servers assigned, "assign servers" sent the operator to do what is done (the demo's
+        # first minute): say what the curve waits for instead
         raise _not_enough(
-            "no curve for this cluster yet: assign servers that upload snapshots and wait for the worker"
+            f"no curve for this cluster yet: the worker makes it from its {len(server_ids)} server(s)' "
+            "first processed snapshots; ask again once their agents have uploaded"
+            if server_ids
+            else "no curve for this cluster yet: assign servers that upload snapshots and wait for the worker"
         )
     main = _fit(c.sizes_bytes, c.hit_ratios)
     if main is None:

@@ -275,6 +275,16 @@ def test_cluster_memory_and_nodes(account) -> None:
     cid = account.post("/api/v1/clusters", json={"name": "web", "target_hit_ratio": 0.45}).json()["id"]
     r = account.get(f"/api/v1/sizing/clusters/{cid}/memory")
     assert r.status_code == 409 and r.json()["code"] == "not_enough_data"
+    assert "assign servers" in r.json()["detail"]
+    # a server assigned, its first snapshot not processed yet: no "assign servers" (it is done)
+    sid, _ = upload_snapshot(account, address="10.0.0.99:11211")
+    assert account.patch(f"/api/v1/servers/{sid}", json={"cluster_id": cid}).status_code == 200
+    r = account.get(f"/api/v1/sizing/clusters/{cid}/memory")
+    assert r.status_code == 409 and r.json()["code"] == "not_enough_data"
+    assert (
+        "assign servers" not in r.json()["detail"]
+        and "its 1 server(s)' first processed" in r.json()["detail"]
+    )
     assert account.get(f"/api/v1/sizing/clusters/{cid}/nodes").json()["code"] == "node_size_required"
     with get_sessionmaker()() as db:
         db.add(
