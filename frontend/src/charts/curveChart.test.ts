@@ -91,3 +91,12 @@ test("past what was observed the curve is drawn faded and labelled, not as a lin
   expect(svg.querySelector("path.curve-unobserved")).toBeNull();
   expect(svg.querySelector("rect.unobserved")).toBeNull();
 });
+
+test("a box measured a few pixels wide draws no rect of negative size", () => {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  document.body.appendChild(svg);
+  const data: CurveChartData = { points, estimate: null, currentBytes: 4 * GiB, measuredHit: 0.41, target: 0.55, targetBytes: null, hoverBytes: null };
+  drawCurveChart(svg, data, { width: 2, height, margin: { top: 24, right: 52, bottom: 34, left: 44 }, id: "t", xDomain: null });
+  const negative = [...svg.querySelectorAll("rect")].filter((r) => Number(r.getAttribute("width")) < 0 || Number(r.getAttribute("height")) < 0);
+  expect(negative.map((r) => r.getAttribute("class"))).toEqual([]);
+});

@@ -225,9 +225,11 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
   // and kept on its element, like d3 keeps a gesture's state there: re-applying it on every draw
   // (a hover redraws) would reset a brush in progress. Its listener is renewed each draw.
   const brushG = layer("brush");
+  // never inverted: a box measured a few pixels wide for a moment (the demo's server page at
+  // 390 px, 2 px) gave the brush's overlay a width of -94 and Chromium an error
   const extent: [[number, number], [number, number]] = [
     [m.left, m.top],
-    [width - m.right, height - m.bottom],
+    [Math.max(m.left, width - m.right), Math.max(m.top, height - m.bottom)],
   ];
   const node = brushG.node() as SVGGElement & { __hcBrush?: { key: string; brush: d3.BrushBehavior<string> } };
   const key = extent.flat().join(",");
