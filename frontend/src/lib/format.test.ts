@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import {
-  byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoneyDelta, formatPercent, formatPp,
+  byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatChange, formatDuration, formatMoney, formatMoneyDelta, formatPercent, formatPp,
   dayTicks, formatTime, timeAxisDomain, timeTickFormat,
 } from "./format";
 
@@ -110,4 +110,12 @@ test("a time axis across days ticks each day once, at midnight", () => {
   expect(ticks.map(timeTickFormat(week))).toEqual(["Nov 20", "Nov 21", "Nov 22", "Nov 23", "Nov 24", "Nov 25", "Nov 26"]);
   expect(dayTicks(week, 3)!.map(timeTickFormat(week))).toEqual(["Nov 20", "Nov 23", "Nov 26"]);
   expect(dayTicks([new Date(2026, 10, 25, 9), new Date(2026, 10, 26, 21)], 10)).toBeNull();
+});
+
+test("a relative change that rounds to nothing has no sign", () => {
+  // the policies table's recompute time: NbQ-CLOCK 925.3 s against LRU's 925.8 s read "−0 %"
+  expect(plain(formatChange(925.3 / 925.8 - 1))).toBe("±0 %");
+  expect(plain(formatChange(0.004))).toBe("±0 %");
+  expect(plain(formatChange(891.6 / 925.8 - 1))).toBe("-4 %");
+  expect(plain(formatChange(0.125))).toBe("+13 %");
 });

@@ -72,6 +72,15 @@ export function formatPp(delta: number, digits = 1): string {
   return `${v > 0 ? "+" : MINUS}${s}${NBSP}pp`;
 }
 
+/** A relative change in whole percent: "+12 %", "−4 %", "±0 %" (a change that rounds to 0 has
+ *  no sign: the policies table read "−0 %" for −0.05 %). */
+export function formatChange(ratio: number): string {
+  if (!Number.isFinite(ratio)) return "—";
+  const v = Math.round(Math.abs(ratio) * 100);
+  if (v === 0) return `±0${NBSP}%`;
+  return `${ratio < 0 ? MINUS : "+"}${v}${NBSP}%`;
+}
+
 /** "$41", "$1,234", "$0.42" (amounts under 10 keep cents). */
 export function formatMoney(amount: number, currency = "USD"): string {
   if (!Number.isFinite(amount)) return "—";

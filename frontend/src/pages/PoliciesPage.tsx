@@ -6,10 +6,9 @@ import { Breadcrumbs, SubjectTabs } from "../components/Bits";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useWidth } from "../hooks";
 import { hitAt, type CurvePoint } from "../lib/curve";
-import { formatBytes, formatDuration, formatPercent, formatPp, MINUS } from "../lib/format";
+import { formatBytes, formatChange, formatDuration, formatPercent, formatPp, formatTime } from "../lib/format";
 
 /** A relative change: "−78 %", "+5 %". */
-const formatChange = (r: number) => `${r < 0 ? MINUS : "+"}${Math.abs(r * 100).toFixed(0)}\u00a0%`;
 import { canWrite, useSession } from "../session";
 import * as d3 from "d3";
 import { SeriesLegend } from "../components/SeriesLegend";
@@ -97,7 +96,7 @@ function Runs({
             {sorted.map((r) => (
               <li key={r.id}>
                 <button type="button" className="linkish" aria-current={r.id === shown?.id ? "true" : undefined} onClick={() => setPicked(r.id)}>
-                  {r.createdAt ? new Date(r.createdAt).toLocaleString() : "—"} · {r.policies.map(label).join(", ")} · {r.status}
+                  {r.createdAt ? formatTime(new Date(r.createdAt)) : "—"} · {r.policies.map(label).join(", ")} · {r.status}
                 </button>
               </li>
             ))}
@@ -201,7 +200,7 @@ function RunView({ initial, currentBytes, main }: { initial: SimulationRun; curr
     <section aria-labelledby="run-title">
       <h2 id="run-title">
         {run.policies.map(label).join(" · ")}
-        <span className="muted small"> · {run.createdAt ? new Date(run.createdAt).toLocaleString() : ""}</span>
+        <span className="muted small"> · {run.createdAt ? formatTime(new Date(run.createdAt)) : ""}</span>
       </h2>
       {run.status !== "done" && (
         <div className="progress" data-testid="run-progress">
