@@ -122,4 +122,14 @@ test.describe("phone and dark mode", () => {
     await expect(page.getByRole("navigation", { name: "Main" })).toBeVisible();
     await page.screenshot({ path: "artifacts/phone-dark-clusters.png", fullPage: true });
   });
+
+  test("on a phone the policy picker's button comes after the policies, not among them", async ({ page }) => {
+    // at 390 px "Run simulation" stood beside NbQ-CLOCK, halfway down the list of checkboxes
+    const id = await serverId(page, "10.0.0.7:11211");
+    await page.goto(`/servers/${id}/policies`);
+    const checks = (await page.locator(".policy-picker .checks").boundingBox())!;
+    const button = (await page.getByTestId("start-run").boundingBox())!;
+    expect(button.y).toBeGreaterThanOrEqual(checks.y + checks.height);
+    await page.screenshot({ path: "artifacts/phone-dark-policies.png", fullPage: true });
+  });
 });
