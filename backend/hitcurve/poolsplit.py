@@ -184,7 +184,10 @@ def split(
 ) -> Split:
     """Hit ratio of P alone in X plus the rest alone in total - X, read-weighted, for X over
     (0, total), with the best X, the measured proportions and an optional chosen X. The merged
-    curve is first calibrated on memcached's measured hit ratio at today's memory."""
+    curve is first calibrated on memcached's measured hit ratio at today's memory. The rest must
+    carry some reads: share < 1 (the caller refuses a prefix that is the whole server)."""
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"share {share} is not in (0, 1): a split needs the prefix and some rest")
     merged, scale = calibrate(merged, today, measured_hit_ratio)
     rest = rest_curve(merged, prefix, share, occupancy, today)
     hP = _interp(prefix)

@@ -179,6 +179,13 @@ def test_pool_split_what_if(account: Account, other: Account) -> None:
     few["prefixes"][3]["requests"] = 999
     assert post(account, few).status_code == 202
     bad({"prefix": "cfg"}, "too_few_reads", ["query", "prefix"])
+    # a prefix that is the whole server (keys without the delimiter, as the demo's: one prefix
+    # and nothing else) leaves no rest to split off: a located 422, not a division by zero
+    whole = add_breakdown(make_snapshot("10.0.0.11:11211", seed=6))
+    whole["prefixes"] = [whole["prefixes"][2]]
+    whole["prefix_other"].update(requests=0, bytes=0)
+    assert post(account, whole).status_code == 202
+    bad({"prefix": "feed"}, "no_rest", ["query", "prefix"])
 
 
 def test_a_lossy_or_quiet_window_never_stands_for_the_breakdown(account: Account) -> None:

@@ -265,6 +265,16 @@ def prefix_split(
         )
     other = doc.get("prefix_other") or {"requests": 0, "bytes": 0}
     reads = sum(q["requests"] for q in ps) + other["requests"]
+    if reads - p["requests"] < SPLIT_MIN_READS:
+        # the rest's curve is the merged curve minus P's, weighted by the rest's share of reads:
+        # with (almost) none there is no rest to give a pool (a share of 1 divided by zero: 500)
+        raise query_error(
+            "no_rest",
+            "prefix",
+            f"prefix {prefix!r} carries {p['requests']} of the window's {reads} reads; the rest had "
+            f"{reads - p['requests']}, fewer than the {SPLIT_MIN_READS} a pool of its own needs, so there "
+            "is nothing to split off",
+        )
     resident = sum(q["bytes"] for q in ps) + other["bytes"]
     share = p["requests"] / reads
     occupancy = p["bytes"] / resident if resident else share
