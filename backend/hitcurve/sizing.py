@@ -553,9 +553,10 @@ def cluster_basis(
     if c is None:
         # with servers assigned, "assign servers" sent the operator to do what is done (the demo's
         # first minute): say what the curve waits for instead
+        whose = "server's" if len(server_ids) == 1 else "servers'"
         raise _not_enough(
-            f"no curve for this cluster yet: the worker makes it from its {len(server_ids)} server(s)' "
-            "first processed snapshots; ask again once their agents have uploaded"
+            f"no curve for this cluster yet: the worker makes it from its {len(server_ids)} "
+            f"{whose} first processed snapshots; ask again once their agents have uploaded"
             if server_ids
             else "no curve for this cluster yet: assign servers that upload snapshots and wait for the worker"
         )

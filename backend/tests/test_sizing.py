@@ -283,7 +283,7 @@ def test_cluster_memory_and_nodes(account) -> None:
     assert r.status_code == 409 and r.json()["code"] == "not_enough_data"
     assert (
         "assign servers" not in r.json()["detail"]
-        and "its 1 server(s)' first processed" in r.json()["detail"]
+        and "its 1 server's first processed" in r.json()["detail"]
     )
     assert account.get(f"/api/v1/sizing/clusters/{cid}/nodes").json()["code"] == "node_size_required"
     with get_sessionmaker()() as db:

@@ -501,3 +501,28 @@ def test_the_charts_today_label_stays_off_the_limit_line() -> None:
     rows = range(h - 80 - 8 - 24, h - 80 - 8)
     crossed = [(x, y) for x in line for y in rows if img.getpixel((x, y)) != LIMIT]
     assert not crossed, crossed[:5]
+
+
+def test_server_counts_read_as_words() -> None:
+    """"1 of 1 server(s) reporting" in the demo's e-mail: one server is "server", more "servers"."""
+    from hitcurve_worker.reports.content import ClusterReport, OrgReport
+    from hitcurve_worker.reports.render import render
+
+    now = datetime.now(UTC)
+
+    def cluster(n: int) -> ClusterReport:
+        return ClusterReport(
+            uuid.uuid4(), "web", 0.9, 4.0, n, None, None, None, "no curve yet",
+            None, None, None, None, 0, None, None, alerts=[],
+        )  # fmt: skip
+
+    one = OrgReport(uuid.uuid4(), "Acme", now - timedelta(days=7), now, [cluster(1)], 1, 1, 0, [], [])
+    _, text, html = render(one, "ops@example.com")
+    for body in (text, html):
+        assert "1 of 1 server reporting" in body and "server(s)" not in body, body
+    assert "== Cluster web (1 server) ==" in text
+    two = OrgReport(uuid.uuid4(), "Acme", now - timedelta(days=7), now, [cluster(3)], 3, 2, 0, [], [])
+    _, text, html = render(two, "ops@example.com")
+    for body in (text, html):
+        assert "2 of 3 servers reporting" in body, body
+    assert "== Cluster web (3 servers) ==" in text
