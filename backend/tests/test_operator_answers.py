@@ -234,13 +234,15 @@ def test_every_new_field_is_documented_in_the_openapi_schema(anon) -> None:
         assert band[name].get("description"), name
 
 
-def _cluster_curve(account: Any, cid: str, end_minute: int) -> None:
+def _cluster_curve(
+    account: Any, cid: str, end_minute: int, nodes: int = 2, servers: dict[str, str] | None = None
+) -> None:
     import uuid
 
     from hitcurve.core.db import get_sessionmaker
     from hitcurve.models import ClusterCurve
 
-    xs2 = [2 * x for x in XS]  # two nodes of 64 MiB today: the cluster's x is its total memory
+    # `nodes` nodes of 64 MiB today: the cluster's x is its total memory
     with get_sessionmaker()() as db:
         db.add(
             ClusterCurve(
@@ -248,11 +250,12 @@ def _cluster_curve(account: Any, cid: str, end_minute: int) -> None:
                 cluster_id=uuid.UUID(cid),
                 window_end=BASE + timedelta(minutes=end_minute),
                 basis="calibrated",
-                sizes_bytes=xs2,
+                sizes_bytes=[nodes * x for x in XS],
                 hit_ratios=curve(0.9),
-                current_bytes=128 * MIB,
+                current_bytes=nodes * 64 * MIB,
                 measured_hit_ratio=curve(0.9)[63],
-                server_count=2,
+                server_count=nodes,
+                inputs={"servers": servers} if servers else {},
             )
         )
         db.commit()
@@ -291,3 +294,23 @@ def test_cluster_answers_carry_the_node_fields_and_warm_up_with_their_nodes(acco
     assert ok["stable"] is True
     summary = next(c for c in account.get("/api/v1/clusters").json() if c["id"] == cid)
     assert summary["memory_for_target_status"] == "ok"
+
+
+def test_a_one_server_cluster_has_its_servers_band(account) -> None:
+    """The cluster band's stream-loss and ghost terms come from its members' windows as a server's
+    do: above today the band of a one-server cluster is its server's (the demo's one-server
+    cluster said 64.7-70.9 MiB where its server said 64.3-79.1 MiB: the drift's band alone)."""
+    cid = account.post("/api/v1/clusters", json={"name": "solo", "target_hit_ratio": 0.8}).json()["id"]
+    sid = ""
+    for m in range(4):  # 4 % stream loss (not flagged), the ghost seeing to 4 x today
+        sid = window(account, m, loss=0.04, reach=4 * 64 * MIB, address="10.9.2.1:11211")
+    assert account.patch(f"/api/v1/servers/{sid}", json={"cluster_id": cid}).status_code == 200
+    _cluster_curve(account, cid, 3, nodes=1, servers={"10.9.2.1:11211": sid})
+    for target in (0.8, 0.85):  # above today's 72 %: where loss and the ghost's span widen it
+        server = memory(account, sid, target)
+        r = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": target})
+        assert r.status_code == 200, r.text
+        cluster = r.json()
+        assert cluster["memory_bytes"] == server["memory_bytes"], (cluster, server)
+        for edge in ("memory_bytes_min", "memory_bytes_max", "hit_rate_min", "hit_rate_max"):
+            assert cluster["band"][edge] == server["band"][edge], (edge, cluster["band"], server["band"])
