@@ -142,3 +142,28 @@ def fit_stored(xs: Sequence[float | None] | None, ys: Sequence[float | None] | N
         return None
     cx, cy = clean(xs, ys)
     return Pchip.fit(cx, cy) if cx else None
+
+
+# The agent's own point lists ([[bytes, hit ratio], ...]: a prefix's curve, the TTL-aware and
+# oblivious curves of the breakdown) read linearly between points, from (0, 0), flat past the last:
+# the breakdown, the pool split's checks and the TTL what-if read them the same way.
+
+
+def linear_hit_at(points: Sequence[Sequence[float]], m: float) -> float:
+    """The hit ratio at size m."""
+    px, py = 0.0, 0.0
+    for x, y in points:
+        if m <= x:
+            return py + (y - py) * (m - px) / (x - px) if x > px else float(y)
+        px, py = float(x), float(y)
+    return py
+
+
+def memory_for(points: Sequence[Sequence[float]], target: float) -> float | None:
+    """Smallest size whose hit ratio reaches target, or None when the curve never does."""
+    px, py = 0.0, 0.0
+    for x, y in points:
+        if y >= target:
+            return float(x) if y == py else px + (target - py) * (float(x) - px) / (y - py)
+        px, py = float(x), float(y)
+    return None

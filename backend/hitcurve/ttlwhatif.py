@@ -48,6 +48,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hitcurve.curves import linear_hit_at, memory_for
+
 MODEL = (
     "the prefix's reads and stores replayed at TTL X with unbounded memory (cache-aside: a miss is refilled) "
     "give the hit ratio TTL X allows and the bytes of its live items; its TTL-aware byte curve of today is "
@@ -71,26 +73,6 @@ def at_ttl(grid: Sequence[float], values: Sequence[float], ttl: float) -> float:
             f = (math.log(ttl) - a) / (b - a)
             return float(values[i - 1]) + f * (float(values[i]) - float(values[i - 1]))
     return float(values[-1])
-
-
-def _curve_at(points: Sequence[Sequence[float]], m: float) -> float:
-    """h_P(m): linear between points, from 0 at size 0, flat past the last."""
-    px, py = 0.0, 0.0
-    for x, y in points:
-        if m <= x:
-            return py + (y - py) * (m - px) / (x - px) if x > px else float(y)
-        px, py = float(x), float(y)
-    return py
-
-
-def _curve_inverse(points: Sequence[Sequence[float]], h: float) -> float | None:
-    """Smallest m with h_P(m) >= h, or None when the curve never reaches h."""
-    px, py = 0.0, 0.0
-    for x, y in points:
-        if y >= h:
-            return float(x) if y == py else px + (h - py) * (float(x) - px) / (y - py)
-        px, py = float(x), float(y)
-    return None
 
 
 @dataclass(frozen=True)
@@ -143,10 +125,10 @@ def what_if(
     lx = at_ttl(grid, live_byte_s[1:], ttl_s) / window_s
     r = vx / v0 if v0 > 0 else 1.0
     size_scale = lx / L0 if L0 > 0 else 1.0
-    at_x0 = _curve_at(points, held_bytes) if points else 0.0
+    at_x0 = linear_hit_at(points, held_bytes) if points else 0.0
     c = measured / at_x0 if at_x0 > 0 else 1.0
     if points and size_scale > 0:
-        h_new = min(1.0, c * r * _curve_at(points, held_bytes / size_scale))
+        h_new = min(1.0, c * r * linear_hit_at(points, held_bytes / size_scale))
     else:  # no curve (the agent did not know memcached's limit yet): TTL alone
         h_new = min(1.0, measured * r)
 
@@ -159,7 +141,7 @@ def what_if(
     if measured <= 0:
         need = 0.0
     elif points and r > 0:
-        m = _curve_inverse(points, at_x0 / r)
+        m = memory_for(points, at_x0 / r)
         need = None if m is None else m * size_scale
     return WhatIf(
         ttl_s=ttl_s,

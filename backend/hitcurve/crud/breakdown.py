@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hitcurve.core.errors import ApiError
+from hitcurve.curves import memory_for
 from hitcurve.models import Snapshot
 from hitcurve.poolsplit import SplitPoint, split
 from hitcurve.schemas.breakdown import (
@@ -29,19 +30,6 @@ from hitcurve.schemas.breakdown import (
 from hitcurve.windows import MIN_READS
 
 LOOK_BACK = 20  # snapshots searched for one with a breakdown (an agent may have restarted without)
-
-
-def memory_for(points: list[list[float]], target: float) -> float | None:
-    """Smallest size whose hit ratio reaches target (linear between points; from 0 at size 0),
-    or None when the curve never does."""
-    px, py = 0.0, 0.0
-    for x, y in points:
-        if y >= target:
-            if y == py:
-                return float(x)
-            return px + (target - py) * (x - px) / (y - py)
-        px, py = x, y
-    return None
 
 
 def _left(d: dict[str, Any] | None) -> LeftOut | None:
