@@ -145,8 +145,8 @@ def fit_stored(xs: Sequence[float | None] | None, ys: Sequence[float | None] | N
 
 
 # The agent's own point lists ([[bytes, hit ratio], ...]: a prefix's curve, the TTL-aware and
-# oblivious curves of the breakdown) read linearly between points, from (0, 0), flat past the last:
-# the breakdown, the pool split's checks and the TTL what-if read them the same way.
+# oblivious curves of the breakdown) read linearly between points, from (0, 0), flat past the last,
+# as the breakdown and the TTL what-if read them (hitcurve/poolsplit.py: the same line, vectorised).
 
 
 def linear_hit_at(points: Sequence[Sequence[float]], m: float) -> float:
