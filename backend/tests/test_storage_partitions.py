@@ -205,13 +205,21 @@ def test_retention_job_drops_old_days_keeps_downsampled_rows_and_history_still_a
 def test_an_upload_whose_day_has_no_partition_creates_it_and_is_stored(account: Any) -> None:
     """The job creates days ahead; if it has not run (beat stopped), the upload path creates its
     window's day itself and stores the window: nothing refused for a missing partition."""
-    day = partitions.day_of(datetime.now(UTC)) - timedelta(days=6)  # an upload may be 7 days old
+    today = partitions.day_of(datetime.now(UTC))
     with get_sessionmaker()() as db:
-        for table in partitions.PARTITIONED:
+
+        def rows_on(day: Any) -> int:
             lo = partitions.start_of(day)
             p = {"lo": lo, "hi": lo + timedelta(days=1)}
-            col = partitions.PARTITIONED[table]
-            assert _count(db, table, f"{col} >= :lo AND {col} < :hi", p) == 0, table  # no other test's rows
+            where = "{c} >= :lo AND {c} < :hi"
+            return sum(_count(db, t, where.format(c=c), p) for t, c in partitions.PARTITIONED.items())
+
+        # A past day no other test has stored rows on (their histories reach back up to 7 days;
+        # dropping a day they use would take their rows): an upload may be up to 7 days old.
+        empty = [d for d in (today - timedelta(days=n) for n in range(6, 1, -1)) if rows_on(d) == 0]
+        assert empty, "every day 2-6 days back holds other tests' rows"
+        day = empty[0]
+        for table in partitions.PARTITIONED:
             partitions.drop(db, table, day)
         db.commit()
         assert not _exists(db, "snapshots", day)
