@@ -74,6 +74,8 @@ def server_curve(db: Session, org_id: uuid.UUID, s: Server) -> ServerCurveOut:
             | series
             | {
                 "sizes_bytes": xs,
+                # the answers' measured hit rate (the good windows weighed), not the newest window's
+                "measured_hit_ratio": comb.measured_hit_ratio,
                 "band_low": band[0] if band else None,
                 "band_high": band[1] if band else None,
             },

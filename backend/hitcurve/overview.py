@@ -14,7 +14,7 @@ from hitcurve.crud.history import mae_by_server
 from hitcurve.crud.inventory import cluster_server_count, open_alert_counts, server_counts_by_cluster
 from hitcurve.models import Cluster, Server
 from hitcurve.schemas.api import ClusterOut, ServerOut, ThresholdsOut
-from hitcurve.sizing import memory_for_target, server_fills
+from hitcurve.sizing import measured_hit_ratios, memory_for_target, server_fills
 from hitcurve.status import (
     CURVE_ERROR_STATISTIC,
     Thresholds,
@@ -77,7 +77,8 @@ def server_rows(
     db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID | None, limit: int, offset: int
 ) -> list[ServerOut]:
     """A page of the organization's servers (of one cluster, when given) by address, each with
-    its latest loss, hit ratio, curve error (mean absolute, last 24 h) and status."""
+    its latest loss, measured hit ratio (its answers', sizing.measured_hit_ratios), curve error
+    (mean absolute, last 24 h) and status."""
     q = select(Server).where(Server.org_id == org_id)
     if cluster_id is not None:
         q = q.where(Server.cluster_id == cluster_id)
@@ -87,6 +88,7 @@ def server_rows(
     end = datetime.now(UTC)
     errors = mae_by_server(db, org_id, ids, end - timedelta(days=1), end)
     fills = server_fills(db, org_id, ids)
+    measured = measured_hit_ratios(db, org_id, ids)
     th = Thresholds.from_env()
     out = []
     for s in rows:
@@ -101,7 +103,9 @@ def server_rows(
             ServerOut.model_validate(s).model_copy(
                 update={
                     "loss_ratio": loss,
-                    "measured_hit_ratio": snap.measured_hit_ratio if snap else None,
+                    # before its first curve (or a stats-only model that has none) no window is
+                    # good and the newest stands in, as in hitcurve.windows.pick
+                    "measured_hit_ratio": measured.get(s.id, snap.measured_hit_ratio if snap else None),
                     "curve_error_pp": error,
                     "status": status,
                     "status_note": note,

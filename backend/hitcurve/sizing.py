@@ -298,8 +298,9 @@ def answer_curve(
     newer window is left out, hitcurve.windows), which windows were left out, and the combined
     curve the answers use (the good recent windows weighed); the curve page draws the combined
     curve, so the chart and the answer never disagree."""
+    # the windows the answers read (_server_facts), so the page's measured hit rate is theirs
     rows = _one_model(
-        curves_crud.recent_server_windows(db, org_id, server_id, 4 * windows.RECENT_WINDOWS), "best"
+        curves_crud.recent_server_windows(db, org_id, server_id, hysteresis.HISTORY_WINDOWS), "best"
     )
     comb = windows.combine(_window_curves(rows, "best"))
     if comb is None:
@@ -308,17 +309,45 @@ def answer_curve(
     return row, comb.describe() if comb.skipped or not comb.reliable else None, comb
 
 
-def _one_model(rows: list[Any], kind: CurveKind) -> list[Any]:
+def _one_model(rows: list[Any], kind: CurveKind, ttl_of: Callable[[Any], bool] | None = None) -> list[Any]:
     """The windows an answer may weigh together: the newest window's basis (a stats-only model is
     never averaged with measured curves; an agent that regains `watch` moves the answer to watch
-    windows) and, but for the optimal curve, its TTL-aware or LRU model (issue 16)."""
+    windows) and, but for the optimal curve, its TTL-aware or LRU model (issue 16). ttl_of: a row's
+    model (default: its ServerCurve's calibration)."""
     if not rows:
         return rows
+    model = ttl_of or (lambda r: _ttl_model(r.ServerCurve))
     rows = [r for r in rows if r.basis == rows[-1].basis]
     if kind != "optimal":
-        ttl = _ttl_model(rows[-1].ServerCurve)
-        rows = [r for r in rows if _ttl_model(r.ServerCurve) == ttl]
+        ttl = model(rows[-1])
+        rows = [r for r in rows if model(r) == ttl]
     return rows
+
+
+def measured_hit_ratios(
+    db: Session, org_id: uuid.UUID, server_ids: list[uuid.UUID]
+) -> dict[uuid.UUID, float | None]:
+    """Each server's measured hit ratio as its answers state it (CurveInfo.measured_hit_ratio:
+    hitcurve.windows.measured_over the good recent windows of the answer's model), for a page of
+    servers in one query without their curves; a server without a curve is absent. The servers
+    list shows this, not the newest window's own (which differed from the card and the API by up
+    to 7 pp while memcached filled)."""
+    out: dict[uuid.UUID, float | None] = {}
+    facts = curves_crud.recent_window_facts_by_server(db, org_id, server_ids, hysteresis.HISTORY_WINDOWS)
+    for sid, rows in facts.items():
+        # the rows _window_curves keeps for the best curve: stored sizes and a calibrated or
+        # proportional curve (the worker stores no curve of non-positive or non-finite sizes)
+        model = _one_model(rows, "best", lambda r: bool(r.ttl_aware))
+        kept = [r for r in model if r.n_sizes and (r.n_calibrated or r.n_proportional)]
+        wins = [
+            windows.WindowSummary(
+                r.window_end, int(r.cmd_get), float(r.loss_ratio), bool(r.flagged), True, r.measured_hit_ratio
+            )
+            for r in kept
+        ]
+        if wins:
+            out[sid] = windows.measured_hit_ratio(wins)
+    return out
 
 
 def _ttl_model(c: ServerCurve) -> bool:

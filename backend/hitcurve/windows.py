@@ -13,12 +13,43 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from hitcurve.curves import Pchip
 
 MIN_READS = 1000
 QUIET_FRACTION = 0.2
 RECENT_WINDOWS = 5
+
+
+class WindowFacts(Protocol):
+    """What the good-window rule reads of a window: its curve's points are not needed, so a list
+    of many servers (GET /servers) applies the rule without loading curves."""
+
+    @property
+    def window_end(self) -> datetime: ...
+    @property
+    def reads(self) -> int: ...
+    @property
+    def loss_ratio(self) -> float: ...
+    @property
+    def flagged(self) -> bool: ...
+    @property
+    def has_curve(self) -> bool: ...
+    @property
+    def measured_hit_ratio(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class WindowSummary:
+    """A window's facts without its curve (WindowFacts)."""
+
+    window_end: datetime
+    reads: int
+    loss_ratio: float
+    flagged: bool
+    has_curve: bool
+    measured_hit_ratio: float | None
 
 
 @dataclass(frozen=True)
@@ -36,6 +67,10 @@ class WindowCurve:
     # ...and the agent's ghost filters then (its resolution past today; None: not said)
     ghost_filters: int | None = None
 
+    @property
+    def has_curve(self) -> bool:
+        return bool(self.sizes_bytes)
+
 
 @dataclass(frozen=True)
 class Combined:
@@ -43,7 +78,7 @@ class Combined:
     hit_ratios: list[float]
     used: list[datetime]  # window ends the curve rests on
     newest: WindowCurve  # the newest window used
-    measured_hit_ratio: float | None  # reads-weighted over the windows used
+    measured_hit_ratio: float | None  # reads-weighted over the windows used (measured_over)
     loss_ratio: float  # reads-weighted over the windows used
     skipped: dict[datetime, str] = field(default_factory=dict)  # newer windows left out, and why
     reliable: bool = True  # False: no window was good, the newest one stands in
@@ -72,17 +107,17 @@ def ghost_loss(windows: Sequence[WindowCurve]) -> float:
     return sum(w.loss_ratio * max(w.reads, 1) for w in recent) / reads if recent else 0.0
 
 
-def why_not_good(w: WindowCurve, median_reads: float) -> str | None:
+def why_not_good(w: WindowFacts, median_reads: float) -> str | None:
     if w.flagged:
         return "stream loss"
     if w.reads < MIN_READS or w.reads < QUIET_FRACTION * median_reads:
         return "quiet"
-    if not w.sizes_bytes:
+    if not w.has_curve:
         return "no curve"
     return None
 
 
-def verdicts(windows: Sequence[WindowCurve]) -> list[str | None]:
+def verdicts(windows: Sequence[WindowFacts]) -> list[str | None]:
     """Why each window (oldest first) is not good, None for the good ones."""
     if not windows:
         return []
@@ -90,8 +125,15 @@ def verdicts(windows: Sequence[WindowCurve]) -> list[str | None]:
     return [why_not_good(w, median) for w in windows]
 
 
-def combine(windows: Sequence[WindowCurve]) -> Combined | None:
-    """`windows` oldest first (one server); None when there is none."""
+@dataclass(frozen=True)
+class Picked:
+    used: list[int]  # indices of the windows an answer rests on, oldest first
+    skipped: dict[datetime, str]  # newer windows left out, and why
+    reliable: bool
+
+
+def pick(windows: Sequence[WindowFacts]) -> Picked | None:
+    """The windows an answer rests on (`windows` oldest first, one server); None when there is none."""
     if not windows:
         return None
     verdict = verdicts(windows)
@@ -104,10 +146,38 @@ def combine(windows: Sequence[WindowCurve]) -> Combined | None:
             good = [older[-1]]
         else:
             good, reliable = [len(windows) - 1], False
-    newest = windows[good[-1]]
     skipped = {
         windows[i].window_end: verdict[i] or "" for i in range(good[-1] + 1, len(windows)) if verdict[i]
     }
+    return Picked(good, skipped, reliable)
+
+
+def measured_over(used: Sequence[WindowFacts]) -> float | None:
+    """The measured hit ratio an answer states: memcached's hits over reads of the windows it rests
+    on, each window's ratio weighted by its reads. The one meaning of a server's measured hit rate
+    (its answers, curve page, the servers list and its cluster's curve), never the newest window's
+    own, which a quiet or lossy window would replace."""
+    num = wsum = 0.0
+    for w in used:
+        if w.measured_hit_ratio is not None:
+            num += w.measured_hit_ratio * max(w.reads, 1)
+            wsum += max(w.reads, 1)
+    return num / wsum if wsum else None
+
+
+def measured_hit_ratio(windows: Sequence[WindowFacts]) -> float | None:
+    """measured_over the windows an answer on `windows` (oldest first) rests on."""
+    p = pick(windows)
+    return measured_over([windows[i] for i in p.used]) if p else None
+
+
+def combine(windows: Sequence[WindowCurve]) -> Combined | None:
+    """`windows` oldest first (one server); None when there is none."""
+    p = pick(windows)
+    if p is None:
+        return None
+    good, skipped, reliable = p.used, p.skipped, p.reliable
+    newest = windows[good[-1]]
     fits = [
         (Pchip.fit(windows[i].sizes_bytes, windows[i].hit_ratios), max(windows[i].reads, 1)) for i in good
     ]
@@ -124,12 +194,7 @@ def combine(windows: Sequence[WindowCurve]) -> Combined | None:
         top = max(top, y)
         ys.append(top)
     used = [windows[i] for i in good]
-    num = wsum = 0.0
-    for w in used:
-        if w.measured_hit_ratio is not None:
-            num += w.measured_hit_ratio * max(w.reads, 1)
-            wsum += max(w.reads, 1)
-    measured = num / wsum if wsum else None
+    measured = measured_over(used)
     lsum = sum(max(w.reads, 1) for w in used)
     loss = sum(w.loss_ratio * max(w.reads, 1) for w in used) / lsum
     return Combined(xs, ys, [w.window_end for w in used], newest, measured, loss, skipped, reliable)

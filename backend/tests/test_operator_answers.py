@@ -5,6 +5,8 @@ recommended limit, and every contract field documented in the OpenAPI schema."""
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from conftest import bearer, insert_server_curve
 from hitcurve_testing.snapshots import make_snapshot
 
@@ -189,6 +191,36 @@ def test_the_curve_page_draws_the_curve_the_answers_rest_on(account) -> None:
     target = merged["hit_ratio_calibrated"][-1] - 0.005
     m = memory(account, sid, target)
     assert m["status"] == "ok" and m["memory_bytes"] <= 160 * MIB
+
+
+def test_one_server_has_one_measured_hit_rate(account) -> None:
+    """The servers list, the curve page and the sizing answer state the same measured hit rate:
+    the reads-weighted good windows the answers rest on (hitcurve.windows.measured_over), not the
+    newest window's own. The list showed the newest window's while the card and the API showed the
+    weighted one (48.6 against 55.6 % in the demo's warm-up)."""
+    address = "10.9.0.7:11211"
+    tops, reads = [0.80, 0.84, 0.88, 0.92, 0.96], [1_000_000, 3_000_000, 1_500_000, 2_500_000, 2_000_000]
+    sid = ""
+    for m, (top, n) in enumerate(zip(tops, reads, strict=True)):
+        sid = window(account, m, top=top, reads=n, address=address)
+    window(account, 5, top=0.6, loss=0.2, address=address)  # newest: loss-flagged, reads low
+    # the answer rests on the newest RECENT_WINDOWS (5) windows' good ones: minutes 1-4
+    hit = [round(int(n * curve(t)[63]) / n, 6) for t, n in zip(tops, reads, strict=True)]  # as window() sends
+    want = sum(h * n for h, n in zip(hit[1:], reads[1:], strict=True)) / sum(reads[1:])
+    api = memory(account, sid, 0.8)["curve"]["measured_hit_ratio"]
+    page = account.get(f"/api/v1/servers/{sid}/curve").json()
+    listed = next(s for s in account.get("/api/v1/servers").json() if s["id"] == sid)["measured_hit_ratio"]
+    assert api == pytest.approx(want, abs=1e-9)
+    assert listed == pytest.approx(api, abs=1e-12)
+    assert page["merged"]["measured_hit_ratio"] == pytest.approx(api, abs=1e-12)
+    newest_own = page["latest_snapshot"]["measured_hit_ratio"]
+    assert abs(newest_own - api) > 0.1, (newest_own, api)  # the newest window's own differs
+    # a quiet newest window is left out the same way (the newest five are now minutes 2-6)
+    window(account, 6, top=0.3, reads=30, address=address)
+    want = sum(h * n for h, n in zip(hit[2:], reads[2:], strict=True)) / sum(reads[2:])
+    api = memory(account, sid, 0.8)["curve"]["measured_hit_ratio"]
+    listed = next(s for s in account.get("/api/v1/servers").json() if s["id"] == sid)["measured_hit_ratio"]
+    assert listed == pytest.approx(api, abs=1e-12) and api == pytest.approx(want, abs=1e-9)
 
 
 def test_quiet_and_lossy_windows_keep_the_answer_within_1pp(account) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, text, true
+from sqlalchemy import func, select, text, true
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
@@ -172,6 +172,57 @@ def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, 
     return list(reversed(rows))
 
 
+def recent_window_facts_by_server(
+    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], limit: int
+) -> dict[uuid.UUID, list[Any]]:
+    """`recent_server_windows` of several servers in one query, without the curves' points (a LATERAL
+    top-`limit` per server, oldest first): window_end, cmd_get, loss_ratio, flagged, basis,
+    measured_hit_ratio, ttl_aware (the calibration's flag, JSON) and the lengths of the stored sizes
+    and calibrated/proportional hit ratios, so the servers list applies the answers' good-window
+    rule (hitcurve.windows) to a page of servers without loading their curves."""
+    if not server_ids:
+        return {}
+    per = (
+        select(
+            ServerCurve.window_end,
+            Snapshot.cmd_get,
+            Snapshot.loss_ratio,
+            Snapshot.flagged,
+            Snapshot.basis,
+            ServerCurve.measured_hit_ratio,
+            ServerCurve.calibration["ttl_aware"].label("ttl_aware"),
+            func.coalesce(func.cardinality(ServerCurve.sizes_bytes), 0).label("n_sizes"),
+            func.coalesce(func.cardinality(ServerCurve.hit_ratio_calibrated), 0).label("n_calibrated"),
+            func.coalesce(func.cardinality(ServerCurve.hit_ratio_proportional), 0).label("n_proportional"),
+        )
+        .join(
+            Snapshot,
+            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
+        )
+        .where(ServerCurve.org_id == org_id, ServerCurve.server_id == Server.id)
+        .order_by(ServerCurve.window_end.desc())
+    )
+    return _top_per_server(db, org_id, server_ids, per, limit)
+
+
+def _top_per_server(
+    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], per: Any, limit: int
+) -> dict[uuid.UUID, list[Any]]:
+    """`per` (a select correlated on Server.id, newest first) as a LATERAL top-`limit` for each of
+    the servers, in one query: their rows oldest first, by server id."""
+    top = per.limit(limit).lateral()
+    rows = db.execute(
+        select(Server.id.label("server_id"), top)
+        .join(top, true())
+        .where(Server.org_id == org_id, Server.id.in_(list(server_ids)))
+        .order_by(Server.id, top.c.window_end)
+    )
+    out: dict[uuid.UUID, list[Any]] = {}
+    for row in rows:
+        out.setdefault(row.server_id, []).append(row)
+    return out
+
+
 # memcached's fill at a window's end, as recent_fill and recent_fill_by_server return it
 _FILL_COLUMNS = (
     Snapshot.window_end,
@@ -208,23 +259,12 @@ def recent_fill_by_server(
     `recent_fill` is, never a scan of a server's whole history."""
     if not server_ids:
         return {}
-    newest = (
+    per = (
         select(*_FILL_COLUMNS)
         .where(Snapshot.org_id == org_id, Snapshot.server_id == Server.id)
         .order_by(Snapshot.window_end.desc())
-        .limit(limit)
-        .lateral()
     )
-    rows = db.execute(
-        select(Server.id.label("server_id"), newest)
-        .join(newest, true())
-        .where(Server.org_id == org_id, Server.id.in_(list(server_ids)))
-        .order_by(Server.id, newest.c.window_end)
-    )
-    out: dict[uuid.UUID, list[Any]] = {}
-    for row in rows:
-        out.setdefault(row.server_id, []).append(row)
-    return out
+    return _top_per_server(db, org_id, server_ids, per, limit)
 
 
 def snapshot_class_facts(

@@ -8,7 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field, Str
 
 from hitcurve.core.security import password_problem
 from hitcurve.schemas.common import Name, Text
-from hitcurve.schemas.sizing import SizingAnswer
+from hitcurve.schemas.sizing import MEASURED_HIT_RATIO_DOC, SizingAnswer
 from hitcurve.status import Status
 
 Role = Literal["owner", "member", "viewer"]
@@ -211,9 +211,7 @@ class ClusterOut(Out):
     created_at: datetime
     server_count: int = 0
     # Summary of the latest state, filled by GET /clusters so overview pages need no more requests.
-    measured_hit_ratio: float | None = Field(
-        default=None, description="measured hit ratio of the latest cluster curve"
-    )
+    measured_hit_ratio: float | None = Field(default=None, description=MEASURED_HIT_RATIO_DOC)
     allocated_bytes: int | None = Field(default=None, description="memory of the latest cluster curve")
     memory_for_target_bytes: float | None = Field(
         default=None,
@@ -259,9 +257,7 @@ class ServerOut(Out):
     last_snapshot_at: datetime | None
     # Summary, filled by GET /servers.
     loss_ratio: float | None = Field(default=None, description="event loss of the latest snapshot")
-    measured_hit_ratio: float | None = Field(
-        default=None, description="measured hit ratio of the latest snapshot"
-    )
+    measured_hit_ratio: float | None = Field(default=None, description=MEASURED_HIT_RATIO_DOC)
     curve_error_pp: float | None = Field(
         default=None,
         description="mean |predicted - measured| in percentage points over the last 24 hours of the "
@@ -329,7 +325,7 @@ class MergedCurveOut(BaseModel):
     )
     band_high: list[float] | None = Field(description="the same band's high side (hit rate)")
     current_bytes: int
-    measured_hit_ratio: float | None
+    measured_hit_ratio: float | None = Field(description=MEASURED_HIT_RATIO_DOC)
     predicted_hit_ratio: float | None
     calibration: dict[str, Any]
     advice: dict[str, Any]
@@ -354,7 +350,10 @@ class SnapshotSummary(BaseModel):
     window_start: datetime
     window_end: datetime
     received_at: datetime
-    measured_hit_ratio: float | None
+    measured_hit_ratio: float | None = Field(
+        description="this window's own hit ratio (hits / reads); the figure the answers and lists state "
+        "is ServerCurveOut.merged.measured_hit_ratio"
+    )
     loss_ratio: float
     flagged: bool
     status: str
@@ -389,7 +388,7 @@ class ClusterCurveOut(BaseModel):
     )
     band_high: list[float] | None = Field(default=None, description="the same band's high side")
     current_bytes: int | None = None
-    measured_hit_ratio: float | None = None
+    measured_hit_ratio: float | None = Field(default=None, description=MEASURED_HIT_RATIO_DOC)
     node_size_bytes: int | None = None
     node_counts: list[int] | None = None
     node_hit_ratios: list[float] | None = None

@@ -75,12 +75,23 @@ class Band(BaseModel):
     )
 
 
+# The one meaning of a measured hit ratio in every body that states one for a server or cluster
+# today (the sizing answer, the servers and clusters lists, the curves): hitcurve.windows.measured_over.
+MEASURED_HIT_RATIO_DOC = (
+    "memcached's measured hit ratio (hits / reads) over the recent good windows the sizing answers "
+    "rest on, each window weighted by its reads (a quiet or loss-flagged window is left out, as from "
+    "the curve; before a server's first curve, its newest window's); a cluster's: its members', "
+    "weighted by their reads. The same figure in the sizing answer, GET /servers, GET /clusters and "
+    "the curves; null without reads"
+)
+
+
 class CurveInfo(BaseModel):
     computed_at: datetime
     window_end: datetime
     age_seconds: float = Field(description="seconds since the end of the window the curve was measured in")
     current_bytes: int | None
-    measured_hit_ratio: float | None
+    measured_hit_ratio: float | None = Field(description=MEASURED_HIT_RATIO_DOC)
     max_bytes: float = Field(description="largest memory the curve covers")
     max_hit_ratio: float = Field(description="hit ratio at max_bytes")
     stream_loss_ratio: float | None = Field(

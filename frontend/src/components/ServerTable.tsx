@@ -1,5 +1,5 @@
 import type { ServerSummary } from "../api/types";
-import { formatAge, formatBytes, formatPercent } from "../lib/format";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatPercent } from "../lib/format";
 import { StatsOnlyLabel, StatusBadge } from "./Bits";
 import { Link } from "./Link";
 
@@ -20,7 +20,9 @@ export function ServerTable({
           <tr>
             <th scope="col">Server</th>
             <th scope="col">Status</th>
-            <th scope="col">Hit rate</th>
+            <th scope="col" title={MEASURED_HIT_RATE_MEANS}>
+              {MEASURED_HIT_RATE}
+            </th>
             <th scope="col">Memory</th>
             <th scope="col">Last seen</th>
             <th scope="col">Event loss</th>

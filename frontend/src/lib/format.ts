@@ -16,6 +16,13 @@ const UNITS: ReadonlyArray<[string, number]> = [
 ];
 
 const NBSP = "\u00a0";
+
+/** The one name of a server's or cluster's measured hit rate (the API's measured_hit_ratio: what
+ *  the sizing answers rest on) in the card, the servers table and the curve page, and what it
+ *  means (a title on the name). The table once showed the newest window's own figure instead. */
+export const MEASURED_HIT_RATE = "Measured hit rate";
+export const MEASURED_HIT_RATE_MEANS =
+  "memcached's hits over reads in the recent windows the answers rest on, each weighted by its reads (quiet or lossy windows left out)";
 export const MINUS = "\u2212";
 
 /** The binary unit in which `bytes` reads as a number in [1, 1024) (bytes below 1 KiB: "B"). */

@@ -3,6 +3,7 @@ import { afterEach, expect, test, vi } from "vitest";
 import type { Session } from "../api/types";
 import { SessionContext } from "../session";
 import { fakeApi } from "../test/fakeApi";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS } from "../lib/format";
 import { ClustersPage } from "./ClustersPage";
 
 afterEach(() => vi.unstubAllGlobals());
@@ -70,4 +71,8 @@ test("a warming cluster's card says how full memcached is, its provisional need 
   const needed = screen.getByTestId("cluster-needed").textContent?.replace(/\u00a0/g, " ");
   expect(needed).toContain("for now 40 MiB");
   expect(needed).toContain("-m 20 on each of 2 nodes");
+  // the measured hit rate under its one name (as the servers table and the curve page write it)
+  const name = screen.getByText(MEASURED_HIT_RATE);
+  expect(name.getAttribute("title")).toBe(MEASURED_HIT_RATE_MEANS);
+  expect(name.nextElementSibling?.textContent?.replace(/\u00a0/g, " ")).toContain("70 % target 90 %");
 });

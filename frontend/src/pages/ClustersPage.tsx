@@ -6,7 +6,7 @@ import { keepFlags, limitWords, warmupSentence } from "../components/TargetAnswe
 import { Link } from "../components/Link";
 import { ErrorState, Loading, NoAgentYet } from "../components/States";
 import { useAsync } from "../hooks";
-import { formatBytes, formatBytesDelta, formatMoney, formatPercent } from "../lib/format";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatBytes, formatBytesDelta, formatMoney, formatPercent } from "../lib/format";
 import { canWrite, useSession } from "../session";
 
 export function ClustersPage() {
@@ -61,7 +61,7 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
             </header>
             <dl className="kv">
               <div>
-                <dt>Hit rate</dt>
+                <dt title={MEASURED_HIT_RATE_MEANS}>{MEASURED_HIT_RATE}</dt>
                 <dd>
                   <span className="big">{c.measuredHitRatio === null ? "—" : formatPercent(c.measuredHitRatio)}</span>
                   {c.targetHitRatio !== null && <span className="muted"> target {formatPercent(c.targetHitRatio)}</span>}

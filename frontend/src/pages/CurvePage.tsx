@@ -10,7 +10,7 @@ import { Fetched, NoAgentYet } from "../components/States";
 import { TargetAnswer } from "../components/TargetAnswer";
 import { useAsync, useDebounced } from "../hooks";
 import { bytesForHit, maxHit } from "../lib/curve";
-import { formatAge, formatBytes, formatPercent } from "../lib/format";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatPercent } from "../lib/format";
 
 declare global {
   interface Window {
@@ -97,7 +97,12 @@ function CurveBody({ view }: { view: CurveView }) {
         <p className="muted">
           {view.kind === "cluster" ? "Cluster" : "Server"} curve · {basis === "stats_only" ? "stats-only model" : view.basis} · computed {formatAge(view.computedAt)} · today{" "}
           {formatBytes(view.currentBytes)}
-          {view.measuredHitRatio !== null && <> at {formatPercent(view.measuredHitRatio)} measured</>}
+          {view.measuredHitRatio !== null && (
+            <>
+              {" "}
+              · <span title={MEASURED_HIT_RATE_MEANS}>{MEASURED_HIT_RATE.toLowerCase()}</span> {formatPercent(view.measuredHitRatio)}
+            </>
+          )}
           {view.lossRatio !== null && basis === "watch" && <> · watch-stream event loss {formatPercent(view.lossRatio, 2)}</>}
         </p>
         <StatsOnlyLabel basis={basis} />
