@@ -121,7 +121,7 @@ static int filter_empty(const cbf *f)
 static void test_ghost_interleaved(void)
 {
     ghost g;
-    CHECK(ghost_init(&g, 9, 4000, 0.01, 1) == 0, "init F=9");
+    CHECK(ghost_init(&g, 9, 4000, 0.01, 1, 0) == 0, "init F=9");
     CHECK(g.filters[0].stride == 9 * CBF_BLOCK_BYTES && g.filters[1].cells == g.filters[0].cells + CBF_BLOCK_BYTES,
           "filters interleaved block by block");
     /* 400 evictions go to the newest filter only: the other 8 stay all zero */
@@ -150,7 +150,7 @@ static void test_ghost_interleaved(void)
     CHECK(fp / 20000.0 < 0.03, "absent keys: %.4f false hits (target 0.01)", fp / 20000.0);
     ghost_free(&g);
     /* the same key evicted many times: counters saturate, the key is still found */
-    ghost_init(&g, 3, 100, 0.01, 0);
+    ghost_init(&g, 3, 100, 0.01, 0, 0);
     for (int i = 0; i < 40; i++) ghost_evict(&g, 12345);
     CHECK(ghost_lookup(&g, 12345) == 0, "repeatedly evicted key found in the newest filter");
     ghost_free(&g);

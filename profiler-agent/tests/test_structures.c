@@ -118,7 +118,7 @@ static void test_ghost(void)
 {
     for (int keep = 0; keep <= 1; keep++) {
         ghost g;
-        CHECK(ghost_init(&g, 3, 100, 0.01, keep) == 0, "init");
+        CHECK(ghost_init(&g, 3, 100, 0.01, keep, 0) == 0, "init");
         /* ghost full: 1000 evictions into a ghost of 100 keep ~100..150 entries */
         for (uint64_t i = 0; i < 1000; i++) ghost_evict(&g, refwl_keyhash(i));
         double n = ghost_entries(&g);
@@ -134,7 +134,7 @@ static void test_ghost(void)
     }
     /* coverage: evictions whose keys come back quickly must not push the others out */
     ghost g;
-    ghost_init(&g, 9, 800, 0.01, 1);
+    ghost_init(&g, 9, 800, 0.01, 1, 0);
     for (uint64_t i = 0; i < 400; i++) ghost_evict(&g, refwl_keyhash(i));           /* survivors */
     for (uint64_t i = 1000; i < 5000; i++) {
         ghost_evict(&g, refwl_keyhash(i));

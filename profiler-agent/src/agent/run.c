@@ -132,6 +132,20 @@ static void sync_capacities(agent *a, const mc_stats *s, int force)
     }
 }
 
+/* A stretch that lost lines (a window's, or the blind stretch before a resync) may have lost
+ * EVICTs: each class's EVICTs in it against memcached's count of its evictions tell the profile
+ * whether its ghost may now lack keys inside the curve's span (hc_profile_check_evictions: the
+ * class then stops saying ghost_complete until (k-1)*N keys evicted after the loss are held).
+ * Only lossy stretches: in a clean one a shortfall is the few lines that straddle the boundary. */
+static void check_lost_evictions(agent *a, const mc_stats *s0, const mc_stats *s1)
+{
+    for (int c = 1; c < MC_MAX_CLASSES && c < HC_MAX_CLASSES; c++) {
+        uint64_t e0 = s0->cls[c].evicted, e1 = s1->cls[c].evicted;
+        if (e1 > e0 && hc_profile_has_class(a->feed.prof, c))
+            hc_profile_check_evictions(a->feed.prof, c, e1 - e0);
+    }
+}
+
 static void feed_one(agent *a, const wn_event *in)
 {
     wn_event copy;
@@ -344,6 +358,9 @@ static void finish_close(agent *a)
     }
     ag_verdict v;
     ag_window_verdict(&a->cfg, a->s0, a->s1, &a->feed, &loss, &v);
+    if (v.blind || loss.worker_dropped + loss.watcher_skipped + loss.stream_skipped +
+                       loss.agent_dropped > 0)
+        check_lost_evictions(a, a->s0, a->s1);
     unsigned fields = atomic_load(&a->watch.fields);
     int have_items = atomic_load(&a->watch.item_lines_seen) > 0;
     ag_features feat = {ag_watch_mode_name(atomic_load(&a->watch.mode)),
@@ -472,6 +489,8 @@ static void check_resync(agent *a, int64_t now)
            wn_get_stats(a->wn)->stream_skipped - a->stream_skip_at_start,
            a->tmp->log_watcher_skipped >= a->s0->log_watcher_skipped
                ? a->tmp->log_watcher_skipped - a->s0->log_watcher_skipped : 0);
+    /* the stretch since the blind window was lossy, and what of it arrives late is dropped */
+    check_lost_evictions(a, a->s0, a->tmp);
     *a->s0 = *a->tmp;
     window_counters_start(a);
     a->win_end_mono = now + (int64_t)(a->cfg.interval_s * 1e6);

@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_coverage)
+int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_coverage, int exact)
 {
     if (F < 2) return -1;
     if (!(fpp > 0 && fpp < 1)) fpp = 0.01;
@@ -14,6 +14,11 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
     g->rotations = 0;
     g->merges = 0;
     g->flushed = 0;
+    g->lost_mark = -1;
+    g->exact = exact != 0;
+    g->covered = g->exact;
+    g->covering = 0;
+    g->uncovered = 0;
     g->keep_coverage = keep_coverage;
     g->capacity = capacity;
     g->cap_f = capacity / (F - 1);
@@ -21,7 +26,8 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
     g->cells = NULL;
     g->count = calloc(F, sizeof(double));
     g->filters = calloc(F, sizeof(cbf));
-    if (!g->count || !g->filters) { ghost_free(g); return -1; }
+    g->born = calloc(F, sizeof(uint64_t));
+    if (!g->count || !g->filters || !g->born) { ghost_free(g); return -1; }
     /* A miss probes every filter, so each filter gets fpp/F: the chance that one lookup of an
      * absent key says "yes" stays near fpp whatever F is. That matters twice: a false "yes"
      * adds a phantom hit, and removing the phantom decrements another key's counters (a later
@@ -51,6 +57,8 @@ void ghost_free(ghost *g)
     g->cells = NULL;
     free(g->count);
     free(g->order);
+    free(g->born);
+    g->born = NULL;
     g->order = NULL;
     g->filters = NULL;
     g->count = NULL;
@@ -65,10 +73,39 @@ void ghost_rescale(ghost *g, double capacity, double ratio)
     g->flushed *= ratio;
 }
 
+int ghost_check_covered(ghost *g)
+{
+    if (g->covered) return 1;
+    double c = 0;
+    for (uint32_t i = 0; i < g->F; i++)
+        if ((int64_t)g->born[i] > g->lost_mark) c += g->count[i];
+    g->covering = c;
+    if (c >= g->capacity) {
+        g->covered = 1;
+        g->lost_mark = -1;
+    }
+    return g->covered;
+}
+
+static void uncover(ghost *g)
+{
+    if (g->covered) g->uncovered++;
+    g->covered = 0;
+}
+
+void ghost_lost(ghost *g)
+{
+    g->exact = 0;
+    uncover(g);
+    g->lost_mark = (int64_t)g->born[g->order[0]];
+}
+
 /* Alg. 12: the oldest filter is flushed and becomes the newest. */
 static void rotate(ghost *g)
 {
     uint32_t F = g->F;
+    /* the entries peak just before a rotation: the moment to see them reach (k-1)*N */
+    ghost_check_covered(g);
     if (g->keep_coverage && F > 2) {
         double newer = 0;
         for (uint32_t r = 0; r + 1 < F; r++) newer += g->count[ghost_phys(g, r)];
@@ -91,18 +128,30 @@ static void rotate(ghost *g)
                 g->order[0] = a;
                 g->merges++;
                 g->rotations++;
+                /* b keeps its (older) birth: a merged filter counts only if both did */
+                g->born[a] = g->rotations;
                 return;
             }
         }
     }
-    /* Alg. 12: flush the oldest, it becomes the newest */
+    /* Alg. 12: flush the oldest, it becomes the newest. Its keys are older than every entry
+     * left, so each lies beyond N + the entries left: past k*N if those cover (k-1)*N (then
+     * flushing loses nothing the curve can see, the keep-coverage rotation's case); otherwise
+     * (MIMIR's flush, or no pair to merge) they may lie inside the span. */
     uint32_t last = g->order[F - 1];
+    double left = 0;
+    for (uint32_t r = 0; r + 1 < F; r++) left += g->count[g->order[r]];
+    if (g->count[last] > 0) {
+        g->exact = 0;
+        if (left < g->capacity) uncover(g);
+    }
     g->flushed += g->count[last];
     cbf_flush(&g->filters[last]);
     g->count[last] = 0;
     for (uint32_t r = F - 1; r > 0; r--) g->order[r] = g->order[r - 1];
     g->order[0] = last;
     g->rotations++;
+    g->born[last] = g->rotations;
 }
 
 int ghost_resize(ghost *g, double capacity)
@@ -110,6 +159,9 @@ int ghost_resize(ghost *g, double capacity)
     double cap_f = capacity / (g->F - 1);
     if (cap_f < 1) cap_f = 1;
     if (cap_f > g->sized_cap_f * GHOST_RESIZE_MAX) return -1;
+    /* a larger span: keys known to lie beyond the old k*N may lie inside the new one (unless
+     * none is missing); coverage is earned again against the new capacity */
+    if (capacity > g->capacity && !g->exact) uncover(g);
     g->capacity = capacity;
     g->cap_f = cap_f;
     return 0;

@@ -31,10 +31,30 @@ typedef struct ghost {
                              while the ghost still holds every key it was given that has not
                              come back (issue 14: the curve past its entries is then flat) */
     double sized_cap_f;   /* cap_f the filters' cells were sized for (ghost_resize) */
+    /* Coverage (issue 14). An evicted key the ghost does not hold (evicted before the events
+     * began, flushed, or its EVICT line lost) is read back as a miss at every size; that is right
+     * only if it lies beyond k*N. Its LRU position is 1 + the distinct keys referenced since its
+     * last reference, which include the N residents and every key evicted after it and not back:
+     * the ghost's entries newer than it. That count never shrinks while the key stays away, so
+     * once the entries newer than every missing key have reached (k-1)*N, all of them stay beyond
+     * k*N for good: `covered` latches. Entries newer than a missing key: all of them for keys
+     * evicted before the ghost began or flushed (older than anything the ghost holds); for a lost
+     * EVICT only those in filters born after it (`lost_mark`: the newest filter then may hold keys
+     * evicted before the lost one, so counting starts with the next). */
+    uint64_t *born;       /* born[phys] = rotations when the filter last became the newest */
+    int64_t lost_mark;    /* only filters born after this count toward coverage (-1: all) */
+    int covered;          /* every evicted key missing from the ghost lies beyond k*N */
+    int exact;            /* no evicted key is missing at all (nothing before, lost or flushed):
+                             then the ghost need not be full to be covered, and stays so when
+                             the capacity grows (ghost_resize) */
+    double covering;      /* entries counted toward coverage at the last check (diagnostics) */
+    uint64_t uncovered;   /* times `covered` went from 1 to 0 (a window that saw one is not
+                             covered throughout) */
 } ghost;
 
-/* capacity = (k-1)*N entries to remember (in sampled items); fpp = target per filter. */
-int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_coverage);
+/* capacity = (k-1)*N entries to remember (in sampled items); fpp = target per filter. exact: no
+ * evicted key exists that the ghost will not be given (events from before the first eviction). */
+int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_coverage, int exact);
 void ghost_free(ghost *g);
 /* Change the capacity without reallocating (sampling rate lowered): counts scale by ratio. */
 void ghost_rescale(ghost *g, double capacity, double ratio);
@@ -59,6 +79,11 @@ static inline uint32_t ghost_phys(const ghost *g, uint32_t rank) { return g->ord
 /* Range (start, end] of ghost positions covered by rank r (counts of newer ranks, + own). */
 void ghost_rank_range(const ghost *g, uint32_t rank, double *start, double *end);
 double ghost_rank_fpp(const ghost *g, uint32_t rank);
+/* EVICTs may have been lost (keys evicted now that the ghost will never hold): not covered until
+ * (k-1)*N entries evicted after them, in filters born from now on, have been held. */
+void ghost_lost(ghost *g);
+/* Whether every evicted key missing from the ghost lies beyond k*N (latches; see `covered`). */
+int ghost_check_covered(ghost *g);
 double ghost_entries(const ghost *g);
 size_t ghost_bytes(const ghost *g);
 #endif

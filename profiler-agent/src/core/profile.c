@@ -37,6 +37,15 @@ typedef struct hc_class {
     ghost g;
     double ghost_dropped;     /* evicted keys (unsampled items) lost with ghosts re-created at
                                  capacity changes, their flushes included (hc_curve) */
+    int win_covered;          /* the ghost was covered when the window began... */
+    uint64_t win_uncovered;   /* ...and had lost coverage this many times (ghost.uncovered) */
+    double evicts_win;        /* EVICT events of the class this window, all keys */
+    double evicts_smp;        /* ...of sampled keys */
+    double evicts_untracked;  /* ...of sampled keys the table did not track (lost SET, or
+                                 resident before the events began): if such an EVICT line is
+                                 lost, nothing puts the key into the ghost (hc_profile_check_evictions) */
+    double lost_keys;         /* keys estimated missing from the ghost through lost EVICTs
+                                 since it last lost coverage (sampled), below the tolerance */
     curveacc acc;
     double reads;             /* all reads (estimated for deferred misses of sampled keys) */
     uint64_t hits_obs;
@@ -359,6 +368,10 @@ static void ev_remove(hc_profile *p, hc_class *k, int ci, uint64_t h, int evicte
 {
     uint64_t slot = kt_find(&p->kt, h);
     hc_class *gk = k;
+    if (evicted) {
+        k->evicts_smp += 1;
+        if (slot == KT_NONE) k->evicts_untracked += 1;
+    }
     if (slot != KT_NONE) {
         int oc = kt_class(&p->kt, slot);
         hc_class *o = p->cls[oc];
@@ -422,6 +435,8 @@ int hc_profile_event(hc_profile *p, int op, int clsid, uint64_t h, uint32_t size
         k->reads += 1;
         if (smp) k->sampled_w += p->inv_rate;
         if (op == HC_EV_HIT) k->hits_obs++;
+    } else if (op == HC_EV_EVICT) {
+        k->evicts_win += 1;
     }
     if (!smp) return op == HC_EV_GET ? -1 : 0;
     switch (op) {
@@ -550,6 +565,41 @@ void hc_profile_set_memory_full(hc_profile *p, int full)
 void hc_profile_set_seen_from_start(hc_profile *p, int yes)
 {
     p->seen_from_start = yes != 0;
+    if (yes) return;
+    /* told late that evictions came before: ghosts created as exact are not */
+    for (int i = 0; i < HC_MAX_CLASSES; i++)
+        if (p->cls[i] && p->cls[i]->has_ghost && p->cls[i]->g.exact) {
+            p->cls[i]->g.exact = 0;
+            p->cls[i]->g.covered = 0;
+        }
+}
+
+/* The window (or coverage) begins now: what the curve will say about completeness is whether the
+ * ghost stays covered from here to the read. */
+static void window_begins(hc_class *k)
+{
+    k->win_covered = k->has_ghost && ghost_check_covered(&k->g);
+    k->win_uncovered = k->has_ghost ? k->g.uncovered : 0;
+    k->evicts_win = k->evicts_smp = k->evicts_untracked = 0;
+}
+
+void hc_profile_check_evictions(hc_profile *p, int clsid, uint64_t evicted)
+{
+    hc_class *k = p->cls[cls_index(clsid)];
+    if (!k || !k->active || !k->has_ghost) return;
+    double short_by = (double)evicted - k->evicts_win;
+    if (short_by <= 0) return;
+    /* A lost EVICT of a tracked key is repaired (the surplus sweep or the key's next MISS puts it
+     * into the ghost); one of a key the table does not track is not. The window's sampled EVICTs
+     * say how many of the class's evictions are of untracked keys (all of them when none came). */
+    double untracked = 1;
+    if (p->cfg.evict_surplus && k->evicts_smp > 0) untracked = k->evicts_untracked / k->evicts_smp;
+    k->lost_keys += short_by * p->rate * untracked;
+    if (k->lost_keys > HC_GHOST_LOST_TOLERANCE * k->g.capacity) {
+        ghost_lost(&k->g);
+        k->lost_keys = 0;
+    }
+    k->evicts_win = (double)evicted;     /* counted once if called again for the same window */
 }
 
 int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t chunk_size)
@@ -583,20 +633,27 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
      * and what it held is counted as dropped. */
     int keep = k->has_ghost && kf > 1.0 && ghost_entries(&k->g) > 0 &&
                ghost_resize(&k->g, (kf - 1) * k->ns) == 0;
+    /* a new class's ghost misses nothing if memcached had evicted nothing before the events
+     * began and none of the class's EVICTs came before it had a capacity; a re-created one
+     * if the old one missed nothing and held nothing (otherwise its keys are lost here) */
+    int exact = p->seen_from_start && p->evicts_no_cap[ci] == 0;
     if (k->has_ghost && !keep) {
         if (p->rate > 0) k->ghost_dropped += (ghost_entries(&k->g) + k->g.flushed) / p->rate;
+        exact = k->g.exact && ghost_entries(&k->g) == 0;
         ghost_free(&k->g);
         k->has_ghost = 0;
     }
     if (kf > 1.0 && !keep) {
-        if (ghost_init(&k->g, p->cfg.ghost_filters, (kf - 1) * k->ns, p->cfg.ghost_fpp, p->cfg.ghost_keep_coverage) != 0) return -1;
+        if (ghost_init(&k->g, p->cfg.ghost_filters, (kf - 1) * k->ns, p->cfg.ghost_fpp, p->cfg.ghost_keep_coverage, exact) != 0) return -1;
         k->has_ghost = 1;
+        k->lost_keys = 0;
     }
     memset(k->fp_reach, 0, sizeof(k->fp_reach));
     k->fp_n = 0;
     curveacc_free(&k->acc);
     if (curveacc_init(&k->acc, p->cfg.resolution, kf * (double)items) != 0) return -1;
     k->reads = 0; k->hits_obs = 0; k->sampled_w = 0;
+    window_begins(k);
     if (p->cfg.emulate_lru) {
         uint64_t cap = (uint64_t)llround(k->ns);
         if (!k->has_emu) {
@@ -661,8 +718,10 @@ int hc_profile_curve(const hc_profile *p, int clsid, hc_curve *out)
     double ghost_items = k->has_ghost && p->rate > 0 ? ghost_entries(&k->g) / p->rate : 0;
     out->ghost_filters = k->has_ghost ? k->g.F : 0;
     out->ghost_dropped_items = k->ghost_dropped + (k->has_ghost && p->rate > 0 ? k->g.flushed / p->rate : 0);
-    out->ghost_complete = k->has_ghost && p->seen_from_start && p->evicts_no_cap[ci] == 0 &&
-                          out->ghost_dropped_items == 0;
+    /* covered from the window's start to now: every read it counted that missed the ghost was a
+     * miss at every size of the curve */
+    out->ghost_complete = k->has_ghost && k->win_covered && ghost_check_covered((ghost *)&k->g) &&
+                          k->g.uncovered == k->win_uncovered;
     /* complete: past N + its entries only first reads miss, so the flat rest is measured */
     out->ghost_reach_items = out->ghost_complete ? span : fmin((double)k->cap_items + ghost_items, span);
     free(H);
@@ -690,6 +749,7 @@ void hc_profile_reset(hc_profile *p, int clsid)
         memset(k->fp_reach, 0, sizeof(k->fp_reach));
         k->fp_n = 0;
         k->reads = 0; k->hits_obs = 0; k->sampled_w = 0;
+        window_begins(k);
     }
 }
 

@@ -139,16 +139,30 @@ typedef struct hc_curve {
                                      placed to within (k-1) N / (F-1) (the backend's band) */
     double ghost_dropped_items;   /* evicted keys (unsampled items) the class's ghost lost since
                                      the profile began: flushed past (k-1)*N (Alg. 12) or cleared
-                                     when the class's capacity moved too far to keep them; only
-                                     0 or not matters (approximate after sampling-rate changes) */
-    int ghost_complete;           /* issue 14: the ghost holds every key memcached evicted from
-                                     this class that has not come back (memcached had evicted
-                                     nothing when the profile began, hc_profile_set_seen_from_start,
-                                     no eviction of the class arrived before it had a capacity,
-                                     and the ghost dropped none). A read that misses it is then a first
-                                     read of the key (or of an expired or deleted one), a miss at
-                                     any size: the curve past N + its entries is flat, measured,
-                                     and ghost_reach_items is k*N */
+                                     when the class's capacity moved too far to keep them
+                                     (approximate after sampling-rate changes). A flush while the
+                                     newer entries cover (k-1)*N drops only keys beyond k*N, so
+                                     a complete ghost may have dropped some */
+    int ghost_complete;           /* issue 14: every key memcached evicted from this class that
+                                     has not come back and that the ghost does not hold lies beyond
+                                     k*N, and did for every read of the window (ghost.h, `covered`).
+                                     A read that misses the ghost is then a first read, a read of
+                                     an expired or deleted key, or one from beyond k*N: a miss at
+                                     every size of the curve, which is measured to k*N
+                                     (ghost_reach_items is k*N). True from the start when
+                                     memcached had evicted nothing when the profile began
+                                     (hc_profile_set_seen_from_start) and no eviction of the class
+                                     came before it had a capacity; otherwise (an agent attached
+                                     to a memcached already evicting) once the ghost has held
+                                     (k-1)*N entries (unsampled: evictions minus the evicted keys
+                                     read back since attaching; (k-1)*N evictions alone are not
+                                     enough when evicted keys come back, the key evicted last before
+                                     the attach then lies at N + the entries + 1). Lost until
+                                     earned again by an Alg. 12 flush while the newer entries cover
+                                     less than (k-1)*N, a capacity growth, or lost EVICT lines of
+                                     untracked keys past HC_GHOST_LOST_TOLERANCE
+                                     (hc_profile_check_evictions; then only entries evicted after
+                                     the loss count) */
 } hc_curve;
 
 typedef struct hc_profile_stats {
@@ -197,9 +211,20 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
 void hc_profile_set_memory_full(hc_profile *p, int full);
 
 /* Whether the events start before memcached's first eviction (the live agent: memcached's
- * `evictions` was 0 when it attached or when memcached restarted; default: no). Only then can a
- * ghost hold every key memcached evicted (hc_curve.ghost_complete). */
+ * `evictions` was 0 when it attached or when memcached restarted; default: no). Then a ghost holds
+ * every key memcached evicted and is complete from the start (hc_curve.ghost_complete); otherwise
+ * it becomes complete once it has held (k-1)*N entries. Call before the first capacity. */
 void hc_profile_set_seen_from_start(hc_profile *p, int yes);
+
+/* memcached counted `evicted` evictions of the class over the window (since the last
+ * hc_profile_reset) and lines of the watch stream were lost in it: the EVICTs the profile did not
+ * get may be keys its ghost never holds (those of keys it does not track; a lost EVICT of a tracked
+ * key is repaired, see evict_surplus). Past a tolerance of such keys (HC_GHOST_LOST_TOLERANCE of the
+ * ghost's (k-1)*N, summed until coverage is lost) the class's curve stops being complete until
+ * (k-1)*N evicted keys newer than the loss are held (hc_curve.ghost_complete). The live agent calls
+ * it per class at the close of every window that lost lines (and after a blind stretch). */
+#define HC_GHOST_LOST_TOLERANCE 0.01
+void hc_profile_check_evictions(hc_profile *p, int clsid, uint64_t evicted);
 
 /* Report one event. op: enum hc_event. size = item size in bytes (0 if unknown; informational).
  * Returns for HC_EV_GET with emulation: 1 hit, 0 miss, -1 key not sampled (unsampled keys are
