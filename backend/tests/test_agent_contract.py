@@ -201,13 +201,13 @@ def test_every_agent_snapshot_fits_the_model_and_is_stored_as_written(account, a
         # F = 1 + 8 (K - 1) filters (profiler-agent/src/core/profile.h, hc_ghost_filters_for)
         for d, c in zip(doc["classes"], snap.classes, strict=True):
             assert d["curve"]["ghost_filters"] == c.curve.ghost_filters == 1 + 8 * (5 - 1)
-            # ...and whether it holds every evicted key (issue 14): then the curve is measured
-            # to its end (the reach is K x N) and the ghost dropped nothing
+            # ...and whether every evicted key it lacks lies beyond K x N (issue 14): then the
+            # curve is measured to its end (the reach is K x N); it may have dropped keys beyond
+            # K x N (a flush while the newer entries cover (K-1) x N), so dropped is any count
             curve = d["curve"]
             assert curve["ghost_complete"] is c.curve.ghost_complete
             assert curve["ghost_dropped_items"] == c.curve.ghost_dropped_items >= 0
             if curve["ghost_complete"]:
-                assert curve["ghost_dropped_items"] == 0
                 assert curve["ghost_reach_items"] == pytest.approx(curve["points"][-1][0], abs=1)
             else:
                 assert curve["ghost_reach_items"] <= curve["points"][-1][0] + 1

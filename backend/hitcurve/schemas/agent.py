@@ -154,13 +154,16 @@ class Curve(_Strict):
     # the ghost's counting filters F (the agent's 1 + 8(K-1), at most 64): past N a reuse distance
     # is placed to within (reach - N) / F, the band's ghost span. Older agents omit it (F = 9).
     ghost_filters: Annotated[int, Field(ge=2, le=64)] | None = None
-    # whether the ghost holds every key memcached evicted from the class that has not come back
-    # (the agent saw memcached since before its first eviction and the ghost dropped none): past
-    # its entries only first reads miss, so the curve is flat there, measured, and
-    # ghost_reach_items is K x N. The reach carries it to the worker; kept for diagnosis.
+    # whether every key memcached evicted from the class that has not come back and that the
+    # ghost does not hold lies beyond K x N, for every read of the window (from the start when the
+    # agent saw memcached before its first eviction; for an agent attached to a memcached already
+    # evicting, once its ghost has held (K-1) x N keys; lost again when evicted keys may be missing
+    # inside the span, e.g. EVICT lines lost): past its entries a read that misses it is a miss at
+    # every size, so the curve is flat there, measured, and ghost_reach_items is K x N. The reach
+    # carries it to the worker; kept for diagnosis.
     ghost_complete: bool | None = None
     # evicted keys the ghost lost (flushed past (K-1) x N, or cleared when the class's capacity
-    # moved too far to keep them); ghost_complete needs 0
+    # moved too far to keep them); a complete ghost may have dropped keys beyond K x N
     ghost_dropped_items: Items | None = None
 
 

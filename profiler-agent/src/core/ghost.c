@@ -27,7 +27,8 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
     g->count = calloc(F, sizeof(double));
     g->filters = calloc(F, sizeof(cbf));
     g->born = calloc(F, sizeof(uint64_t));
-    if (!g->count || !g->filters || !g->born) { ghost_free(g); return -1; }
+    g->lost = calloc(F, sizeof(double));
+    if (!g->count || !g->filters || !g->born || !g->lost) { ghost_free(g); return -1; }
     /* A miss probes every filter, so each filter gets fpp/F: the chance that one lookup of an
      * absent key says "yes" stays near fpp whatever F is. That matters twice: a false "yes"
      * adds a phantom hit, and removing the phantom decrements another key's counters (a later
@@ -58,7 +59,9 @@ void ghost_free(ghost *g)
     free(g->count);
     free(g->order);
     free(g->born);
+    free(g->lost);
     g->born = NULL;
+    g->lost = NULL;
     g->order = NULL;
     g->filters = NULL;
     g->count = NULL;
@@ -81,6 +84,9 @@ int ghost_check_covered(ghost *g)
         if ((int64_t)g->born[i] > g->lost_mark) c += g->count[i];
     g->covering = c;
     if (c >= g->capacity) {
+        /* (k-1)*N entries newer than the loss: the keys missing from before it are past k*N */
+        for (uint32_t i = 0; i < g->F; i++)
+            if ((int64_t)g->born[i] <= g->lost_mark) g->lost[i] = 0;
         g->covered = 1;
         g->lost_mark = -1;
     }
@@ -98,6 +104,20 @@ void ghost_lost(ghost *g)
     g->exact = 0;
     uncover(g);
     g->lost_mark = (int64_t)g->born[g->order[0]];
+}
+
+double ghost_lost_in_span(const ghost *g)
+{
+    double s = 0;
+    for (uint32_t i = 0; i < g->F; i++) s += g->lost[i];
+    return s;
+}
+
+void ghost_note_lost(ghost *g, double keys, double tolerance)
+{
+    if (!(keys > 0)) return;
+    g->lost[g->order[0]] += keys;
+    if (ghost_lost_in_span(g) > tolerance * g->capacity) ghost_lost(g);
 }
 
 /* Alg. 12: the oldest filter is flushed and becomes the newest. */
@@ -123,6 +143,8 @@ static void rotate(ghost *g)
                 cbf_merge(&g->filters[b], &g->filters[a]);
                 g->count[b] += g->count[a];
                 g->count[a] = 0;
+                g->lost[b] += g->lost[a];
+                g->lost[a] = 0;
                 cbf_flush(&g->filters[a]);
                 for (uint32_t r = best; r > 0; r--) g->order[r] = g->order[r - 1];
                 g->order[0] = a;
@@ -146,6 +168,7 @@ static void rotate(ghost *g)
         if (left < g->capacity) uncover(g);
     }
     g->flushed += g->count[last];
+    g->lost[last] = 0;    /* past k*N now, or the ghost is no longer covered anyway */
     cbf_flush(&g->filters[last]);
     g->count[last] = 0;
     for (uint32_t r = F - 1; r > 0; r--) g->order[r] = g->order[r - 1];

@@ -50,6 +50,10 @@ typedef struct ghost {
     double covering;      /* entries counted toward coverage at the last check (diagnostics) */
     uint64_t uncovered;   /* times `covered` went from 1 to 0 (a window that saw one is not
                              covered throughout) */
+    double *lost;         /* lost[phys]: keys estimated missing (lost EVICTs) that were evicted
+                             while this filter was the newest. They lie just past its keys, so
+                             they leave the span when it is flushed with (k-1)*N newer entries
+                             left; until then they count against the tolerance (ghost_note_lost) */
 } ghost;
 
 /* capacity = (k-1)*N entries to remember (in sampled items); fpp = target per filter. exact: no
@@ -82,6 +86,12 @@ double ghost_rank_fpp(const ghost *g, uint32_t rank);
 /* EVICTs may have been lost (keys evicted now that the ghost will never hold): not covered until
  * (k-1)*N entries evicted after them, in filters born from now on, have been held. */
 void ghost_lost(ghost *g);
+/* About `keys` evicted keys (sampled) were lost just now. While the keys missing inside the span
+ * (this and earlier losses whose filters are still held) stay within tolerance * capacity the
+ * ghost stays covered (a ghost missing that share reads its hits past N that much low at most);
+ * beyond it, ghost_lost. */
+void ghost_note_lost(ghost *g, double keys, double tolerance);
+double ghost_lost_in_span(const ghost *g);
 /* Whether every evicted key missing from the ghost lies beyond k*N (latches; see `covered`). */
 int ghost_check_covered(ghost *g);
 double ghost_entries(const ghost *g);

@@ -44,8 +44,7 @@ typedef struct hc_class {
     double evicts_untracked;  /* ...of sampled keys the table did not track (lost SET, or
                                  resident before the events began): if such an EVICT line is
                                  lost, nothing puts the key into the ghost (hc_profile_check_evictions) */
-    double lost_keys;         /* keys estimated missing from the ghost through lost EVICTs
-                                 since it last lost coverage (sampled), below the tolerance */
+
     curveacc acc;
     double reads;             /* all reads (estimated for deferred misses of sampled keys) */
     uint64_t hits_obs;
@@ -594,11 +593,7 @@ void hc_profile_check_evictions(hc_profile *p, int clsid, uint64_t evicted)
      * say how many of the class's evictions are of untracked keys (all of them when none came). */
     double untracked = 1;
     if (p->cfg.evict_surplus && k->evicts_smp > 0) untracked = k->evicts_untracked / k->evicts_smp;
-    k->lost_keys += short_by * p->rate * untracked;
-    if (k->lost_keys > HC_GHOST_LOST_TOLERANCE * k->g.capacity) {
-        ghost_lost(&k->g);
-        k->lost_keys = 0;
-    }
+    ghost_note_lost(&k->g, short_by * p->rate * untracked, HC_GHOST_LOST_TOLERANCE);
     k->evicts_win = (double)evicted;     /* counted once if called again for the same window */
 }
 
@@ -646,7 +641,6 @@ int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t c
     if (kf > 1.0 && !keep) {
         if (ghost_init(&k->g, p->cfg.ghost_filters, (kf - 1) * k->ns, p->cfg.ghost_fpp, p->cfg.ghost_keep_coverage, exact) != 0) return -1;
         k->has_ghost = 1;
-        k->lost_keys = 0;
     }
     memset(k->fp_reach, 0, sizeof(k->fp_reach));
     k->fp_n = 0;

@@ -219,11 +219,12 @@ void hc_profile_set_seen_from_start(hc_profile *p, int yes);
 /* memcached counted `evicted` evictions of the class over the window (since the last
  * hc_profile_reset) and lines of the watch stream were lost in it: the EVICTs the profile did not
  * get may be keys its ghost never holds (those of keys it does not track; a lost EVICT of a tracked
- * key is repaired, see evict_surplus). Past a tolerance of such keys (HC_GHOST_LOST_TOLERANCE of the
- * ghost's (k-1)*N, summed until coverage is lost) the class's curve stops being complete until
- * (k-1)*N evicted keys newer than the loss are held (hc_curve.ghost_complete). The live agent calls
- * it per class at the close of every window that lost lines (and after a blind stretch). */
-#define HC_GHOST_LOST_TOLERANCE 0.01
+ * key is repaired, see evict_surplus). Past a tolerance of such keys inside the span
+ * (HC_GHOST_LOST_TOLERANCE of the ghost's (k-1)*N; a loss leaves the span once (k-1)*N keys evicted
+ * after it are held) the class's curve stops being complete until (k-1)*N evicted keys newer than
+ * the loss are held (hc_curve.ghost_complete). The live agent calls it per class at the close of
+ * every window that lost lines (and after a blind stretch). */
+#define HC_GHOST_LOST_TOLERANCE 0.05
 void hc_profile_check_evictions(hc_profile *p, int clsid, uint64_t evicted);
 
 /* Report one event. op: enum hc_event. size = item size in bytes (0 if unknown; informational).
