@@ -263,6 +263,24 @@ def peak_rss_kib(pid: int) -> int | None:
     return None
 
 
+def agent_command(port: int, snapdir: Path, interval: float) -> list[str]:
+    """The agent on its defaults, only the window shortened; snapshots and trace chunks to snapdir."""
+    return [
+        str(AGENT),
+        "run",
+        "--memcached",
+        f"127.0.0.1:{port}",
+        "--snapshot-dir",
+        str(snapdir),
+        "--spool-dir",
+        str(snapdir / "spool"),
+        "--interval",
+        f"{interval:g}",
+        "--stats-interval",
+        "1",
+    ]
+
+
 def live_run(
     binary: str, wl: dict, mem: int, warm: int, measured: int, interval: float, snapdir: Path, chunk: int
 ) -> dict:
@@ -272,24 +290,7 @@ def live_run(
     shutil.rmtree(snapdir, ignore_errors=True)
     snapdir.mkdir(parents=True)
     log = open(snapdir / "agent.log", "w")  # noqa: SIM115
-    agent = subprocess.Popen(
-        [
-            str(AGENT),
-            "run",
-            "--memcached",
-            f"127.0.0.1:{mc.port}",
-            "--snapshot-dir",
-            str(snapdir),
-            "--spool-dir",
-            str(snapdir / "spool"),
-            "--interval",
-            f"{interval:g}",
-            "--stats-interval",
-            "1",
-        ],
-        stdout=log,
-        stderr=log,
-    )
+    agent = subprocess.Popen(agent_command(mc.port, snapdir, interval), stdout=log, stderr=log)
     try:
         time.sleep(0.5)
         hr, t0, t1, scan_end = run_phases(mc.port, wl, warm, measured)

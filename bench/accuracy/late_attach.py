@@ -43,24 +43,7 @@ def start_agent(port: int, snapdir: Path, interval: float) -> subprocess.Popen:
     shutil.rmtree(snapdir, ignore_errors=True)
     snapdir.mkdir(parents=True)
     log = open(snapdir / "agent.log", "w")  # noqa: SIM115
-    return subprocess.Popen(
-        [
-            str(ba.AGENT),
-            "run",
-            "--memcached",
-            f"127.0.0.1:{port}",
-            "--snapshot-dir",
-            str(snapdir),
-            "--spool-dir",
-            str(snapdir / "spool"),
-            "--interval",
-            f"{interval:g}",
-            "--stats-interval",
-            "1",
-        ],
-        stdout=log,
-        stderr=log,
-    )
+    return subprocess.Popen(ba.agent_command(port, snapdir, interval), stdout=log, stderr=log)
 
 
 def windows(snapdir: Path) -> list[dict]:
