@@ -118,8 +118,9 @@ def test_late_attach_becomes_complete_on_every_version(tmp_path):
     for r in rows:
         w = r["windows"]
         assert "error" not in r and w, json.dumps(r, indent=1)
-        # attached mid-life: not complete at first, the reach short of K x N
-        assert not w[0]["complete"] and w[0]["reach_n"] < K - 0.05, json.dumps(r, indent=1)
+        # attached mid-life: not complete at first (the ghost is empty when its first window
+        # begins, so that window's reads may have missed keys evicted before the attach)
+        assert not w[0]["complete"], json.dumps(r, indent=1)
         first = next(x for x in w if x["complete"])
         # complete only after (K - 1) x N evictions (the entries are evictions minus keys back)
         assert first["evictions_since_attach"] >= (K - 1) * first["n"], json.dumps(r, indent=1)
