@@ -273,8 +273,50 @@ static void test_lost_evictions(void)
     hc_profile_free(p);
 }
 
+/* Once covered, the entries may shrink below (k-1)*N (expired or deleted items free room, so keys
+ * come back without evicting others; or sampling noise): the keys the ghost lacks stay beyond k*N
+ * (the distinct keys since their last reference only grow), so the reach stays k*N. Reading the
+ * reach as N + the entries, it fell back and the answers past it flipped to bounds. */
+static void test_covered_survives_shrinking_entries(void)
+{
+    const uint64_t N = 1000;
+    hc_profile *p = mk(3, 17, 1, 0);
+    hc_profile_set_capacity(p, 1, N, 64);
+    lruemu e;
+    lruemu_init(&e, N);
+    uint64_t next = 1;
+    while (next <= 4 * N) serve(&e, p, refwl_keyhash(next++));
+    hc_profile_reset(p, -1);
+    CHECK(complete(p), "late attach, (k-1)N held: complete");
+    hc_profile_stats st;
+    hc_profile_stats_get(p, &st);
+    uint64_t before = st.ghost_entries;
+    /* 600 evicted keys come back into room freed by deletes (no eviction): the ghost shrinks */
+    for (uint64_t j = 0; j < 600; j++) {
+        uint64_t gone = refwl_keyhash(next - 1 - j), back = refwl_keyhash(next - 2 * N + j);
+        lruemu_remove(&e, gone);
+        hc_profile_delete(p, 1, gone, 64);
+        hc_profile_miss(p, 1, back, 64);
+        uint64_t v;
+        lruemu_insert(&e, back, &v);
+        hc_profile_set(p, 1, back, 64);
+    }
+    hc_profile_reset(p, -1);
+    hc_profile_stats_get(p, &st);
+    hc_curve cv;
+    hc_profile_curve(p, 1, &cv);
+    printf("  shrinking entries: %llu -> %llu\n", (unsigned long long)before, (unsigned long long)st.ghost_entries);
+    CHECK(st.ghost_entries < 2 * N - 300, "the entries shrank below (k-1)N (%llu, were %llu)",
+          (unsigned long long)st.ghost_entries, (unsigned long long)before);
+    CHECK(cv.ghost_complete && fabs(cv.ghost_reach_items - 3.0 * N) < 1e-9,
+          "still complete, reach k*N (%d, %.0f)", cv.ghost_complete, cv.ghost_reach_items);
+    lruemu_free(&e);
+    hc_profile_free(p);
+}
+
 int main(void)
 {
+    test_covered_survives_shrinking_entries();
     test_evictions_alone_are_not_enough();
     test_flushes();
     test_lost_evictions();
