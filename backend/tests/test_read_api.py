@@ -109,6 +109,14 @@ def test_history_downsamples_and_weights_by_gets(account) -> None:
     # every snapshot has 1.2 M gets, so the bucket's ratio is the mean of its two windows
     expect = [(0.5 + 0.7) / 2, (0.6 + 0.8) / 2, (0.9 + 0.4) / 2]
     assert [p["measured_hit_ratio"] for p in h["points"]] == pytest.approx(expect, abs=1e-6)
+    # each point sits at its bucket's newest window, not at the bucket's start: the newest point is
+    # the newest window (5 min before end), not 20 min before end
+    at = [datetime.fromisoformat(p["at"]) for p in h["points"]]
+    assert at == [end - timedelta(minutes=m) for m in (45, 25, 5)]
+    assert all(
+        datetime.fromisoformat(p["start"]) < t <= datetime.fromisoformat(p["end"])
+        for p, t in zip(h["points"], at, strict=True)
+    )
     full = account.get(
         f"/api/v1/servers/{sid}/history", params={"start": start.isoformat(), "end": end.isoformat()}
     )
@@ -158,6 +166,7 @@ def test_accuracy_record_and_cluster_views(account) -> None:
     a = account.get(f"/api/v1/servers/{sid}/accuracy").json()
     assert a["samples"] == 2 and a["mean_abs_error_pp"] == pytest.approx(3.5)
     assert a["max_abs_error_pp"] == pytest.approx(5.0)
+    assert max(datetime.fromisoformat(p["at"]) for p in a["points"]) == now - timedelta(minutes=1)
     assert account.get(f"/api/v1/clusters/{cid}/accuracy").json()["samples"] == 2
     assert sum(p["samples"] for p in account.get(f"/api/v1/clusters/{cid}/history").json()["points"]) == 3
     cc = account.get(f"/api/v1/clusters/{cid}/curve").json()

@@ -47,7 +47,7 @@ _HISTORY_SQL = """
 SELECT least(floor(extract(epoch FROM (s.window_end - :start)) / :bw)::bigint, :last) AS b, count(*) AS n,
        sum(s.get_hits)::float8 / nullif(sum(s.get_hits + s.get_misses), 0) AS measured,
        avg(c.predicted_hit_ratio) AS predicted, avg(s.loss_ratio) AS loss, avg(s.bytes_used) AS bytes_used,
-       sum(s.flagged::int) AS flagged
+       sum(s.flagged::int) AS flagged, max(s.window_end) AS at
 FROM snapshots s
 JOIN servers v ON v.id = s.server_id AND v.org_id = s.org_id
 LEFT JOIN server_curves c ON c.snapshot_id = s.id AND c.org_id = s.org_id
@@ -61,7 +61,7 @@ GROUP BY b ORDER BY b
 _ACCURACY_SQL = """
 SELECT least(floor(extract(epoch FROM (a.window_end - :start)) / :bw)::bigint, :last) AS b, count(*) AS n,
        avg(a.predicted_hit_ratio) AS predicted, avg(a.measured_hit_ratio) AS measured, avg(a.error_pp) AS err,
-       avg(abs(a.error_pp)) AS abs_err, max(abs(a.error_pp)) AS max_abs_err
+       avg(abs(a.error_pp)) AS abs_err, max(abs(a.error_pp)) AS max_abs_err, max(a.window_end) AS at
 FROM accuracy_records a
 JOIN servers v ON v.id = a.server_id AND v.org_id = a.org_id
 WHERE a.org_id = :org AND {subject} AND a.window_end > :start AND a.window_end <= :end
@@ -110,6 +110,7 @@ def history(
             HistoryPoint(
                 start=b0,
                 end=b1,
+                at=r.at,
                 samples=r.n,
                 measured_hit_ratio=r.measured,
                 predicted_hit_ratio=r.predicted,
@@ -140,6 +141,7 @@ def accuracy(
             AccuracyPoint(
                 start=b0,
                 end=b1,
+                at=r.at,
                 samples=r.n,
                 predicted_hit_ratio=r.predicted,
                 measured_hit_ratio=r.measured,

@@ -395,9 +395,18 @@ class ClusterCurveOut(BaseModel):
     server_count: int | None = None
 
 
+# Where a bucket's point belongs on a time axis: its newest data, not the bucket's start (the
+# dashboard drew the newest point up to a bucket's width before the newest window).
+POINT_AT_DOC = (
+    "the end of the newest window in the bucket: where its point is drawn (the newest point is the "
+    "newest window); start and end are the bucket's bounds"
+)
+
+
 class HistoryPoint(BaseModel):
     start: datetime
     end: datetime
+    at: datetime = Field(description=POINT_AT_DOC)
     samples: int
     measured_hit_ratio: float | None
     predicted_hit_ratio: float | None
@@ -435,6 +444,7 @@ class HistoryOut(BaseModel):
 class AccuracyPoint(BaseModel):
     start: datetime
     end: datetime
+    at: datetime = Field(description=POINT_AT_DOC)
     samples: int
     predicted_hit_ratio: float
     measured_hit_ratio: float

@@ -1,6 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { CLUSTER, fakeApi, GiB } from "../test/fakeApi";
-import { listClusters, listServers } from "./endpoints";
+import { getHistory, listClusters, listServers } from "./endpoints";
 
 afterEach(() => vi.unstubAllGlobals());
 
@@ -56,4 +56,19 @@ test("listServers shows GET /servers' status and warnings as they are, asking no
   expect(silent).toMatchObject({ status: "critical", statusNote: "agent silent", lossWarning: false });
   expect(fresh).toMatchObject({ status: "no_data", lossRatio: null, curveError: null, lossWarning: false });
   expect(calls.filter((x) => x.url.pathname.startsWith("/api/v1/servers/")).length).toBe(0);
+});
+
+test("history points sit at their period's newest window, not at its start or middle", async () => {
+  // a 5-minute period whose newest window ended 40 s before the period's end (the 7-day view)
+  const point = { start: "2026-11-22T12:00:00Z", end: "2026-11-22T12:05:02Z", at: "2026-11-22T12:04:22Z", samples: 5 };
+  const page = { start: "2026-11-15T12:05:02Z", end: "2026-11-22T12:05:02Z", bucket_seconds: 302 };
+  fakeApi({
+    "GET /api/v1/servers/s1/history": { ...page, points: [{ ...point, measured_hit_ratio: 0.9, predicted_hit_ratio: 0.89, loss_ratio: 0, bytes_used: 1, flagged: 0 }] },
+    "GET /api/v1/servers/s1/accuracy": { ...page, samples: 5, mean_abs_error_pp: 1, max_abs_error_pp: 1, points: [{ ...point, measured_hit_ratio: 0.9, predicted_hit_ratio: 0.89, error_pp: 1, abs_error_pp: 1 }] },
+    "GET /api/v1/servers/s1/curves": { ...page, curves: [] },
+  });
+  const h = await getHistory("server", "s1", 168);
+  expect(h.measured[0].time).toBe("2026-11-22T12:04:22Z");
+  expect(h.accuracy[0].time).toBe("2026-11-22T12:04:22Z");
+  expect(h.bucketSeconds).toBe(302);
 });

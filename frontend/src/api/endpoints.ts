@@ -328,16 +328,19 @@ export async function getHistory(kind: "server" | "cluster", id: string, hours: 
     get<J>(`/${kind}s/${id}/accuracy${qs({ start, max_points: maxPoints })}`, signal),
     getCurveHistory(kind, id, start, signal),
   ]);
-  const mid = (p: J) => new Date((Date.parse(p.start) + Date.parse(p.end)) / 2).toISOString();
+  // A point sits at its period's newest window (the API's `at`), not at the period's start or
+  // middle: the newest point is the newest window, never drawn a period before it.
+  const at = (p: J) => String(p.at);
   return {
     measured: (hist.points ?? []).map((p: J) => ({
-      time: mid(p),
+      time: at(p),
       measured: num(p.measured_hit_ratio),
       predicted: num(p.predicted_hit_ratio),
       lossRatio: num(p.loss_ratio),
       bytesUsed: num(p.bytes_used),
     })),
-    accuracy: (acc.points ?? []).map((p: J) => ({ time: mid(p), measured: num(p.measured_hit_ratio), predicted: num(p.predicted_hit_ratio) })),
+    accuracy: (acc.points ?? []).map((p: J) => ({ time: at(p), measured: num(p.measured_hit_ratio), predicted: num(p.predicted_hit_ratio) })),
+    bucketSeconds: num(hist.bucket_seconds),
     meanAbsErrorPp: num(acc.mean_abs_error_pp),
     maxAbsErrorPp: num(acc.max_abs_error_pp),
     curves,

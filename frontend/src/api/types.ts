@@ -158,6 +158,7 @@ export type Sizing = {
   maxHitRatio: number | null;
 };
 
+/** time: where the point is drawn, the end of its period's newest window (the API's `at`). */
 export type AccuracyPoint = { time: string; measured: number | null; predicted: number | null };
 export type HistoryCurve = { time: string; points: CurvePoint[] };
 export type MeasuredPoint = AccuracyPoint & { lossRatio: number | null; bytesUsed: number | null };
@@ -166,6 +167,8 @@ export type History = {
   accuracy: AccuracyPoint[];
   meanAbsErrorPp: number | null;
   maxAbsErrorPp: number | null;
+  /** Seconds each measured/accuracy point covers (the API's bucket). */
+  bucketSeconds: number | null;
   /** null: the API has no curve history endpoint yet. */
   curves: HistoryCurve[];
 };

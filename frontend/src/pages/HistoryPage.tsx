@@ -7,7 +7,7 @@ import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { Breadcrumbs, SubjectTabs } from "../components/Bits";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useWidth } from "../hooks";
-import { formatPercent, formatTime } from "../lib/format";
+import { formatDuration, formatPercent, formatTime } from "../lib/format";
 
 export function HistoryPage({ kind, id }: { kind: "server" | "cluster"; id: string }) {
   const [hours, setHours] = useState(168);
@@ -88,6 +88,11 @@ function HistoryBody({ history }: { history: History }) {
               )}
               {loss.length > 0 && <> Watch-stream event loss averaged {formatPercent(d3.mean(loss)!, 2)}.</>}
             </p>
+            {history.bucketSeconds !== null && (
+              <p className="muted small" data-testid="history-points-note">
+                One point per {formatDuration(history.bucketSeconds)}, drawn at its newest window.
+              </p>
+            )}
             <div className="chart">
               <svg ref={acc} role="img" aria-label="Measured and predicted hit rate over time, and the error" data-testid="accuracy-chart" />
             </div>
