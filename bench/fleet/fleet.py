@@ -360,7 +360,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             now = time.time()
             dt = max(now - last_t, 1e-6)
             loop = asyncio.get_running_loop()
-            oldest = await loop.run_in_executor(None, oldest_pending, engine)
+            waiting, oldest = await loop.run_in_executor(None, oldest_pending, engine)
             row = {
                 "t": round(now - t_start),
                 "offered/s": round((len(stats.sent) - last_sent) / dt, 1),
@@ -368,6 +368,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 "curves/s": round((len(stats.seen) - last_seen) / dt, 1),
                 "ingest depth": int(red.llen(s.celery_ingest_queue)),
                 "batch depth": int(red.llen(s.celery_batch_queue)),
+                # the backlog: since drains (one message for many snapshots) the depth is not it
+                "pending": waiting,
                 "oldest pending s": round(oldest, 1),
                 "in flight": len(pending),
                 "load1": round(os.getloadavg()[0], 1),
@@ -439,15 +441,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     )
 
 
-def oldest_pending(engine: Any) -> float:
+def oldest_pending(engine: Any) -> tuple[int, float]:
+    """Snapshots waiting for the worker, and the age of the oldest (s)."""
     with engine.connect() as conn:
-        v = conn.execute(
+        n, v = conn.execute(
             text(
-                "SELECT extract(epoch FROM now() - min(received_at)) FROM snapshots"
+                "SELECT count(*), extract(epoch FROM now() - min(received_at)) FROM snapshots"
                 " WHERE status IN ('pending','failed')"
             )
-        ).scalar()
-    return float(v or 0.0)
+        ).one()
+    return int(n), float(v or 0.0)
 
 
 # A partitioned table (issue 19: one partition per day) holds nothing itself: its size is its

@@ -5,7 +5,11 @@ process's CPU and the wall time per task, per round. Set against the fleet's wor
 (bench/fleet/run.sh), the difference is what the Celery worker adds around each task (message,
 prefork hand-off, result, logging). Needs HITCURVE_DATABASE_URL of a migrated private instance
 (e.g. `scripts/services.sh start test` then `alembic upgrade head`).
-Usage: .venv/bin/python bench/fleet/task_cost.py [--servers 6] [--windows 10] [--rounds 3]"""
+--mode both alternates rounds of that path with rounds of hitcurve.drain_snapshots' body (claims of
+up to 50 pending snapshots, one per server, each batch one transaction; drain_tasks.drain) on the
+same kind of data, for an A/B at equal load (issue 19, fourth pass).
+Usage: .venv/bin/python bench/fleet/task_cost.py [--servers 6] [--windows 10] [--rounds 3]
+       [--mode task|drain|both]"""
 
 import argparse
 import json
@@ -21,6 +25,7 @@ from hitcurve.crud.ingest import store_snapshot
 from hitcurve.schemas import agent as proto
 from hitcurve_testing.snapshots import make_snapshot
 from hitcurve_worker import snapshot_tasks as st
+from hitcurve_worker.drain_tasks import drain
 
 
 def stored(org: uuid.UUID, servers: int, windows: int, batch: int) -> list[tuple[str, str]]:
@@ -46,18 +51,26 @@ def main() -> None:
     ap.add_argument("--servers", type=int, default=6)
     ap.add_argument("--windows", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--mode", choices=("task", "drain", "both"), default="task")
     a = ap.parse_args()
     org = uuid.uuid4()
     with get_engine().begin() as c:
         c.execute(text("INSERT INTO organizations (id, name) VALUES (:o, 'task cost')"), {"o": org})
-    for batch in range(1, a.rounds + 1):
+    modes = ["task", "drain"] if a.mode == "both" else [a.mode]
+    for batch in range(1, a.rounds * len(modes) + 1):
+        mode = modes[(batch - 1) % len(modes)]
         tasks = stored(org, a.servers, a.windows, batch)
         c0, w0 = time.process_time(), time.perf_counter()
-        for sid, end in tasks:
-            assert st.process_snapshot.run(sid, end)["status"] == "processed"
-        cpu = (time.process_time() - c0) / len(tasks) * 1e3
-        wall = (time.perf_counter() - w0) / len(tasks) * 1e3
-        print(f"round {batch}: {len(tasks)} tasks, CPU {cpu:.2f} ms per task, wall {wall:.2f} ms")
+        n = len(tasks)
+        if mode == "task":
+            for sid, end in tasks:
+                assert st.process_snapshot.run(sid, end)["status"] == "processed"
+        else:  # (a database with other pending snapshots: they are drained and counted too)
+            n = drain()["processed"]
+            assert n >= len(tasks), n
+        cpu = (time.process_time() - c0) / n * 1e3
+        wall = (time.perf_counter() - w0) / n * 1e3
+        print(f"round {batch} ({mode}): {n} snapshots, CPU {cpu:.2f} ms each, wall {wall:.2f} ms")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from hitcurve_worker.schedule import BEAT_SCHEDULE
 TASK_MODULES = [
     "hitcurve_worker.tasks",
     "hitcurve_worker.snapshot_tasks",
+    "hitcurve_worker.drain_tasks",
     "hitcurve_worker.trace_tasks",
     "hitcurve_worker.correction_tasks",
     "hitcurve_worker.simulation_tasks",

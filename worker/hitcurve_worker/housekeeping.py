@@ -17,7 +17,7 @@ from sqlalchemy import and_, delete, func, or_, select, text, update
 from hitcurve.core import partitions
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
-from hitcurve.core.tasks import queue_for, snapshot_args
+from hitcurve.core.tasks import queue_for, request_drain, snapshot_args
 from hitcurve.crud import accounts, notifications
 from hitcurve.models import (
     Server,
@@ -28,6 +28,7 @@ from hitcurve.models import (
 from hitcurve.notify import server_name
 from hitcurve_worker import alerts as rules
 from hitcurve_worker.celery_app import app
+from hitcurve_worker.drain_tasks import CLAIM_SPAN
 from hitcurve_worker.notification_tasks import enqueue_remembered
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, now, session
 from hitcurve_worker.settings import WorkerSettings, worker_settings
@@ -59,16 +60,49 @@ def queue_depth(queue: str) -> int | None:
         return None
 
 
+def _not_drained(at: datetime) -> Any:
+    """Snapshots no drain claims: failed ones, and pending ones older than its span."""
+    return or_(Snapshot.status == "failed", Snapshot.window_end < at - CLAIM_SPAN)
+
+
+def _request_drain(db: Any, at: datetime, cutoff: datetime, busy: list[Any], sender: Any) -> int:
+    """Pending snapshots a drain claims, waiting since before cutoff (their drain was lost with a
+    killed worker, or the broker was down): one drain for all of them, their enqueued_at set."""
+    keys = (
+        Snapshot.status == "pending",
+        Snapshot.attempts < MAX_ATTEMPTS,
+        Snapshot.window_end >= at - CLAIM_SPAN,
+        func.coalesce(Snapshot.enqueued_at, Snapshot.received_at) < cutoff,
+        *busy,
+    )
+    n = int(
+        _exec(
+            db,
+            select(func.count()).select_from(
+                select(Snapshot.id).where(*keys).limit(REQUEUE_BATCH).subquery()
+            ),
+        ).scalar_one()
+    )
+    if n and request_drain(0.0, sender=sender):
+        _exec(db, update(Snapshot).where(*keys).values(enqueued_at=at))
+        db.commit()
+        return n
+    return 0
+
+
 def requeue(
     min_age_s: float = REQUEUE_AFTER_S, at: datetime | None = None, sender: Any = None
 ) -> dict[str, int]:
     """Hand pending/failed work older than min_age_s to Celery again; park what failed too often.
 
-    No amplification under backlog: while a task's queue still holds messages, the workers are
-    behind, not short of messages, so only rows that were never handed over (enqueued_at NULL:
-    the broker was down) go again. Once the queue is empty, rows still pending after min_age_s
-    lost their message (a killed worker's unacknowledged task waits for the visibility timeout)
-    and go again; a duplicate of a message a worker still holds changes nothing."""
+    Pending snapshots a drain claims (drain_tasks) get one drain between them (request_drain:
+    none if one is queued); failed ones and those older than the drain's span go one by one
+    (process_snapshot). No amplification under backlog: while a task's queue still holds
+    messages, the workers are behind, not short of messages, so only rows that were never
+    handed over (enqueued_at NULL: the broker was down) go again. Once the queue is empty, rows
+    still pending after min_age_s lost their message (a killed worker's unacknowledged task
+    waits for the visibility timeout) and go again; a duplicate of a message a worker still
+    holds changes nothing."""
     at = at or now()
     sender = sender or app
     cutoff = at - timedelta(seconds=min_age_s)
@@ -78,6 +112,9 @@ def requeue(
         for model, task in jobs:
             depth = queue_depth(queue_for(task))
             busy = [model.enqueued_at.is_(None)] if depth else []
+            if model is Snapshot:
+                # pending snapshots a drain claims: one drain for all of them (drain_tasks)
+                counts["snapshots_drained"] = _request_drain(db, at, cutoff, busy, sender)
             parked = _exec(
                 db,
                 update(model)
@@ -106,6 +143,7 @@ def requeue(
                     model.attempts < MAX_ATTEMPTS,
                     func.coalesce(model.enqueued_at, model.received_at) < cutoff,
                     *busy,
+                    *([_not_drained(at)] if model is Snapshot else []),
                 )
                 .order_by(model.received_at)
                 .limit(REQUEUE_BATCH)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, literal_column, select, text
+from sqlalchemy import Row, func, literal_column, select, text, tuple_
 from sqlalchemy.orm import Session
 
 from hitcurve.core.pgarray import Float8Array, decode_float8, float8_array_sql
@@ -285,3 +285,77 @@ def upsert_alerts(
     order = {k: i for i, (k, _) in enumerate(changes)}
     for r in sorted(rows, key=lambda r: order[r.kind]):
         remember(db, notifications.queue_change(db, org_id, r.id, r.event, r.severity, at))
+
+
+# A drain's claim (drain_tasks): of the pending snapshots whose window ended since :since, each
+# server's earliest (window, arrival, id) -- so a server's windows are claimed in order, one per
+# claim, and a server whose earliest is held by another drain (SKIP LOCKED) gives nothing --,
+# oldest upload first, at most :n; their attempts counted and committed before the work (as
+# reliability.claim_attempt does, so an input that kills the worker is parked after
+# MAX_ATTEMPTS; one at MAX_ATTEMPTS waits for the re-enqueue job to park it). The pending rows are
+# read through ix_snapshots_pending: the backlog, not the table.
+_CLAIM = text(
+    "WITH pend AS (SELECT id, window_end, received_at, row_number() OVER (PARTITION BY server_id"
+    " ORDER BY window_end, received_at, id) AS k FROM snapshots"
+    " WHERE status = 'pending' AND window_end >= :since),"
+    " cand AS (SELECT s.id, s.window_end FROM snapshots s JOIN pend p"
+    " ON s.id = p.id AND s.window_end = p.window_end AND s.window_end >= :since"
+    " WHERE p.k = 1 AND s.status = 'pending' AND s.attempts < :max_attempts"
+    " ORDER BY p.received_at LIMIT :n FOR UPDATE OF s SKIP LOCKED)"
+    " UPDATE snapshots u SET attempts = u.attempts + 1 FROM cand"
+    " WHERE u.id = cand.id AND u.window_end = cand.window_end AND u.window_end >= :since"
+    " RETURNING u.id, u.window_end"
+)
+
+
+def claim_pending(
+    db: Session, since: datetime, n: int, max_attempts: int
+) -> list[tuple[uuid.UUID, datetime]]:
+    """Claim up to n pending snapshots for a drain (_CLAIM), committed: (id, window_end) each."""
+    rows = [
+        (r.id, r.window_end)
+        for r in db.execute(_CLAIM, {"since": since, "n": n, "max_attempts": max_attempts})
+    ]
+    db.commit()
+    return rows
+
+
+def lock_claimed(db: Session, keys: Sequence[tuple[uuid.UUID, datetime]]) -> list[Any]:
+    """The claimed snapshots still pending, locked for this transaction, oldest window first; one
+    another drain locked in the meantime (it claimed it too) is skipped: that drain does it."""
+    if not keys:
+        return []
+    since = min(k[1] for k in keys)
+    return list(
+        db.execute(
+            select(*_SNAPSHOT_COLUMNS)
+            .where(
+                tuple_(Snapshot.id, Snapshot.window_end).in_(list(keys)),
+                Snapshot.window_end >= since,
+                Snapshot.status == "pending",
+            )
+            .order_by(Snapshot.window_end, Snapshot.id)
+            .with_for_update(skip_locked=True)
+        ).all()
+    )
+
+
+_MARK_PROCESSED = text(
+    "UPDATE snapshots s SET status = 'processed', processed_at = :at, error = NULL"
+    " FROM unnest(CAST(:ids AS uuid[]), CAST(:ends AS timestamptz[])) AS k(id, window_end)"
+    " WHERE s.id = k.id AND s.window_end = k.window_end AND s.window_end >= :since"
+)
+
+
+def mark_processed(db: Session, keys: Sequence[tuple[uuid.UUID, datetime]], at: datetime) -> None:
+    """The batch's snapshots are done, in one statement (the caller commits)."""
+    if keys:
+        db.execute(
+            _MARK_PROCESSED,
+            {
+                "ids": [k[0] for k in keys],
+                "ends": [k[1] for k in keys],
+                "at": at,
+                "since": min(k[1] for k in keys),
+            },
+        )

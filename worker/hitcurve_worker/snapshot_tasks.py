@@ -362,96 +362,102 @@ def process(snapshot_id: uuid.UUID, window_end: datetime | None = None) -> dict[
         if snap.status in ("processed", "parked"):
             return {"status": snap.status}
         at = now()
-        window = Window(
-            org_id=snap.org_id,
-            server_id=snap.server_id,
-            snapshot_id=snap.id,
-            window_start=snap.window_start,
-            window_end=snap.window_end,
-            measured=snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None,
-            reads=int(snap.cmd_get or 0),
-        )
-        since = snap.window_end - LOOKBACK
-        if snap.basis == "stats_only":
-            model = _stats_model(snap)
-            if model is None:
-                # The agent's model has no curve for this window (memcached is not evicting, no
-                # reads...): the window's measurements are stored, there is no curve to compute.
-                _mark_processed(db, snap, at)
-                return {
-                    "status": "processed",
-                    "curve": None,
-                    "stats_model": (snap.stats_model or {}).get("state"),
-                }
-            history = _history(db, snap)
-            rows = compute_stats_only(window, model, _previous(db, snap), history, at)
-        else:
-            classes = _classes(db, snap.id, snap.window_end)
-            history = _history(db, snap)
-            inputs = Inputs(
-                window,
-                classes,
-                previous=_previous(db, snap),
-                history_pp=history,
-                ttl_curve=_ttl_curve(snap),
-            )
-            if window.measured is not None:
-                inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
-            try:
-                rows = compute(inputs, at)
-            except MergeInputError as exc:
-                raise PoisonInput(str(exc)) from exc
-        store.store_rows(db, rows.server_curve, rows.accuracy)
-
-        # Alerts and the cluster curve follow the newest window only (a late or replayed old
-        # snapshot must not flip them back).
-        facts = store.server_facts(db, snap)
-        is_latest = facts.newer is None
-        cluster_id = facts.cluster_id
-        if is_latest:
-            th = rules.Thresholds.from_env()
-            subject = f"server {notify.server_name(facts.address, facts.hostname)}"
-            # Windows graded while memcached was still filling do not count: the curve moves
-            # by design then (issue 14), and a settled server must not inherit those misses. The
-            # curve-error alert's records: this window's (stored above) and the earlier ones the
-            # band read (_history, the same filter), newest first.
-            acc = rows.accuracy
-            if acc is not None and acc["basis"] == "calibrated" and snap.memory_full is not False:
-                recent = [float(acc["error_pp"]), *history[: ALERT_WINDOWS - 1]]
-            else:
-                recent = history[:ALERT_WINDOWS]
-            store.upsert_alerts(
-                db,
-                snap.org_id,
-                [
-                    (rules.STREAM_LOSS, rules.stream_loss(subject, float(snap.loss_ratio), th)),
-                    (
-                        rules.CURVE_ERROR,
-                        rules.curve_error(
-                            subject,
-                            recent,
-                            th,
-                            warming_up=warming_up(db, snap.org_id, snap.server_id, since),
-                        ),
-                    ),
-                    (rules.STALE_AGENT, None),
-                ],
-                at,
-                server_id=snap.server_id,
-            )
-        db.flush()
-        cluster_row = (
-            update_cluster(db, snap.org_id, cluster_id, at, since) if (cluster_id and is_latest) else None
-        )
-        _test_pause()
+        out = work(db, snap, at)
         _mark_processed(db, snap, at)
         enqueue_remembered(db)
-        return {
-            "status": "processed",
-            "calibration": rows.calibration.method,
-            "optimal": rows.merged.optimal_method if rows.merged else None,
-            "cluster_curve": cluster_row is not None,
-        }
+        return out
+
+
+def work(db: Session, snap: Any, at: datetime) -> dict[str, Any]:
+    """Everything one locked, pending snapshot's processing writes, in the caller's transaction,
+    except the row's own state (process marks it; a drain marks its batch in one statement)."""
+    window = Window(
+        org_id=snap.org_id,
+        server_id=snap.server_id,
+        snapshot_id=snap.id,
+        window_start=snap.window_start,
+        window_end=snap.window_end,
+        measured=snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None,
+        reads=int(snap.cmd_get or 0),
+    )
+    since = snap.window_end - LOOKBACK
+    if snap.basis == "stats_only":
+        model = _stats_model(snap)
+        if model is None:
+            # The agent's model has no curve for this window (memcached is not evicting, no
+            # reads...): the window's measurements are stored, there is no curve to compute.
+            return {
+                "status": "processed",
+                "curve": None,
+                "stats_model": (snap.stats_model or {}).get("state"),
+            }
+        history = _history(db, snap)
+        rows = compute_stats_only(window, model, _previous(db, snap), history, at)
+    else:
+        classes = _classes(db, snap.id, snap.window_end)
+        history = _history(db, snap)
+        inputs = Inputs(
+            window,
+            classes,
+            previous=_previous(db, snap),
+            history_pp=history,
+            ttl_curve=_ttl_curve(snap),
+        )
+        if window.measured is not None:
+            inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
+        try:
+            rows = compute(inputs, at)
+        except MergeInputError as exc:
+            raise PoisonInput(str(exc)) from exc
+    store.store_rows(db, rows.server_curve, rows.accuracy)
+
+    # Alerts and the cluster curve follow the newest window only (a late or replayed old
+    # snapshot must not flip them back).
+    facts = store.server_facts(db, snap)
+    is_latest = facts.newer is None
+    cluster_id = facts.cluster_id
+    if is_latest:
+        th = rules.Thresholds.from_env()
+        subject = f"server {notify.server_name(facts.address, facts.hostname)}"
+        # Windows graded while memcached was still filling do not count: the curve moves
+        # by design then (issue 14), and a settled server must not inherit those misses. The
+        # curve-error alert's records: this window's (stored above) and the earlier ones the
+        # band read (_history, the same filter), newest first.
+        acc = rows.accuracy
+        if acc is not None and acc["basis"] == "calibrated" and snap.memory_full is not False:
+            recent = [float(acc["error_pp"]), *history[: ALERT_WINDOWS - 1]]
+        else:
+            recent = history[:ALERT_WINDOWS]
+        store.upsert_alerts(
+            db,
+            snap.org_id,
+            [
+                (rules.STREAM_LOSS, rules.stream_loss(subject, float(snap.loss_ratio), th)),
+                (
+                    rules.CURVE_ERROR,
+                    rules.curve_error(
+                        subject,
+                        recent,
+                        th,
+                        warming_up=warming_up(db, snap.org_id, snap.server_id, since),
+                    ),
+                ),
+                (rules.STALE_AGENT, None),
+            ],
+            at,
+            server_id=snap.server_id,
+        )
+    db.flush()
+    cluster_row = (
+        update_cluster(db, snap.org_id, cluster_id, at, since) if (cluster_id and is_latest) else None
+    )
+    _test_pause()
+    return {
+        "status": "processed",
+        "calibration": rows.calibration.method,
+        "optimal": rows.merged.optimal_method if rows.merged else None,
+        "cluster_curve": cluster_row is not None,
+    }
 
 
 def window_of(snapshot_id: uuid.UUID) -> datetime | None:

@@ -89,6 +89,10 @@ class Settings(BaseSettings):
     # does not try again for broker_backoff_s (rows stay pending for the worker's re-enqueue job).
     broker_timeout_s: float = 1.0
     broker_backoff_s: float = 10.0
+    # An upload publishes a drain of the pending snapshots (hitcurve.drain_snapshots) only when
+    # none is queued, to run this many seconds later: the uploads of those seconds become one
+    # message and one batch (bench/README.md, "Fourth pass"), for at most this much more latency.
+    drain_delay_s: float = Field(default=1.0, ge=0.0, le=60.0)
     # Celery queues (Redis lists), one per lane of hitcurve.core.task_names.LANES: uploads and
     # their merges on the ingest queue, simulations/corrections/reports/maintenance on the batch
     # queue, each consumed by its own workers (scripts/supervise.sh), so a burst of policy runs

@@ -4,6 +4,9 @@ with no imports, so the beat schedule can read it without settings."""
 
 # published by the backend after a commit
 PROCESS_SNAPSHOT = "hitcurve.process_snapshot"
+# one message for every snapshot pending at the time it runs (issue 19): the API publishes it only
+# when none is queued (DRAIN_QUEUED_KEY), so a burst of uploads is a few messages, not one each
+DRAIN_SNAPSHOTS = "hitcurve.drain_snapshots"
 PROCESS_TRACE_CHUNK = "hitcurve.process_trace_chunk"
 RUN_SIMULATION = "hitcurve.run_simulation"
 
@@ -19,6 +22,10 @@ SEND_REPORT = "hitcurve.send_report"
 PING = "hitcurve.ping"
 DELIVER_ALERT = "hitcurve.deliver_alert"
 
+# The broker key that says a drain is queued: set (NX, with an expiry) by whoever publishes one,
+# deleted by the drain before each claim (hitcurve.core.tasks.request_drain / drain_started).
+DRAIN_QUEUED_KEY = "hitcurve:drain:queued"
+
 # Which queue each task runs on, in one place (issue 19). Two lanes, so a burst of policy runs
 # never delays curves: "ingest" (an upload's own work and the jobs that keep it flowing; small,
 # one task per upload) and "batch" (simulations, corrections, reports, history maintenance;
@@ -28,6 +35,7 @@ INGEST = "ingest"
 BATCH = "batch"
 LANES: dict[str, str] = {
     PROCESS_SNAPSHOT: INGEST,
+    DRAIN_SNAPSHOTS: INGEST,
     PROCESS_TRACE_CHUNK: INGEST,
     REQUEUE_STALE: INGEST,
     CHECK_SILENT_AGENTS: INGEST,

@@ -1,8 +1,9 @@
 """Hand work to the worker through Celery, by task name, after the rows were committed.
 
-The backend never imports the worker package: it publishes `hitcurve.process_snapshot`,
-`hitcurve.process_trace_chunk` and `hitcurve.run_simulation` by name, each on its lane's queue
-(queue_for: task_names.LANES; the worker routes its own tasks by the same function).
+The backend never imports the worker package: it publishes `hitcurve.drain_snapshots` (one
+queued at a time, request_drain), `hitcurve.process_trace_chunk` and `hitcurve.run_simulation`
+by name, each on its lane's queue (queue_for: task_names.LANES; the worker routes its own tasks
+by the same function).
 Publishing is best effort: when Redis is down the error is logged, the row stays `pending`
 (enqueued_at null) and the worker's periodic re-enqueue job hands it over later. After a failure
 the backend does not try again for `broker_backoff_s`, so uploads never wait on a dead broker.
@@ -16,6 +17,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
+import redis
 from celery import Celery
 from sqlalchemy import text
 
@@ -25,7 +27,7 @@ from hitcurve.core.db import get_engine
 
 log = logging.getLogger("hitcurve.tasks")
 
-PROCESS_SNAPSHOT = names.PROCESS_SNAPSHOT
+DRAIN_SNAPSHOTS = names.DRAIN_SNAPSHOTS
 PROCESS_TRACE_CHUNK = names.PROCESS_TRACE_CHUNK
 RUN_SIMULATION = names.RUN_SIMULATION
 
@@ -90,6 +92,57 @@ def send(task_name: str, obj_id: uuid.UUID, *extra: str) -> bool:
         return False
 
 
+# How long the "a drain is queued" key lives: a drain message lost with its worker (a killed
+# process's reserved message comes back only after the visibility timeout) is replaced by the
+# first upload after this; while the workers are behind, at most one more drain per this period.
+DRAIN_FLAG_TTL_S = 30
+
+
+def _broker_client() -> redis.Redis:
+    s = get_settings()
+    return _client_for(s.redis_url, s.broker_timeout_s)
+
+
+@lru_cache
+def _client_for(url: str, timeout_s: float) -> redis.Redis:
+    """One client (and connection pool) per broker URL: a change of settings gets its own."""
+    return redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+
+
+def request_drain(delay_s: float | None = None, sender: Any = None) -> bool:
+    """Make sure a drain of the pending snapshots (hitcurve.drain_snapshots) is queued: publish one,
+    to run delay_s from now (default Settings.drain_delay_s), unless one already is (the broker key
+    DRAIN_QUEUED_KEY). True when a drain is queued; False when the broker is unreachable (the
+    rows stay pending for the re-enqueue job). Never raises.
+
+    Nothing is missed: a drain deletes the key before each claim (drain_started), so a snapshot
+    committed before that delete is seen by the claim after it, and one committed after it finds
+    the key gone and publishes the next drain. sender: a Celery app (the worker's own), default
+    the backend's publisher."""
+    global _down_until
+    if broker_backing_off():
+        log.warning("broker recently unreachable; snapshots left pending for re-enqueue")
+        return False
+    s = get_settings()
+    delay = s.drain_delay_s if delay_s is None else delay_s
+    try:
+        if _broker_client().set(names.DRAIN_QUEUED_KEY, "1", nx=True, ex=DRAIN_FLAG_TTL_S):
+            (sender or get_celery()).send_task(
+                DRAIN_SNAPSHOTS, countdown=delay or None, retry=False, queue=queue_for(DRAIN_SNAPSHOTS)
+            )
+        return True
+    except Exception as exc:  # any broker failure: log it, keep the rows pending
+        with _lock:
+            _down_until = time.monotonic() + s.broker_backoff_s
+        log.error("could not request a drain (snapshots left pending): %s: %s", type(exc).__name__, exc)
+        return False
+
+
+def drain_started() -> None:
+    """A drain is about to claim: from here on a new snapshot needs a new drain (request_drain)."""
+    _broker_client().delete(names.DRAIN_QUEUED_KEY)
+
+
 # Plain statements (compiled once) for the hot path of every upload.
 _MARK_ENQUEUED = {
     table: text(f"UPDATE {table} SET enqueued_at = :now WHERE id = :id AND enqueued_at IS NULL")  # noqa: S608
@@ -103,16 +156,13 @@ _UNMARK_ENQUEUED = {
 }
 
 
-def enqueue_on(
-    conn: Any, task_name: str, model: Any, obj_id: uuid.UUID, marked: datetime | None, *extra: str
+def record_enqueued(
+    conn: Any, what: str, model: Any, obj_id: uuid.UUID, marked: datetime | None, ok: bool
 ) -> None:
-    """enqueue_after_commit on a connection the caller holds, its row's transaction committed.
-    extra: the task's arguments after the id (a snapshot's window end: snapshot_args).
-
-    marked: the enqueued_at the row was stored with (set in advance, so that the usual case needs
-    no second transaction); it is cleared again when publishing fails. None: the row was stored
-    without it and gets it only when the broker accepts the task, as in enqueue_after_commit."""
-    ok = send(task_name, obj_id, *extra)
+    """After handing a committed row over on a connection the caller holds (ok: the broker took
+    it). marked: the enqueued_at the row was stored with (set in advance, so that the usual case
+    needs no second transaction); it is cleared again when publishing failed. None: the row was
+    stored without it and gets it only now that the broker accepted, as in enqueue_after_commit."""
     if ok == (marked is not None):
         return
     try:
@@ -123,7 +173,7 @@ def enqueue_on(
         conn.commit()
     except Exception as exc:  # the timestamp is informational; the re-enqueue job covers the row
         conn.rollback()
-        log.warning("could not record the enqueue state of %s %s: %s", task_name, obj_id, exc)
+        log.warning("could not record the enqueue state of %s %s: %s", what, obj_id, exc)
 
 
 def snapshot_args(window_end: datetime) -> str:

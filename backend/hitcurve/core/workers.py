@@ -3,9 +3,11 @@
 - Workers: each refreshes a Redis key HEARTBEAT_PREFIX + hostname on the broker
   (hitcurve_worker/heartbeat.py) that expires after Settings.worker_stale_s and names the
   queues it consumes; a queue without a live consumer makes the check fail.
-- Queue lag, per queue: the broker list's depth and the age of the oldest row waiting for that
-  queue's workers (snapshots and trace chunks for ingest, simulation runs for batch), from the
-  partial indexes on (status, received_at/created_at).
+- Queue lag, per queue: the broker list's depth, the rows waiting for that queue's workers
+  (ingest: pending or failed snapshots and trace chunks, counted up to PENDING_CAP) and the age
+  of the oldest (simulation runs for batch), from the partial indexes on (status,
+  received_at/created_at). The ingest depth is not the backlog: one drain message stands for
+  every pending snapshot (hitcurve.drain_snapshots); `pending` is.
 - Upload-to-curve lag: percentiles of processed_at - received_at over the latest snapshots
   processed within Settings.lag_window_s (at most LAG_SAMPLE of them, newest first on
   ix_snapshots_processed_at), so the check costs the same at any table size.
@@ -30,6 +32,14 @@ _OLDEST_PENDING = text(
     " (SELECT min(received_at) FROM snapshots WHERE status IN ('pending','failed')),"
     " (SELECT min(received_at) FROM trace_chunks WHERE status IN ('pending','failed')))),"
     " extract(epoch FROM now() - (SELECT min(created_at) FROM simulation_runs WHERE status = 'pending'))"
+)
+
+# Counting stops here: a larger backlog reads as this many (the count walks the partial index).
+PENDING_CAP = 100_000
+_PENDING = text(
+    "SELECT (SELECT count(*) FROM (SELECT 1 FROM snapshots WHERE status IN ('pending','failed')"
+    " LIMIT :cap) s) + (SELECT count(*) FROM (SELECT 1 FROM trace_chunks"
+    " WHERE status IN ('pending','failed') LIMIT :cap) t)"
 )
 
 _UPLOAD_TO_CURVE = text(
@@ -88,12 +98,14 @@ def worker_status(client: redis.Redis) -> dict[str, Any]:
 
 
 def queue_status(client: redis.Redis) -> dict[str, Any]:
-    """Per queue: broker depth and the oldest row waiting for it; plus the upload-to-curve lag."""
+    """Per queue: broker depth, the rows waiting (ingest) and the oldest of them; plus the
+    upload-to-curve lag."""
     s = get_settings()
     lanes = _lanes()
     depth = {lane: int(client.llen(q)) for lane, q in lanes.items()}
     with get_engine().connect() as conn:
         ingest_lag, batch_lag = conn.execute(_OLDEST_PENDING).one()
+        pending = min(int(conn.execute(_PENDING, {"cap": PENDING_CAP}).scalar_one()), PENDING_CAP)
         n, p50, p95, worst = conn.execute(_UPLOAD_TO_CURVE, {"window": s.lag_window_s, "n": LAG_SAMPLE}).one()
 
     def age(v: Any) -> float:
@@ -105,7 +117,12 @@ def queue_status(client: redis.Redis) -> dict[str, Any]:
         "depth": sum(depth.values()),
         "oldest_pending_s": lag_s,
         "queues": {
-            "ingest": {"name": lanes["ingest"], "depth": depth["ingest"], "oldest_pending_s": lag_s},
+            "ingest": {
+                "name": lanes["ingest"],
+                "depth": depth["ingest"],
+                "pending": pending,
+                "oldest_pending_s": lag_s,
+            },
             "batch": {"name": lanes["batch"], "depth": depth["batch"], "oldest_pending_s": age(batch_lag)},
         },
         "upload_to_curve_s": {

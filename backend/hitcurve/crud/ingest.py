@@ -20,7 +20,7 @@ from hitcurve.core import partitions
 from hitcurve.core.audit import audit
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.core.errors import ApiError
-from hitcurve.core.tasks import PROCESS_SNAPSHOT, broker_backing_off, enqueue_on, snapshot_args
+from hitcurve.core.tasks import DRAIN_SNAPSHOTS, broker_backing_off, record_enqueued, request_drain
 from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
 from hitcurve.snapshot_rows import SnapshotRows, snapshot_rows
@@ -156,7 +156,8 @@ def store_snapshot(
     (stored as received, so nothing is compressed twice).
 
     enqueue: hand the snapshot to the worker right after the commit, on the same connection and
-    thread (no background task, no second pool checkout). enqueued_at is written with the row
+    thread (no background task, no second pool checkout): a drain of the pending snapshots is
+    queued unless one already is (hitcurve.core.tasks.request_drain). enqueued_at is written with the row
     when the broker is not known to be down, and cleared again if publishing fails, which saves
     an UPDATE transaction per upload. If the process dies between the commit and the publish,
     the row is `pending` with enqueued_at = received_at, which the worker's re-enqueue job
@@ -199,7 +200,7 @@ def store_snapshot(
                 )
         conn.commit()
         if enqueue:
-            enqueue_on(conn, PROCESS_SNAPSHOT, Snapshot, rows.snapshot_id, marked, snapshot_args(window_end))
+            record_enqueued(conn, DRAIN_SNAPSHOTS, Snapshot, rows.snapshot_id, marked, request_drain())
     return Stored(rows.snapshot_id, "accepted")
 
 
