@@ -4,7 +4,6 @@ import base64
 import gzip
 import json
 import uuid
-from datetime import datetime
 from typing import Any
 
 import pytest
@@ -167,24 +166,25 @@ def test_snapshot_without_classes_is_stored(anon, key) -> None:
     assert n == 0
 
 
-def test_snapshot_handed_to_celery_by_name(account, anon, key, private_queue) -> None:
-    snap = make_snapshot("10.9.9.9:11211")
-    assert _post(anon, SNAP, key, snap).status_code == 202
+def test_snapshots_handed_to_celery_as_one_drain(account, anon, key, private_queue) -> None:
+    import redis
+
+    from hitcurve.core.tasks import drain_flag_key
+
+    redis.Redis.from_url(get_settings().redis_url).delete(drain_flag_key())
+    snaps = [make_snapshot(f"10.9.9.{i}:11211") for i in range(3)]
+    for snap in snaps:
+        assert _post(anon, SNAP, key, snap).status_code == 202
+    # one hitcurve.drain_snapshots for the three (it claims every pending snapshot: no arguments),
+    # to run HITCURVE_DRAIN_DELAY_S after the first upload
     messages = private_queue()
-    ours = [
-        m
-        for m in messages
-        if m["headers"]["task"] == "hitcurve.process_snapshot"
-        and snap["snapshot_id"] in m["headers"]["argsrepr"]
-    ]
-    assert ours, "the snapshot id was not published to the Celery queue"
+    assert [m["headers"]["task"] for m in messages] == ["hitcurve.drain_snapshots"], messages
+    assert json.loads(base64.b64decode(messages[0]["body"]))[0] == []
+    assert messages[0]["headers"]["eta"] is not None
     with get_sessionmaker()() as db:
-        row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
-        assert row is not None and row.enqueued_at is not None
-    # the task carries the window end (the partition column), as the worker parses it
-    (args,) = [json.loads(base64.b64decode(m["body"]))[0] for m in ours]
-    assert args[0] == snap["snapshot_id"]
-    assert datetime.fromisoformat(args[1]) == row.window_end
+        for snap in snaps:
+            row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+            assert row is not None and row.status == "pending" and row.enqueued_at is not None
 
 
 def test_trace_chunk_stored_columnar_and_idempotent(account, anon, key) -> None:
@@ -486,20 +486,19 @@ def test_broker_down_still_accepts_and_leaves_row_pending(monkeypatch, account) 
 def test_snapshot_enqueued_at_tells_whether_the_broker_took_it(
     anon, key, monkeypatch, backing_off, accepted, recorded
 ) -> None:
-    from hitcurve.core import tasks
     from hitcurve.crud import ingest as agent_routes
 
     published: list[str] = []
 
-    def fake_send(task_name: str, obj_id: uuid.UUID, *extra: str) -> bool:
-        published.append(f"{task_name} {obj_id}")
+    def fake_request_drain() -> bool:
+        published.append("drain")
         return accepted
 
-    monkeypatch.setattr(tasks, "send", fake_send)
+    monkeypatch.setattr(agent_routes, "request_drain", fake_request_drain)
     monkeypatch.setattr(agent_routes, "broker_backing_off", lambda: backing_off)
     snap = make_snapshot("10.7.7.7:11211")
     assert _post(anon, SNAP, key, snap).status_code == 202
-    assert published == [f"hitcurve.process_snapshot {snap['snapshot_id']}"]
+    assert published == ["drain"]
     with get_sessionmaker()() as db:
         row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
         assert row is not None and row.status == "pending"

@@ -22,8 +22,9 @@ SEND_REPORT = "hitcurve.send_report"
 PING = "hitcurve.ping"
 DELIVER_ALERT = "hitcurve.deliver_alert"
 
-# The broker key that says a drain is queued: set (NX, with an expiry) by whoever publishes one,
-# deleted by the drain before each claim (hitcurve.core.tasks.request_drain / drain_started).
+# The broker key that says a drain is queued (suffixed with the ingest queue's name): set (NX, with
+# an expiry) by whoever publishes one, deleted by the drain before each claim
+# (hitcurve.core.tasks.request_drain / drain_started).
 DRAIN_QUEUED_KEY = "hitcurve:drain:queued"
 
 # Which queue each task runs on, in one place (issue 19). Two lanes, so a burst of policy runs

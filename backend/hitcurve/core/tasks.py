@@ -109,10 +109,16 @@ def _client_for(url: str, timeout_s: float) -> redis.Redis:
     return redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
 
 
+def drain_flag_key() -> str:
+    """The "a drain is queued" key of this installation's ingest queue (two installations sharing
+    a Redis with their own queues, or a test's private queue, do not share it)."""
+    return f"{names.DRAIN_QUEUED_KEY}:{queue_for(DRAIN_SNAPSHOTS)}"
+
+
 def request_drain(delay_s: float | None = None, sender: Any = None) -> bool:
     """Make sure a drain of the pending snapshots (hitcurve.drain_snapshots) is queued: publish one,
     to run delay_s from now (default Settings.drain_delay_s), unless one already is (the broker key
-    DRAIN_QUEUED_KEY). True when a drain is queued; False when the broker is unreachable (the
+    drain_flag_key()). True when a drain is queued; False when the broker is unreachable (the
     rows stay pending for the re-enqueue job). Never raises.
 
     Nothing is missed: a drain deletes the key before each claim (drain_started), so a snapshot
@@ -126,7 +132,7 @@ def request_drain(delay_s: float | None = None, sender: Any = None) -> bool:
     s = get_settings()
     delay = s.drain_delay_s if delay_s is None else delay_s
     try:
-        if _broker_client().set(names.DRAIN_QUEUED_KEY, "1", nx=True, ex=DRAIN_FLAG_TTL_S):
+        if _broker_client().set(drain_flag_key(), "1", nx=True, ex=DRAIN_FLAG_TTL_S):
             (sender or get_celery()).send_task(
                 DRAIN_SNAPSHOTS, countdown=delay or None, retry=False, queue=queue_for(DRAIN_SNAPSHOTS)
             )
@@ -140,7 +146,7 @@ def request_drain(delay_s: float | None = None, sender: Any = None) -> bool:
 
 def drain_started() -> None:
     """A drain is about to claim: from here on a new snapshot needs a new drain (request_drain)."""
-    _broker_client().delete(names.DRAIN_QUEUED_KEY)
+    _broker_client().delete(drain_flag_key())
 
 
 # Plain statements (compiled once) for the hot path of every upload.
