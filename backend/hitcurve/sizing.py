@@ -27,6 +27,8 @@ from hitcurve.crud.history import recent_errors_pp
 from hitcurve.crud.inventory import cluster_server_ids, get_cluster, get_server
 from hitcurve.curves import Pchip, clean, fit_stored
 from hitcurve.models import Cluster, ClusterCurve, ServerCurve
+from hitcurve.percent import hit_rate as pct
+from hitcurve.percent import percent
 from hitcurve.schemas.sizing import (
     STATS_ONLY_LABEL,
     Band,
@@ -376,7 +378,7 @@ def _server_facts(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, kind: Cu
         snapshot_id, snapshot_end = None, None
     if b.info.stream_loss_flagged:
         warn = (
-            f"the agent lost {b.info.stream_loss_ratio or 0:.1%} of memcached's events: "
+            f"the agent lost {percent(b.info.stream_loss_ratio or 0)} of memcached's events: "
             "hit rates above today's memory may be under-estimated"
         )
         b.note = f"{b.note}; {warn}" if b.note else warn
@@ -854,8 +856,8 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             status = "above_curve"
             at_least = _ceil(b.main.x_max)
             msg = (
-                f"a hit rate of {target:.1%} needs {_more_than(b, b.main.x_max)} as far as the agent has "
-                f"seen (the curve reaches {b.main.y_max:.1%} there); it sees further once memcached is full"
+                f"a hit rate of {pct(target)} needs {_more_than(b, b.main.x_max)} as far as the agent has "
+                f"seen (the curve reaches {pct(b.main.y_max)} there); it sees further once memcached is full"
             )
         elif _ghost_filling(b):
             # the curve's end is the ghost's reach, not a measured plateau: a bound, not a no
@@ -864,15 +866,15 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             bound = max(reach, float(b.info.current_bytes or 0))
             at_least = _ceil(bound)
             msg = (
-                f"a hit rate of {target:.1%} needs {_more_than(b, bound)}: the agent's ghost sees "
-                f"only that far so far (the curve reaches {b.main.y_max:.1%}); it sees out to "
+                f"a hit rate of {pct(target)} needs {_more_than(b, bound)}: the agent's ghost sees "
+                f"only that far so far (the curve reaches {pct(b.main.y_max)}); it sees out to "
                 f"{hb(b.main.x_max)} once memcached has evicted more, or further with {_ghost_words()}"
             )
         elif _levelled_off(b):
             status = "unreachable"
             msg = (
-                f"no memory size reaches a hit rate of {target:.1%}: the curve levels off at "
-                f"{b.main.y_max:.1%} (from {hb(b.main.x_max)} on)"
+                f"no memory size reaches a hit rate of {pct(target)}: the curve levels off at "
+                f"{pct(b.main.y_max)} (from {hb(b.main.x_max)} on)"
             )
             if b.ttl_aware:  # issue 16: what caps it is the TTLs, not memory
                 msg += "; it is TTL-aware: reads of items past their TTL miss at any size"
@@ -881,8 +883,8 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
             status = "above_curve"
             at_least = _ceil(b.main.x_max)
             msg = (
-                f"a hit rate of {target:.1%} needs {_more_than(b, b.main.x_max)} (the curve reaches "
-                f"{b.main.y_max:.1%} there); to see further, run the agent with {_ghost_words()}"
+                f"a hit rate of {pct(target)} needs {_more_than(b, b.main.x_max)} (the curve reaches "
+                f"{pct(b.main.y_max)} there); to see further, run the agent with {_ghost_words()}"
             )
     else:
         status = "ok"
@@ -890,13 +892,13 @@ def memory_answer(subject: Subject, b: Basis, target: float) -> SizingAnswer:
         bmin = b.conf_high.inverse(target) if b.conf_high else None
         bmax = b.conf_low.inverse(target) if b.conf_low else None
         range_txt = (
-            f" ({band_model.CONFIDENCE:.0%} band {hb(min(bmin, mem))} – "
+            f" ({percent(band_model.CONFIDENCE, 0)} band {hb(min(bmin, mem))} – "
             + (hb(max(bmax, mem)) if bmax is not None else f"more than {hb(b.main.x_max)}")
             + ")"
             if bmin is not None
             else ""
         )
-        msg = f"a hit rate of {target:.1%} needs {hb(mem)}: {_set_m(b, limit)}{range_txt}, {_tail(b)}"
+        msg = f"a hit rate of {pct(target)} needs {hb(mem)}: {_set_m(b, limit)}{range_txt}, {_tail(b)}"
         raw = [f.inverse(target) for f in b.history] or [mem]
         limits = [None if r is None else float(_limit(b, r)) for r in raw]
         if b.history and len(b.history_ends) == len(b.history):
@@ -971,7 +973,7 @@ def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
         status, at_least = "above_curve", hr
         msg = (
             f"{hb(memory)} is past the curve's last point ({hb(b.main.x_max)}); "
-            f"the hit rate there is at least {hr:.1%}; "
+            f"the hit rate there is at least {pct(hr)}; "
             + (
                 # memcached has evicted nothing yet: the curve ends near today's fill, not at the ghost
                 "it sees further once memcached is full"
@@ -984,18 +986,18 @@ def ratio_answer(subject: Subject, b: Basis, memory: float) -> SizingAnswer:
         status, at_least = "above_curve", hr
         msg = (
             f"{hb(memory)} is past what the agent's ghost sees so far ({hb(reach)}; the curve is held "
-            f"flat from there): the hit rate there is at least {hr:.1%}; it sees out to "
+            f"flat from there): the hit rate there is at least {pct(hr)}; it sees out to "
             f"{hb(b.main.x_max)} once memcached has evicted more, or further with {_ghost_words()}; "
             f"{_tail(b)}"
         )
     else:
         status = "ok"
         rng = (
-            f" ({band_model.CONFIDENCE:.0%} band {band.hit_rate_min:.1%}–{band.hit_rate_max:.1%})"
+            f" ({percent(band_model.CONFIDENCE, 0)} band {pct(band.hit_rate_min)}–{pct(band.hit_rate_max)})"
             if band.hit_rate_min is not None and band.hit_rate_max is not None
             else ""
         )
-        msg = f"{hb(memory)} gives a hit rate of {hr:.1%}{rng}, {_tail(b)}{_band_words(b)}"
+        msg = f"{hb(memory)} gives a hit rate of {pct(hr)}{rng}, {_tail(b)}{_band_words(b)}"
     if _warming(b):
         assert b.fill is not None
         msg = f"{b.fill.describe()}: the answer is provisional until then; {msg}"
@@ -1053,7 +1055,7 @@ def nodes_answer(
         status = ans.status if ans.status != "ok" else "unreachable"
     else:
         msg = _stats_only_first(
-            b, f"a hit rate of {target:.1%} needs {nodes} node(s) of {hb(size)}, {_describe(b)}"
+            b, f"a hit rate of {pct(target)} needs {nodes} node(s) of {hb(size)}, {_describe(b)}"
         )
         status = "ok"
     return ans.model_copy(

@@ -151,7 +151,7 @@ def test_answer_reports_the_windows_stream_loss_and_warns_when_flagged(account) 
     assert quiet["curve"]["stream_loss_flagged"] is False and "lost" not in quiet["message"]
     assert lossy["curve"]["stream_loss_ratio"] == pytest.approx(0.18)
     assert lossy["curve"]["stream_loss_flagged"] is True
-    assert "lost 18.0% of memcached's events" in lossy["message"]
+    assert "lost 18\u00a0% of memcached's events" in lossy["message"]
     assert lossy["memory_bytes"] == pytest.approx(quiet["memory_bytes"])  # a warning, not a new answer
 
 

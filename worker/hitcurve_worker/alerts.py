@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from hitcurve.memlimit import human_bytes
+from hitcurve.percent import hit_rate, percent
 from hitcurve.status import Thresholds, mean_abs_error
 
 GIB = float(1 << 30)
@@ -39,8 +40,7 @@ class Firing:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def _pct(r: float) -> str:
-    return f"{r:.1%}"
+_pct = hit_rate  # "90 %", "89.8 %": as the dashboard and the API write a hit rate (hitcurve.percent)
 
 
 def sizing(
@@ -151,8 +151,8 @@ def stream_loss(subject: str, loss_ratio: float, th: Thresholds) -> Firing | Non
     return Firing(
         STREAM_LOSS,
         "warning",
-        f"{subject}: the agent lost {loss_ratio:.1%} of memcached's watch events in the last window "
-        f"(threshold {th.loss_ratio:.1%}); curves from lossy windows under-estimate reuse distances",
+        f"{subject}: the agent lost {percent(loss_ratio)} of memcached's watch events in the last window "
+        f"(threshold {percent(th.loss_ratio)}); curves from lossy windows under-estimate reuse distances",
         {"loss_ratio": loss_ratio, "threshold": th.loss_ratio},
     )
 

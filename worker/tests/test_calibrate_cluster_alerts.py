@@ -196,8 +196,8 @@ def test_alert_rules() -> None:
     assert below is None and short is not None and short.kind == "memory_short"
     assert short.severity == "critical"  # 10 pp below the target
     assert short.message == (
-        "cluster web: the target hit rate 90.0% needs 72 MiB; 64 MiB is allocated (8 MiB short); "
-        "measured 80.0%, 10.0 pp below"
+        "cluster web: the target hit rate 90\u00a0% needs 72 MiB; 64 MiB is allocated (8 MiB short); "
+        "measured 80\u00a0%, 10.0 pp below"
     )
     assert sizing(0.88, 72 * MIB)[1].severity == "warning"  # type: ignore[union-attr]
     # beyond the curve: a lower bound in the text, still memory
@@ -208,7 +208,7 @@ def test_alert_rules() -> None:
     assert (
         short is None and below is not None and below.kind == "below_target" and below.severity == "critical"
     )
-    assert below.message.startswith("cluster web: hit rate 80.0% is 10.0 pp below the target 90.0%")
+    assert below.message.startswith("cluster web: hit rate 80\u00a0% is 10.0 pp below the target 90\u00a0%")
     assert sizing(None, 50 * MIB) == (None, None)
     assert sizing(0.95, 72 * MIB)[0] is None and sizing(0.95, 72 * MIB)[1] is not None  # short, target met
     # units are automatic: small sizes are never "0.00 GiB"

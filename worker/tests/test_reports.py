@@ -219,7 +219,7 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
         return f"{x.removesuffix('.0')} {unit}"
 
     assert ans["status"] == "ok", ans
-    assert f"Memory for 70.0% hit rate:   {size(ans['memory_bytes'])}" in ta
+    assert f"Memory for 70\u00a0% hit rate:   {size(ans['memory_bytes'])}" in ta  # as the dashboard
 
     def band(v: float | None) -> str:
         return "beyond the curve's range" if v is None else size(v)
@@ -228,7 +228,7 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
     assert b["confidence"] == 0.9 and b["memory_bytes_min"] <= ans["memory_bytes"]
     # memory_bytes_max None: that end lies past the curve
     assert b["memory_bytes_max"] is None or ans["memory_bytes"] <= b["memory_bytes_max"]
-    assert f"(90 % band {band(b['memory_bytes_min'])} to {band(b['memory_bytes_max'])}" in ta
+    assert f"(90\u00a0% band {band(b['memory_bytes_min'])} to {band(b['memory_bytes_max'])}" in ta
     allocated = ans["curve"]["current_bytes"]
     assert f"Memory in use today:          {size(allocated)}" in ta
     # money in the install's currency (Settings.currency, USD by default: "$")
@@ -242,7 +242,8 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
         params={"start": (datetime.now(UTC) - timedelta(days=7)).isoformat(), "max_points": 1},
         headers={"Authorization": f"Bearer {tok}"},
     ).json()
-    assert f"Measured hit rate this week:  {hist['points'][0]['measured_hit_ratio']:.1%}" in ta
+    week = f"{hist['points'][0]['measured_hit_ratio'] * 100:.1f}".removesuffix(".0")  # "90 %", "89.8 %"
+    assert f"Measured hit rate this week:  {week}\u00a0%" in ta
     acc = client.get(
         f"/api/v1/clusters/{two_orgs['ca']}/accuracy",
         params={"start": (datetime.now(UTC) - timedelta(days=7)).isoformat(), "max_points": 1},

@@ -4,7 +4,7 @@
 import * as d3 from "d3";
 import type { Curve } from "../lib/curve";
 import { bandAt, curveSamples, hitAtClamped } from "../lib/curve";
-import { formatBytes, formatPercent } from "../lib/format";
+import { formatBytes, formatHitRate } from "../lib/format";
 import { hitRateAxis, hitRateGrid, layers, memoryAxis, sizedSvg, type Margin } from "./frame";
 
 export type { Margin };
@@ -199,7 +199,7 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
     .attr("cx", x(data.currentBytes))
     .attr("cy", (d) => y(d))
     .append("title")
-    .text((d) => `measured ${formatPercent(d)} at ${formatBytes(data.currentBytes)}`);
+    .text((d) => `measured ${formatHitRate(d)} at ${formatBytes(data.currentBytes)}`);
 
   // The target: a horizontal line to where it meets the curve, then down to the memory axis.
   const t = data.target;
@@ -265,14 +265,14 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
     .attr("aria-valuemin", 0)
     .attr("aria-valuemax", 100)
     .attr("aria-valuenow", (d) => +(d * 100).toFixed(1))
-    .attr("aria-valuetext", (d) => formatPercent(d));
+    .attr("aria-valuetext", (d) => formatHitRate(d));
   hg.select("line.grab").attr("x1", m.left).attr("x2", width - m.right);
   hg.select("rect.knob").attr("x", width - m.right + 2).attr("y", -10);
   hg.select("text.knob-label")
     .attr("x", width - m.right + 24)
     .attr("y", 4)
     .attr("text-anchor", "middle")
-    .text((d) => formatPercent(d, 1));
+    .text((d) => formatHitRate(d));
   hg.call(
     d3.drag<SVGGElement, number>().on("drag", (event) => {
       opts.onTarget?.(clamp(y.invert(event.y), yDom[0], Math.min(yDom[1], 0.999)));
@@ -324,7 +324,7 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
     });
   box.each(function (d) {
     const g = d3.select(this);
-    const text = `${formatBytes(d.bytes)} → ${formatPercent(d.hit)}`;
+    const text = `${formatBytes(d.bytes)} → ${formatHitRate(d.hit)}`;
     const w = text.length * 6.6 + 12;
     const left = x(d.bytes) + 8 + w > width - m.right ? x(d.bytes) - 8 - w : x(d.bytes) + 8;
     const top = clamp(y(d.hit) - 30, m.top, height - m.bottom - 22);

@@ -2,7 +2,7 @@
 // memory and hit-rate axes. Plain functions of scales and margins; they keep no state, so a
 // chart drawn again with new data updates the same elements (D3 joins keyed by name).
 import * as d3 from "d3";
-import { byteTickFormat, byteTicks, formatPercent } from "../lib/format";
+import { byteTickFormat, byteTicks, formatHitRate } from "../lib/format";
 
 export type Margin = { top: number; right: number; bottom: number; left: number };
 type Layer = d3.Selection<SVGGElement, string, SVGSVGElement, unknown>;
@@ -53,6 +53,6 @@ export function hitRateAxis(g: Layer, y: d3.ScaleLinear<number, number>, m: Marg
     d3
       .axisLeft(y)
       .ticks(ticks)
-      .tickFormat((d) => formatPercent(+d, 0)),
+      .tickFormat((d) => formatHitRate(+d)),
   );
 }

@@ -2,7 +2,7 @@ import { useLayoutEffect, useRef, useState } from "react";
 import { drawCurveChart } from "../charts/curveChart";
 import { useWidth } from "../hooks";
 import type { Curve } from "../lib/curve";
-import { formatBytes, formatPercent } from "../lib/format";
+import { formatBytes, formatHitRate } from "../lib/format";
 
 type Props = {
   id: string;
@@ -53,7 +53,7 @@ export function CurveChart(props: Props) {
     );
   }, [props.points, props.estimate, props.currentBytes, props.measuredHit, props.target, props.targetBytes, props.observedMaxBytes, props.id, props.zoom, props.onTarget, props.onZoom, hover, width, height, narrow]);
   const label =
-    `Hit rate versus memory: measured ${props.measuredHit === null ? "unknown" : formatPercent(props.measuredHit)} ` +
+    `Hit rate versus memory: measured ${props.measuredHit === null ? "unknown" : formatHitRate(props.measuredHit)} ` +
     `at ${formatBytes(props.currentBytes)} today. The table view lists the same numbers.`;
   return (
     <div ref={box} className="chart curve-chart">

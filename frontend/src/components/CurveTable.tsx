@@ -1,6 +1,6 @@
 import type { Curve } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
-import { formatBytes, formatMoney, formatPercent } from "../lib/format";
+import { formatBytes, formatMoney, formatHitRate } from "../lib/format";
 
 /**
  * The chart's numbers as a table: one row per curve point, today's size and the answer marked.
@@ -59,10 +59,10 @@ export function CurveTable({
               className={[i === cur ? "is-current" : i === tgt ? "is-target" : "", bound(p.bytes) ? "is-unobserved" : ""].join(" ").trim() || undefined}
             >
               <td>{formatBytes(p.bytes)}</td>
-              <td>{bound(p.bytes) ? `at least ${formatPercent(p.hit, 2, false)}` : formatPercent(p.hit, 2, false)}</td>
+              <td>{bound(p.bytes) ? `at least ${formatHitRate(p.hit)}` : formatHitRate(p.hit)}</td>
               {hasBand && (
                 <td>
-                  {bound(p.bytes) ? `from ${formatPercent(p.lo ?? p.hit, 1, false)}` : `${formatPercent(p.lo ?? p.hit, 1, false)} – ${formatPercent(p.hi ?? p.hit, 1, false)}`}
+                  {bound(p.bytes) ? `from ${formatHitRate(p.lo ?? p.hit)}` : `${formatHitRate(p.lo ?? p.hit)} – ${formatHitRate(p.hi ?? p.hit)}`}
                 </td>
               )}
               {pricePerGbMonth !== null && <td>{formatMoney(monthlyCost(p.bytes, pricePerGbMonth), currency)}</td>}

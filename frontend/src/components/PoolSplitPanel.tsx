@@ -3,7 +3,7 @@ import { getPoolSplit } from "../api/endpoints";
 import type { PoolSplit, PrefixRow, SplitPoint } from "../api/types";
 import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { useAsync, useDebounced, useWidth } from "../hooks";
-import { formatBytes, formatPercent } from "../lib/format";
+import { formatBytes, formatPercent, formatHitRate } from "../lib/format";
 import { Fetched } from "./States";
 import { SeriesLegend } from "./SeriesLegend";
 
@@ -74,8 +74,8 @@ export function PoolSplitPanel({ id, prefixes }: { id: string; prefixes: PrefixR
 function Pools({ p, name }: { p: SplitPoint; name: string }) {
   return (
     <>
-      <code>{name}</code> alone in {formatBytes(p.prefixBytes)} ({formatPercent(p.prefixHit, 1)}) and the rest in{" "}
-      {formatBytes(p.restBytes)} ({formatPercent(p.restHit, 1)}): <strong>{formatPercent(p.hit, 1)}</strong>
+      <code>{name}</code> alone in {formatBytes(p.prefixBytes)} ({formatHitRate(p.prefixHit)}) and the rest in{" "}
+      {formatBytes(p.restBytes)} ({formatHitRate(p.restHit)}): <strong>{formatHitRate(p.hit)}</strong>
     </>
   );
 }
@@ -120,8 +120,8 @@ function SplitView({ d }: { d: PoolSplit }) {
   return (
     <div ref={box}>
       <p>
-        Today one pool of {formatBytes(d.totalBytes)}: <strong>{formatPercent(d.pooledHit, 1)}</strong>
-        {d.measuredHit != null && <> (memcached measured {formatPercent(d.measuredHit, 1)})</>}. <code>{d.prefix}</code> takes{" "}
+        Today one pool of {formatBytes(d.totalBytes)}: <strong>{formatHitRate(d.pooledHit)}</strong>
+        {d.measuredHit != null && <> (memcached measured {formatHitRate(d.measuredHit)})</>}. <code>{d.prefix}</code> takes{" "}
         {formatPercent(d.requestShare, 0)} of the reads and holds {formatPercent(d.occupancyShare, 0)} of the memory.
       </p>
       <p data-testid="split-best">

@@ -1,5 +1,5 @@
 import type { ServerSummary } from "../api/types";
-import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatPercent } from "../lib/format";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatHitRate, formatPercent } from "../lib/format";
 import { StatsOnlyLabel, StatusBadge } from "./Bits";
 import { Link } from "./Link";
 
@@ -43,7 +43,7 @@ export function ServerTable({
                 <StatusBadge status={s.status} />
                 {s.statusNote && <div className="muted small">{s.statusNote}</div>}
               </td>
-              <td>{s.measuredHitRatio === null ? "—" : formatPercent(s.measuredHitRatio)}</td>
+              <td>{s.measuredHitRatio === null ? "—" : formatHitRate(s.measuredHitRatio)}</td>
               <td>{s.limitBytes === null ? "—" : formatBytes(s.limitBytes)}</td>
               <td title={s.lastSeen ?? undefined}>{formatAge(s.lastSeen)}</td>
               <td className={s.lossWarning ? "warn" : undefined}>

@@ -3,7 +3,7 @@ import type { PageMove, SlabClass } from "../api/types";
 import { drawSmallCurve } from "../charts/smallCurve";
 import { useWidth } from "../hooks";
 import { hitAt } from "../lib/curve";
-import { formatBytes, formatPercent, formatPp } from "../lib/format";
+import { formatBytes, formatPp, formatHitRate } from "../lib/format";
 
 const pages = (n: number) => `${n} page${n === 1 ? "" : "s"}`;
 const nClasses = (n: number) => `${n} class${n === 1 ? "" : "es"}`;
@@ -24,7 +24,7 @@ const SmallCurve = memo(function SmallCurve({ cls, width }: { cls: SlabClass; wi
         <strong>class {cls.id}</strong> · {formatBytes(cls.chunkSize)} chunks
         <br />
         <span className="muted">
-          {pages(cls.pages)} · {hit === null ? "—" : formatPercent(hit, 0)} hits
+          {pages(cls.pages)} · {hit === null ? "—" : formatHitRate(hit)} hits
         </span>
       </figcaption>
       <svg ref={svg} aria-hidden="true" />

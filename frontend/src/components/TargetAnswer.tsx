@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 import type { Sizing } from "../api/types";
 import { STATS_ONLY_LABEL } from "./Bits";
-import { formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoneyDelta, formatPercent, MiB } from "../lib/format";
+import { formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoneyDelta, formatPercent, MiB, formatHitRate } from "../lib/format";
 
 /** memcached's -m flag for a limit in bytes (it takes whole megabytes, MiB). */
 export const mFlag = (bytes: number) => `-m ${Math.ceil(bytes / MiB - 1e-9)}`;
@@ -30,18 +30,18 @@ export function limitWords(s: Sizing): string | null {
 
 /** The answer in words and numbers: "92 % hit rate needs 11.4 GiB (-m 11674), +3.4 GiB, +$41/month". */
 export function answerSentence(s: Sizing): string {
-  const t = `${formatPercent(s.target)} hit rate`;
+  const t = `${formatHitRate(s.target)} hit rate`;
   const warming = s.status === "warming_up";
   if (s.status === "above_curve" || (warming && s.bytes === null && s.atLeastBytes !== null)) {
     // the bound also in the unit memcached is started with: ", -m above 9728"
     const above = s.limitAtLeastBytes !== null ? `, ${mFlag(s.limitAtLeastBytes).replace("-m ", "-m above ")}${s.nodes !== null && s.nodes > 1 ? ` on each of ${s.nodes} nodes` : ""}` : "";
     const bound = s.atLeastBytes !== null ? `more than ${formatBytes(s.atLeastBytes)}${above}` : "more memory than the curve covers";
-    const reach = s.maxHitRatio !== null && s.maxBytes !== null ? ` (the curve reaches ${formatPercent(s.maxHitRatio)} at ${formatBytes(s.maxBytes)})` : "";
+    const reach = s.maxHitRatio !== null && s.maxBytes !== null ? ` (the curve reaches ${formatHitRate(s.maxHitRatio)} at ${formatBytes(s.maxBytes)})` : "";
     if (warming) return `For now, ${t} needs ${bound}${reach}: the curve reaches further once memcached is full.`;
     return `${t} needs ${bound}${reach}.`;
   }
   if (s.status === "unreachable" || s.bytes === null) {
-    const top = s.maxHitRatio !== null ? `: the curve levels off at ${formatPercent(s.maxHitRatio)}` : "";
+    const top = s.maxHitRatio !== null ? `: the curve levels off at ${formatHitRate(s.maxHitRatio)}` : "";
     return `No memory size reaches ${t}${top}.`;
   }
   // what the cluster or server would be given in all: every node's -m

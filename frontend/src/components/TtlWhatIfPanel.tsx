@@ -2,7 +2,7 @@ import { useState } from "react";
 import { getTtlWhatIf } from "../api/endpoints";
 import type { PrefixRow, TtlWhatIf } from "../api/types";
 import { useAsync, useDebounced } from "../hooks";
-import { formatBytes, formatPercent } from "../lib/format";
+import { formatBytes, formatHitRate } from "../lib/format";
 import { Fetched } from "./States";
 
 // The TTLs the agent replays today (profiler-agent/src/core/ttlwhatif.h); the API answers 422
@@ -79,12 +79,12 @@ function Answer({ d }: { d: TtlWhatIf }) {
     <div>
       <p data-testid="ttl-hit">
         With a TTL of {d.ttl} s, {p} would hit {least}
-        <strong>{formatPercent(d.prefixHit, 1)}</strong> in the{" "}
-        {formatBytes(d.heldBytes)} it holds today (today {formatPercent(d.measuredHit, 1)})
+        <strong>{formatHitRate(d.prefixHit)}</strong> in the{" "}
+        {formatBytes(d.heldBytes)} it holds today (today {formatHitRate(d.measuredHit)})
         {d.serverHit != null && d.serverMeasuredHit != null && (
           <>
             ; the server {least}
-            <strong>{formatPercent(d.serverHit, 1)}</strong> (today {formatPercent(d.serverMeasuredHit, 1)})
+            <strong>{formatHitRate(d.serverHit)}</strong> (today {formatHitRate(d.serverMeasuredHit)})
           </>
         )}
         .
@@ -92,21 +92,21 @@ function Answer({ d }: { d: TtlWhatIf }) {
       <p data-testid="ttl-memory">
         {d.reachable && d.memoryForTodayHit != null ? (
           <>
-            For today&apos;s {formatPercent(d.measuredHit, 1)} it would need {d.bound ? "at most " : ""}
+            For today&apos;s {formatHitRate(d.measuredHit)} it would need {d.bound ? "at most " : ""}
             <strong>{formatBytes(d.memoryForTodayHit)}</strong>
             {d.memoryChange != null && <> ({signed(d.memoryChange)} against today)</>}.
           </>
         ) : (
           <>
-            Today&apos;s {formatPercent(d.measuredHit, 1)} is out of reach at {d.ttl} s: that TTL allows {p} at most{" "}
-            {formatPercent(d.allowedHit, 1)} with any memory.
+            Today&apos;s {formatHitRate(d.measuredHit)} is out of reach at {d.ttl} s: that TTL allows {p} at most{" "}
+            {formatHitRate(d.allowedHit)} with any memory.
           </>
         )}
       </p>
       <p className="muted small" data-testid="ttl-unbounded">
-        With memory for every live item: {d.ttl} s allows {formatPercent(d.allowedHit, 1)} in {formatBytes(d.liveBytes)} of live
-        items; today&apos;s TTLs allow {formatPercent(d.allowedHitToday, 1)} in {formatBytes(d.liveBytesToday)}
-        {d.serverHitUnbounded != null && <> (server {formatPercent(d.serverHitUnbounded, 1)})</>}. From{" "}
+        With memory for every live item: {d.ttl} s allows {formatHitRate(d.allowedHit)} in {formatBytes(d.liveBytes)} of live
+        items; today&apos;s TTLs allow {formatHitRate(d.allowedHitToday)} in {formatBytes(d.liveBytesToday)}
+        {d.serverHitUnbounded != null && <> (server {formatHitRate(d.serverHitUnbounded)})</>}. From{" "}
         {d.sampledReads.toLocaleString("en")} sampled reads. The memory answer assumes the new TTL thins {p}&apos;s reuses
         evenly across memory sizes, and that a miss is refilled by the client (cache-aside); {d.gaps.split(";")[0]}.
       </p>

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
+import shared from "./percent.cases.json";
 import {
-  byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatChange, formatDuration, formatMoney, formatMoneyDelta, formatPercent, formatPp,
+  byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatChange, formatDuration, formatHitRate, formatMoney, formatMoneyDelta, formatPercent, formatPp,
   dayTicks, formatTime, timeAxisDomain, timeTickFormat,
 } from "./format";
 
@@ -33,7 +34,15 @@ describe("formatPercent and formatPp", () => {
     expect(plain(formatPercent(0.92))).toBe("92 %");
     expect(plain(formatPercent(0.9234))).toBe("92.3 %");
     expect(plain(formatPercent(0.9234, 2))).toBe("92.34 %");
-    expect(plain(formatPercent(0.4, 2, false))).toBe("40.00 %");
+  });
+  test("writes every case of the table the backend's texts are checked against", () => {
+    expect(shared.cases.length).toBeGreaterThan(5);
+    for (const c of shared.cases) expect(formatPercent(c.ratio, c.digits)).toBe(c.text);
+  });
+  test("a hit rate is written one way: one decimal, a trailing .0 dropped", () => {
+    expect(formatHitRate(0.9)).toBe("90\u00a0%");
+    expect(formatHitRate(0.898)).toBe("89.8\u00a0%");
+    expect(formatHitRate(0.8976)).toBe("89.8\u00a0%");
   });
   test("signs percentage points", () => {
     expect(plain(formatPp(0.014))).toBe("+1.4 pp");

@@ -61,13 +61,21 @@ export function formatBytesDelta(bytes: number): string {
   return (bytes > 0 ? "+" : MINUS) + s;
 }
 
-/** A hit ratio in [0, 1] as percent: 0.92 → "92 %", 0.9234 → "92.3 %" (digits = decimals). */
-export function formatPercent(ratio: number, digits = 1, trim = true): string {
+/** A ratio as percent: 0.92 → "92 %", 0.9234 → "92.3 %" (digits = decimals). The backend's
+ *  texts write the same (backend/hitcurve/percent.py; both check lib/percent.cases.json). */
+export function formatPercent(ratio: number, digits = 1): string {
   if (!Number.isFinite(ratio)) return "—";
   const v = ratio * 100;
   let s = v.toFixed(digits);
-  if (trim && digits > 0 && /\.0+$/.test(s)) s = s.replace(/\.0+$/, "");
+  if (digits > 0 && /\.0+$/.test(s)) s = s.replace(/\.0+$/, "");
   return `${s.replace("-", MINUS)}${NBSP}%`;
+}
+
+/** A hit rate, the one way the dashboard (and the API's messages, e-mails and alerts) write it:
+ *  one decimal, "90 %", "89.8 %". Tables, charts and sentences alike, so one figure never reads
+ *  "89.80 %" in one place and "89.8 %" in another. */
+export function formatHitRate(ratio: number): string {
+  return formatPercent(ratio, 1);
 }
 
 /** Difference of two hit ratios in percentage points: "+1.4 pp". */

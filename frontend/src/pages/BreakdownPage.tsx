@@ -7,7 +7,7 @@ import { PoolSplitPanel } from "../components/PoolSplitPanel";
 import { TtlWhatIfPanel } from "../components/TtlWhatIfPanel";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useDebounced, useWidth } from "../hooks";
-import { formatBytes, formatPercent } from "../lib/format";
+import { formatBytes, formatPercent, formatHitRate } from "../lib/format";
 import { SeriesLegend } from "../components/SeriesLegend";
 
 const int = (n: number) => n.toLocaleString("en-US");
@@ -56,7 +56,7 @@ export function BreakdownPage({ id }: { id: string }) {
 }
 
 function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
-  const pct = formatPercent(d.target, 0);
+  const pct = formatHitRate(d.target);
   return (
     <>
       <p className="muted small">
@@ -168,7 +168,7 @@ function PrefixTr({ p }: { p: PrefixRow }) {
       <td className="num">
         {int(p.requests)} <span className="muted small">({formatPercent(p.requestShare, 1)})</span>
       </td>
-      <td className="num">{p.hitRatio == null ? "—" : formatPercent(p.hitRatio, 1)}</td>
+      <td className="num">{p.hitRatio == null ? "—" : formatHitRate(p.hitRatio)}</td>
       <td className="num">
         {formatBytes(p.bytes)} {p.memoryShare != null && <span className="muted small">({formatPercent(p.memoryShare, 0)})</span>}
       </td>
@@ -199,7 +199,7 @@ function TtlPanel({ d }: { d: Breakdown }) {
       currentBytes: null,
     });
   });
-  const pct = formatPercent(d.target, 0);
+  const pct = formatHitRate(d.target);
   return (
     <section className="card" data-testid="ttl-panel" ref={box}>
       <h2>Memory with expiry modelled</h2>

@@ -6,7 +6,7 @@ import { keepFlags, limitWords, warmupSentence } from "../components/TargetAnswe
 import { Link } from "../components/Link";
 import { ErrorState, Loading, NoAgentYet } from "../components/States";
 import { useAsync } from "../hooks";
-import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatBytes, formatBytesDelta, formatMoney, formatPercent } from "../lib/format";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatBytes, formatBytesDelta, formatMoney, formatHitRate } from "../lib/format";
 import { canWrite, useSession } from "../session";
 
 export function ClustersPage() {
@@ -63,8 +63,8 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
               <div>
                 <dt title={MEASURED_HIT_RATE_MEANS}>{MEASURED_HIT_RATE}</dt>
                 <dd>
-                  <span className="big">{c.measuredHitRatio === null ? "—" : formatPercent(c.measuredHitRatio)}</span>
-                  {c.targetHitRatio !== null && <span className="muted"> target {formatPercent(c.targetHitRatio)}</span>}
+                  <span className="big">{c.measuredHitRatio === null ? "—" : formatHitRate(c.measuredHitRatio)}</span>
+                  {c.targetHitRatio !== null && <span className="muted"> target {formatHitRate(c.targetHitRatio)}</span>}
                 </dd>
               </div>
               <div>

@@ -76,7 +76,7 @@ test("the table view lists the chart's points, today's size marked", async () =>
   const rows = screen.getByTestId("curve-table").querySelectorAll("tbody tr");
   expect(rows.length).toBe(9);
   expect(plain(rows[3].textContent)).toContain("4.0 GiB");
-  expect(plain(rows[3].textContent)).toContain("40.00 %");
+  expect(plain(rows[3].textContent)).toContain("4.0 GiB40 %");
   expect(rows[3].className).toBe("is-current");
 });
 
@@ -91,9 +91,9 @@ test("past the agent's ghost reach the table gives lower bounds and the chart fa
   expect(plain(document.querySelector(".target-panel")!.textContent)).toContain("lower bounds (a larger agent --ghost-factor sees further)");
   fireEvent.click(screen.getByTestId("show-table"));
   const rows = screen.getByTestId("curve-table").querySelectorAll("tbody tr");
-  expect(plain(rows[5].textContent)).toContain("60.00 %");
+  expect(plain(rows[5].textContent)).toContain("6.0 GiB60 %");
   expect(rows[5].getAttribute("data-bound")).toBeNull();
-  expect(plain(rows[7].textContent)).toContain("at least 80.00 %");
+  expect(plain(rows[7].textContent)).toContain("at least 80 %");
   expect(plain(rows[7].textContent)).toContain("not observed yet");
   expect(rows[7].getAttribute("data-bound")).toBe("at-least");
 });

@@ -10,7 +10,7 @@ import { Fetched, NoAgentYet } from "../components/States";
 import { TargetAnswer } from "../components/TargetAnswer";
 import { useAsync, useDebounced } from "../hooks";
 import { bytesForHit, maxHit } from "../lib/curve";
-import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatPercent } from "../lib/format";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatPercent, formatHitRate } from "../lib/format";
 
 declare global {
   interface Window {
@@ -100,7 +100,7 @@ function CurveBody({ view }: { view: CurveView }) {
           {view.measuredHitRatio !== null && (
             <>
               {" "}
-              · <span title={MEASURED_HIT_RATE_MEANS}>{MEASURED_HIT_RATE.toLowerCase()}</span> {formatPercent(view.measuredHitRatio)}
+              · <span title={MEASURED_HIT_RATE_MEANS}>{MEASURED_HIT_RATE.toLowerCase()}</span> {formatHitRate(view.measuredHitRatio)}
             </>
           )}
           {view.lossRatio !== null && basis === "watch" && <> · watch-stream event loss {formatPercent(view.lossRatio, 2)}</>}
@@ -157,7 +157,7 @@ function CurveBody({ view }: { view: CurveView }) {
         <p className="muted small">
           {observedMax !== null && observedMax < view.points[view.points.length - 1].bytes
             ? `Observed up to ${formatBytes(observedMax)} so far; the faded part of the curve is not observed yet, so hit rates there are lower bounds${warming ? "" : " (a larger agent --ghost-factor sees further)"}.`
-            : `The curve covers up to ${formatBytes(view.points[view.points.length - 1].bytes)} (${formatPercent(top)}); past that the agent has not observed enough to say.`}
+            : `The curve covers up to ${formatBytes(view.points[view.points.length - 1].bytes)} (${formatHitRate(top)}); past that the agent has not observed enough to say.`}
         </p>
       </section>
 

@@ -6,7 +6,7 @@ import { Breadcrumbs, SubjectTabs } from "../components/Bits";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useWidth } from "../hooks";
 import { hitAt, type CurvePoint } from "../lib/curve";
-import { formatBytes, formatChange, formatDuration, formatPercent, formatPp, formatTime } from "../lib/format";
+import { formatBytes, formatChange, formatDuration, formatPercent, formatPp, formatTime, formatHitRate } from "../lib/format";
 
 /** A relative change: "−78 %", "+5 %". */
 import { canWrite, useSession } from "../session";
@@ -265,7 +265,7 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
               return (
                 <tr key={r.policy}>
                   <th scope="row">{label(r.policy)}</th>
-                  <td>{h === null ? "—" : formatPercent(h, 2)}</td>
+                  <td>{h === null ? "—" : formatHitRate(h)}</td>
                   <td>{h !== null && lruHit !== null && r.policy !== "lru" ? formatPp(h - lruHit, 2) : ""}</td>
                   <td>{c === null ? "—" : `${(c / 1e6).toFixed(1)} s`}</td>
                   <td>{c !== null && lruCost && r.policy !== "lru" ? formatChange((c - lruCost) / lruCost) : ""}</td>
@@ -321,8 +321,8 @@ function Agreement({ results, sample, main, currentBytes }: { results: PolicyRes
       : "";
   return (
     <p className={inside ? "muted" : "warning-note"} data-testid="run-agreement">
-      At today's memory ({formatBytes(currentBytes)}) the main curve says {formatPercent(mainHit)}; simulated {label(own.policy)}{" "}
-      {formatPercent(simHit)}:{" "}
+      At today's memory ({formatBytes(currentBytes)}) the main curve says {formatHitRate(mainHit)}; simulated {label(own.policy)}{" "}
+      {formatHitRate(simHit)}:{" "}
       {inside
         ? `within the sampling error (±${err.toFixed(1)} pp).`
         : `${Math.abs(diff).toFixed(1)} pp apart, more than the sampling error (±${err.toFixed(1)} pp):${why} the sample covers the run's window only, while the main curve rests on the latest windows.`}

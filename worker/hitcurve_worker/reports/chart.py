@@ -14,6 +14,7 @@ import math
 
 from PIL import Image, ImageDraw, ImageFont
 
+from hitcurve.percent import NBSP, hit_rate
 from hitcurve_worker.reports.content import ClusterReport
 
 # Displayed size in the e-mail (CSS pixels); the PNG has SCALE times as many pixels.
@@ -125,7 +126,8 @@ def curve_png(c: ClusterReport) -> bytes | None:
         d.line([(x0, ty), (min(x0 + 5 * s, right), ty)], fill=TARGET, width=2 * s)
     d.text(
         (left + 4 * s, ty - 4 * s),
-        f"target {c.target:.1%}",
+        # the dashboard's "90 %" with a plain space: Pillow's default font draws U+00A0 as a box
+        f"target {hit_rate(c.target).replace(NBSP, ' ')}",
         fill=TARGET,
         font=small,
         anchor="ld",

@@ -18,6 +18,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from hitcurve.core.config import get_settings
 from hitcurve.memlimit import human_bytes
+from hitcurve.percent import hit_rate, percent
 from hitcurve_worker.reports.content import ClusterReport, OrgReport
 
 MIB = 1 << 20
@@ -43,7 +44,13 @@ def m_limit(v: float | None) -> str:
 
 
 def pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.1%}"
+    """A hit rate as the dashboard and the API write it ("90 %", "89.8 %"; hitcurve.percent)."""
+    return hit_rate(v)
+
+
+def whole_pct(v: float | None) -> str:
+    """A confidence level in whole percent ("90 %")."""
+    return percent(v, 0)
 
 
 def money(v: float | None, currency: str | None = None) -> str:
@@ -100,7 +107,9 @@ def _env(html: bool) -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(mem=mem, band=mem_or_beyond, mlimit=m_limit, pct=pct, money=money, pp=pp, day=day)
+    env.filters.update(
+        mem=mem, band=mem_or_beyond, mlimit=m_limit, pct=pct, whole_pct=whole_pct, money=money, pp=pp, day=day
+    )
     return env
 
 
