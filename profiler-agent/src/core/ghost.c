@@ -72,7 +72,10 @@ void ghost_rescale(ghost *g, double capacity, double ratio)
     g->capacity = capacity;
     g->cap_f = capacity / (g->F - 1);
     if (g->cap_f < 1) g->cap_f = 1;
-    for (uint32_t i = 0; i < g->F; i++) g->count[i] *= ratio;
+    for (uint32_t i = 0; i < g->F; i++) {
+        g->count[i] *= ratio;
+        g->lost[i] *= ratio;
+    }
     g->flushed *= ratio;
 }
 
