@@ -52,6 +52,18 @@ void sim_obj_release(sim_cache *c, uint32_t idx)
     c->free_head = idx;
 }
 
+void sim_ghost_push(sim_cache *c, sim_list *l, uint32_t idx, uint8_t qid, uint64_t cap_bytes)
+{
+    c->objs[idx].flags |= SIM_F_GHOST;
+    c->objs[idx].qid = qid;
+    sim_list_push_head(c, l, idx);
+    while (l->bytes > cap_bytes) {
+        uint32_t g = l->tail;
+        sim_list_unlink(c, l, g);
+        sim_obj_release(c, g);
+    }
+}
+
 uint32_t sim_find(const sim_cache *c, uint64_t key)
 {
     return sim_table_get(&c->table, key);

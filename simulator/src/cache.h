@@ -132,6 +132,9 @@ static inline void sim_uncharge(sim_cache *c, uint32_t idx)
 }
 
 bool sim_get_default(sim_cache *c, const sim_req *r);
+/* Turn evicted object idx (already unlinked and uncharged) into the newest ghost on list l, with
+ * queue id qid; the oldest ghosts go while the list holds more than cap_bytes of charges. */
+void sim_ghost_push(sim_cache *c, sim_list *l, uint32_t idx, uint8_t qid, uint64_t cap_bytes);
 
 /* ---- intrusive lists over c->objs ---- */
 static inline void sim_list_init(sim_list *l)

@@ -554,6 +554,44 @@ static void test_mcslru_pages(void)
     sim_cache_free(c);
 }
 
+/* mcslru.base: memcached at B items plus a ghost of its last S - B evictions (the agent's view
+ * above today's memory), against plain mcslru at B */
+static void test_mcslru_base_ghost(void)
+{
+    sim_config plain = items_cfg(NULL), ghost = items_cfg("mcslru.base=100");
+    sim_cache *b = sim_cache_new("mcslru", 100, &plain), *g = sim_cache_new("mcslru", 120, &ghost);
+    for (uint64_t k = 1; k <= 150; k++) {
+        CHECK(get(b, k) == 0 && get(g, k) == 0, "first reads miss");
+    }
+    /* no hits yet: keys leave through COLD in insertion order, 1..50 evicted, the ghost of 20
+     * holds the last 20 (31..50) */
+    CHECK(b->evictions == 50 && g->evictions == 50, "50 evictions (%llu, %llu)",
+          (unsigned long long)b->evictions, (unsigned long long)g->evictions);
+    CHECK(g->nresident == 100, "the resident part holds base = 100 items, not 120 (%llu)",
+          (unsigned long long)g->nresident);
+    CHECK(get(g, 40) == 1 && get(b, 40) == 0, "a recently evicted key hits in the ghost only");
+    CHECK(get(g, 25) == 0, "a key evicted 26 evictions ago is past the ghost of 20");
+    CHECK(sim_cache_resident(g, 40), "the ghost hit stored the key again, as memcached at base does");
+    CHECK(get(g, 40) == 1, "then it hits as a resident item");
+    char why[160];
+    CHECK(g->ops->verify(g, why, sizeof why) == 0, "verify: %s", why);
+    sim_cache_free(b);
+    sim_cache_free(g);
+    /* S <= base: plain mcslru at S */
+    sim_config big = items_cfg("mcslru.base=500");
+    sim_cache *p = sim_cache_new("mcslru", 100, &plain), *q = sim_cache_new("mcslru", 100, &big);
+    uint64_t x = 12345, hp = 0, hq = 0;
+    for (int i = 0; i < 20000; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t k = (x >> 33) % 400;
+        hp += (uint64_t)get(p, k);
+        hq += (uint64_t)get(q, k);
+    }
+    CHECK(hp == hq && p->evictions == q->evictions, "base above the size changes nothing");
+    sim_cache_free(p);
+    sim_cache_free(q);
+}
+
 /* ---------------------------------------------------------------- metrics and ops */
 
 static void test_metrics_and_ops(void)
@@ -1025,6 +1063,7 @@ int main(void)
     test_s3fifo();
     test_mcslru_activation();
     test_mcslru_pages();
+    test_mcslru_base_ghost();
     test_metrics_and_ops();
     test_every_policy_sane();
     test_sieve_hand();

@@ -16,7 +16,16 @@
  * classes (slab_automove is not modelled). In items mode there is one class of `size`
  * chunks. In a mini-simulation the page shrinks with the sample rate.
  * Parameters: mcslru.hot (20), mcslru.warm (40), mcslru.hot_age (0.2), mcslru.warm_age
- * (2.0), mcslru.ages (1: use the age caps).
+ * (2.0), mcslru.ages (1: use the age caps), mcslru.base (0: off; items mode only).
+ *
+ * mcslru.base = B (items) simulates what the profiler agent measures above today's memory
+ * rather than memcached at the cache's size S: memcached's segmented LRU at B items plus a
+ * ghost of the S - B keys it evicted last, in eviction order (the agent's ghost is fed with
+ * memcached's own evictions). A read of a ghost key counts as a hit (the agent's curve at S
+ * counts it) and, as at B, the key is stored again as a new item and leaves the ghost. The
+ * worker's policy correction compares this with mcslru at S (worker/README.md): memcached at
+ * 2B protects its twice-read keys in WARM, which the ghost extension of memcached at B cannot.
+ * S <= B is plain mcslru at S.
  */
 #include "../cache.h"
 
@@ -26,7 +35,7 @@
 
 #define F_FETCHED 0x01
 #define F_ACTIVE 0x02
-enum { HOT = 0, WARM = 1, COLD = 2 };
+enum { HOT = 0, WARM = 1, COLD = 2, GHOST = 3 };
 #define MAXCLS 64
 
 typedef struct {
@@ -41,6 +50,9 @@ typedef struct {
     double hot_pct, warm_pct, hot_age, warm_age;
     int ages;
     int bytes;
+    /* mcslru.base: the evicted keys kept as ghosts (0: none), newest at the head */
+    uint64_t ghost_cap;
+    sim_list ghost;
 } mc_state;
 
 static int mc_init(sim_cache *c, char *err, size_t errlen)
@@ -59,11 +71,23 @@ static int mc_init(sim_cache *c, char *err, size_t errlen)
         return -1;
     }
     s->bytes = c->cfg->unit_bytes;
+    double base = sim_param(c, "base", 0);
+    if (base < 0 || (base > 0 && s->bytes)) {
+        snprintf(err, errlen, "mcslru: base must be >= 0 and is for items mode only");
+        free(s);
+        return -1;
+    }
     for (int k = 0; k < MAXCLS; k++)
         for (int q = 0; q < 3; q++)
             sim_list_init(&s->cls[k].lru[q]);
+    sim_list_init(&s->ghost);
     if (!s->bytes) {
+        uint64_t b = (uint64_t)llround(base);
         s->cls[0].chunks_total = c->capacity;
+        if (b > 0 && c->capacity > b) {
+            s->cls[0].chunks_total = b;
+            s->ghost_cap = c->capacity - b;
+        }
         s->cls[0].chunk = 1;
     } else {
         double page = (double)SIM_PAGE_SIZE * c->scale;
@@ -165,20 +189,33 @@ static void juggle(sim_cache *c, mc_state *s, mc_class *m)
     }
 }
 
-static void evict_one(sim_cache *c, mc_class *m, int q)
+static void evict_one(sim_cache *c, mc_state *s, mc_class *m, int q)
 {
     uint32_t i = m->lru[q].tail;
     sim_list_unlink(c, &m->lru[q], i);
     m->chunks_used -= c->objs[i].charge / m->chunk;
     sim_uncharge(c, i);
-    sim_obj_release(c, i);
     c->evictions++;
+    if (!s->ghost_cap) {
+        sim_obj_release(c, i);
+        return;
+    }
+    /* mcslru.base: the evicted key becomes the newest ghost (items mode: a charge of 1 each) */
+    sim_ghost_push(c, &s->ghost, i, GHOST, s->ghost_cap);
 }
 
 static bool mc_get(sim_cache *c, const sim_req *r)
 {
     mc_state *s = c->priv;
     uint32_t i = sim_find(c, r->key);
+    bool ghost_hit = false;
+    if (i != SIM_NIL && (c->objs[i].flags & SIM_F_GHOST)) {
+        /* mcslru.base: a hit within the ghost; memcached at base stores the key again */
+        sim_list_unlink(c, &s->ghost, i);
+        sim_obj_release(c, i);
+        ghost_hit = true;
+        i = SIM_NIL;
+    }
     if (i != SIM_NIL) {
         mc_hit(c, i, r);
         return true;
@@ -207,7 +244,7 @@ static bool mc_get(sim_cache *c, const sim_req *r)
             continue;
         }
         if (m->lru[COLD].count)
-            evict_one(c, m, COLD);
+            evict_one(c, s, m, COLD);
         else if (m->lru[HOT].count)
             relink(c, m, m->lru[HOT].tail, COLD);
         else if (m->lru[WARM].count)
@@ -223,7 +260,7 @@ static bool mc_get(sim_cache *c, const sim_req *r)
     m->chunks_used += need;
     sim_charge(c, n);
     juggle(c, s, m);
-    return false;
+    return ghost_hit;
 }
 
 static void mc_remove(sim_cache *c, uint32_t idx)
@@ -247,7 +284,7 @@ static void mc_evict(sim_cache *c, const sim_req *r)
     mc_state *s = c->priv;
     mc_class *m = &s->cls[s->bytes ? sim_slab_class_of(SIM_ITEM_HEADER + r->size) : 0];
     if (m->lru[COLD].count)
-        evict_one(c, m, COLD);
+        evict_one(c, s, m, COLD);
 }
 
 /* exported for unit tests: items in HOT, WARM, COLD of class k */
@@ -282,6 +319,13 @@ static int mc_verify(sim_cache *c, char *why, size_t n)
     }
     if (pages != s->pages_used)
         return snprintf(why, n, "page accounting"), -1;
+    if (sim_list_check(c, &s->ghost, "ghost", why, n) < 0)
+        return -1;
+    if (s->ghost.count > s->ghost_cap)
+        return snprintf(why, n, "ghost over its cap"), -1;
+    for (uint32_t i = s->ghost.head; i != SIM_NIL; i = c->objs[i].next)
+        if (!(c->objs[i].flags & SIM_F_GHOST) || c->objs[i].qid != GHOST || sim_find(c, c->objs[i].key) != i)
+            return snprintf(why, n, "ghost entry not a ghost"), -1;
     return total == c->nresident ? 0 : (snprintf(why, n, "queues total != residents"), -1);
 }
 

@@ -58,14 +58,7 @@ static void in_to_out(sim_cache *c, twoq_state *s)
         sim_obj_release(c, i);
         return;
     }
-    c->objs[i].flags |= SIM_F_GHOST;
-    c->objs[i].qid = Q_OUT;
-    sim_list_push_head(c, &s->out, i);
-    while (s->out.bytes > s->out_cap) {
-        uint32_t g = s->out.tail;
-        sim_list_unlink(c, &s->out, g);
-        sim_obj_release(c, g);
-    }
+    sim_ghost_push(c, &s->out, i, Q_OUT, s->out_cap);
 }
 
 static void twoq_evict(sim_cache *c, const sim_req *r)
