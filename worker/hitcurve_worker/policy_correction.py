@@ -3,7 +3,9 @@ measured on the server's own sampled trace (pure functions; the task lives in co
 
 The agent's per-class curves are LRU stack-distance curves below today's size N (ROUNDER on the
 resident items), and memcached's real hit ratio at N (resident hits are real hits); above N the
-ghost is fed with memcached's own evictions, so it follows memcached too. memcached 1.5+ is a
+ghost is fed with memcached's own evictions: memcached at N plus the keys it evicted last, which
+reads memcached at 2N ~1 pp low on the accuracy bench (not corrected here: worker/README.md,
+"Limits"). memcached 1.5+ is a
 segmented HOT/WARM/COLD LRU (research_memcached_watch.md §5), which beats LRU below N on skewed
 or scan-heavy traffic (live, Zipf 0.9: by about 2 pp at N/4 and N/2). The size-rescaling
 calibration cannot supply that: the model already passes through the measured point.
