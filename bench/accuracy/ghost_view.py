@@ -94,6 +94,9 @@ def main() -> int:
         lru = run(hs, keys, WARM, WARM + MEASURED, sizes, "lru")
         mcs = run(hs, keys, WARM, WARM + MEASURED, sizes, "mcslru")
         ghost = run(hs, keys, WARM, WARM + MEASURED, sizes, "mcslru", base=n)
+        if all(ghost[k] == mcs[k] for k in sizes):
+            # an older build of the extension ignores the unknown parameter
+            raise SystemExit("hitcurve_sim has no mcslru.base: rebuild it (pip install -e simulator/python)")
         print(f"\n== {name}: N = {n} items, measured phase (reads {WARM}..{WARM + MEASURED})")
         print(f"{'x N':>5} {'lru':>7} {'mcslru':>7} {'ghost':>7} {'lift pp':>8} {'mcslru-lru pp':>14}")
         for f, k in zip(factors, sizes, strict=True):
