@@ -100,3 +100,42 @@ test("a box measured a few pixels wide draws no rect of negative size", () => {
   const negative = [...svg.querySelectorAll("rect")].filter((r) => Number(r.getAttribute("width")) < 0 || Number(r.getAttribute("height")) < 0);
   expect(negative.map((r) => r.getAttribute("class"))).toEqual([]);
 });
+
+test("at 390 px the now label moves off a curve whose plateau runs through the top of the plot", () => {
+  // the cluster page at 390 px: plot 250 px wide, 222 px tall; today 1 GiB at 95 %, the curve
+  // levelling at 98 % (its band up to 99.5 %) right across where the label stood
+  const phone = { top: 24, right: 52, bottom: 34, left: 44 };
+  const [w, h] = [346, 280];
+  const high = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2].map((g) => {
+    const hit = 0.98 * (1 - Math.exp(-3 * g));
+    return { bytes: g * GiB, hit, lo: hit - 0.015, hi: Math.min(1, hit + 0.015) };
+  });
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  document.body.appendChild(svg);
+  const data = { points: high, estimate: null, currentBytes: GiB, measuredHit: 0.95, target: null, targetBytes: null, hoverBytes: null };
+  drawCurveChart(svg, data, { width: w, height: h, margin: phone, id: "p", xDomain: null });
+  const label = svg.querySelector("text.current-label")!;
+  expect(label.textContent?.replace(/\u00a0/g, " ")).toBe("now 1.0 GiB");
+  // its box (11 px text, about 6.6 px a character), on the axes' own scales, written out here
+  const px = (bytes: number) => phone.left + (bytes / (2 * GiB)) * (w - phone.left - phone.right);
+  const py = (hit: number) => h - phone.bottom - hit * (h - phone.top - phone.bottom);
+  const lx = Number(label.getAttribute("x"));
+  const ly = Number(label.getAttribute("y"));
+  const lw = label.textContent!.length * 6.6;
+  const [x0, x1] = label.getAttribute("text-anchor") === "end" ? [lx - lw, lx] : [lx, lx + lw];
+  expect(x0).toBeGreaterThanOrEqual(phone.left);
+  expect(x1).toBeLessThanOrEqual(w - phone.right);
+  for (const p of high) {
+    if (px(p.bytes) < x0 || px(p.bytes) > x1) continue;
+    expect(py(p.hi) > ly + 3 || py(p.lo) < ly - 11, `curve at ${p.bytes / GiB} GiB under the label`).toBe(true);
+  }
+  // the old place, right of the now-line at the top, is where the plateau runs
+  expect((label.getAttribute("text-anchor") ?? "start") === "start" && ly < 40).toBe(false);
+});
+
+test("a now label clear of the curve stays at the top right of the now-line", () => {
+  const svg = draw({ target: null, targetBytes: null });
+  const label = svg.querySelector("text.current-label")!;
+  expect(label.getAttribute("text-anchor")).toBe("start");
+  expect(Number(label.getAttribute("y"))).toBe(margin.top + 10);
+});

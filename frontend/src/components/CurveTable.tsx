@@ -1,6 +1,7 @@
 import type { Curve } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
 import { formatBytes, formatMoney, formatHitRate } from "../lib/format";
+import { TableScroll } from "./TableScroll";
 
 /**
  * The chart's numbers as a table: one row per curve point, today's size and the answer marked.
@@ -31,7 +32,7 @@ export function CurveTable({
   const tgt = nearest(targetBytes);
   const hasBand = points.some((p) => p.lo !== undefined);
   return (
-    <div className="table-wrap" tabIndex={0} role="region" aria-label="curve table">
+    <TableScroll label="curve table">
       <table className="curve-table" data-testid="curve-table">
         <caption>
           Hit rate at each memory size{hasBand ? ", with the uncertainty band" : ""}. Today: {formatBytes(currentBytes)}.
@@ -71,6 +72,6 @@ export function CurveTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

@@ -3,6 +3,7 @@
 // accessibility (a labelled select, scoped headers, the actions column named for screen readers)
 // are written once.
 import type { ReactNode } from "react";
+import { TableScroll } from "./TableScroll";
 
 /** A labelled <select> over [value, label] choices (an optional first choice, e.g. "all"). */
 export function ChoiceField({
@@ -53,7 +54,7 @@ export function ActionsTable({
   children: ReactNode;
 }) {
   return (
-    <div className="table-wrap">
+    <TableScroll>
       <table className={className} data-testid={testId}>
         <thead>
           <tr>
@@ -72,6 +73,6 @@ export function ActionsTable({
         </thead>
         <tbody>{children}</tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

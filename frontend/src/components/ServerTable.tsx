@@ -2,6 +2,7 @@ import type { ServerSummary } from "../api/types";
 import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatHitRate, formatPercent } from "../lib/format";
 import { StatsOnlyLabel, StatusBadge } from "./Bits";
 import { Link } from "./Link";
+import { TableScroll } from "./TableScroll";
 
 /** Servers with their agent's health: last seen, event loss, curve error. */
 export function ServerTable({
@@ -14,7 +15,7 @@ export function ServerTable({
   onAssign?: (serverId: string, clusterId: string | null) => void;
 }) {
   return (
-    <div className="table-wrap" tabIndex={0} role="region" aria-label="servers">
+    <TableScroll label="servers">
       <table className="servers" data-testid="servers">
         <thead>
           <tr>
@@ -80,6 +81,6 @@ export function ServerTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   );
 }

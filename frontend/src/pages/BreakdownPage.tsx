@@ -9,6 +9,7 @@ import { Empty, Fetched } from "../components/States";
 import { useAsync, useDebounced, useWidth } from "../hooks";
 import { formatBytes, formatPercent, formatHitRate } from "../lib/format";
 import { SeriesLegend } from "../components/SeriesLegend";
+import { TableScroll } from "../components/TableScroll";
 
 const int = (n: number) => n.toLocaleString("en-US");
 
@@ -73,7 +74,7 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
           Memory for {pct}: what each prefix would need on its own (its own curve with expiry modelled, as a separate
           pool).
         </p>
-        <div className="table-wrap">
+        <TableScroll>
           <table>
             <thead>
               <tr>
@@ -92,7 +93,7 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       </section>
       <PoolSplitPanel id={id} prefixes={d.prefixes} />
       <TtlWhatIfPanel id={id} prefixes={d.prefixes} />
@@ -120,7 +121,7 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
           memory to another class whose items need it, not a shortage; they are counted as evictions from memcached
           1.6.34 on.
         </p>
-        <div className="table-wrap">
+        <TableScroll>
           <table>
             <thead>
               <tr>
@@ -145,7 +146,7 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableScroll>
       </section>
     </>
   );
@@ -228,7 +229,7 @@ function HotTable({ title, rows }: { title: string; rows: HotKeyRow[] }) {
   return (
     <div>
       <h3>{title}</h3>
-      <div className="table-wrap">
+      <TableScroll>
         <table>
           <thead>
             <tr>
@@ -252,7 +253,7 @@ function HotTable({ title, rows }: { title: string; rows: HotKeyRow[] }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
     </div>
   );
 }

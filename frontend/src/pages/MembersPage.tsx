@@ -9,6 +9,7 @@ import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
 import { useSession } from "../session";
+import { TableScroll } from "../components/TableScroll";
 
 const ROLES: Array<[Role, string]> = [
   ["viewer", "viewer (reads)"],
@@ -111,7 +112,7 @@ export function MembersPage() {
             )}
             <section aria-labelledby="members-title">
               <h2 id="members-title">Members</h2>
-              <div className="table-wrap">
+              <TableScroll>
                 <table data-testid="members">
                   <thead>
                     <tr>
@@ -132,7 +133,7 @@ export function MembersPage() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
             </section>
           </>
         )}

@@ -17,6 +17,7 @@ import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
 import { canWrite, useSession } from "../session";
+import { TableScroll } from "../components/TableScroll";
 
 const KINDS: Array<[ChannelKind, string]> = [
   ["webhook", "Webhook (signed JSON)"],
@@ -160,7 +161,7 @@ export function NotificationChannels() {
             {deliveries.length === 0 ? (
               <p className="state empty">Nothing sent yet.</p>
             ) : (
-              <div className="table-wrap">
+              <TableScroll>
                 <table data-testid="deliveries">
                   <thead>
                     <tr>
@@ -187,7 +188,7 @@ export function NotificationChannels() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableScroll>
             )}
           </>
         )}

@@ -12,6 +12,7 @@ import { formatBytes, formatChange, formatDuration, formatPercent, formatPp, for
 import { canWrite, useSession } from "../session";
 import * as d3 from "d3";
 import { SeriesLegend } from "../components/SeriesLegend";
+import { TableScroll } from "../components/TableScroll";
 
 /** Policies the simulator knows, by the names the API uses. */
 export const POLICIES: Array<[string, string]> = [
@@ -246,7 +247,7 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
       <div className="chart">
         <svg ref={svg} role="img" aria-label="Hit rate versus memory per policy" data-testid="policy-chart" />
       </div>
-      <div className="table-wrap">
+      <TableScroll>
         <table data-testid="policy-table">
           <caption>At {formatBytes(at)}</caption>
           <thead>
@@ -274,7 +275,7 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
             })}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
     </div>
   );
 }
