@@ -90,7 +90,8 @@ function HistoryBody({ history }: { history: History }) {
             </p>
             {history.bucketSeconds !== null && (
               <p className="muted small" data-testid="history-points-note">
-                One point per {formatDuration(history.bucketSeconds)}, drawn at its newest window.
+                One point per {Math.abs(history.bucketSeconds - 60) < 1 ? "minute" : formatDuration(history.bucketSeconds)}, drawn at its
+                newest window.
               </p>
             )}
             <div className="chart">
