@@ -600,6 +600,10 @@ def cluster_basis(
     # the recommended limit: the same anchored replay as a server's (hysteresis.recommend_periodic)
     # over the cluster's recent curves, one per window
     rows = curves_crud.recent_cluster_curves(db, org_id, cluster_id, hysteresis.HISTORY_WINDOWS)
+    # only windows summing as many nodes as the newest: a window of another membership answers
+    # another -m per node (the seeded web-cache's one-node windows, divided over today's 2 nodes,
+    # recommended -m 227 beside the answer's "-m 834 on each of 2 nodes")
+    rows = [r for r in rows if r.server_count == c.server_count]
     fitted = [(r.window_end.timestamp(), _fit(r.sizes_bytes, r.hit_ratios)) for r in rows]
     pairs = [(t, f) for t, f in fitted if f is not None]
     first = hysteresis.needed_from([t for t, _ in pairs])

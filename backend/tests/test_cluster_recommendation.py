@@ -34,6 +34,28 @@ def _inside(raw: int, rec: int) -> bool:
     return abs(raw - rec) <= max(hysteresis.BAND_FRACTION * rec, hysteresis.BAND_MIN_BYTES)
 
 
+def _store_curve(
+    account, cid: str, end: datetime, node_sizes, hits, node_bytes: int, nodes: int, measured: float
+) -> None:
+    """A cluster curve as the worker writes it: `nodes` nodes, each with the given curve."""
+    with get_sessionmaker()() as db:
+        db.add(
+            ClusterCurve(
+                org_id=uuid.UUID(account.org_id),
+                cluster_id=uuid.UUID(cid),
+                computed_at=end + timedelta(seconds=1),
+                window_end=end,
+                basis="calibrated",
+                sizes_bytes=[nodes * x for x in node_sizes],
+                hit_ratios=hits,
+                current_bytes=nodes * node_bytes,
+                measured_hit_ratio=measured,
+                server_count=nodes,
+            )
+        )
+        db.commit()
+
+
 def test_cluster_recommended_limit_changes_at_most_once_over_30_stationary_windows(account) -> None:
     doc = json.loads(gzip.decompress(FIXTURE.read_bytes()))
     target, recs = float(doc["target_hit_ratio"]), doc["windows"]
@@ -51,23 +73,17 @@ def test_cluster_recommended_limit_changes_at_most_once_over_30_stationary_windo
     shift = now - timedelta(hours=1) - t0
     polls = []
     for r in recs:
-        with get_sessionmaker()() as db:
-            end = datetime.fromisoformat(r["window_end"]) + shift
-            db.add(
-                ClusterCurve(
-                    org_id=uuid.UUID(account.org_id),
-                    cluster_id=uuid.UUID(cid),
-                    computed_at=end + timedelta(seconds=1),
-                    window_end=end,
-                    basis="calibrated",
-                    sizes_bytes=[NODES * x for x in r["sizes_bytes"]],
-                    hit_ratios=r["hit_ratios"],
-                    current_bytes=NODES * r["current_bytes"],
-                    measured_hit_ratio=r["measured_hit_ratio"],
-                    server_count=NODES,
-                )
-            )
-            db.commit()
+        end = datetime.fromisoformat(r["window_end"]) + shift
+        _store_curve(
+            account,
+            cid,
+            end,
+            r["sizes_bytes"],
+            r["hit_ratios"],
+            r["current_bytes"],
+            NODES,
+            r["measured_hit_ratio"],
+        )
         a = account.get(f"/api/v1/sizing/clusters/{cid}/memory").json()
         assert a["nodes"] == NODES, a
         polls.append(a)
@@ -87,3 +103,29 @@ def test_cluster_recommended_limit_changes_at_most_once_over_30_stationary_windo
         a = polls[i]
         tail = [p["memory_limit_bytes"] for p in polls[i - 2 : i + 1]]
         assert a["stable"] is all(_inside(t, a["recommended_memory_limit_bytes"]) for t in tail), (i, a)
+
+
+def test_cluster_recommended_limit_rests_on_windows_of_todays_node_count(account) -> None:
+    """Windows summing another number of nodes answer another -m per node: the seeded web-cache
+    cluster (one node for a day, two now) recommended -m 227 beside "-m 834 on each of 2 nodes",
+    its one-node curves divided over today's two nodes."""
+    mib, gib = 1 << 20, 1 << 30
+    cid = account.post("/api/v1/clusters", json={"name": "grown", "target_hit_ratio": 0.8}).json()["id"]
+    now = datetime.now(UTC).replace(microsecond=0)
+    for n in range(NODES):
+        for k in range(3):
+            sid, _ = upload_snapshot(
+                account, f"10.9.0.{n + 1}:11211", end=now - timedelta(minutes=3 - k), fill=1.0
+            )
+        assert account.patch(f"/api/v1/servers/{sid}", json={"cluster_id": cid}).status_code == 200
+    node = [i * 64 * mib for i in range(1, 33)]  # one node's curve: 0.8 at 1 GiB
+    hits = [min(0.95, 0.8 * x / gib) for x in node]
+    for k, count in enumerate([1] * 8 + [NODES]):
+        end = now - timedelta(minutes=60 - 6 * k)
+        _store_curve(account, cid, end, node, hits, 512 * mib, count, 0.4)
+    a = account.get("/api/v1/sizing/clusters/" + cid + "/memory").json()
+    assert a["status"] == "ok" and a["nodes"] == NODES, a
+    assert abs(a["memory_limit_bytes"] - gib) <= 2 * mib, a
+    # per node, as the answer beside it: not the one-node windows' 1 GiB over 2 nodes
+    assert a["recommended_memory_limit_bytes"] == a["memory_limit_bytes"], a
+    assert a["stable"] is False  # one window of two nodes so far

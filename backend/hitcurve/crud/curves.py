@@ -45,11 +45,16 @@ def latest_cluster_curve(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) 
 def recent_cluster_curves(
     db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, limit: int = 30
 ) -> list[Any]:
-    """(window_end, sizes_bytes, hit_ratios) of the cluster's newest `limit` curves, one per window
-    (the newest computed of each window end), oldest first: what the recommended limit's
-    hysteresis runs over (hysteresis.recommend_periodic, anchored on the window ends)."""
+    """(window_end, sizes_bytes, hit_ratios, server_count) of the cluster's newest `limit` curves,
+    one per window (the newest computed of each window end), oldest first: what the recommended
+    limit's hysteresis runs over (hysteresis.recommend_periodic, anchored on the window ends)."""
     newest = (
-        select(ClusterCurve.window_end, ClusterCurve.sizes_bytes, ClusterCurve.hit_ratios)
+        select(
+            ClusterCurve.window_end,
+            ClusterCurve.sizes_bytes,
+            ClusterCurve.hit_ratios,
+            ClusterCurve.server_count,
+        )
         .where(ClusterCurve.org_id == org_id, ClusterCurve.cluster_id == cluster_id)
         .order_by(ClusterCurve.window_end.desc(), ClusterCurve.computed_at.desc())
         .ext(distinct_on(ClusterCurve.window_end))

@@ -79,6 +79,11 @@ function bandText(s: Sizing): string | null {
   return `${formatBytes(b.minBytes)} – ${hi}`;
 }
 
+/** " on each of 3 nodes" beside a per-node -m (a cluster's -m and recommended limit are per node). */
+function eachNode(s: Sizing): ReactNode {
+  return s.nodes !== null && s.nodes > 1 ? <span className="muted"> on each of {s.nodes} nodes</span> : null;
+}
+
 export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boolean }) {
   const warm = warmupSentence(sizing);
   const fix = remedy(sizing);
@@ -107,7 +112,7 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
             <dt>memcached -m to set</dt>
             <dd>
               <code>{mFlag(sizing.memoryLimitBytes)}</code>
-              {sizing.nodes !== null && sizing.nodes > 1 && <span className="muted"> on each of {sizing.nodes} nodes</span>}
+              {eachNode(sizing)}
             </dd>
           </div>
         )}
@@ -137,7 +142,8 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
           <div>
             <dt>Recommended for autoscaling</dt>
             <dd>
-              <code>{mFlag(sizing.recommendedBytes)}</code> {sizing.stable ? "(stable)" : "(settling)"}
+              <code>{mFlag(sizing.recommendedBytes)}</code>
+              {eachNode(sizing)} {sizing.stable ? "(stable)" : "(settling)"}
             </dd>
           </div>
         )}
