@@ -171,6 +171,16 @@ def measured_hit_ratio(windows: Sequence[WindowFacts]) -> float | None:
     return measured_over([windows[i] for i in p.used]) if p else None
 
 
+def measured_to(w: WindowCurve) -> float:
+    """How far along the memory axis `w`'s curve is measured: its last point, or its ghost's reach
+    when that is shorter (past the reach the agent holds the curve flat: a lower bound, not a
+    value). A window contributes to the combined curve only up to here: an older window whose
+    ghost had not yet seen as far would otherwise pull a value the newest one measured down
+    (a late-attached agent's 4M read 4.6 pp low for a few windows, issue 14)."""
+    top = float(w.sizes_bytes[-1])
+    return min(top, w.ghost_reach_bytes) if w.ghost_reach_bytes else top
+
+
 def combine(windows: Sequence[WindowCurve]) -> Combined | None:
     """`windows` oldest first (one server); None when there is none."""
     p = pick(windows)
@@ -178,22 +188,20 @@ def combine(windows: Sequence[WindowCurve]) -> Combined | None:
         return None
     good, skipped, reliable = p.used, p.skipped, p.reliable
     newest = windows[good[-1]]
-    fits = [
-        (Pchip.fit(windows[i].sizes_bytes, windows[i].hit_ratios), max(windows[i].reads, 1)) for i in good
-    ]
+    used = [windows[i] for i in good]
+    fits = [(Pchip.fit(w.sizes_bytes, w.hit_ratios), max(w.reads, 1), measured_to(w)) for w in used]
     xs = [float(x) for x in newest.sizes_bytes]
     ys: list[float] = []
     top = 0.0
     for x in xs:
         num = den = 0.0
-        for f, wt in fits:
-            if x <= f.x_max * (1 + 1e-9):
+        for f, wt, reach in fits:
+            if x <= reach * (1 + 1e-9):
                 num += f(x) * wt
                 den += wt
         y = num / den if den else fits[-1][0](x)
         top = max(top, y)
         ys.append(top)
-    used = [windows[i] for i in good]
     measured = measured_over(used)
     lsum = sum(max(w.reads, 1) for w in used)
     loss = sum(w.loss_ratio * max(w.reads, 1) for w in used) / lsum

@@ -4,6 +4,7 @@ warm-up, the recommended limit's hysteresis, quiet/lossy windows, the uncertaint
 import math
 import random
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -230,6 +231,21 @@ def test_recent_windows_are_weighted_by_reads() -> None:
     lo, hi = Pchip.fit(*_curve(0.8))(50 * MIB), Pchip.fit(*_curve(0.9))(50 * MIB)
     assert y == pytest.approx(0.25 * lo + 0.75 * hi, abs=1e-6)
     assert all(b >= a for a, b in zip(c.hit_ratios, c.hit_ratios[1:], strict=False))
+
+
+def test_a_window_counts_only_as_far_as_its_ghost_reached() -> None:
+    """Past an older window's ghost reach its curve is held flat (a lower bound): at sizes only the
+    newest window measured, the combined curve is the newest's, not pulled down by the older."""
+    xs, ys = _curve(0.9)
+    flat = [min(y, ys[39]) for y in ys]  # an older window: measured to 40 MiB, held flat beyond
+    old = replace(_win(0, 0.9, 300_000), hit_ratios=flat, ghost_reach_bytes=40 * MIB)
+    new = replace(_win(1, 0.9, 100_000), ghost_reach_bytes=100 * MIB)
+    c = windows.combine([old, new])
+    assert c is not None and len(c.used) == 2
+    f = Pchip.fit(c.sizes_bytes, c.hit_ratios)
+    assert f(90 * MIB) == pytest.approx(Pchip.fit(xs, ys)(90 * MIB), abs=1e-6)  # the newest alone
+    assert f(30 * MIB) == pytest.approx(Pchip.fit(xs, ys)(30 * MIB), abs=1e-6)  # both, equal there
+    assert windows.measured_to(replace(new, ghost_reach_bytes=None)) == 100 * MIB
 
 
 def test_only_bad_windows_are_used_but_said_unreliable() -> None:
