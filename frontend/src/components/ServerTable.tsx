@@ -1,8 +1,9 @@
 import type { ServerSummary } from "../api/types";
-import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatHitRate, formatPercent } from "../lib/format";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, MEMORY_LIMIT, formatAge, formatBytes, formatHitRate, formatPercent } from "../lib/format";
 import { StatsOnlyLabel, StatusBadge } from "./Bits";
 import { Link } from "./Link";
 import { TableScroll } from "./TableScroll";
+import { keepFlags } from "./TargetAnswer";
 
 /** Servers with their agent's health: last seen, event loss, curve error. */
 export function ServerTable({
@@ -24,7 +25,7 @@ export function ServerTable({
             <th scope="col" title={MEASURED_HIT_RATE_MEANS}>
               {MEASURED_HIT_RATE}
             </th>
-            <th scope="col">Memory</th>
+            <th scope="col">{keepFlags(MEMORY_LIMIT)}</th>
             <th scope="col">Last seen</th>
             <th scope="col">Event loss</th>
             <th scope="col">Curve error</th>

@@ -1,7 +1,18 @@
 import type { ReactNode } from "react";
 import type { Sizing } from "../api/types";
 import { STATS_ONLY_LABEL } from "./Bits";
-import { formatBytes, formatBytesDelta, formatDuration, formatMoney, formatMoneyDelta, formatPercent, MiB, formatHitRate } from "../lib/format";
+import {
+  formatBytes,
+  formatBytesDelta,
+  formatDuration,
+  formatMoney,
+  formatMoneyDelta,
+  formatPercent,
+  MEMORY_LIMIT,
+  MEMORY_USED,
+  MiB,
+  formatHitRate,
+} from "../lib/format";
 
 /** memcached's -m flag for a limit in bytes (it takes whole megabytes, MiB). */
 export const mFlag = (bytes: number) => `-m ${Math.ceil(bytes / MiB - 1e-9)}`;
@@ -28,6 +39,30 @@ export function limitWords(s: Sizing): string | null {
   return s.nodes !== null && s.nodes > 1 ? `${mFlag(s.memoryLimitBytes)} on each of ${s.nodes} nodes` : mFlag(s.memoryLimitBytes);
 }
 
+/** What the answer gives the cluster or server in all: every node's -m (the raw bytes without one). */
+export function neededTotal(s: Sizing): number | null {
+  if (s.memoryLimitBytes !== null) return s.memoryLimitBytes * (s.nodes ?? 1);
+  return s.bytes;
+}
+
+/** The change the answer asks for: its -m in all against today's limit, like against like (the
+ *  clusters card once set the curve's bytes against the curve's today, "+610 MiB", where the
+ *  cluster page said "+516 MiB" for the same answer). */
+export function limitDelta(s: Sizing): number | null {
+  const total = neededTotal(s);
+  if (s.deltaBytes === null || total === null) return null;
+  return total - (s.currentLimitBytes ?? s.currentBytes);
+}
+
+/** The name of today's limit: "Memory limit (-m)", ", all nodes" for a cluster of several. */
+export const limitLabel = (s: Sizing) => (s.nodes !== null && s.nodes > 1 ? `${MEMORY_LIMIT}, all nodes` : MEMORY_LIMIT);
+
+/** Today's limit and the bytes in use toward it: "1.1 GiB · Used 1.0 GiB". */
+export function limitAndUsed(s: Sizing): string {
+  const used = s.usedBytes !== null ? ` · ${MEMORY_USED} ${formatBytes(s.usedBytes)}` : "";
+  return `${formatBytes(s.currentLimitBytes ?? s.currentBytes)}${used}`;
+}
+
 /** The answer in words and numbers: "92 % hit rate needs 11.4 GiB (-m 11674), +3.4 GiB, +$41/month". */
 export function answerSentence(s: Sizing): string {
   const t = `${formatHitRate(s.target)} hit rate`;
@@ -44,11 +79,11 @@ export function answerSentence(s: Sizing): string {
     const top = s.maxHitRatio !== null ? `: the curve levels off at ${formatHitRate(s.maxHitRatio)}` : "";
     return `No memory size reaches ${t}${top}.`;
   }
-  // what the cluster or server would be given in all: every node's -m
-  const total = s.memoryLimitBytes !== null ? s.memoryLimitBytes * (s.nodes ?? 1) : s.bytes;
+  const total = neededTotal(s) ?? s.bytes;
   const limit = limitWords(s);
+  const delta = limitDelta(s);
   const parts = [`${t} needs ${formatBytes(total)}${limit ? ` (${limit})` : ""}`];
-  if (s.deltaBytes !== null) parts.push(formatBytesDelta(total - (s.currentLimitBytes ?? s.currentBytes)));
+  if (delta !== null) parts.push(formatBytesDelta(delta));
   if (s.deltaCost !== null) parts.push(`${formatMoneyDelta(s.deltaCost, s.currency)}/month`);
   return (warming ? "For now, " : "") + parts.join(", ");
 }
@@ -123,11 +158,8 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
           </div>
         )}
         <div>
-          <dt>{sizing.nodes !== null && sizing.nodes > 1 ? "-m today, all nodes" : "-m today"}</dt>
-          <dd>
-            {formatBytes(sizing.currentLimitBytes ?? sizing.currentBytes)}
-            {sizing.usedBytes !== null && <span className="muted"> ({formatBytes(sizing.usedBytes)} in use)</span>}
-          </dd>
+          <dt>{keepFlags(limitLabel(sizing))}</dt>
+          <dd data-testid="answer-limit-today">{limitAndUsed(sizing)}</dd>
         </div>
         {range && (
           <div>

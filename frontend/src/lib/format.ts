@@ -23,6 +23,12 @@ const NBSP = "\u00a0";
 export const MEASURED_HIT_RATE = "Measured hit rate";
 export const MEASURED_HIT_RATE_MEANS =
   "memcached's hits over reads in the recent windows the answers rest on, each weighted by its reads (quiet or lossy windows left out)";
+/** The one name of memcached's memory limit (limit_maxbytes: what -m sets) and of the bytes it has
+ *  taken toward it (total_malloced), in the card, the servers table, the curve page and its answer.
+ *  The curve page once said "today 785 MiB" in its header (the curve's own x: item pages) and
+ *  "-m today 832 MiB" below it. */
+export const MEMORY_LIMIT = "Memory limit (-m)";
+export const MEMORY_USED = "Used";
 export const MINUS = "\u2212";
 
 /** The binary unit in which `bytes` reads as a number in [1, 1024) (bytes below 1 KiB: "B"). */

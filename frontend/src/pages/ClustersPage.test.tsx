@@ -3,7 +3,9 @@ import { afterEach, expect, test, vi } from "vitest";
 import type { Session } from "../api/types";
 import { SessionContext } from "../session";
 import { fakeApi } from "../test/fakeApi";
-import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS } from "../lib/format";
+import { sizing } from "../api/endpoints";
+import { answerSentence } from "../components/TargetAnswer";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, MEMORY_LIMIT } from "../lib/format";
 import { ClustersPage } from "./ClustersPage";
 
 afterEach(() => vi.unstubAllGlobals());
@@ -75,4 +77,37 @@ test("a warming cluster's card says how full memcached is, its provisional need 
   const name = screen.getByText(MEASURED_HIT_RATE);
   expect(name.getAttribute("title")).toBe(MEASURED_HIT_RATE_MEANS);
   expect(name.nextElementSibling?.textContent?.replace(/\u00a0/g, " ")).toContain("70 % target 90 %");
+});
+
+test("the card's need and change are the cluster page's: the -m in all against today's limit", async () => {
+  // the seeded web-cache: curve 1.6 GiB for 85 % over 1.0 GiB of item pages today, -m 834 on each of
+  // 2 nodes over a limit of 1152 MiB; the card said "+610 MiB" where the page said "+516 MiB"
+  const answer = {
+    ...warmingAnswer, status: "ok", target_hit_ratio: 0.85, memory_bytes: 1747763973, memory_limit_bytes: 834 * MiB,
+    current_memory_limit_bytes: 1152 * MiB, used_bytes: 1100 * MiB, fill_ratio: 1, full_in_seconds: null,
+    curve: { current_bytes: 1108344832, age_seconds: 3 },
+  };
+  fakeApi({
+    "GET /api/v1/clusters": [
+      {
+        id: "c1", name: "web-cache", target_hit_ratio: 0.85, price_per_gb_month: 4.5, server_count: 2, status: "ok",
+        measured_hit_ratio: 0.76, allocated_bytes: 1108344832, memory_for_target_bytes: 1747763973,
+        memory_for_target_status: "ok", open_alerts: 0, target_answer: answer,
+      },
+    ],
+    "GET /api/v1/servers": [],
+  });
+  render(
+    <SessionContext.Provider value={{ session, setSession: () => undefined }}>
+      <ClustersPage />
+    </SessionContext.Provider>,
+  );
+  const plain = (s: string | null | undefined) => (s ?? "").replace(/\u00a0/g, " ").replace(/\u2212/g, "-");
+  const needed = plain((await screen.findByTestId("cluster-needed")).textContent);
+  const page = plain(answerSentence(sizing(answer, 0.85, 4.5)));
+  expect(page).toContain("needs 1.6 GiB (-m 834 on each of 2 nodes), +516 MiB");
+  expect(needed).toBe("1.6 GiB +516 MiB · -m 834 on each of 2 nodes");
+  // today's limit and the bytes in use under their one names, as the cluster page gives them
+  expect(screen.getByText("all nodes", { exact: false }).textContent).toBe(`${MEMORY_LIMIT}, all nodes`);
+  expect(plain(screen.getByTestId("cluster-limit").textContent)).toBe("1.1 GiB · Used 1.1 GiB · 2 servers");
 });

@@ -2,11 +2,11 @@ import { useState, type FormEvent } from "react";
 import { createCluster, listClusters, listServers } from "../api/endpoints";
 import type { ClusterSummary } from "../api/types";
 import { StatusBadge } from "../components/Bits";
-import { keepFlags, limitWords, warmupSentence } from "../components/TargetAnswer";
+import { keepFlags, limitAndUsed, limitDelta, limitLabel, limitWords, neededTotal, warmupSentence } from "../components/TargetAnswer";
 import { Link } from "../components/Link";
 import { ErrorState, Loading, NoAgentYet } from "../components/States";
 import { useAsync } from "../hooks";
-import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatBytes, formatBytesDelta, formatMoney, formatHitRate } from "../lib/format";
+import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, MEMORY_LIMIT, formatBytes, formatBytesDelta, formatMoney, formatHitRate } from "../lib/format";
 import { canWrite, useSession } from "../session";
 
 export function ClustersPage() {
@@ -47,8 +47,10 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
   return (
     <div className="cluster-grid" data-testid="clusters">
       {clusters.map((c) => {
-        const delta = c.neededBytes !== null && c.allocatedBytes !== null ? c.neededBytes - c.allocatedBytes : null;
         const ans = c.targetAnswer;
+        // the answer's -m in all against today's limit, as the cluster page says it
+        const needed = ans && c.neededBytes !== null ? neededTotal(ans) : c.neededBytes;
+        const delta = ans ? limitDelta(ans) : null;
         const warm = ans ? warmupSentence(ans) : null;
         const limit = ans && c.neededBytes !== null ? limitWords(ans) : null;
         return (
@@ -68,9 +70,9 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
                 </dd>
               </div>
               <div>
-                <dt>Memory</dt>
-                <dd>
-                  {c.allocatedBytes === null ? "—" : formatBytes(c.allocatedBytes)}
+                <dt>{keepFlags(ans ? limitLabel(ans) : MEMORY_LIMIT)}</dt>
+                <dd data-testid="cluster-limit">
+                  {ans ? limitAndUsed(ans) : "—"}
                   <span className="muted">
                     {" "}
                     · {c.serverCount} server{c.serverCount === 1 ? "" : "s"}
@@ -81,8 +83,8 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
                 <dt>Needed for target</dt>
                 <dd data-testid="cluster-needed">
                   {warm && c.neededBytes !== null && "for now "}
-                  {c.neededBytes !== null
-                    ? formatBytes(c.neededBytes)
+                  {needed !== null
+                    ? formatBytes(needed)
                     : ans?.atLeastBytes != null
                       ? `more than ${formatBytes(ans.atLeastBytes)}`
                       : c.neededUnreachable
