@@ -2,9 +2,10 @@
 curves, gzip, as the agent sends them) at a jittered interval, some also trace chunks, against
 the real stack (API, ingest and batch workers, beat, PostgreSQL, Redis) that bench/fleet/run.sh
 starts. Prints, every `--report` seconds, the offered and accepted uploads/s, curves/s, the
-queues and the oldest pending upload; at the end sustained uploads/s, p50/p95/p99 upload->curve
-latency, CPU per upload of each process group, database bytes per upload and per agent per day,
-and the loss check (every accepted upload stored; every processed one exactly one curve).
+queues' depths (messages: one drain stands for many uploads), the pending uploads and the
+oldest; at the end sustained uploads/s, p50/p95/p99 upload->curve latency, CPU per upload of
+each process group, database bytes per upload and per agent per day, and the loss check (every
+accepted upload stored; every processed one exactly one curve).
 
 Modes: `steady` (the load for --duration), `catch-up` (the ingest workers stopped at --stop-at
 for --stop-for seconds under the same load, then started; waits until the backlog is gone).
