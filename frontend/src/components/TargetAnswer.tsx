@@ -63,6 +63,16 @@ export function limitAndUsed(s: Sizing): string {
   return `${formatBytes(s.currentLimitBytes ?? s.currentBytes)}${used}`;
 }
 
+/** The curve page's memory today: the limit and the bytes in use under their one names, and the
+ *  curve's own x today (the slab pages holding items, where the chart's "now" line stands) said as
+ *  such: "Memory limit (-m) 832 MiB · Used 832 MiB, 785 MiB of it holding items (the chart's now)".
+ *  The header once said "today 785 MiB" above the answer's "-m today 832 MiB". */
+export function memoryToday(curveBytes: number, s: Sizing | null): string {
+  const items = `${formatBytes(curveBytes)} of it holding items (the chart's now)`;
+  if (!s || s.currentLimitBytes === null) return `${formatBytes(curveBytes)} holding items (the chart's now)`;
+  return `${limitLabel(s)} ${limitAndUsed(s)}, ${items}`;
+}
+
 /** The answer in words and numbers: "92 % hit rate needs 11.4 GiB (-m 11674), +3.4 GiB, +$41/month". */
 export function answerSentence(s: Sizing): string {
   const t = `${formatHitRate(s.target)} hit rate`;

@@ -143,3 +143,18 @@ test("a bound above the curve also names the -m memcached needs more than", asyn
     { timeout: 15_000 },
   );
 });
+
+test("the header gives today's memory as the answer names it: one limit, one used, the curve's x said as such", async () => {
+  // the seeded 10.0.0.7: the header said "today 785 MiB" (the curve's x: item pages) above the
+  // answer's "-m today 832 MiB" (limit_maxbytes)
+  const MiB = 2 ** 20;
+  const curve = serverCurve(3);
+  curve.merged.current_bytes = 785 * MiB;
+  renderPage(3, (u) => sizingFor(u, { current_memory_limit_bytes: 832 * MiB, used_bytes: 820 * MiB }), curve);
+  await screen.findByTestId("target-answer", {}, { timeout: 15_000 });
+  const head = screen.getByTestId("memory-today");
+  await waitFor(() => expect(plain(head.textContent)).toBe("Memory limit (-m) 832 MiB · Used 820 MiB, 785 MiB of it holding items (the chart's now)"), { timeout: 15_000 });
+  const facts = plain(document.querySelector(".answer-facts")!.textContent);
+  expect(facts).toContain("Memory limit (-m)832 MiB · Used 820 MiB");
+  expect(plain(document.querySelector(".view-head")!.textContent)).not.toMatch(/today \d/);
+});

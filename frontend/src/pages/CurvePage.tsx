@@ -7,7 +7,7 @@ import { CurveTable } from "../components/CurveTable";
 import { SlabClasses } from "../components/SlabClasses";
 import { StatsOnlyLabel } from "../components/Bits";
 import { Fetched, NoAgentYet } from "../components/States";
-import { TargetAnswer } from "../components/TargetAnswer";
+import { keepFlags, memoryToday, TargetAnswer } from "../components/TargetAnswer";
 import { useAsync, useDebounced } from "../hooks";
 import { bytesForHit, maxHit } from "../lib/curve";
 import { MEASURED_HIT_RATE, MEASURED_HIT_RATE_MEANS, formatAge, formatBytes, formatPercent, formatHitRate } from "../lib/format";
@@ -95,8 +95,8 @@ function CurveBody({ view }: { view: CurveView }) {
       <header className="view-head">
         <h1>{view.name}</h1>
         <p className="muted">
-          {view.kind === "cluster" ? "Cluster" : "Server"} curve · {basis === "stats_only" ? "stats-only model" : view.basis} · computed {formatAge(view.computedAt)} · today{" "}
-          {formatBytes(view.currentBytes)}
+          {view.kind === "cluster" ? "Cluster" : "Server"} curve · {basis === "stats_only" ? "stats-only model" : view.basis} · computed {formatAge(view.computedAt)} ·{" "}
+          <span data-testid="memory-today">{keepFlags(memoryToday(view.currentBytes, sizing.state === "ready" ? sizing.data : null))}</span>
           {view.measuredHitRatio !== null && (
             <>
               {" "}
