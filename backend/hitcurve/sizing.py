@@ -672,11 +672,15 @@ def _stored_curve_basis(c: ServerCurve | ClusterCurve, main: Pchip, basis: str) 
     note = None
     if isinstance(c, ServerCurve) and basis == "calibrated":
         # The worker adds memcached's segmented-LRU gain (simulated on the sampled trace) below
-        # today's memory before calibrating, when it had enough trace (calibration.policy_correction).
+        # today's memory before calibrating, when it had enough trace (calibration.policy_correction),
+        # and above it what the agent's eviction-fed ghost misses of that policy (lift_pp: None for
+        # a correction stored without the ghost view).
         corr = (c.calibration or {}).get("policy_correction") or {}
         if corr.get("applied"):
             reads = int(corr.get("sampled_gets") or 0)
             note = f"corrected for memcached's segmented LRU from {reads:,} sampled reads"
+            if corr.get("lift_pp") is not None:
+                note += ", above today's memory too"
     return Basis(
         main,
         basis,

@@ -13,7 +13,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, create_engine, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, inspect, text
 
 from hitcurve.models import Base
 
@@ -83,6 +83,17 @@ def test_upgrade_from_empty_matches_models_and_downgrades_to_base() -> None:
         assert "snapshots" in inspect(engine).get_table_names()
 
 
+def _org_and_server(c: Connection, org: uuid.UUID, server: uuid.UUID) -> None:
+    c.execute(text("INSERT INTO organizations (id, name) VALUES (:o, 'o')"), {"o": org})
+    c.execute(
+        text(
+            "INSERT INTO servers (id, org_id, address, instance_id, settings)"
+            " VALUES (:s, :o, 'a:1', 'i', '{}')"
+        ),
+        {"s": server, "o": org},
+    )
+
+
 def test_0002_converts_stored_payloads_to_gzip_and_back() -> None:
     """Snapshots stored before revision 0002 (JSONB payloads) keep their payload, as gzip, and get
     it back as JSONB on downgrade; a payload already dropped by retention stays dropped."""
@@ -92,14 +103,7 @@ def test_0002_converts_stored_payloads_to_gzip_and_back() -> None:
         docs = {uuid.uuid4(): {"schema_version": 1, "n": i, "name": "caf\u00e9 \u2603"} for i in range(3)}
         dropped = uuid.uuid4()
         with engine.begin() as c:
-            c.execute(text("INSERT INTO organizations (id, name) VALUES (:o, 'o')"), {"o": org})
-            c.execute(
-                text(
-                    "INSERT INTO servers (id, org_id, address, instance_id, settings)"
-                    " VALUES (:s, :o, 'a:1', 'i', '{}')"
-                ),
-                {"s": server, "o": org},
-            )
+            _org_and_server(c, org, server)
             for sid, doc in [*docs.items(), (dropped, {})]:
                 c.execute(
                     text(
@@ -286,3 +290,35 @@ def test_0012_moves_rows_into_day_partitions_with_the_same_answers_and_back() ->
 
         command.downgrade(cfg, "0011")
         assert _rows(engine) == before
+
+
+def test_0014_keeps_stored_corrections_without_a_ghost_view_and_back() -> None:
+    """A policy correction stored before revision 0014 keeps its arrays and gets no ghost view
+    (NULL: the worker applies it below today's memory only, no lift); downgrade drops the column
+    and keeps the row."""
+    cols = "SELECT sizes_bytes, hit_ratio_lru, hit_ratio_policy, reference_bytes, sampled_gets, status"
+    with _scratch_db() as (engine, cfg):
+        command.upgrade(cfg, "0013")
+        org, server = uuid.uuid4(), uuid.uuid4()
+        with engine.begin() as c:
+            _org_and_server(c, org, server)
+            c.execute(
+                text(
+                    "INSERT INTO policy_corrections (org_id, server_id, status, policy, chunks,"
+                    " sampled_requests, sampled_gets, reference_bytes, sizes_bytes, hit_ratio_lru,"
+                    " hit_ratio_policy, notes) VALUES (:o, :s, 'ok', 'mcslru', 3, 90000, 50000,"
+                    " 1048576, :x, :a, :b, '[]')"
+                ),
+                {"o": org, "s": server, "x": [0.5e6, 1e6, 2e6], "a": [0.3, 0.5, 0.6], "b": [0.32, 0.5, 0.62]},
+            )
+        with engine.connect() as c:
+            before = c.execute(text(cols + " FROM policy_corrections")).one()
+        command.upgrade(cfg, "0014")
+        with engine.connect() as c:
+            after = c.execute(text(cols + ", hit_ratio_ghost_view FROM policy_corrections")).one()
+        assert tuple(after) == (*before, None)
+        command.downgrade(cfg, "0013")
+        names = {c["name"] for c in inspect(engine).get_columns("policy_corrections")}
+        assert "hit_ratio_ghost_view" not in names
+        with engine.connect() as c:
+            assert c.execute(text(cols + " FROM policy_corrections")).one() == before

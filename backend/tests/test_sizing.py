@@ -113,24 +113,29 @@ def test_memory_for_target_on_calibrated_curve(account, server) -> None:
 
 
 def test_message_says_when_the_curve_carries_the_policy_correction(account) -> None:
-    sid, snap = upload_snapshot(account)
-    insert_server_curve(
-        account.org_id,
-        sid,
-        snap,
-        LINE_X,
-        LINE_Y,
-        hit_ratio_calibrated=LINE_Y,
-        calibration={"method": "size-scale", "policy_correction": {"applied": True, "sampled_gets": 31234}},
-    )
+    def server_with(correction: dict, address: str) -> str:
+        sid, snap = upload_snapshot(account, address)
+        calibration = {"method": "size-scale", "policy_correction": correction}
+        insert_server_curve(
+            account.org_id, sid, snap, LINE_X, LINE_Y, hit_ratio_calibrated=LINE_Y, calibration=calibration
+        )
+        return sid
+
+    sid = server_with({"applied": True, "sampled_gets": 31234}, "10.0.0.7:11211")
     a = account.get(f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.18}).json()
     assert a["basis"] == "calibrated"
     assert "corrected for memcached's segmented LRU from 31,234 sampled reads" in a["message"]
+    assert "above today's memory" not in a["message"]  # a correction stored without the ghost view
     # the proportional estimate is the LRU model: no such note
     e = account.get(
         f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.18, "curve": "proportional"}
     ).json()
     assert e["basis"] == "estimate" and "segmented" not in e["message"]
+    # with the ghost view's lift above today's memory (worker policy_correction.apply's lift_pp)
+    lifted = {"applied": True, "sampled_gets": 31234, "lift_pp": {"1.5": 0.4, "2": 1.1, "3": 0.9}}
+    sid = server_with(lifted, "10.0.2.9:11211")
+    a = account.get(f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.18}).json()
+    assert "from 31,234 sampled reads, above today's memory too" in a["message"]
 
 
 def test_answer_reports_the_windows_stream_loss_and_warns_when_flagged(account) -> None:

@@ -55,6 +55,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]  # bench/accuracy/ -> repository
@@ -381,9 +382,16 @@ def _correction(chunks: list[dict], snaps_so_far: list[dict], snap: dict):
     classes = [class_from_protocol(c) for c in snap["classes"]]
     items = sum(c.current_items for c in classes)
     try:
-        return compute(trace, merge(classes).current_bytes, items, sample_adjust=ratio), ""
+        c = compute(trace, merge(classes).current_bytes, items, sample_adjust=ratio)
     except InsufficientTrace as exc:
         return None, str(exc)
+    # as the worker applies it: what the task stores, read back as load_correction reads the row
+    # (the gap and the ghost view's lift); the warm-up share is not stored, kept for the report
+    stored = ct.from_stored(SimpleNamespace(**ct.stored_values(c)))
+    if stored is None:
+        return None, "the stored policy correction is unusable"
+    stored.warmup = c.warmup
+    return stored, ""
 
 
 def product_path(snapdir: Path, sizes: list[int], target: float | None, until: float) -> Product:

@@ -1,6 +1,6 @@
-"""hitcurve.compute_policy_correction: simulate LRU and memcached's segmented LRU on a server's most
-recent sampled trace and store the gap (policy_correction.py) in policy_corrections, one row per
-server.
+"""hitcurve.compute_policy_correction: simulate LRU, memcached's segmented LRU and the agent's ghost
+view on a server's most recent sampled trace and store them (the gap below today's memory, the lift
+above it: policy_correction.py) in policy_corrections, one row per server.
 
 It is triggered after a trace chunk is processed, when enough new trace has arrived since the
 stored correction was computed (RECOMPUTE_SHARE of what it used, at least RECOMPUTE_MIN_RECORDS
@@ -87,6 +87,42 @@ def maybe_enqueue(server_id: uuid.UUID) -> bool:
         return False
 
 
+def stored_values(corr: pc.Correction) -> dict[str, Any]:
+    """The policy_corrections columns that hold a computed correction (from_stored reads them
+    back; the accuracy bench round-trips its in-process correction through both)."""
+    return {
+        "sample_rate": corr.sample_rate,
+        "sampled_requests": corr.sampled_requests,
+        "sampled_gets": corr.sampled_gets,
+        "warmup": corr.warmup,
+        "sample_adjust": corr.sample_adjust,
+        "reference_bytes": int(corr.reference_bytes),
+        "reference_items": int(corr.reference_items),
+        "sizes_bytes": corr.sizes_bytes.tolist(),
+        "hit_ratio_lru": corr.lru.tolist(),
+        "hit_ratio_policy": corr.policy.tolist(),
+        "hit_ratio_ghost_view": None if corr.ghost_view is None else corr.ghost_view.tolist(),
+    }
+
+
+def from_stored(row: Any) -> pc.Correction | None:
+    """The correction a policy_corrections row (or anything with its columns) holds; None when its
+    arrays are unusable. A row stored before revision 0014 has no ghost view: no lift above
+    today's memory."""
+    return pc.from_row(
+        row.sizes_bytes or [],
+        row.hit_ratio_lru or [],
+        row.hit_ratio_policy or [],
+        row.sampled_gets,
+        row.sampled_requests,
+        float(row.sample_rate or 0.0),
+        float(row.reference_bytes or 0),
+        float(row.reference_items or 0),
+        row.sample_adjust,
+        ghost_view=row.hit_ratio_ghost_view,
+    )
+
+
 def load_correction(
     db: Session, server_id: uuid.UUID, window_end: datetime
 ) -> tuple[pc.Correction | None, str]:
@@ -101,17 +137,7 @@ def load_correction(
         return None, f"no policy correction: {row.reason or 'too little sampled trace'}"
     if row.trace_end is not None and row.trace_end < window_end - MAX_AGE:
         return None, f"the policy correction's trace is older than {MAX_AGE} (the agent sends no trace?)"
-    corr = pc.from_row(
-        row.sizes_bytes or [],
-        row.hit_ratio_lru or [],
-        row.hit_ratio_policy or [],
-        row.sampled_gets,
-        row.sampled_requests,
-        float(row.sample_rate or 0.0),
-        float(row.reference_bytes or 0),
-        float(row.reference_items or 0),
-        row.sample_adjust,
-    )
+    corr = from_stored(row)
     if corr is None:
         return None, "the stored policy correction is unusable"
     return corr, ""
@@ -222,22 +248,11 @@ def compute_for_server(server_id: uuid.UUID, force: bool = False) -> dict[str, A
                 "sizes_bytes": None,
                 "hit_ratio_lru": None,
                 "hit_ratio_policy": None,
+                "hit_ratio_ghost_view": None,
                 "notes": notes,
             }
         else:
-            values |= {
-                "status": "ok",
-                "reason": None,
-                "sample_rate": corr.sample_rate,
-                "sampled_requests": corr.sampled_requests,
-                "sampled_gets": corr.sampled_gets,
-                "warmup": corr.warmup,
-                "sample_adjust": corr.sample_adjust,
-                "sizes_bytes": corr.sizes_bytes.tolist(),
-                "hit_ratio_lru": corr.lru.tolist(),
-                "hit_ratio_policy": corr.policy.tolist(),
-                "notes": corr.notes + notes,
-            }
+            values |= stored_values(corr) | {"status": "ok", "reason": None, "notes": corr.notes + notes}
         db.execute(
             pg_insert(PolicyCorrection)
             .values(**values)

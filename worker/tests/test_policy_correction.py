@@ -146,16 +146,84 @@ def test_read_ratio_prorates_snapshot_windows_and_refuses_gaps() -> None:
     assert r is None and "implausible" in why
 
 
+def _reads(n_keys: int, n: int, seed: int) -> Trace:
+    """A Zipf 0.9 read stream as a sampled trace at rate 0.1."""
+    keys = zipf_keys(n_keys, n, 0.9, seed=seed)
+    ones = np.ones(len(keys))
+    return Trace(keys, np.full(len(keys), sim_module().GET, np.uint8), ones.astype(np.uint32), ones, 0.1, 1)
+
+
 def test_sample_adjust_scales_the_gap() -> None:
-    hs = sim_module()
-    keys = zipf_keys(20_000, 60_000, 0.9, seed=5)
-    trace = Trace(
-        keys, np.full(len(keys), hs.GET, np.uint8), np.ones(len(keys), np.uint32), np.ones(len(keys)), 0.1, 1
-    )
+    trace = _reads(20_000, 60_000, 5)
     plain = pc.compute(trace, 40 * MIB, 10240, min_gets=1000)
     adj = pc.compute(trace, 40 * MIB, 10240, min_gets=1000, sample_adjust=0.8)
     assert adj.gap == pytest.approx(0.8 * plain.gap, abs=1e-12)
     assert adj.lru == pytest.approx(1 - 0.8 * (1 - plain.lru)) and adj.sample_adjust == 0.8
+
+
+def _lifted(cur: float, n: float) -> pc.Correction:
+    """A correction whose ghost view reads memcached's policy 1 pp low at 1.5 C, 2 pp at 2 C and
+    above (equal to it up to C, as compute stores it)."""
+    f = np.array([0.5, 1.0, 1.5, 2.0, 3.0])
+    policy = np.array([0.40, 0.50, 0.56, 0.60, 0.64])
+    ghost = policy - np.array([0.0, 0.0, 0.01, 0.02, 0.02])
+    return pc.Correction(f * cur, policy - 0.01, policy, 50_000, 90_000, 0.01, cur, n, ghost_view=ghost)
+
+
+def test_lift_is_zero_at_today_full_to_lift_full_and_tapered_to_lift_end() -> None:
+    cur, n = 40 * MIB, 10240.0
+    corr = _lifted(cur, n)
+    # (the grid: 1.5 C, 2 C and 3 C on the simulated sizes, 1.25 C half way from C's 0 to 1 pp)
+    assert (pc.LIFT_FULL, pc.LIFT_END) == (3.0, 4.0)
+    rel = np.array([0.5, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 6.0])
+    want = [0, 0, 0.005, 0.01, 0.02, 0.02, 0.02, 0.01, 0, 0]
+    assert corr.lift_at(rel * cur, cur) == pytest.approx(want, abs=1e-12)
+    # today's memory within LIFT_REFERENCE of the reference: read relative to today's memory
+    assert corr.lift_at(2 * 1.05 * cur, 1.05 * cur) == pytest.approx(0.02, abs=1e-12)
+    # moved further (the ghost view was memcached's at another size), or none stored: no lift
+    for moved in (1 + pc.LIFT_REFERENCE * 1.5, 1 - pc.LIFT_REFERENCE * 1.5):
+        assert not np.any(corr.lift_at(rel * cur * moved, cur * moved))
+    corr.ghost_view = None
+    assert not np.any(corr.lift_at(rel * cur, cur))
+
+
+def test_apply_adds_the_lift_above_today_and_says_so() -> None:
+    n = 10240.0
+    cur = 40 * MIB
+    x = np.arange(1, 101) * 4 * n / 100  # the agent's curve up to 4 N
+    cls = _class(1, n, x, 0.7 * (1 - (1 + x / n) ** -1.5), 1000.0)
+    res = merge([cls])
+    corr = _lifted(cur, n)
+    out = pc.apply(res.memory_bytes, res.proportional, cur, [cls], corr)
+    lift = corr.lift_at(res.memory_bytes, cur)
+    above = res.memory_bytes >= cur
+    assert out.applied and lift.max() == pytest.approx(0.02)
+    # the sum, held non-decreasing where the taper (3 C - 4 C) falls faster than the model rises
+    summed = res.proportional[above] + lift[above]
+    assert out.curve[above] == pytest.approx(np.maximum.accumulate(summed), abs=1e-12)
+    assert out.curve[res.memory_bytes <= 3 * cur][-1] - res.proportional[res.memory_bytes <= 3 * cur][-1] == (
+        pytest.approx(0.02, abs=1e-12)
+    )
+    assert out.info["lift_pp"] == pytest.approx({"1.5": 1.0, "2": 2.0, "3": 2.0})
+    assert out.info["max_shift_pp"] >= 2.0 - 1e-9
+    # a correction stored before the ghost view: the gap below, nothing above
+    corr.ghost_view = None
+    old = pc.apply(res.memory_bytes, res.proportional, cur, [cls], corr)
+    assert old.applied and old.info["lift_pp"] is None
+    assert np.array_equal(old.curve[above], res.proportional[above])
+
+
+def test_compute_stores_the_ghost_view_equal_to_the_policy_up_to_today() -> None:
+    trace = _reads(20_000, 60_000, 5)
+    got = pc.compute(trace, 40 * MIB, 10240, min_gets=1000)
+    assert got.ghost_view is not None and len(got.ghost_view) == len(got.sizes_bytes)
+    upto = got.sizes_bytes <= got.reference_bytes * (1 + 1e-9)
+    assert np.array_equal(got.ghost_view[upto], got.policy[upto])
+    # above: memcached at C plus a ghost of its evictions, simulated apart (mcslru.base), not mcslru
+    above = ~upto
+    assert above.sum() == sum(f > 1 for f in pc.FACTORS)
+    assert not np.array_equal(got.ghost_view[above], got.policy[above])
+    assert np.all(got.ghost_view[above] >= got.policy[upto][-1] - 1e-12)
 
 
 # --- with the database -------------------------------------------------------------------------
@@ -353,13 +421,18 @@ def test_trace_chunks_give_a_stored_correction_that_the_next_curve_carries(
         assert row.reference_bytes == N_PAGES << 20 and row.reference_items == N_ITEMS
         sizes, lru, pol = (np.asarray(v) for v in (row.sizes_bytes, row.hit_ratio_lru, row.hit_ratio_policy))
         assert len(sizes) == len(lru) == len(pol) and np.all(np.diff(sizes) > 0)
-        assert sizes[-1] >= 2 * (N_PAGES << 20) * 0.99
+        assert sizes[-1] >= pc.FACTORS[-1] * (N_PAGES << 20) * 0.99
+        # the agent's view, stored with it: memcached's policy up to today's memory, apart above
+        ghost = np.asarray(row.hit_ratio_ghost_view)
+        upto = sizes <= (N_PAGES << 20) * (1 + 1e-9)
+        assert len(ghost) == len(sizes) and np.array_equal(ghost[upto], pol[upto])
+        assert not np.array_equal(ghost[~upto], pol[~upto])
         needs = needs_update(s, server_id)
     assert not needs  # nothing new since
     assert compute_for_server(server_id)["status"] == "up-to-date"
     # the stored gap against full, unsampled simulations of the whole stream, same warm-up: the
     # spatial sample (~60k requests) is the only difference
-    gap = pc.from_row(sizes, lru, pol, 1, 1, RATE, N_PAGES << 20, N_ITEMS)
+    gap = pc.from_row(sizes, lru, pol, 1, 1, RATE, N_PAGES << 20, N_ITEMS, ghost_view=ghost)
     assert gap is not None and row.warmup == pytest.approx(WARM)
     # the sample holds more reads than R x the snapshot's reads (a hot key fell in): SHARDS_adj
     n_sampled = sum(len(c["records"]["op"]) for c in chunks)
@@ -381,10 +454,15 @@ def test_trace_chunks_give_a_stored_correction_that_the_next_curve_carries(
     # it passes through the measured point ...
     assert float(curve_at(x, cal_after, cur)) == pytest.approx(doc2["measured"]["hit_ratio"], abs=1e-9)
     # ... and differs from the uncorrected curve by g below today's memory (the taper is 1 up to
-    # the class's last point below N, at 0.98 N), by nothing from there up
+    # the class's last point below N, at 0.98 N), by the stored lift from there up (held
+    # non-decreasing), nothing at today's memory itself
     lo = x <= 0.9 * cur
     assert cal_after[lo] - cal_before[lo] == pytest.approx(gap.gap_at(x[lo]), abs=1e-9)
-    assert np.array_equal(cal_after[x >= cur], cal_before[x >= cur])
+    up = x >= cur
+    lift = gap.lift_at(x[up], cur)
+    assert lift[0] == 0 and np.any(lift != 0)
+    assert info["lift_pp"]["2"] == pytest.approx(lift[-1] * 100, abs=1e-3)
+    assert cal_after[up] == pytest.approx(np.maximum.accumulate(cal_before[up] + lift), abs=1e-9)
     # (just below N the corrected curve is held at or under the measured point, never above)
     near = (x > 0.9 * cur) & (x < cur)
     assert np.all(cal_after[near] <= doc2["measured"]["hit_ratio"] + 1e-12)
@@ -395,6 +473,20 @@ def test_trace_chunks_give_a_stored_correction_that_the_next_curve_carries(
         err_after = abs(float(curve_at(x, cal_after, m)) - mcs[items])
         err_before = abs(float(curve_at(x, cal_before, m)) - mcs[items])
         assert err_after < 0.006 and err_after < err_before / 5
+
+    # a correction stored before revision 0014 (no ghost view): the gap below, no lift above
+    with db() as s:
+        s.execute(
+            PolicyCorrection.__table__.update()
+            .where(PolicyCorrection.server_id == server_id)
+            .values(hit_ratio_ghost_view=None)
+        )
+        s.commit()
+    old = _process_snapshot(client, org, _snapshot(address, workload, end + timedelta(minutes=2)))
+    assert old.calibration["policy_correction"]["applied"] is True
+    assert old.calibration["policy_correction"]["lift_pp"] is None
+    cal_old = np.asarray(old.hit_ratio_calibrated)
+    assert np.array_equal(cal_old[up], cal_before[up]) and np.array_equal(cal_old[lo], cal_after[lo])
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
-"""Worker output: per server, how much memcached's segmented LRU gains over plain LRU, simulated on
-the server's sampled trace (worker/hitcurve_worker/policy_correction.py). One row per server,
+"""Worker output: per server, how much memcached's segmented LRU gains over plain LRU below today's
+memory, and over the agent's eviction-fed ghost view above it, simulated on the server's sampled
+trace (worker/hitcurve_worker/policy_correction.py). One row per server,
 replaced when enough new trace has arrived; `status` 'insufficient' keeps the reason when there
 was too little trace to trust."""
 
@@ -47,4 +48,7 @@ class PolicyCorrection(Base):
     sizes_bytes: Mapped[list[float] | None] = mapped_column(FloatArray)
     hit_ratio_lru: Mapped[list[float] | None] = mapped_column(FloatArray)
     hit_ratio_policy: Mapped[list[float] | None] = mapped_column(FloatArray)
+    # ...and the agent's view there (memcached at reference_items plus the ghost of its evictions;
+    # the policy's value up to the reference). NULL on rows stored before revision 0014: no lift.
+    hit_ratio_ghost_view: Mapped[list[float] | None] = mapped_column(FloatArray)
     notes: Mapped[list[Any]] = mapped_column(JSONB, nullable=False, default=list)
