@@ -18,6 +18,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from hitcurve.words import counted
+
 PAGE_BYTES = 1 << 20  # memcached's slab page
 MIB = 1 << 20  # -m is given in megabytes (MiB)
 HASHPOWER_DEFAULT = 16
@@ -100,7 +102,7 @@ class Outside:
 
     def describe(self) -> str:
         conns = (
-            f" and the buffers of its {self.connections} connection(s)"
+            f" and the buffers of its {counted(self.connections, 'connection')}"
             if self.connections is not None
             else ""
         )
@@ -111,18 +113,39 @@ def outside_limit(items_at_target: float, connections: int | None) -> Outside:
     return Outside(hash_table_bytes(items_at_target), connections)
 
 
+NBSP = "\u00a0"
+MINUS = "\u2212"
+_UNITS = (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1))
+
+
 def human_bytes(b: float | None) -> str:
-    """Bytes for people, in the unit that fits: B, KiB, MiB, GiB, TiB."""
+    """Bytes for people, exactly as the dashboard writes them (frontend/src/lib/format.ts
+    formatBytes; both test suites check one case table, frontend/src/lib/bytes.cases.json): the
+    unit in which the value reads in [1, 1024), one decimal below 100 (kept below 10: "1.0 GiB"),
+    whole numbers from 100 up, a value that would read 1024 moved up a unit, a no-break space, a
+    minus sign. The API's messages wrote "1 GiB" where the dashboard wrote "1.0 GiB"."""
     if b is None:
         return "?"
     v = float(b)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(v) < 1024:
-            return f"{v:.0f} {unit}" if unit == "B" else f"{_one_decimal(v)} {unit}"
-        v /= 1024
-    return f"{_one_decimal(v)} TiB"
+    if not math.isfinite(v):
+        return "—"
+    i = next((k for k, (_, size) in enumerate(_UNITS) if abs(v) >= size), len(_UNITS) - 1)
+    if i > 0 and abs(v) / _UNITS[i][1] >= 1023.5:
+        i -= 1
+    name, size = _UNITS[i]
+    text = str(_js_round(v)) if name == "B" else _for_display(v / size)
+    return f"{text}{NBSP}{name}".replace("-", MINUS)
 
 
-def _one_decimal(v: float) -> str:
-    """64.0 -> "64", 88.54 -> "88.5"."""
-    return f"{v:.1f}".removesuffix(".0")
+def _js_round(v: float) -> int:
+    """JavaScript's Math.round: halves toward +infinity (Python's round goes to even)."""
+    return math.floor(v + 0.5)
+
+
+def _for_display(v: float) -> str:
+    """format.ts roundForDisplay: whole from 100 up, else one decimal, ".0" dropped from 10 up."""
+    if abs(v) >= 100:
+        return str(_js_round(v))
+    r = _js_round(v * 10) / 10
+    s = f"{r:.1f}"
+    return s[:-2] if s.endswith(".0") and abs(r) >= 10 else s

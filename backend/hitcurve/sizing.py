@@ -39,6 +39,7 @@ from hitcurve.schemas.sizing import (
     Subject,
     SubjectKind,
 )
+from hitcurve.words import counted
 
 T = TypeVar("T")
 
@@ -1063,7 +1064,7 @@ def nodes_answer(
         status = ans.status if ans.status != "ok" else "unreachable"
     else:
         msg = _stats_only_first(
-            b, f"a hit rate of {pct(target)} needs {nodes} node(s) of {hb(size)}, {_describe(b)}"
+            b, f"a hit rate of {pct(target)} needs {counted(nodes, 'node')} of {hb(size)}, {_describe(b)}"
         )
         status = "ok"
     return ans.model_copy(

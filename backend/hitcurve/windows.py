@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Protocol
 
 from hitcurve.curves import Pchip
+from hitcurve.words import counted
 
 MIN_READS = 1000
 QUIET_FRACTION = 0.2
@@ -89,7 +90,7 @@ class Combined:
         parts = [f"from {n} window{'s' if n != 1 else ''}"]
         if self.skipped:
             why = sorted(set(self.skipped.values()))
-            parts.append(f"{len(self.skipped)} newer window(s) left out ({', '.join(why)})")
+            parts.append(f"{counted(len(self.skipped), 'newer window')} left out ({', '.join(why)})")
         if not self.reliable:
             parts.append("no recent window had enough traffic without loss: treat it with care")
         return "; ".join(parts)

@@ -2,6 +2,7 @@
 jars, agent keys / API tokens created through the API itself, and an SMTP server (aiosmtpd on
 loopback) whose inbox a test reads."""
 
+import json
 import os
 import re
 import socket
@@ -32,6 +33,15 @@ os.environ.setdefault("HITCURVE_ARGON2_MEMORY_KIB", "8192")
 os.environ.setdefault("HITCURVE_ARGON2_TIME_COST", "1")
 
 PASSWORD = "correct horse battery staple"
+
+
+def dashboard_cases(name: str) -> list[dict[str, Any]]:
+    """The cases of one of the dashboard's shared tables (frontend/src/lib/<name>.cases.json),
+    which its vitest suite checks too: the backend writes those texts exactly as it does."""
+    path = Path(__file__).resolve().parents[2] / "frontend" / "src" / "lib" / f"{name}.cases.json"
+    cases: list[dict[str, Any]] = json.loads(path.read_text())["cases"]
+    assert len(cases) > 5
+    return cases
 
 
 def _fresh_app() -> Any:

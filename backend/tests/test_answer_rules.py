@@ -58,15 +58,15 @@ def test_hash_table_outside_the_limit() -> None:
     assert memlimit.hash_table_bytes(98_305) == 8 * 131072
     out = memlimit.outside_limit(1_000_000, 12)
     assert out.hash_table_bytes == 8 * (1 << 20)
-    assert "hash table (8 MiB)" in out.describe() and "12 connection" in out.describe()
+    assert "hash table (8.0\u00a0MiB)" in out.describe() and "12 connection" in out.describe()
 
 
 def test_human_bytes_picks_the_unit() -> None:
-    assert memlimit.human_bytes(512) == "512 B"
-    assert memlimit.human_bytes(64 * MIB) == "64 MiB"
-    assert memlimit.human_bytes(88.54 * MIB) == "88.5 MiB"
-    assert memlimit.human_bytes(3 * 1024 * 1024 * 1024) == "3 GiB"
-    assert memlimit.human_bytes(1536) == "1.5 KiB"
+    assert memlimit.human_bytes(512) == "512\u00a0B"
+    assert memlimit.human_bytes(64 * MIB) == "64\u00a0MiB"
+    assert memlimit.human_bytes(88.54 * MIB) == "88.5\u00a0MiB"
+    assert memlimit.human_bytes(3 * 1024 * 1024 * 1024) == "3.0\u00a0GiB"
+    assert memlimit.human_bytes(1536) == "1.5\u00a0KiB"
 
 
 @pytest.mark.parametrize("mem_mb", [6, 13])
@@ -108,7 +108,7 @@ def test_warming_until_full_then_settled() -> None:
     s = warmup.fill_state(_fill([(10 * MIB, False), (20 * MIB, False), (30 * MIB, False)]))
     assert s.warming_up and s.fill_ratio == pytest.approx(30 / 64)
     assert s.full_in_seconds == 204  # 34 MiB left at 10 MiB a minute
-    assert "30 MiB of 64 MiB" in s.describe() and "full in about 3 min" in s.describe()
+    assert "30\u00a0MiB of 64\u00a0MiB" in s.describe() and "full in about 3 min" in s.describe()
     s = warmup.fill_state(_fill([(30 * MIB, False), (64 * MIB, True)]))
     assert s.warming_up and s.full_in_seconds is None and "just filled" in s.describe()
     s = warmup.fill_state(_fill([(30 * MIB, False), (64 * MIB, True), (64 * MIB, True)]))
@@ -148,7 +148,7 @@ def test_a_cluster_warms_up_while_any_node_does() -> None:
     assert c is not None and c.warming_up
     assert c.used_bytes == 84 * MIB and c.limit_bytes == 128 * MIB
     assert c.full_in_seconds == filling.full_in_seconds
-    assert "84 MiB of 128 MiB" in c.describe()
+    assert "84\u00a0MiB of 128\u00a0MiB" in c.describe()
     done = warmup.combined([full, full])
     assert done is not None and not done.warming_up and done.fill_ratio == 1.0
     assert warmup.combined([]) is None
@@ -212,8 +212,10 @@ def test_quiet_windows_keep_the_last_good_answer() -> None:
     quiet = [_win(6, 0.0, 0), _win(7, 0.0, 40)]
     c = windows.combine(good + quiet)
     assert c is not None and c.reliable and c.newest is good[-1]
-    assert set(c.skipped.values()) == {"quiet"} and "2 newer window(s) left out (quiet)" in c.describe()
+    assert set(c.skipped.values()) == {"quiet"} and "2 newer windows left out (quiet)" in c.describe()
     assert _answer(good + quiet) == pytest.approx(before)
+    one = windows.combine(good + quiet[:1])
+    assert one is not None and "1 newer window left out (quiet)" in one.describe()
 
 
 def test_a_lossy_window_does_not_replace_a_good_curve() -> None:

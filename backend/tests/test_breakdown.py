@@ -210,7 +210,7 @@ def test_a_lossy_or_quiet_window_never_stands_for_the_breakdown(account: Account
         assert post(account, s).status_code == 202, s["snapshot_id"]
     b = account.get(url).json()
     assert b["snapshot_id"] == good["snapshot_id"], b["windows_note"]
-    assert b["windows_note"] == "2 newer window(s) left out (quiet, stream loss)"
+    assert b["windows_note"] == "2 newer windows left out (quiet, stream loss)"
     sp = account.get(url + "/split", params={"prefix": "feed"}).json()
     assert sp["snapshot_id"] == good["snapshot_id"] and sp["windows_note"] == b["windows_note"]
 

@@ -45,7 +45,7 @@ def test_ghost_still_filling_is_a_lower_bound_with_the_remedy() -> None:
     a = _answer(reach=2 * NOW)
     assert a.status == "above_curve"
     assert a.memory_bytes is None and a.memory_bytes_at_least == 2 * NOW
-    assert "--ghost-factor" in a.message and "more than 64 MiB" in a.message
+    assert "--ghost-factor" in a.message and "more than 64\u00a0MiB" in a.message
 
 
 def test_a_measured_plateau_is_unreachable() -> None:

@@ -73,7 +73,7 @@ def test_warming_up_until_memcached_is_full_then_ok(account) -> None:
         a["fill_ratio"] == 0.5 and a["used_bytes"] == 32 * MIB and a["current_memory_limit_bytes"] == 64 * MIB
     )
     assert a["full_in_seconds"] == 120  # 16 MiB a minute, 32 MiB to go
-    assert "still filling: 32 MiB of 64 MiB, full in about 2 min" in a["message"]
+    assert "still filling: 32\u00a0MiB of 64\u00a0MiB, full in about 2 min" in a["message"]
     assert "beyond" not in a["message"] and a["memory_bytes"] is not None  # provisional, not a dead end
     assert a["stable"] is False  # an autoscaler must not act on a warming answer
     # the servers list says the same (the dashboard's table and card show it, not "curve drifting")
@@ -100,7 +100,7 @@ def test_warming_hit_rate_past_the_curve_waits_for_a_full_memcached(account) -> 
     window(account, 1, fill=0.5)
     r = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 200 * MIB}).json()
     assert r["status"] == "warming_up" and r["hit_ratio_at_least"] is not None, r
-    assert "past the curve's last point (160 MiB)" in r["message"]
+    assert "past the curve's last point (160\u00a0MiB)" in r["message"]
     assert "it sees further once memcached is full" in r["message"]
     assert "ghost-factor" not in r["message"]
     # once full, the remedy for a curve that ends is the ghost
@@ -138,7 +138,7 @@ def test_the_memory_limit_to_set_the_band_and_the_bound(account) -> None:
     # a target past the curve's reach: a lower bound in words and in a field, never a dead end
     up = memory(account, sid, 0.899)
     assert up["status"] == "above_curve" and up["memory_bytes_at_least"] == int(XS[-1])
-    assert "needs more than 160 MiB" in up["message"] and "--ghost-factor" in up["message"]
+    assert "needs more than 160\u00a0MiB" in up["message"] and "--ghost-factor" in up["message"]
     # and in the unit memcached is started with, through the same -m model as an answer
     assert up["memory_limit_bytes_at_least"] >= up["memory_bytes_at_least"]
     assert f"(-m above {up['memory_limit_bytes_at_least'] // MIB})" in up["message"]
@@ -160,7 +160,7 @@ def test_hit_rate_past_the_ghosts_reach_is_a_lower_bound(account) -> None:
     far = ratio(128 * MIB)
     assert far["status"] == "above_curve"
     assert far["hit_ratio_at_least"] == far["hit_ratio"] and far["band"]["hit_rate_max"] is None
-    assert "past what the agent's ghost sees so far (96 MiB" in far["message"]
+    assert "past what the agent's ghost sees so far (96\u00a0MiB" in far["message"]
     assert "at least" in far["message"] and "--ghost-factor" in far["message"]
     # past the curve's last point: a bound too, with the same remedy
     beyond = ratio(200 * MIB)
@@ -307,7 +307,7 @@ def test_cluster_answers_carry_the_node_fields_and_warm_up_with_their_nodes(acco
     assert warm["status"] == "warming_up" and warm["nodes"] == 2
     assert warm["used_bytes"] == 96 * MIB and warm["current_memory_limit_bytes"] == 128 * MIB
     assert warm["fill_ratio"] == 0.75 and warm["full_in_seconds"] == 120
-    assert "still filling: 96 MiB of 128 MiB" in warm["message"] and "beyond" not in warm["message"]
+    assert "still filling: 96\u00a0MiB of 128\u00a0MiB" in warm["message"] and "beyond" not in warm["message"]
     # the -m is per node: half the cluster's memory, in whole MiB
     assert warm["memory_limit_bytes"] % MIB == 0
     assert warm["memory_bytes"] / 2 <= warm["memory_limit_bytes"] < warm["memory_bytes"] / 2 + MIB

@@ -2,18 +2,12 @@
 lib/format.test.ts reads the same file), so the API's messages, the e-mail and the alerts never
 write "90.0%" beside the dashboard's "90 %"."""
 
-import json
-from pathlib import Path
-
+from conftest import dashboard_cases
 from hitcurve.percent import hit_rate, percent
-
-CASES = Path(__file__).resolve().parents[2] / "frontend" / "src" / "lib" / "percent.cases.json"
 
 
 def test_every_case_of_the_dashboards_table() -> None:
-    cases = json.loads(CASES.read_text())["cases"]
-    assert len(cases) > 5
-    for c in cases:
+    for c in dashboard_cases("percent"):
         assert percent(c["ratio"], c["digits"]) == c["text"], c
 
 

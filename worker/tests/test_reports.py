@@ -212,11 +212,13 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
     gib = float(1 << 30)
 
     def size(v: float) -> str:
-        """Memory as the API's messages and the dashboard write it, written out here: the binary
-        unit that fits, one decimal, ".0" dropped ("0.06 GiB" was the mail's 64 MiB)."""
+        """Memory as the API's messages and the dashboard write it (frontend/src/lib/bytes.cases.json),
+        written out here: the binary unit that fits, whole from 100 up, else one decimal, ".0"
+        dropped from 10 up ("0.06 GiB" was the mail's 64 MiB)."""
         unit = next(u for u, k in (("GiB", 3), ("MiB", 2), ("KiB", 1)) if v >= 1024**k)
-        x = f"{v / 1024 ** {'KiB': 1, 'MiB': 2, 'GiB': 3}[unit]:.1f}"
-        return f"{x.removesuffix('.0')} {unit}"
+        r = v / 1024 ** {"KiB": 1, "MiB": 2, "GiB": 3}[unit]
+        x = f"{r:.0f}" if r >= 100 else f"{r:.1f}"
+        return f"{x.removesuffix('.0') if r >= 10 else x}\u00a0{unit}"
 
     assert ans["status"] == "ok", ans
     assert f"Memory for 70\u00a0% hit rate:   {size(ans['memory_bytes'])}" in ta  # as the dashboard

@@ -28,6 +28,7 @@ from hitcurve.schemas.breakdown import (
     TtlOut,
 )
 from hitcurve.windows import MIN_READS
+from hitcurve.words import counted
 
 LOOK_BACK = 20  # snapshots searched for one with a breakdown (an agent may have restarted without)
 
@@ -82,7 +83,9 @@ def newest_good_breakdown(
         if why is None:
             note = None
             if left_out:
-                note = f"{len(left_out)} newer window(s) left out ({', '.join(sorted(set(left_out)))})"
+                note = (
+                    f"{counted(len(left_out), 'newer window')} left out ({', '.join(sorted(set(left_out)))})"
+                )
             return r, doc, note
         fallback = fallback or (r, doc)
         left_out.append(why)

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest";
+import sharedBytes from "./bytes.cases.json";
 import shared from "./percent.cases.json";
 import {
   byteTicks, byteTickFormat, formatAge, formatBytes, formatBytesDelta, formatChange, formatDuration, formatHitRate, formatMoney, formatMoneyDelta, formatPercent, formatPp,
@@ -38,6 +39,10 @@ describe("formatPercent and formatPp", () => {
   test("writes every case of the table the backend's texts are checked against", () => {
     expect(shared.cases.length).toBeGreaterThan(5);
     for (const c of shared.cases) expect(formatPercent(c.ratio, c.digits)).toBe(c.text);
+  });
+  test("writes every memory size of the table the backend's texts are checked against", () => {
+    expect(sharedBytes.cases.length).toBeGreaterThan(5);
+    for (const c of sharedBytes.cases) expect(formatBytes(c.bytes)).toBe(c.text);
   });
   test("a hit rate is written one way: one decimal, a trailing .0 dropped", () => {
     expect(formatHitRate(0.9)).toBe("90\u00a0%");

@@ -47,7 +47,8 @@ function roundForDisplay(v: number): string {
   return s.endsWith(".0") && Math.abs(r) >= 10 ? s.slice(0, -2) : s;
 }
 
-/** "11.4 GiB"; a value that would round to 1024 of a unit moves up to the next unit. */
+/** "11.4 GiB"; a value that would round to 1024 of a unit moves up to the next unit. The backend's
+ *  texts write the same (backend/hitcurve/memlimit.py human_bytes; both check lib/bytes.cases.json). */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return "—";
   let [name, size] = byteUnit(bytes);

@@ -16,10 +16,10 @@ const breakdown = (windowsNote: string | null) => ({
 });
 
 test("says which newer windows the breakdown left out, and nothing when it rests on the newest", async () => {
-  fakeApi({ "GET /api/v1/servers/s1/breakdown": breakdown("2 newer window(s) left out (quiet, stream loss)") });
+  fakeApi({ "GET /api/v1/servers/s1/breakdown": breakdown("2 newer windows left out (quiet, stream loss)") });
   render(<BreakdownPage id="s1" />);
   const note = await screen.findByTestId("breakdown-windows-note");
-  expect(note.textContent).toBe("The newest good window (2 newer window(s) left out (quiet, stream loss)).");
+  expect(note.textContent).toBe("The newest good window (2 newer windows left out (quiet, stream loss)).");
 });
 
 test("a breakdown from the newest window carries no note", async () => {

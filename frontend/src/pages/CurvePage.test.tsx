@@ -128,10 +128,10 @@ test("a server without a curve yet shows how to install an agent", async () => {
 
 test("a server whose newest windows were quiet says the chart rests on the good windows, as the answer", async () => {
   const curve = serverCurve(3) as { merged: Record<string, unknown> };
-  curve.merged.windows_note = "from 5 windows; 2 newer window(s) left out (quiet)";
+  curve.merged.windows_note = "from 5 windows; 2 newer windows left out (quiet)";
   renderPage(3, sizingFor, curve);
   const note = await screen.findByTestId("windows-note", {}, { timeout: 15_000 });
-  expect(note.textContent).toContain("2 newer window(s) left out (quiet)");
+  expect(note.textContent).toContain("2 newer windows left out (quiet)");
 });
 
 test("a bound above the curve also names the -m memcached needs more than", async () => {
