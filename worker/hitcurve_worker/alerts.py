@@ -43,6 +43,14 @@ class Firing:
 _pct = hit_rate  # "90 %", "89.8 %": as the dashboard and the API write a hit rate (hitcurve.percent)
 
 
+def _limit_text(total: float, nodes: int) -> str:
+    """A -m summed over the nodes, and per node as the answer gives it: "1.6 GiB (834 MiB on each
+    of 2 nodes)"."""
+    if nodes <= 1:
+        return human_bytes(total)
+    return f"{human_bytes(total)} ({human_bytes(total / nodes)} on each of {nodes} nodes)"
+
+
 def sizing(
     subject: str,
     measured: float | None,
@@ -52,8 +60,12 @@ def sizing(
     reachable_max: float,
     reachable_max_bytes: float,
     th: Thresholds,
+    nodes: int = 1,
 ) -> tuple[Firing | None, Firing | None]:
-    """(below_target, memory_short) of one cluster: one alert per cause, never both.
+    """(below_target, memory_short) of one cluster: one alert per cause, never both. Memory is
+    memcached's memory limit (-m) summed over the cluster's `nodes`: `needed` the -m the target
+    needs (in all; the cluster answer's per-node -m times the nodes), `allocated` the nodes'
+    limits today, `reachable_max_bytes` the -m at the curve's end.
 
     When the curve says the target needs more memory than is allocated (or more than the curve
     covers), memory is the cause: `memory_short` fires, names the measured shortfall, and is
@@ -74,9 +86,10 @@ def sizing(
         short = Firing(
             MEMORY_SHORT,
             severity,
-            f"{subject}: the target hit rate {_pct(target)} needs more than "
-            f"{human_bytes(reachable_max_bytes)}, the most the curve covers ({_pct(reachable_max)} there); "
-            f"{human_bytes(allocated)} is allocated"
+            f"{subject}: the target hit rate {_pct(target)} needs a memory limit (-m) of more than "
+            f"{_limit_text(reachable_max_bytes, nodes)}, the most the curve covers "
+            f"({_pct(reachable_max)} there); "
+            f"the limit today is {human_bytes(allocated)}"
             f"{measured_txt}",
             {
                 "needed_bytes": None,
@@ -90,8 +103,9 @@ def sizing(
         short = Firing(
             MEMORY_SHORT,
             severity,
-            f"{subject}: the target hit rate {_pct(target)} needs {human_bytes(needed)}; "
-            f"{human_bytes(allocated)} is allocated ({human_bytes(needed - allocated)} short){measured_txt}",
+            f"{subject}: the target hit rate {_pct(target)} needs a memory limit (-m) of "
+            f"{_limit_text(needed, nodes)}; the limit today is {human_bytes(allocated)} "
+            f"({human_bytes(needed - allocated)} short){measured_txt}",
             {"needed_bytes": needed, "allocated_bytes": allocated, "target": target, "measured": measured},
         )
     if short is not None or measured is None or measured >= target:
@@ -100,7 +114,7 @@ def sizing(
         BELOW_TARGET,
         severity,
         f"{subject}: hit rate {_pct(measured)} is {short_pp:.1f} pp below the target {_pct(target)}, "
-        f"although the curve says the {human_bytes(allocated)} allocated should reach it; "
+        f"although the curve says today's memory limit (-m) of {human_bytes(allocated)} should reach it; "
         "more memory is not the remedy the curve suggests (check the curve's accuracy and recent traffic)",
         {"measured": measured, "target": target, "allocated_bytes": allocated, "needed_bytes": needed},
     )
@@ -123,8 +137,9 @@ def savings(
     return Firing(
         SAVINGS,
         "info",
-        f"{subject}: the target hit rate {_pct(target)} is met with {human_bytes(needed)} of the "
-        f"{human_bytes(allocated)} allocated: {human_bytes(spare)} could be saved{money}",
+        f"{subject}: the target hit rate {_pct(target)} is met with a memory limit (-m) of "
+        f"{human_bytes(needed)} of the {human_bytes(allocated)} set today: {human_bytes(spare)} could be "
+        f"saved{money}",
         {"needed_bytes": needed, "allocated_bytes": allocated, "target": target, "saving_per_month": monthly},
     )
 

@@ -23,7 +23,7 @@ from celery import Task
 from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
-from hitcurve import notify, warmup, windows
+from hitcurve import memlimit, notify, warmup, windows
 from hitcurve.core import task_names as names
 from hitcurve.core.pgarray import decode_float8
 from hitcurve.crud import curves as curves_crud
@@ -204,7 +204,9 @@ def update_cluster(
     recent: dict[uuid.UUID, list[Any]] = {}
     for sid in members:
         rows = db.execute(
-            select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged)
+            select(
+                ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged, Snapshot.limit_maxbytes
+            )
             .join(
                 Snapshot,
                 (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
@@ -226,10 +228,11 @@ def update_cluster(
     calibrated = all(c[0].hit_ratio_calibrated for c in fresh)
     inputs = []
     used_snapshots: dict[str, str] = {}
+    limits: dict[str, int] = {}  # each member's memcached -m (limit_maxbytes) in the window used
     for c in fresh:
         rows = recent[c[0].server_id]
         wins = []
-        for sc, gets, loss, flagged in rows:
+        for sc, gets, loss, flagged, _limit in rows:
             ys = sc.hit_ratio_calibrated if calibrated else sc.hit_ratio_proportional
             if not ys:
                 continue
@@ -248,7 +251,8 @@ def update_cluster(
         comb = windows.combine(wins)
         if comb is None:
             continue
-        sc = next(r[0] for r in rows if r[0].window_end == comb.newest.window_end)
+        sc, *_, limit_maxbytes = next(r for r in rows if r[0].window_end == comb.newest.window_end)
+        limits[str(sc.server_id)] = int(limit_maxbytes)
         reads = [w.reads for w in wins if w.window_end in comb.used]
         used_snapshots[str(sc.server_id)] = str(sc.snapshot_id)
         inputs.append(
@@ -308,8 +312,18 @@ def update_cluster(
     # filling (its hit rate and curve are provisional: a new server is not a critical cluster).
     th = rules.Thresholds.from_env()
     target = float(cluster.target_hit_ratio)
-    needed = res.memory_for(target)
-    allocated = res.current_bytes
+    # In -m terms, as the cluster's answer and card put it (hitcurve.sizing: the -m per node for
+    # the curve's memory over its nodes, against the nodes' limits summed), not the curve's bytes
+    # against today's item pages: those said "610 MiB short" beside the page's +516 MiB.
+    nodes = len(res.used)
+
+    def limit_in_all(curve_bytes: float) -> float:
+        return float(nodes * memlimit.limit_for_bytes(curve_bytes / nodes, 0.0, []))
+
+    needed_curve = res.memory_for(target)
+    needed = limit_in_all(needed_curve) if needed_curve is not None else None
+    allocated = float(sum(limits[s] for s in res.used))
+    reach_limit = limit_in_all(float(res.sizes_bytes[-1]))
     warming = any(warming_up(db, org_id, c[0].server_id, since) for c in fresh)
     subject = f"cluster {cluster.name}"
     below, short = (
@@ -322,8 +336,9 @@ def update_cluster(
             needed,
             allocated,
             float(res.hit_ratios.max()),
-            float(res.sizes_bytes[-1]),
+            reach_limit,
             th,
+            nodes,
         )
     )
     upsert_alert(db, org_id, rules.BELOW_TARGET, below, cluster_id=cluster_id, at=at)

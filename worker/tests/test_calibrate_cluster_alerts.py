@@ -196,14 +196,19 @@ def test_alert_rules() -> None:
     assert below is None and short is not None and short.kind == "memory_short"
     assert short.severity == "critical"  # 10 pp below the target
     assert short.message == (
-        "cluster web: the target hit rate 90\u00a0% needs 72\u00a0MiB; 64\u00a0MiB is allocated "
-        "(8.0\u00a0MiB short); "
+        "cluster web: the target hit rate 90\u00a0% needs a memory limit (-m) of 72\u00a0MiB; "
+        "the limit today is 64\u00a0MiB (8.0\u00a0MiB short); "
         "measured 80\u00a0%, 10.0 pp below"
     )
     assert sizing(0.88, 72 * MIB)[1].severity == "warning"  # type: ignore[union-attr]
+    # a cluster's -m in all, and per node as its answer gives it
+    _, short = alerts.sizing("cluster web", 0.80, 0.9, 144 * MIB, 128 * MIB, 0.95, 178 * MIB, th, nodes=2)
+    assert short is not None
+    assert "of 144\u00a0MiB (72\u00a0MiB on each of 2 nodes); the limit today is 128" in short.message
     # beyond the curve: a lower bound in the text, still memory
     below, short = sizing(0.80, None)
-    assert below is None and short is not None and "needs more than 178\u00a0MiB" in short.message
+    assert below is None and short is not None
+    assert "needs a memory limit (-m) of more than 178\u00a0MiB" in short.message
     # below target although the curve says 64 MiB reaches it: not memory; below_target alone
     below, short = sizing(0.80, 50 * MIB)
     assert (
@@ -216,7 +221,7 @@ def test_alert_rules() -> None:
     assert "KiB" in sizing(0.5, 900 * 1024.0, 512 * 1024.0)[1].message  # type: ignore[union-attr]
     s = alerts.savings("cluster web", 5 * GIB, 10 * GIB, 0.9, 2.0, th)
     assert s is not None and s.details["saving_per_month"] == pytest.approx(10.0)
-    assert "5.0\u00a0GiB of the 10\u00a0GiB allocated: 5.0\u00a0GiB could be saved" in s.message
+    assert "(-m) of 5.0\u00a0GiB of the 10\u00a0GiB set today: 5.0\u00a0GiB could be saved" in s.message
     assert alerts.savings("cluster web", 8 * GIB, 10 * GIB, 0.9, 2.0, th) is None
     now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
     srv = "server cache-1 (10.0.0.7:11211)"

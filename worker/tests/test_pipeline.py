@@ -316,7 +316,9 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
     # one alert per cause (memory), once, after 3 windows x 3 servers; it names the cluster
     assert [a.kind for a in open_alerts] == ["memory_short"]
     assert open_alerts[0].message.startswith(f"cluster {cluster_name}: the target hit rate")
-    assert "384\u00a0MiB is allocated" in open_alerts[0].message  # 3 x 128 MiB, in automatic units
+    # in -m terms, as the cluster's answer: the nodes' limits (3 x 128 MiB) and the -m per node
+    assert "the limit today is 384\u00a0MiB" in open_alerts[0].message
+    assert "on each of 3 nodes" in open_alerts[0].message
     # Traffic stops on one node and another's agent restarts with a lossy first window: neither
     # window replaces its node's good curve in the cluster's (hitcurve.windows, as server answers).
     quiet = synthetic_snapshot(
