@@ -24,7 +24,12 @@ node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 18 ] || die "Node.js >= 18 is required (found $(node --version))"
 
 # --- Python virtual env ----------------------------------------------------------------------
-py_stamp=$(sha_of requirements.lock backend/pyproject.toml worker/pyproject.toml testing/pyproject.toml simulator/python/pyproject.toml simulator/python/setup.py)
+# The stamp covers the simulator's C sources too: the editable hitcurve_sim extension is compiled
+# from them at install, and a venv built before a change to them (e.g. mcslru.base, which the
+# worker's policy correction needs) would otherwise keep the old .so and answer without it.
+sim_sources=$(find simulator/src simulator/include simulator/python tracereader/include -name '*.[ch]' 2>/dev/null | LC_ALL=C sort)
+# shellcheck disable=SC2086  # one word per path (no spaces in the repository's paths)
+py_stamp=$(sha_of requirements.lock backend/pyproject.toml worker/pyproject.toml testing/pyproject.toml simulator/python/pyproject.toml simulator/python/setup.py $sim_sources)
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.hitcurve-stamp" 2>/dev/null)" != "$py_stamp" ]; then
     say "creating the Python virtual env (.venv) from requirements.lock"
     [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
