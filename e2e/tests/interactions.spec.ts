@@ -7,6 +7,10 @@ test("hover reads the curve out; brushing zooms, and Reset zoom restores the ful
   await page.goto(`/servers/${id}`);
   const chart = page.getByTestId("curve-chart");
   await expect(chart.locator("path.curve")).toHaveCount(1);
+  // The chart sits below the answer, which may push it past the viewport's bottom: bring it into
+  // view, as a user scrolls to it, so the pointer lands on it (a move outside the viewport hovers
+  // nothing).
+  await chart.scrollIntoViewIfNeeded();
   const box = (await chart.boundingBox())!;
   const lastTick = async () => plain(await chart.locator(".layer-x-axis .tick text").last().textContent());
   const before = await lastTick();
