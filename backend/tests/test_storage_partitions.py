@@ -340,10 +340,19 @@ def fleet(app: Any) -> dict[str, Any]:
     return {"org": org, "servers": servers, "at": at}
 
 
-def _check_index_only_newest(nodes: list[dict[str, Any]], table: str, oldest_needed: Any) -> None:
+_SIZE = text("SELECT pg_relation_size(to_regclass(:q))")
+
+
+def _check_index_only_newest(db: Any, nodes: list[dict[str, Any]], table: str, oldest_needed: Any) -> None:
     scanned = _scanned(nodes, table)
     assert scanned, f"no partition of {table} in the plan"
-    seq = {rel for rel, (kind, _) in scanned.items() if kind == "Seq Scan"}
+    # The days created ahead (hitcurve.core.partitions) are empty: a sequential scan of nothing
+    # is what the planner rightly picks there, and costs nothing.
+    seq = {
+        rel
+        for rel, (kind, _) in scanned.items()
+        if kind == "Seq Scan" and db.execute(_SIZE, {"q": f"{partitions.SCHEMA}.{rel}"}).scalar()
+    }
     assert not seq, f"sequential scans: {seq}"
     ran = {rel for rel, (_, loops) in scanned.items() if loops > 0}
     older = {rel for rel in ran if _day(rel) < oldest_needed}
@@ -358,14 +367,14 @@ def test_latest_curve_and_recent_fill_read_only_the_newest_partitions_by_index(f
             latest = curves_crud.latest_server_curve(db, org, servers[0])
         assert latest is not None and at - latest.window_end < timedelta(minutes=10)
         (stmt, params), *_ = [s for s in seen if "server_curves" in s[0]]
-        _check_index_only_newest(_plan(db, stmt, params), "server_curves", today - timedelta(days=1))
+        _check_index_only_newest(db, _plan(db, stmt, params), "server_curves", today - timedelta(days=1))
 
         with _captured() as seen:
             fills = curves_crud.recent_fill_by_server(db, org, servers)
         assert set(fills) == set(servers) and all(len(v) == 60 for v in fills.values())
         (stmt, params), *_ = [s for s in seen if "snapshots" in s[0]]
         # 60 windows 10 minutes apart: at most the last 11 hours, today's or yesterday's partition
-        _check_index_only_newest(_plan(db, stmt, params), "snapshots", today - timedelta(days=1))
+        _check_index_only_newest(db, _plan(db, stmt, params), "snapshots", today - timedelta(days=1))
 
 
 def test_history_range_is_pruned_to_its_days(fleet: dict[str, Any]) -> None:
@@ -498,3 +507,67 @@ def test_newest_n_queries_and_metrics_plan_only_the_last_day(fleet: dict[str, An
             fill = curves_crud.recent_fill(db, org, silent)
         assert [r.window_end for r in fill] == sorted(r.window_end for r in fill) and len(fill) == 5
         assert len(seen) == 2  # fewer rows in the last day than asked for: once more, unbounded
+
+
+def test_newest_n_per_server_plans_only_the_last_day_and_asks_again_for_short_servers(
+    fleet: dict[str, Any],
+) -> None:
+    """The servers list, /metrics and a cluster's nodes read each server's newest windows in one
+    LATERAL query (recent_fill_by_server, recent_window_facts_by_server). Without a bound on the
+    partition column PostgreSQL plans every day of the retention for each server; bounded by
+    FIRST_SPAN it plans the last day's partitions, and only the servers that had fewer windows
+    in it (here one whose newest window is 3 days old) are asked again, unbounded, alone."""
+    from hitcurve.crud.newest import FIRST_SPAN
+
+    org, servers, at = fleet["org"], fleet["servers"][5:8], fleet["at"]
+    oldest = partitions.day_of(datetime.now(UTC) - FIRST_SPAN)
+    quiet = uuid.uuid4()
+    with get_sessionmaker()() as db:
+        db.execute(
+            text(
+                "INSERT INTO servers (id, org_id, address, instance_id, settings)"
+                " VALUES (:s, :o, '10.19.2.1:11211', '1-1', '{}')"
+            ),
+            {"s": quiet, "o": org},
+        )
+        db.execute(
+            text(
+                "INSERT INTO snapshots (id, org_id, server_id, instance_id, window_start, window_end,"
+                " limit_maxbytes, curve_points, cmd_get, get_hits, get_misses, bytes_used, curr_items,"
+                " measured_hit_ratio, loss_ratio, flagged, status, total_malloced, memory_full)"
+                " SELECT gen_random_uuid(), :o, :s, '1-1', t - interval '1 minute', t, 67108864, 2, 100,"
+                " 50, 50, 1000, 10, 0.5, 0, false, 'processed', 67108864, true"
+                " FROM generate_series(1, 4) g, LATERAL (SELECT CAST(:t AS timestamptz)"
+                " - make_interval(days => 3, mins => 10 * (4 - g)) AS t) x"
+            ),
+            {"o": org, "s": quiet, "t": at},
+        )
+        db.execute(
+            text(
+                "INSERT INTO server_curves (org_id, server_id, snapshot_id, window_end, sizes_bytes,"
+                " hit_ratio_proportional, current_bytes, measured_hit_ratio, predicted_hit_ratio,"
+                " calibration, advice) SELECT org_id, server_id, id, window_end, '{1,2}', '{0.1,0.2}', 1,"
+                " 0.5, 0.5, '{}', '{}' FROM snapshots WHERE org_id = :o AND server_id = :s"
+            ),
+            {"o": org, "s": quiet},
+        )
+        db.commit()
+        asked = [*servers, quiet]
+        for read, table in (
+            (lambda: curves_crud.recent_fill_by_server(db, org, asked, 60), "snapshots"),
+            (lambda: curves_crud.recent_window_facts_by_server(db, org, asked, 60), "server_curves"),
+        ):
+            with _captured() as seen:
+                rows = read()
+            assert {s: len(rows[s]) for s in asked} == {**{s: 60 for s in servers}, quiet: 4}
+            for s in asked:  # oldest first; the fleet's servers' newest within 10 minutes of now
+                ends = [r.window_end for r in rows[s]]
+                assert ends == sorted(ends), s
+            assert all(at - rows[s][-1].window_end < timedelta(minutes=10) for s in servers)
+            first, again = [(st, p) for st, p in seen if table in st]
+            (days,) = _planned_days(db, [first], table)
+            assert days and min(days) >= oldest, (table, sorted(days))
+            # the second question names the quiet server alone, and reaches its days
+            assert str(quiet) in str(again[1]) and not any(str(s) in str(again[1]) for s in servers)
+            (days,) = _planned_days(db, [again], table)
+            assert min(days) <= partitions.day_of(at - timedelta(days=3)), (table, sorted(days))

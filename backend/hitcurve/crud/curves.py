@@ -4,14 +4,14 @@ stored curves over time. Every query is scoped by org_id."""
 
 import uuid
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, text, true
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
-from hitcurve.crud.newest import newest
+from hitcurve.crud.newest import FIRST_SPAN, newest
 from hitcurve.models import (
     ClusterCurve,
     Server,
@@ -207,25 +207,47 @@ def recent_window_facts_by_server(
         .where(ServerCurve.org_id == org_id, ServerCurve.server_id == Server.id)
         .order_by(ServerCurve.window_end.desc())
     )
-    return _top_per_server(db, org_id, server_ids, per, limit)
+    return _top_per_server(
+        db, org_id, server_ids, per, limit, ServerCurve.window_end, joined=(Snapshot.window_end,)
+    )
 
 
 def _top_per_server(
-    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], per: Any, limit: int
+    db: Session,
+    org_id: uuid.UUID,
+    server_ids: Sequence[uuid.UUID],
+    per: Any,
+    limit: int,
+    column: Any,
+    joined: tuple[Any, ...] = (),
 ) -> dict[uuid.UUID, list[Any]]:
-    """`per` (a select correlated on Server.id, newest first) as a LATERAL top-`limit` for each of
-    the servers, in one query: their rows oldest first, by server id."""
-    top = per.limit(limit).lateral()
-    rows = db.execute(
-        select(Server.id.label("server_id"), top)
-        .join(top, true())
-        .where(Server.org_id == org_id, Server.id.in_(list(server_ids)))
-        .order_by(Server.id, top.c.window_end)
-    )
-    out: dict[uuid.UUID, list[Any]] = {}
-    for row in rows:
-        out.setdefault(row.server_id, []).append(row)
-    return out
+    """`per` (a select correlated on Server.id, newest first by `column`, a partition column) as a
+    LATERAL top-`limit` for each of the servers, in one query: their rows oldest first, by server id.
+
+    As `newest` (hitcurve.crud.newest) does for one subject: asked first with `column` (and the
+    partition columns `joined` to it) bounded FIRST_SPAN before now, so PostgreSQL plans and locks
+    the last days' partitions, not every day of the retention; only the servers with fewer than
+    `limit` rows in that span (new, silent for a day) are asked once more without the bound."""
+
+    def top(stmt: Any, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Any]]:
+        lateral = stmt.limit(limit).lateral()
+        rows = db.execute(
+            select(Server.id.label("server_id"), lateral)
+            .join(lateral, true())
+            .where(Server.org_id == org_id, Server.id.in_(list(ids)))
+            .order_by(Server.id, lateral.c.window_end)
+        )
+        out: dict[uuid.UUID, list[Any]] = {}
+        for row in rows:
+            out.setdefault(row.server_id, []).append(row)
+        return out
+
+    bound = datetime.now(UTC) - FIRST_SPAN
+    found = top(per.where(*(c >= bound for c in (column, *joined))), server_ids)
+    short = [s for s in server_ids if len(found.get(s, ())) < limit]
+    if short:
+        found.update(top(per, short))
+    return found
 
 
 # memcached's fill at a window's end, as recent_fill and recent_fill_by_server return it
@@ -269,7 +291,7 @@ def recent_fill_by_server(
         .where(Snapshot.org_id == org_id, Snapshot.server_id == Server.id)
         .order_by(Snapshot.window_end.desc())
     )
-    return _top_per_server(db, org_id, server_ids, per, limit)
+    return _top_per_server(db, org_id, server_ids, per, limit, Snapshot.window_end)
 
 
 def snapshot_class_facts(
