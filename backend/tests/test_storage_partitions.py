@@ -399,6 +399,7 @@ def test_worker_lookups_and_look_backs_plan_only_their_days(fleet: dict[str, Any
     memcached's fill) name the partition column: PostgreSQL plans (and locks) only the days from
     the window - LOOKBACK on, not all eight days of the fixture."""
     from hitcurve.models import Snapshot
+    from hitcurve_worker import snapshot_loads as loads
     from hitcurve_worker import snapshot_tasks as st
 
     servers, at = fleet["servers"], fleet["at"]
@@ -410,9 +411,9 @@ def test_worker_lookups_and_look_backs_plan_only_their_days(fleet: dict[str, Any
             .limit(1)
         ).scalar_one()
         with _captured() as seen:
-            st._previous(db, snap)
-            st._history(db, snap)
-            st.warming_up(db, fleet["org"], servers[2], snap.window_end - st.LOOKBACK)
+            loads.previous_curves(db, [snap], st.LOOKBACK, 40, 1000)
+            loads.histories(db, [snap], st.LOOKBACK, 10)
+            loads.recent_fills(db, [snap], st.LOOKBACK)
             pending = st.earlier_pending(snap.id, snap.window_end)
         assert pending == []
         oldest = partitions.day_of(snap.window_end - st.LOOKBACK)

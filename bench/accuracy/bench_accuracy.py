@@ -385,7 +385,7 @@ def _correction(chunks: list[dict], snaps_so_far: list[dict], snap: dict):
         c = compute(trace, merge(classes).current_bytes, items, sample_adjust=ratio)
     except InsufficientTrace as exc:
         return None, str(exc)
-    # as the worker applies it: what the task stores, read back as load_correction reads the row
+    # as the worker applies it: what the task stores, read back as usable_correction reads the row
     # (the gap and the ghost view's lift); the warm-up share is not stored, kept for the report
     stored = ct.from_stored(SimpleNamespace(**ct.stored_values(c)))
     if stored is None:

@@ -8,6 +8,9 @@ prefork hand-off, result, logging). Needs HITCURVE_DATABASE_URL of a migrated pr
 --mode both alternates rounds of that path with rounds of hitcurve.drain_snapshots' body (claims of
 up to 50 pending snapshots, one per server, each batch one transaction; drain_tasks.drain) on the
 same kind of data, for an A/B at equal load (issue 19, fourth pass).
+Also printed: the round trips to PostgreSQL per snapshot (statements sent through SQLAlchemy, an
+executemany counted once: psycopg pipelines it; and the commits), so the SQL of a change is
+counted as well as timed (fifth pass).
 Usage: .venv/bin/python bench/fleet/task_cost.py [--servers 6] [--windows 10] [--rounds 3]
        [--mode task|drain|both]"""
 
@@ -16,8 +19,9 @@ import json
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import event, text
 
 from hitcurve.api.deps import Principal
 from hitcurve.core.db import get_engine
@@ -46,6 +50,26 @@ def stored(org: uuid.UUID, servers: int, windows: int, batch: int) -> list[tuple
     return out
 
 
+class RoundTrips:
+    """Statements and commits through the engine's connections while counting."""
+
+    def __init__(self, engine: Any) -> None:
+        self.statements = self.commits = 0
+        event.listen(engine, "before_cursor_execute", self._statement)
+        event.listen(engine, "commit", self._commit)
+
+    def _statement(self, *_: Any) -> None:
+        self.statements += 1
+
+    def _commit(self, *_: Any) -> None:
+        self.commits += 1
+
+    def take(self) -> tuple[int, int]:
+        out = (self.statements, self.commits)
+        self.statements = self.commits = 0
+        return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--servers", type=int, default=6)
@@ -56,10 +80,12 @@ def main() -> None:
     org = uuid.uuid4()
     with get_engine().begin() as c:
         c.execute(text("INSERT INTO organizations (id, name) VALUES (:o, 'task cost')"), {"o": org})
+    trips = RoundTrips(get_engine())
     modes = ["task", "drain"] if a.mode == "both" else [a.mode]
     for batch in range(1, a.rounds * len(modes) + 1):
         mode = modes[(batch - 1) % len(modes)]
         tasks = stored(org, a.servers, a.windows, batch)
+        trips.take()
         c0, w0 = time.process_time(), time.perf_counter()
         n = len(tasks)
         if mode == "task":
@@ -70,7 +96,11 @@ def main() -> None:
             assert n >= len(tasks), n
         cpu = (time.process_time() - c0) / n * 1e3
         wall = (time.perf_counter() - w0) / n * 1e3
-        print(f"round {batch} ({mode}): {n} snapshots, CPU {cpu:.2f} ms each, wall {wall:.2f} ms")
+        statements, commits = trips.take()
+        print(
+            f"round {batch} ({mode}): {n} snapshots, CPU {cpu:.2f} ms each, wall {wall:.2f} ms,"
+            f" {statements / n:.2f} statements and {commits / n:.2f} commits each"
+        )
 
 
 if __name__ == "__main__":

@@ -123,14 +123,10 @@ def from_stored(row: Any) -> pc.Correction | None:
     )
 
 
-def load_correction(
-    db: Session, server_id: uuid.UUID, window_end: datetime
-) -> tuple[pc.Correction | None, str]:
-    """The server's stored correction when it is usable for a window ending at window_end, else
-    None and the reason (for the curve's calibration record)."""
-    row = db.execute(
-        select(PolicyCorrection).where(PolicyCorrection.server_id == server_id)
-    ).scalar_one_or_none()
+def usable_correction(row: PolicyCorrection | None, window_end: datetime) -> tuple[pc.Correction | None, str]:
+    """The server's stored correction (row: its policy_corrections row, None when it has none,
+    read for a whole batch by snapshot_loads.corrections) when it is usable for a window ending
+    at window_end, else None and the reason (for the curve's calibration record)."""
     if row is None:
         return None, "no policy correction for this server yet (it needs sampled trace chunks)"
     if row.status != "ok":

@@ -5,7 +5,8 @@ handing it to a prefork child, late-ack bookkeeping, the result written to Redis
 per-upload task adds its own round trips (in-order check, attempt claim); bench/README.md,
 "Fourth pass". The API publishes a drain only when none is queued (hitcurve.core.tasks.
 request_drain), a second later, so the uploads of that second are one message; the drain claims
-them in batches and processes each with the same code as process_snapshot (snapshot_tasks.work).
+them in batches and processes each batch with the code of process_snapshot's one (snapshot_tasks.work:
+the batch's inputs loaded one statement per kind, its rows stored one statement per table).
 
 What is kept:
 - exactly once: each snapshot is processed under its row lock and only while `pending`; a batch
@@ -94,8 +95,7 @@ def _settle(keys: Sequence[Key]) -> tuple[int, int, int]:
     with session() as db:
         snaps = store.lock_claimed(db, keys)
         try:
-            for snap in snaps:
-                work(db, snap, now())
+            work(db, snaps, now())
             store.mark_processed(db, [(s.id, s.window_end) for s in snaps], now())
             db.commit()
         except Exception as exc:

@@ -1,13 +1,14 @@
-"""The SQL of one snapshot's processing (snapshot_tasks.process): a few SQLAlchemy Core statements,
-not ORM objects, every one naming the partition column, curves read and written as binary float8
-arrays (hitcurve.core.pgarray).
+"""The writes of a batch of snapshots' processing (snapshot_tasks.work) and a drain's claim, lock
+and final update: SQLAlchemy Core statements and driver SQL, not ORM objects, every one naming the
+partition column, curves written as binary float8 arrays (hitcurve.core.pgarray); the batch's
+reads are snapshot_loads'.
 
-Why (issue 19, bench/README.md "Fleet simulator"): the curve mathematics is ~3 ms of a snapshot;
-through the ORM its ~20 statements cost ~30 ms more, most of it turning 6,000-12,000 array
-elements into Python floats and back (the classes, the previous windows' curves) and one round trip
-per alert. Here the classes' and the chosen previous curve's arrays arrive as one bytes object each
-(`array_send`), the server curve leaves as binary arrays, the server's facts come in one statement
-and its alerts go in one."""
+Why (issue 19, bench/README.md "Fleet simulator" and "Fifth pass"): the curve mathematics is ~3 ms
+of a snapshot; through the ORM its ~20 statements cost ~30 ms more, most of it turning
+6,000-12,000 array elements into Python floats and back and one round trip per alert; per
+snapshot, even lean statements cost the worker ~0.3-0.5 ms each. Here a batch's server curves
+and accuracy records go in one executemany per table (one pipelined round trip) and the alerts
+of all its servers in one statement."""
 
 from __future__ import annotations
 
@@ -17,14 +18,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, func, literal_column, select, text, tuple_
+from sqlalchemy import Row, literal_column, select, text, tuple_
 from sqlalchemy.orm import Session
 
-from hitcurve.core.pgarray import Float8Array, decode_float8, float8_array_sql
+from hitcurve.core.pgarray import Float8Array, float8_array_sql
 from hitcurve.crud import notifications
-from hitcurve.models import Server, ServerCurve, Snapshot, SnapshotClass
+from hitcurve.models import Snapshot
 from hitcurve_worker import alerts as rules
-from hitcurve_worker.merge import ClassRow
 from hitcurve_worker.notification_tasks import remember
 
 # What process() reads of the snapshot row (never the stored gzip payload, ~20 KB).
@@ -62,108 +62,6 @@ def lock_snapshot(db: Session, snapshot_id: uuid.UUID, window_end: datetime | No
 
 def _binary(column: Any, name: str) -> Any:
     return literal_column(float8_array_sql(f"{column.table.name}.{column.name}")).label(name)
-
-
-def class_rows(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> list[ClassRow]:
-    """(id, chunk_size, pages, current_items, requests, sizes, hit ratios, ghost reach, ghost
-    filters) per class in class order, the curves as lists of floats (merge.ClassRow, the layout
-    merge.row_from_protocol makes from a snapshot's JSON)."""
-    rows = db.execute(
-        select(
-            SnapshotClass.class_id,
-            SnapshotClass.chunk_size,
-            SnapshotClass.pages,
-            SnapshotClass.current_items,
-            SnapshotClass.requests,
-            _binary(SnapshotClass.sizes_items, "xs"),
-            _binary(SnapshotClass.hit_ratios, "ys"),
-            SnapshotClass.ghost_reach_items,
-            SnapshotClass.ghost_filters,
-        )
-        .where(SnapshotClass.snapshot_id == snapshot_id, SnapshotClass.window_end == window_end)
-        .order_by(SnapshotClass.class_id)
-    ).all()
-    out = []
-    for r in rows:
-        xs, ys = decode_float8(r.xs), decode_float8(r.ys)
-        out.append(
-            (
-                r.class_id,
-                r.chunk_size,
-                r.pages,
-                r.current_items,
-                r.requests,
-                [] if xs is None else xs.tolist(),
-                [] if ys is None else ys.tolist(),
-                r.ghost_reach_items,
-                r.ghost_filters,
-            )
-        )
-    return out
-
-
-def previous_curve(db: Session, snap: Any, since: datetime, recent: int, min_reads: int) -> Row[Any] | None:
-    """Of the server's newest `recent` curves before this window (from `since` on), the newest of a
-    window with at least `min_reads` reads and no loss flag, else the newest: (snapshot_id,
-    instance_id, xs, ys) with its sizes and calibrated hit ratios in binary (ys None: not
-    calibrated). One statement: the recent windows are read without their curves."""
-    good = (func.coalesce(Snapshot.cmd_get, 0) >= min_reads) & ~func.coalesce(Snapshot.flagged, False)
-    newest = (
-        select(
-            ServerCurve.snapshot_id,
-            ServerCurve.window_end,
-            Snapshot.instance_id,
-            good.label("good"),
-        )
-        .join(
-            Snapshot,
-            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
-        )
-        .where(
-            ServerCurve.server_id == snap.server_id,
-            ServerCurve.window_end < snap.window_end,
-            ServerCurve.window_end >= since,
-            Snapshot.window_end >= since,
-        )
-        .order_by(ServerCurve.window_end.desc())
-        .limit(recent)
-        .subquery()
-    )
-    chosen = (
-        select(newest.c.snapshot_id, newest.c.window_end, newest.c.instance_id)
-        .order_by(newest.c.good.desc(), newest.c.window_end.desc())
-        .limit(1)
-        .subquery()
-    )
-    row = db.execute(
-        select(
-            chosen.c.snapshot_id,
-            chosen.c.instance_id,
-            _binary(ServerCurve.sizes_bytes, "xs"),
-            _binary(ServerCurve.hit_ratio_calibrated, "ys"),
-        ).join(
-            ServerCurve,
-            (ServerCurve.snapshot_id == chosen.c.snapshot_id)
-            & (ServerCurve.window_end == chosen.c.window_end)
-            & (ServerCurve.window_end >= since),
-        )
-    ).first()
-    return row
-
-
-def server_facts(db: Session, snap: Any) -> Any:
-    """(cluster_id, address, hostname, newer): the server's cluster and name, and whether it has a
-    stored curve of a later window (reading only the days from this window's on)."""
-    newer = (
-        select(func.max(ServerCurve.window_end))
-        .where(ServerCurve.server_id == snap.server_id, ServerCurve.window_end > snap.window_end)
-        .scalar_subquery()
-    )
-    return db.execute(
-        select(Server.cluster_id, Server.address, Server.hostname, newer.label("newer")).where(
-            Server.id == snap.server_id
-        )
-    ).one()
 
 
 _ARRAYS = (
@@ -208,14 +106,9 @@ _ACCURACY_UPDATED = (
 )
 
 
-def store_rows(db: Session, server_curve: dict[str, Any], accuracy: dict[str, Any] | None) -> None:
-    """Upsert the window's accuracy record (only its graded values on a conflict, as before) and
-    its server curve (every column), keyed on (snapshot_id, window_end, org_id)."""
-    conn = db.connection()
-    if accuracy is not None:
-        sql = _upsert_sql("accuracy_records", list(accuracy), _ACCURACY_UPDATED)
-        conn.exec_driver_sql(sql, accuracy)
-    params = {
+def _curve_params(server_curve: dict[str, Any]) -> dict[str, Any]:
+    """A server curve's columns as driver parameters: arrays binary, jsonb as text."""
+    return {
         k: (
             None
             if v is None and k in _ARRAYS
@@ -227,31 +120,95 @@ def store_rows(db: Session, server_curve: dict[str, Any], accuracy: dict[str, An
         )
         for k, v in server_curve.items()
     }
-    conn.exec_driver_sql(_upsert_sql("server_curves", list(params)), params)
 
 
-# The open alerts of a subject, each (kind) opened or refreshed while it fires and resolved when not,
-# in one statement. One open alert per (org, kind, subject): the partial unique index
-# uq_alerts_open_subject. Returns the alerts that opened or resolved here (their deliveries).
+def _upsert_many(
+    db: Session, table: str, rows: Sequence[dict[str, Any]], updated: Sequence[str] | None
+) -> None:
+    """The rows upserted with one executemany per column set (psycopg sends them in one pipeline:
+    one round trip, not one per row)."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r), []).append(r)
+    conn = db.connection()
+    for columns, same in groups.items():
+        conn.exec_driver_sql(_upsert_sql(table, list(columns), updated), same)
+
+
+def store_rows(db: Session, rows: Sequence[tuple[dict[str, Any], dict[str, Any] | None]]) -> None:
+    """Upsert each window's accuracy record (only its graded values on a conflict, as before) and
+    its server curve (every column), keyed on (snapshot_id, window_end, org_id): (server curve,
+    accuracy or None) per window, one statement per table for them all."""
+    _upsert_many(db, "accuracy_records", [acc for _, acc in rows if acc is not None], _ACCURACY_UPDATED)
+    _upsert_many(db, "server_curves", [_curve_params(sc) for sc, _ in rows], None)
+
+
+# The open alerts of many subjects (org, cluster, server), each (kind) opened or refreshed while it
+# fires and resolved when not, in one statement. One open alert per (org, kind, subject): the
+# partial unique index uq_alerts_open_subject (a statement must not name one twice). Returns the
+# alerts that opened or resolved here (their deliveries).
 _ALERTS = text(
-    "WITH v AS (SELECT * FROM unnest(CAST(:kinds AS text[]), CAST(:sevs AS text[]), CAST(:msgs AS text[]),"
-    " CAST(:dets AS jsonb[])) AS v(kind, sev, msg, det)),"
+    "WITH v AS (SELECT * FROM unnest(CAST(:orgs AS uuid[]), CAST(:cls AS uuid[]), CAST(:svs AS uuid[]),"
+    " CAST(:kinds AS text[]), CAST(:sevs AS text[]), CAST(:msgs AS text[]), CAST(:dets AS jsonb[]))"
+    " AS v(org, cl, sv, kind, sev, msg, det)),"
+    " o AS (SELECT * FROM unnest(CAST(:off_orgs AS uuid[]), CAST(:off_cls AS uuid[]),"
+    " CAST(:off_svs AS uuid[]), CAST(:off_kinds AS text[])) AS o(org, cl, sv, kind)),"
     " opened AS (INSERT INTO alerts (id, org_id, cluster_id, server_id, kind, severity, message, details,"
     " state, first_seen_at, last_seen_at)"
-    " SELECT gen_random_uuid(), :org, CAST(:cl AS uuid), CAST(:sv AS uuid), kind, sev, msg, det, 'open',"
-    " :at, :at FROM v"
+    " SELECT gen_random_uuid(), org, cl, sv, kind, sev, msg, det, 'open', :at, :at FROM v"
     " ON CONFLICT (org_id, kind, coalesce(cluster_id, '00000000-0000-0000-0000-000000000000'::uuid),"
     " coalesce(server_id, '00000000-0000-0000-0000-000000000000'::uuid)) WHERE state = 'open'"
     " DO UPDATE SET severity = EXCLUDED.severity, message = EXCLUDED.message, details = EXCLUDED.details,"
     " last_seen_at = GREATEST(alerts.last_seen_at, EXCLUDED.last_seen_at)"
-    " RETURNING id, kind, severity, (xmax = 0) AS inserted),"
-    " resolved AS (UPDATE alerts SET state = 'resolved', resolved_at = :at WHERE org_id = :org"
-    " AND kind = ANY(CAST(:off AS text[])) AND state = 'open'"
-    " AND cluster_id IS NOT DISTINCT FROM CAST(:cl AS uuid)"
-    " AND server_id IS NOT DISTINCT FROM CAST(:sv AS uuid) RETURNING id, kind, severity)"
-    " SELECT id, kind, severity, 'opened' AS event FROM opened WHERE inserted"
-    " UNION ALL SELECT id, kind, severity, 'resolved' FROM resolved"
+    " RETURNING id, org_id, cluster_id, server_id, kind, severity, (xmax = 0) AS inserted),"
+    " resolved AS (UPDATE alerts a SET state = 'resolved', resolved_at = :at FROM o"
+    " WHERE a.org_id = o.org AND a.kind = o.kind AND a.state = 'open'"
+    " AND a.cluster_id IS NOT DISTINCT FROM o.cl AND a.server_id IS NOT DISTINCT FROM o.sv"
+    " RETURNING a.id, a.org_id, a.cluster_id, a.server_id, a.kind, a.severity)"
+    " SELECT id, org_id, cluster_id, server_id, kind, severity, 'opened' AS event FROM opened WHERE inserted"
+    " UNION ALL SELECT id, org_id, cluster_id, server_id, kind, severity, 'resolved' FROM resolved"
 )
+
+# An alert's subject: (org, cluster or None, server or None).
+Subject = tuple[uuid.UUID, uuid.UUID | None, uuid.UUID | None]
+
+
+def _ids(xs: Sequence[uuid.UUID | None]) -> list[str | None]:
+    return [None if x is None else str(x) for x in xs]
+
+
+def upsert_alerts_of(
+    db: Session, changes: Sequence[tuple[Subject, Sequence[tuple[str, rules.Firing | None]]]], at: datetime
+) -> None:
+    """Open or refresh the one open alert of each (subject, kind) while it fires (a Firing);
+    resolve it when not (None): many subjects in one statement. An alert that opens or resolves
+    here gets a delivery row per notification channel (in this transaction, in the order of
+    `changes`); the caller enqueues them after its commit (notification_tasks)."""
+    flat = [(subj, k, f) for subj, kinds in changes for k, f in kinds]
+    if not flat:
+        return
+    on = [(subj, k, f) for subj, k, f in flat if f is not None]
+    off = [(subj, k) for subj, k, f in flat if f is None]
+    rows = db.execute(
+        _ALERTS,
+        {
+            "orgs": _ids([s[0] for s, _, _ in on]),
+            "cls": _ids([s[1] for s, _, _ in on]),
+            "svs": _ids([s[2] for s, _, _ in on]),
+            "kinds": [k for _, k, _ in on],
+            "sevs": [f.severity for _, _, f in on],
+            "msgs": [f.message for _, _, f in on],
+            "dets": [json.dumps(f.details, default=str) for _, _, f in on],
+            "off_orgs": _ids([s[0] for s, _ in off]),
+            "off_cls": _ids([s[1] for s, _ in off]),
+            "off_svs": _ids([s[2] for s, _ in off]),
+            "off_kinds": [k for _, k in off],
+            "at": at,
+        },
+    ).all()
+    order = {(subj, k): i for i, (subj, k, _) in enumerate(flat)}
+    for r in sorted(rows, key=lambda r: order[((r.org_id, r.cluster_id, r.server_id), r.kind)]):
+        remember(db, notifications.queue_change(db, r.org_id, r.id, r.event, r.severity, at))
 
 
 def upsert_alerts(
@@ -263,28 +220,8 @@ def upsert_alerts(
     cluster_id: uuid.UUID | None = None,
     server_id: uuid.UUID | None = None,
 ) -> None:
-    """Open or refresh the one open alert of each (kind, subject) while it fires (a Firing);
-    resolve it when not (None). An alert that opens or resolves here gets a delivery row per
-    notification channel (in this transaction, in the order of `changes`); the caller enqueues
-    them after its commit (notification_tasks)."""
-    on = [(k, f) for k, f in changes if f is not None]
-    rows = db.execute(
-        _ALERTS,
-        {
-            "kinds": [k for k, _ in on],
-            "sevs": [f.severity for _, f in on],
-            "msgs": [f.message for _, f in on],
-            "dets": [json.dumps(f.details, default=str) for _, f in on],
-            "off": [k for k, f in changes if f is None],
-            "org": org_id,
-            "cl": cluster_id,
-            "sv": server_id,
-            "at": at,
-        },
-    ).all()
-    order = {k: i for i, (k, _) in enumerate(changes)}
-    for r in sorted(rows, key=lambda r: order[r.kind]):
-        remember(db, notifications.queue_change(db, org_id, r.id, r.event, r.severity, at))
+    """upsert_alerts_of for one subject."""
+    upsert_alerts_of(db, [((org_id, cluster_id, server_id), changes)], at)
 
 
 # A drain's claim (drain_tasks): of the pending snapshots whose window ended since :since, each

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,7 +29,6 @@ from hitcurve.core import task_names as names
 from hitcurve.core.pgarray import decode_float8
 from hitcurve.crud import curves as curves_crud
 from hitcurve.models import (
-    AccuracyRecord,
     Cluster,
     ClusterCurve,
     Server,
@@ -37,11 +37,12 @@ from hitcurve.models import (
 )
 from hitcurve.schemas.agent import MAX_PAST
 from hitcurve_worker import alerts as rules
+from hitcurve_worker import snapshot_loads as loads
 from hitcurve_worker import snapshot_store as store
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.cluster import ServerInput, combine
-from hitcurve_worker.correction_tasks import load_correction
-from hitcurve_worker.merge import ClassCurve, MergeInputError, classes_from_rows
+from hitcurve_worker.correction_tasks import usable_correction
+from hitcurve_worker.merge import ClassCurve, ClassRow, MergeInputError, classes_from_rows
 from hitcurve_worker.notification_tasks import enqueue_remembered
 from hitcurve_worker.pipeline import (
     HISTORY_WINDOWS,
@@ -83,12 +84,12 @@ def _test_pause() -> None:
         time.sleep(pause)
 
 
-def _classes(db: Session, snapshot_id: uuid.UUID, window_end: datetime) -> list[ClassCurve]:
-    """The snapshot's LRU class curves. The TTL-aware ones (snapshot_classes.ttl_*, issue 16) are
-    stored but not merged for sizing: on the TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py)
-    the worker's answer from them was 5.8-8.9 pp off at M/2 and 2M, from the LRU curves (built on
-    memcached's own hits and misses, where a read of an expired item is already a miss) 0.3-1.7 pp."""
-    rows = store.class_rows(db, snapshot_id, window_end)
+def _classes(rows: list[ClassRow] | None) -> list[ClassCurve]:
+    """The snapshot's LRU class curves from its stored rows (snapshot_loads.class_rows). The
+    TTL-aware ones (snapshot_classes.ttl_*, issue 16) are stored but not merged for sizing: on the
+    TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py) the worker's answer from them was
+    5.8-8.9 pp off at M/2 and 2M, from the LRU curves (built on memcached's own hits and misses,
+    where a read of an expired item is already a miss) 0.3-1.7 pp."""
     if not rows:
         raise PoisonInput("snapshot has no slab classes")
     for r in rows:
@@ -132,45 +133,16 @@ def upsert_alert(
     store.upsert_alerts(db, org_id, [(kind, firing)], at or now(), cluster_id=cluster_id, server_id=server_id)
 
 
-def _previous(db: Session, snap: Any) -> Previous | None:
+def _previous(snap: Any, prev: Any) -> Previous | None:
     """The newest calibrated curve before this window of a window that was not quiet or
     loss-flagged (hitcurve.windows: such a curve is never the answer, so it predicted nothing), if
-    it is of the same memcached instance (one statement, snapshot_store.previous_curve)."""
-    prev = store.previous_curve(
-        db, snap, snap.window_end - LOOKBACK, 4 * windows.RECENT_WINDOWS, windows.MIN_READS
-    )
+    it is of the same memcached instance (prev: its row from snapshot_loads.previous_curves)."""
     if prev is None or prev.instance_id != snap.instance_id or prev.ys is None:
         return None
     xs, ys = decode_float8(prev.xs), decode_float8(prev.ys)
     if xs is None or ys is None or not len(ys):
         return None
     return Previous(prev.snapshot_id, xs.tolist(), ys.tolist())
-
-
-def _history(db: Session, snap: Any) -> list[float]:
-    """Errors (pp) of the server's earlier calibrated predictions, newest first (the band's input;
-    as the API counts them, hitcurve.crud.history.recent_errors_pp: not those graded while
-    memcached was still filling)."""
-    return list(
-        db.execute(
-            select(AccuracyRecord.error_pp)
-            .join(
-                Snapshot,  # on the partition column too (a record's window is its snapshot's)
-                (Snapshot.id == AccuracyRecord.snapshot_id)
-                & (Snapshot.window_end == AccuracyRecord.window_end),
-            )
-            .where(
-                AccuracyRecord.server_id == snap.server_id,
-                AccuracyRecord.window_end < snap.window_end,
-                AccuracyRecord.window_end >= snap.window_end - LOOKBACK,
-                Snapshot.window_end >= snap.window_end - LOOKBACK,
-                AccuracyRecord.basis == "calibrated",
-                Snapshot.memory_full.is_not(False),
-            )
-            .order_by(AccuracyRecord.window_end.desc())
-            .limit(HISTORY_WINDOWS)
-        ).scalars()
-    )
 
 
 def warming_up(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, since: datetime | None = None) -> bool:
@@ -377,101 +349,142 @@ def process(snapshot_id: uuid.UUID, window_end: datetime | None = None) -> dict[
         if snap.status in ("processed", "parked"):
             return {"status": snap.status}
         at = now()
-        out = work(db, snap, at)
+        (out,) = work(db, [snap], at)
         _mark_processed(db, snap, at)
         enqueue_remembered(db)
         return out
 
 
-def work(db: Session, snap: Any, at: datetime) -> dict[str, Any]:
-    """Everything one locked, pending snapshot's processing writes, in the caller's transaction,
-    except the row's own state (process marks it; a drain marks its batch in one statement)."""
+def work(db: Session, snaps: Sequence[Any], at: datetime) -> list[dict[str, Any]]:
+    """Everything a batch of locked, pending snapshots' processing writes (a drain's claim, or
+    process's one), in the caller's transaction, except the rows' own state (process marks its
+    one; a drain marks its batch in one statement). One window per server (a claim takes one):
+    the inputs are loaded one statement per kind for the batch (snapshot_loads), each snapshot's
+    rows computed (pipeline, pure), and stored one statement per table. A snapshot the pipeline
+    cannot use raises PoisonInput before anything is written (the drain then does each of the
+    batch on its own and parks that one). Returns each snapshot's outcome, in order."""
+    if not snaps:
+        return []
+    loads.one_per_server(snaps)
+    curves = [s for s in snaps if s.basis != "stats_only"]
+    classes = loads.class_rows(db, curves)
+    history = loads.histories(db, snaps, LOOKBACK, HISTORY_WINDOWS)
+    previous = loads.previous_curves(db, snaps, LOOKBACK, 4 * windows.RECENT_WINDOWS, windows.MIN_READS)
+    graded = [s.server_id for s in curves if _measured(s) is not None]
+    corrections = loads.corrections(db, graded)
+    facts = loads.server_facts(db, snaps)
+
+    outs: list[dict[str, Any]] = []
+    done: list[tuple[int, Any]] = []  # (position in the batch, pipeline rows) of each curve
+    for i, snap in enumerate(snaps):
+        rows, out = _compute(snap, classes, history[i], _previous(snap, previous.get(i)), corrections, at)
+        outs.append(out)
+        if rows is not None:
+            done.append((i, rows))
+    store.store_rows(db, [(rows.server_curve, rows.accuracy) for _, rows in done])
+
+    # Alerts and the cluster curve follow the newest window only (a late or replayed old
+    # snapshot must not flip them back).
+    latest = [(i, rows) for i, rows in done if facts[i].newer is None]
+    fills = loads.recent_fills(db, [snaps[i] for i, _ in latest], LOOKBACK)
+    th = rules.Thresholds.from_env()
+    changes = []
+    for (i, rows), fill in zip(latest, fills, strict=True):
+        snap, f = snaps[i], facts[i]
+        subject = f"server {notify.server_name(f.address, f.hostname)}"
+        # Windows graded while memcached was still filling do not count: the curve moves
+        # by design then (issue 14), and a settled server must not inherit those misses. The
+        # curve-error alert's records: this window's (stored above) and the earlier ones the
+        # band read (loads.histories, the same filter), newest first.
+        acc = rows.accuracy
+        if acc is not None and acc["basis"] == "calibrated" and snap.memory_full is not False:
+            recent = [float(acc["error_pp"]), *history[i][: ALERT_WINDOWS - 1]]
+        else:
+            recent = history[i][:ALERT_WINDOWS]
+        state = warmup.state_of(fill)
+        warming = state is not None and state.warming_up
+        changes.append(
+            (
+                (snap.org_id, None, snap.server_id),
+                [
+                    (rules.STREAM_LOSS, rules.stream_loss(subject, float(snap.loss_ratio), th)),
+                    (rules.CURVE_ERROR, rules.curve_error(subject, recent, th, warming_up=warming)),
+                    (rules.STALE_AGENT, None),
+                ],
+            )
+        )
+    store.upsert_alerts_of(db, changes, at)
+    db.flush()
+    # Each cluster once, after all its members in the batch are stored, from the look-back of
+    # its newest window here (the batch is in window order), as the last of one-by-one would.
+    clusters: dict[uuid.UUID, Any] = {}
+    for i, _ in latest:
+        if facts[i].cluster_id:
+            clusters.pop(facts[i].cluster_id, None)
+            clusters[facts[i].cluster_id] = snaps[i]
+    for cluster_id, snap in clusters.items():
+        row = update_cluster(db, snap.org_id, cluster_id, at, snap.window_end - LOOKBACK)
+        for i, _ in latest:
+            if facts[i].cluster_id == cluster_id:
+                outs[i]["cluster_curve"] = row is not None
+    _test_pause()
+    return outs
+
+
+def _measured(snap: Any) -> float | None:
+    return snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None
+
+
+def _compute(
+    snap: Any,
+    classes: dict[uuid.UUID, list[ClassRow]],
+    history: list[float],
+    previous: Previous | None,
+    corrections: dict[uuid.UUID, Any],
+    at: datetime,
+) -> tuple[Any, dict[str, Any]]:
+    """One snapshot's pipeline rows (None: a window without a curve) and its outcome."""
     window = Window(
         org_id=snap.org_id,
         server_id=snap.server_id,
         snapshot_id=snap.id,
         window_start=snap.window_start,
         window_end=snap.window_end,
-        measured=snap.measured_hit_ratio if (snap.get_hits + snap.get_misses) > 0 else None,
+        measured=_measured(snap),
         reads=int(snap.cmd_get or 0),
     )
-    since = snap.window_end - LOOKBACK
     if snap.basis == "stats_only":
         model = _stats_model(snap)
         if model is None:
             # The agent's model has no curve for this window (memcached is not evicting, no
             # reads...): the window's measurements are stored, there is no curve to compute.
-            return {
+            return None, {
                 "status": "processed",
                 "curve": None,
                 "stats_model": (snap.stats_model or {}).get("state"),
             }
-        history = _history(db, snap)
-        rows = compute_stats_only(window, model, _previous(db, snap), history, at)
+        rows = compute_stats_only(window, model, previous, history, at)
     else:
-        classes = _classes(db, snap.id, snap.window_end)
-        history = _history(db, snap)
         inputs = Inputs(
             window,
-            classes,
-            previous=_previous(db, snap),
+            _classes(classes.get(snap.id)),
+            previous=previous,
             history_pp=history,
             ttl_curve=_ttl_curve(snap),
         )
         if window.measured is not None:
-            inputs.correction, inputs.why_not = load_correction(db, snap.server_id, snap.window_end)
+            inputs.correction, inputs.why_not = usable_correction(
+                corrections.get(snap.server_id), snap.window_end
+            )
         try:
             rows = compute(inputs, at)
         except MergeInputError as exc:
             raise PoisonInput(str(exc)) from exc
-    store.store_rows(db, rows.server_curve, rows.accuracy)
-
-    # Alerts and the cluster curve follow the newest window only (a late or replayed old
-    # snapshot must not flip them back).
-    facts = store.server_facts(db, snap)
-    is_latest = facts.newer is None
-    cluster_id = facts.cluster_id
-    if is_latest:
-        th = rules.Thresholds.from_env()
-        subject = f"server {notify.server_name(facts.address, facts.hostname)}"
-        # Windows graded while memcached was still filling do not count: the curve moves
-        # by design then (issue 14), and a settled server must not inherit those misses. The
-        # curve-error alert's records: this window's (stored above) and the earlier ones the
-        # band read (_history, the same filter), newest first.
-        acc = rows.accuracy
-        if acc is not None and acc["basis"] == "calibrated" and snap.memory_full is not False:
-            recent = [float(acc["error_pp"]), *history[: ALERT_WINDOWS - 1]]
-        else:
-            recent = history[:ALERT_WINDOWS]
-        store.upsert_alerts(
-            db,
-            snap.org_id,
-            [
-                (rules.STREAM_LOSS, rules.stream_loss(subject, float(snap.loss_ratio), th)),
-                (
-                    rules.CURVE_ERROR,
-                    rules.curve_error(
-                        subject,
-                        recent,
-                        th,
-                        warming_up=warming_up(db, snap.org_id, snap.server_id, since),
-                    ),
-                ),
-                (rules.STALE_AGENT, None),
-            ],
-            at,
-            server_id=snap.server_id,
-        )
-    db.flush()
-    cluster_row = (
-        update_cluster(db, snap.org_id, cluster_id, at, since) if (cluster_id and is_latest) else None
-    )
-    _test_pause()
-    return {
+    return rows, {
         "status": "processed",
         "calibration": rows.calibration.method,
         "optimal": rows.merged.optimal_method if rows.merged else None,
-        "cluster_curve": cluster_row is not None,
+        "cluster_curve": False,
     }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ def _ghost_still_filling(doc: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_ghost_reach_sent_reaches_the_calibration_and_the_answer(client: Any, org: Org) -> None:
     from hitcurve.sizing import basis_cache
+    from hitcurve_worker import snapshot_loads
     from hitcurve_worker.merge import class_from_protocol
     from hitcurve_worker.snapshot_tasks import _classes
 
@@ -66,7 +68,8 @@ def test_the_ghost_reach_sent_reaches_the_calibration_and_the_answer(client: Any
         ]
         # the worker's classes from the rows are the bench's from the JSON (one ClassRow layout)
         window_end = datetime.fromisoformat(last["window"]["end"].replace("Z", "+00:00"))
-        from_rows = _classes(db, sid_uuid, window_end)
+        key = SimpleNamespace(id=sid_uuid, window_end=window_end)
+        from_rows = _classes(snapshot_loads.class_rows(db, [key])[sid_uuid])
         from_json = [class_from_protocol(c) for c in last["classes"]]
         for a, b in zip(from_rows, from_json, strict=True):
             assert (a.class_id, a.ghost_reach_items, a.ghost_filters) == (

@@ -1,0 +1,194 @@
+"""The inputs of a batch of snapshots (a drain's claim, or process_snapshot's one), one statement
+per kind for the whole batch: the slab classes, the previous curve, the band's history, the
+server's facts and memcached's fill, each keyed by the snapshot's position in the batch.
+
+Why (issue 19, bench/README.md "Fifth pass"): a drain's batch of 50 made ~9 round trips per
+snapshot through SQLAlchemy; each costs the worker ~0.3-0.5 ms of CPU around a statement
+PostgreSQL answers in far less. A claim takes one window per server, so the snapshots of a batch
+are of different servers and their look-backs are independent: what one snapshot of the batch
+stores is never another's input (a batch of one server's windows is refused, `one_per_server`).
+Every statement names the partition column: each snapshot's own bound in its LATERAL look-back,
+and the batch's widest (`floor`) as a literal, so PostgreSQL plans only those days. Curves travel
+as binary float8 arrays (`array_send`, hitcurve.core.pgarray)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from hitcurve.core.pgarray import decode_float8
+from hitcurve.models import PolicyCorrection
+from hitcurve_worker.merge import ClassRow
+
+# The batch's (server, window end) pairs, numbered from 1 in the batch's order (k.i).
+_KEYS = (
+    "k AS (SELECT * FROM unnest(CAST(:servers AS uuid[]), CAST(:ends AS timestamptz[]))"
+    " WITH ORDINALITY AS k(server_id, window_end, i))"
+)
+
+
+def one_per_server(snaps: Sequence[Any]) -> None:
+    """A batch holds one window per server (a drain's claim does): its windows' look-backs are
+    then independent of what the batch stores."""
+    if len({s.server_id for s in snaps}) != len(snaps):
+        raise ValueError("a batch holds at most one window per server")
+
+
+def _params(snaps: Sequence[Any], lookback: timedelta) -> dict[str, Any]:
+    return {
+        "servers": [s.server_id for s in snaps],
+        "ends": [s.window_end for s in snaps],
+        "lookback": lookback,
+        "floor": min(s.window_end for s in snaps) - lookback,
+    }
+
+
+_CLASSES = text(
+    "SELECT c.snapshot_id, c.class_id, c.chunk_size, c.pages, c.current_items, c.requests,"
+    " array_send(c.sizes_items) AS xs, array_send(c.hit_ratios) AS ys, c.ghost_reach_items,"
+    " c.ghost_filters FROM snapshot_classes c"
+    " JOIN unnest(CAST(:ids AS uuid[]), CAST(:ends AS timestamptz[])) AS k(id, window_end)"
+    " ON c.snapshot_id = k.id AND c.window_end = k.window_end"
+    " WHERE c.window_end >= :floor AND c.window_end <= :ceil ORDER BY c.snapshot_id, c.class_id"
+)
+
+
+def class_rows(db: Session, snaps: Sequence[Any]) -> dict[uuid.UUID, list[ClassRow]]:
+    """Each snapshot's classes in class order (merge.ClassRow: the curves as lists of floats), by
+    snapshot id; a snapshot without classes is absent."""
+    if not snaps:
+        return {}
+    ends = [s.window_end for s in snaps]
+    rows = db.execute(
+        _CLASSES, {"ids": [s.id for s in snaps], "ends": ends, "floor": min(ends), "ceil": max(ends)}
+    )
+    out: dict[uuid.UUID, list[ClassRow]] = {}
+    for r in rows:
+        xs, ys = decode_float8(r.xs), decode_float8(r.ys)
+        out.setdefault(r.snapshot_id, []).append(
+            (
+                r.class_id,
+                r.chunk_size,
+                r.pages,
+                r.current_items,
+                r.requests,
+                [] if xs is None else xs.tolist(),
+                [] if ys is None else ys.tolist(),
+                r.ghost_reach_items,
+                r.ghost_filters,
+            )
+        )
+    return out
+
+
+# Of each server's newest :recent curves before its window (from window - lookback on), the newest
+# of a window with at least :min_reads reads and no loss flag, else the newest; the recent windows
+# are read without their curves, the chosen one's arrays in binary.
+_PREVIOUS = text(
+    f"WITH {_KEYS}"  # noqa: S608 - the batch keys CTE, ours
+    " SELECT k.i, c.snapshot_id, c.instance_id, array_send(sc.sizes_bytes) AS xs,"
+    " array_send(sc.hit_ratio_calibrated) AS ys FROM k CROSS JOIN LATERAL ("
+    " SELECT n.snapshot_id, n.window_end, n.instance_id FROM ("
+    " SELECT r.snapshot_id, r.window_end, s.instance_id,"
+    " (coalesce(s.cmd_get, 0) >= :min_reads AND NOT coalesce(s.flagged, false)) AS good"
+    " FROM server_curves r JOIN snapshots s ON s.id = r.snapshot_id AND s.window_end = r.window_end"
+    " WHERE r.server_id = k.server_id AND r.window_end < k.window_end"
+    " AND r.window_end >= k.window_end - CAST(:lookback AS interval)"
+    " AND s.window_end >= k.window_end - CAST(:lookback AS interval)"
+    " AND r.window_end >= :floor AND s.window_end >= :floor"
+    " ORDER BY r.window_end DESC LIMIT :recent) n"
+    " ORDER BY n.good DESC, n.window_end DESC LIMIT 1) c"
+    " JOIN server_curves sc ON sc.snapshot_id = c.snapshot_id AND sc.window_end = c.window_end"
+    " AND sc.window_end >= :floor"
+)
+
+
+def previous_curves(
+    db: Session, snaps: Sequence[Any], lookback: timedelta, recent: int, min_reads: int
+) -> dict[int, Any]:
+    """Each snapshot's previous curve (snapshot_id, instance_id, xs, ys: binary, ys None when not
+    calibrated) by its position in the batch; none found: absent."""
+    if not snaps:
+        return {}
+    rows = db.execute(_PREVIOUS, {**_params(snaps, lookback), "recent": recent, "min_reads": min_reads})
+    return {r.i - 1: r for r in rows}
+
+
+# Errors (pp) of each server's earlier calibrated predictions, newest first, not those graded
+# while memcached was still filling (as hitcurve.crud.history.recent_errors_pp counts them).
+_HISTORY = text(
+    f"WITH {_KEYS}"  # noqa: S608 - the batch keys CTE, ours
+    " SELECT k.i, h.error_pp FROM k CROSS JOIN LATERAL ("
+    " SELECT a.error_pp, a.window_end FROM accuracy_records a"
+    " JOIN snapshots s ON s.id = a.snapshot_id AND s.window_end = a.window_end"
+    " WHERE a.server_id = k.server_id AND a.window_end < k.window_end"
+    " AND a.window_end >= k.window_end - CAST(:lookback AS interval)"
+    " AND s.window_end >= k.window_end - CAST(:lookback AS interval)"
+    " AND a.window_end >= :floor AND s.window_end >= :floor"
+    " AND a.basis = 'calibrated' AND s.memory_full IS NOT false"
+    " ORDER BY a.window_end DESC LIMIT :n) h ORDER BY k.i, h.window_end DESC"
+)
+
+
+def histories(db: Session, snaps: Sequence[Any], lookback: timedelta, n: int) -> list[list[float]]:
+    """Each snapshot's band history (at most n errors, newest first), in the batch's order."""
+    out: list[list[float]] = [[] for _ in snaps]
+    if snaps:
+        for r in db.execute(_HISTORY, {**_params(snaps, lookback), "n": n}):
+            out[r.i - 1].append(r.error_pp)
+    return out
+
+
+# The server's cluster and name, and its newest stored curve of a later window (NULL: none).
+_FACTS = text(
+    f"WITH {_KEYS}"  # noqa: S608 - the batch keys CTE, ours
+    " SELECT k.i, sv.cluster_id, sv.address, sv.hostname, (SELECT max(r.window_end)"
+    " FROM server_curves r WHERE r.server_id = k.server_id AND r.window_end > k.window_end"
+    " AND r.window_end > :floor) AS newer FROM k JOIN servers sv ON sv.id = k.server_id ORDER BY k.i"
+)
+
+
+def server_facts(db: Session, snaps: Sequence[Any]) -> list[Any]:
+    """(cluster_id, address, hostname, newer) of each snapshot's server, in the batch's order."""
+    if not snaps:
+        return []
+    rows = list(db.execute(_FACTS, {**_params(snaps, timedelta(0))}))
+    if len(rows) != len(snaps):
+        raise LookupError("a snapshot's server is missing")
+    return rows
+
+
+# memcached's fill at the end of each server's newest :n windows from :since on, oldest first (the
+# columns of hitcurve.crud.curves.recent_fill, which hitcurve.warmup.state_of reads).
+_FILL = text(
+    f"WITH {_KEYS}"  # noqa: S608 - the batch keys CTE, ours
+    " SELECT k.i, f.* FROM k JOIN servers sv ON sv.id = k.server_id CROSS JOIN LATERAL ("
+    " SELECT s.window_end, s.instance_id, s.total_malloced, s.limit_maxbytes, s.memory_full,"
+    " s.hash_bytes, s.curr_connections FROM snapshots s"
+    " WHERE s.org_id = sv.org_id AND s.server_id = k.server_id"
+    " AND s.window_end >= k.window_end - CAST(:lookback AS interval) AND s.window_end >= :floor"
+    " ORDER BY s.window_end DESC LIMIT :n) f ORDER BY k.i, f.window_end"
+)
+
+
+def recent_fills(db: Session, snaps: Sequence[Any], lookback: timedelta, n: int = 60) -> list[list[Any]]:
+    """Each snapshot's server's recent fill (hitcurve.crud.curves.recent_fill with since = its
+    window - lookback), in the batch's order."""
+    out: list[list[Any]] = [[] for _ in snaps]
+    if snaps:
+        for r in db.execute(_FILL, {**_params(snaps, lookback), "n": n}):
+            out[r.i - 1].append(r)
+    return out
+
+
+def corrections(db: Session, server_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, PolicyCorrection]:
+    """The stored policy corrections of these servers (one row each at most), by server."""
+    if not server_ids:
+        return {}
+    rows = db.execute(select(PolicyCorrection).where(PolicyCorrection.server_id.in_(set(server_ids))))
+    return {c.server_id: c for c in rows.scalars()}
