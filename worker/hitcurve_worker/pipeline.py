@@ -135,8 +135,8 @@ def compute(inp: Inputs, at: datetime) -> Rows:
     # stream loss, which the API adds); the API serves its own, this one is kept with the row
     drift = band_model.drift_estimate(history)
     low, high = band_model.band_curves(
-        list(res.memory_bytes),
-        list(main),
+        res.memory_bytes,
+        main,
         band_model.BandModel(current_bytes=float(res.current_bytes), drift_pp=drift.pp),
     )
     calibration = cal.as_json() | {
@@ -287,7 +287,7 @@ def compute_stats_only(
     accuracy = accuracy_row(w, previous, int(current), cal, at)
     drift = band_model.drift_pp(history_pp[:HISTORY_WINDOWS])
     bm = band_model.BandModel.stats_only(current, drift)
-    low, high = band_model.band_curves(list(xs), list(ys), bm)
+    low, high = band_model.band_curves(xs, ys, bm)
     calibration = cal.as_json() | {
         "basis": "stats_only",
         "band_per_doubling_pp": bm.per_doubling_pp,

@@ -1,0 +1,99 @@
+"""The pipeline's vectorised steps (issue 19, fifth pass) against the straightforward forms they
+replaced, on random snapshots: bit for bit where the operations per element are the same, and
+against an independent evaluation of the class curves within 1e-12 (pure, no database)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from hitcurve_testing.snapshots import synthetic_classes
+from hitcurve_worker import policy_correction as pc
+from hitcurve_worker.merge import ClassCurve, _PageFns, classes_from_rows, merge, row_from_protocol
+
+
+def _classes(seed: int) -> list[ClassCurve]:
+    r = random.Random(seed)
+    pages = r.choice((64, 256, 1024, 4096))
+    protocol = synthetic_classes(
+        r.randint(1, 40 if pages > 64 else 20), pages, seed=seed, concave=r.random() < 0.3
+    )
+    for c in protocol:
+        if r.random() < 0.1:
+            c["requests"] = 0  # a class without reads
+        if r.random() < 0.1:
+            c["curve"]["current_items"] = 0  # ... or without items
+    if r.random() < 0.2:  # curves of different lengths (an unusual snapshot)
+        pts = protocol[0]["curve"]["points"]
+        protocol[0]["curve"]["points"] = pts[: r.randint(1, len(pts))]
+    return classes_from_rows([row_from_protocol(c) for c in protocol])
+
+
+def taper_reference(memory: np.ndarray, current_bytes: float, classes: list[ClassCurve]) -> np.ndarray:
+    """policy_correction.taper as it was before issue 19's fifth pass, one class at a time."""
+    memory = np.asarray(memory, dtype=np.float64)
+    if current_bytes <= 0:
+        return np.zeros_like(memory)
+    rel = memory / current_bytes
+    num = np.zeros_like(memory)
+    den = 0.0
+    for c in classes:
+        if c.requests <= 0:
+            continue
+        den += c.requests
+        n = float(c.current_items)
+        if n <= 0:
+            continue
+        below = c.sizes[c.sizes < n * (1 - 1e-9)]
+        delta = 1.0 - float(below[-1]) / n if len(below) else 1.0
+        num += c.requests * np.clip((1.0 - rel) / max(delta, 1e-9), 0.0, 1.0)
+    return num / den if den > 0 else np.zeros_like(memory)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_taper_equals_its_per_class_reference(seed: int) -> None:
+    classes = _classes(seed)
+    res = merge(classes)
+    r = random.Random(seed)
+    memory = np.concatenate((res.memory_bytes, [0.0, r.uniform(0, 4 * res.current_bytes + 1)]))
+    for current in (float(res.current_bytes), r.uniform(1.0, 1e10), 0.0):
+        got = pc.taper(memory, current, classes)
+        want = taper_reference(memory, current, classes)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def _g_independent(c: ClassCurve, pages: int) -> float:
+    """r_i h_i(items in k pages), from the class alone (ClassCurve's own interpolation)."""
+    max_pages = int(np.ceil(c.sizes[-1] / c.items_per_page - 1e-9)) if c.requests > 0 else 0
+    items = c.items_for_pages(min(pages, max_pages))
+    return c.requests * float(c.hit_ratio_at(items))
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_each_moves_gain_is_its_own_two_classes_before_and_after(seed: int) -> None:
+    classes = _classes(seed)
+    res = merge(classes)
+    if not res.moves:
+        return
+    fns = _PageFns(classes)
+    ids = [c.class_id for c in classes]
+    by_id = {c.class_id: c for c in classes}
+    current = {c.class_id: c.pages for c in classes}
+    norm = res.total_requests if res.total_requests > 0 else 1.0
+    for mv in res.moves:
+        f, t = ids.index(mv.from_class), ids.index(mv.to_class)
+        a, b = current[mv.from_class], current[mv.to_class]
+        # the former evaluation, one move at a time: the same floats
+        v = fns.g(np.array([f, t, f, t]), np.array([a - mv.pages, b + mv.pages, a, b]))
+        assert mv.hit_gain == float((v[0] + v[1] - v[2] - v[3]) / norm)
+        # and from the two classes' curves alone
+        fc, tc = by_id[mv.from_class], by_id[mv.to_class]
+        want = (
+            _g_independent(fc, a - mv.pages)
+            + _g_independent(tc, b + mv.pages)
+            - _g_independent(fc, a)
+            - _g_independent(tc, b)
+        ) / norm
+        assert mv.hit_gain == pytest.approx(want, abs=1e-12)
