@@ -118,6 +118,39 @@ def test_a_due_token_is_looked_up_again_in_the_background_and_dropped_if_revoked
     assert anon.get(url, params={"target_hit_ratio": 0.5}, headers=h).status_code == 401
 
 
+def test_an_agent_key_revoked_by_another_process_is_refused_once_its_entry_is_refreshed(
+    monkeypatch, account, anon
+) -> None:
+    """Agent keys have their own, longer cache (Settings.agent_key_cache_ttl_s): a key revoked in
+    the database (as another API process would) keeps uploading until its entry's background
+    lookup, at the latest after the ttl, then is refused; the upload that found it due was
+    answered at once."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import update
+
+    from hitcurve.api.deps import agent_key_cache
+    from hitcurve.core.db import get_sessionmaker
+    from hitcurve.core.security import sha256_hex
+    from hitcurve.models import AgentKey
+    from hitcurve_testing.snapshots import make_snapshot
+
+    monkeypatch.setattr(get_settings(), "agent_key_cache_ttl_s", 3600.0)
+    monkeypatch.setattr(get_settings(), "hot_cache_ttl_s", 0.0)  # the tokens' cache is not the one
+    created = account.post("/api/v1/agent-keys", json={"name": "k"}).json()
+    h = bearer(created["key"])
+    assert anon.post("/api/v1/agent/snapshots", json=make_snapshot(), headers=h).status_code == 202  # cached
+    digest = sha256_hex(created["key"])
+    with get_sessionmaker()() as db:
+        db.execute(update(AgentKey).where(AgentKey.key_hash == digest).values(revoked_at=datetime.now(UTC)))
+        db.commit()
+    assert anon.post("/api/v1/agent/snapshots", json=make_snapshot(), headers=h).status_code == 202  # within
+    _make_due(agent_key_cache(), digest)
+    assert anon.post("/api/v1/agent/snapshots", json=make_snapshot(), headers=h).status_code == 202  # at once
+    _wait_until("the background lookup", lambda: agent_key_cache().get(digest) is None)
+    assert anon.post("/api/v1/agent/snapshots", json=make_snapshot(), headers=h).status_code == 401
+
+
 def test_a_due_curve_is_refreshed_in_the_background(long_ttl, account) -> None:
     from hitcurve import sizing
 

@@ -120,10 +120,11 @@ def _session_principal(request: Request, db: Session, cookie: str) -> Principal:
 
 
 _principals: TTLCache | None = None
+_agent_keys: TTLCache | None = None
 
 
 def principal_cache() -> TTLCache:
-    """Valid API tokens and agent keys by the SHA-256 of their secret (see Settings.hot_cache_ttl_s)."""
+    """Valid API tokens by the SHA-256 of their secret (see Settings.hot_cache_ttl_s)."""
     global _principals
     ttl = get_settings().hot_cache_ttl_s
     if _principals is None or _principals.ttl_s != ttl:
@@ -131,9 +132,19 @@ def principal_cache() -> TTLCache:
     return _principals
 
 
+def agent_key_cache() -> TTLCache:
+    """Valid agent keys by the SHA-256 of their secret (see Settings.agent_key_cache_ttl_s)."""
+    global _agent_keys
+    ttl = get_settings().agent_key_cache_ttl_s
+    if _agent_keys is None or _agent_keys.ttl_s != ttl:
+        _agent_keys = TTLCache(ttl)
+    return _agent_keys
+
+
 def forget_secret(secret_hash: str) -> None:
     """Called on revocation: this process refuses the secret from now on."""
     principal_cache().pop(secret_hash)
+    agent_key_cache().pop(secret_hash)
 
 
 def _token_principal(db: Session, token: str) -> Principal:
@@ -158,7 +169,7 @@ def _lookup_token(db: Session, digest: str) -> Principal:
 
 def _agent_principal(db: Session, key: str) -> Principal:
     digest = sha256_hex(key)
-    principal: Principal = principal_cache().get_or_compute(digest, lambda: _lookup_agent_key(db, digest))
+    principal: Principal = agent_key_cache().get_or_compute(digest, lambda: _lookup_agent_key(db, digest))
     if principal.kind != "agent_key":
         raise _unauthorized("agent key unknown or revoked")
     return principal
@@ -200,7 +211,7 @@ def _principal_in_thread(request: Request, which: Callable[[Request, Session], P
 
 
 def _cached_principal(
-    request: Request, prefix: str, kind: str, lookup: Callable[[Session, str], Principal]
+    request: Request, prefix: str, kind: str, lookup: Callable[[Session, str], Principal], cache: TTLCache
 ) -> Principal | None:
     """The cached principal of the request's bearer secret, resolved on the event loop with no
     thread hop and no database session; past half its life it is looked up again in the
@@ -210,7 +221,6 @@ def _cached_principal(
     if header[:7].lower() != "bearer " or not header[7:].strip().startswith(prefix):
         return None
     digest = sha256_hex(header[7:].strip())
-    cache = principal_cache()
     cached = cache.get(digest)
     if cached is None or cached.kind != kind:
         return None
@@ -227,7 +237,7 @@ def _cached_principal(
 async def get_principal_fast(request: Request) -> Principal:
     """get_principal for hot endpoints: a cached API token needs no thread hop and no database
     (_cached_principal); anything else takes the usual path in a worker thread."""
-    cached = _cached_principal(request, API_TOKEN_PREFIX, "api_token", _lookup_token)
+    cached = _cached_principal(request, API_TOKEN_PREFIX, "api_token", _lookup_token, principal_cache())
     if cached is not None:
         return cached
     return await run_in_threadpool(_principal_in_thread, request, get_principal)
@@ -235,7 +245,7 @@ async def get_principal_fast(request: Request) -> Principal:
 
 async def get_agent_fast(request: Request) -> Principal:
     """get_agent for the upload endpoints, same idea as get_principal_fast."""
-    cached = _cached_principal(request, AGENT_KEY_PREFIX, "agent_key", _lookup_agent_key)
+    cached = _cached_principal(request, AGENT_KEY_PREFIX, "agent_key", _lookup_agent_key, agent_key_cache())
     if cached is not None:
         return cached
     return await run_in_threadpool(_principal_in_thread, request, get_agent)

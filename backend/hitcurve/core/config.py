@@ -51,6 +51,12 @@ class Settings(BaseSettings):
     # A revoked token is refused at once by the process that revoked it and within this time by
     # the others; a new curve is answered within this time. 0 disables the caches.
     hot_cache_ttl_s: float = 2.0
+    # Seconds an agent key lookup is reused in one process (refreshed ahead in the background, so
+    # a key in use is looked up about twice per this time per process, never on the upload's path).
+    # A revoked agent key is refused at once by the process that revoked it and within this time by
+    # the others. Longer than hot_cache_ttl_s: with the 2 s of the hot cache, 10,000 agents on 50
+    # keys made ~70 lookups/s (py-spy: ~12 % of an API process's busy samples, issue 19). 0: off.
+    agent_key_cache_ttl_s: float = Field(default=30.0, ge=0, le=300)
     # Log-in throttling: failures allowed per e-mail, per client address and in all within the
     # window. The global limit caps a distributed guessing run (many addresses, many e-mails).
     login_window_s: int = 900
