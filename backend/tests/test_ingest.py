@@ -486,7 +486,7 @@ def test_broker_down_still_accepts_and_leaves_row_pending(monkeypatch, account) 
 def test_snapshot_enqueued_at_tells_whether_the_broker_took_it(
     anon, key, monkeypatch, backing_off, accepted, recorded
 ) -> None:
-    from hitcurve.crud import ingest as agent_routes
+    from hitcurve.crud import ingest, ingest_group
 
     published: list[str] = []
 
@@ -494,8 +494,9 @@ def test_snapshot_enqueued_at_tells_whether_the_broker_took_it(
         published.append("drain")
         return accepted
 
-    monkeypatch.setattr(agent_routes, "request_drain", fake_request_drain)
-    monkeypatch.setattr(agent_routes, "broker_backing_off", lambda: backing_off)
+    for stores in (ingest, ingest_group):  # a batch, and an upload stored alone
+        monkeypatch.setattr(stores, "request_drain", fake_request_drain)
+        monkeypatch.setattr(stores, "broker_backing_off", lambda: backing_off)
     snap = make_snapshot("10.7.7.7:11211")
     assert _post(anon, SNAP, key, snap).status_code == 202
     assert published == ["drain"]

@@ -61,8 +61,11 @@ def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Sto
 
 
 # One statement stores a snapshot: the server row (registered or refreshed), the snapshot with its
-# gzip payload, its per-class rows, and the audit entry of a first registration. It runs in a
-# transaction that is rolled back when the id was a duplicate.
+# gzip payload, its per-class rows, and the audit entry of a first registration. A duplicate id
+# writes nothing, not even the server row (the NOT EXISTS guards the first insert), so several
+# uploads' statements can share one transaction (group commit, crud/ingest_group.py); the
+# caller still rolls back when the id turned out stored by a concurrent transaction (the ON
+# CONFLICT), which refreshed the server row.
 #
 # snapshots is partitioned by day on window_end (hitcurve.core.partitions), so its key is
 # (id, window_end, org_id): the NOT EXISTS makes an id already stored for a window within
@@ -73,13 +76,15 @@ def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Sto
 # arrays (hitcurve.core.pgarray), all classes' points end to end, which PostgreSQL slices per
 # class: that costs the least on both sides (JSONB extraction in PostgreSQL or text arrays cost
 # 1-3 ms more CPU per upload).
-_STORE_SNAPSHOT = """
+STORE_SNAPSHOT = """
 WITH srv AS (
     INSERT INTO servers (id, org_id, address, instance_id, version, limit_maxbytes, settings, hostname,
                          agent_version, agent_key_id, first_seen_at, last_seen_at, last_snapshot_at)
-    VALUES (%(server_id)s, %(org_id)s, %(address)s, %(instance_id)s, %(version)s, %(limit_maxbytes)s,
-            CAST(%(settings)s AS jsonb), %(hostname)s, %(agent_version)s, %(key_id)s,
-            %(now)s, %(now)s, %(now)s)
+    SELECT %(server_id)s, %(org_id)s, %(address)s, %(instance_id)s, %(version)s, %(limit_maxbytes)s,
+           CAST(%(settings)s AS jsonb), %(hostname)s, %(agent_version)s, %(key_id)s,
+           %(now)s, %(now)s, %(now)s
+    WHERE NOT EXISTS (SELECT 1 FROM snapshots d WHERE d.id = %(id)s
+                      AND d.window_end BETWEEN %(dup_from)s AND %(dup_to)s)
     ON CONFLICT ON CONSTRAINT uq_servers_org_address DO UPDATE SET
         instance_id = EXCLUDED.instance_id, version = EXCLUDED.version,
         limit_maxbytes = EXCLUDED.limit_maxbytes, settings = EXCLUDED.settings, hostname = EXCLUDED.hostname,
@@ -100,8 +105,6 @@ WITH srv AS (
            %(hash_bytes)s, %(curr_connections)s, %(basis)s, CAST(%(stats_model)s AS jsonb),
            %(ttl_aware)s, %(ttl_sizes_bytes)s::float8[], %(ttl_hit_ratios)s::float8[]
     FROM srv
-    WHERE NOT EXISTS (SELECT 1 FROM snapshots d WHERE d.id = %(id)s
-                      AND d.window_end BETWEEN %(dup_from)s AND %(dup_to)s)
     ON CONFLICT (id, window_end, org_id) DO NOTHING
     RETURNING id, org_id, window_end
 ), cls AS (
@@ -142,6 +145,37 @@ def gzip_payload(doc: bytes) -> bytes:
     return gzip.compress(doc, compresslevel=1, mtime=0)
 
 
+def store_params(
+    agent: Principal,
+    rows: SnapshotRows,
+    doc: bytes | str,
+    gzipped: bytes | None,
+    now: datetime,
+    marked: datetime | None,
+) -> dict[str, Any]:
+    """The store statement's parameters: the snapshot's own (rows) and who sent it when."""
+    if gzipped is None:
+        gzipped = gzip_payload(doc.encode() if isinstance(doc, str) else doc)
+    return {
+        **rows.params,
+        "server_id": uuid.uuid4(),
+        "org_id": agent.org_id,
+        "key_id": agent.key_id,
+        "now": now,
+        "enqueued_at": marked,
+        "dup_from": rows.window_end - DUPLICATE_SPAN,
+        "dup_to": rows.window_end + DUPLICATE_SPAN,
+        "payload_gzip": gzipped,
+    }
+
+
+def duplicate_snapshot(agent: Principal, snapshot_id: uuid.UUID) -> Stored:
+    """The answer for a snapshot id the store statement found stored: duplicate (this org's,
+    idempotent), or 409 when another organization's upload has it."""
+    with get_sessionmaker()() as db:
+        return _duplicate(db, Snapshot, snapshot_id, agent.org_id) or Stored(snapshot_id, "duplicate")
+
+
 def store_snapshot(
     agent: Principal,
     snap: proto.Snapshot | SnapshotRows,
@@ -165,23 +199,11 @@ def store_snapshot(
     rows = snap if isinstance(snap, SnapshotRows) else snapshot_rows(snap)
     now = datetime.now(UTC)
     marked = now if enqueue and not broker_backing_off() else None
-    if gzipped is None:
-        gzipped = gzip_payload(doc.encode() if isinstance(doc, str) else doc)
     window_end = rows.window_end
-    params = {
-        **rows.params,
-        "server_id": uuid.uuid4(),
-        "org_id": agent.org_id,
-        "key_id": agent.key_id,
-        "now": now,
-        "enqueued_at": marked,
-        "dup_from": window_end - DUPLICATE_SPAN,
-        "dup_to": window_end + DUPLICATE_SPAN,
-        "payload_gzip": gzipped,
-    }
+    params = store_params(agent, rows, doc, gzipped, now, marked)
     with get_engine().connect() as conn:
         try:
-            row = conn.exec_driver_sql(_STORE_SNAPSHOT, params).one()
+            row = conn.exec_driver_sql(STORE_SNAPSHOT, params).one()
         except DBAPIError as exc:
             # The window's day has no partition yet (the worker's job creates them ahead; this
             # covers a stopped beat): create it and the next day's, then store once more.
@@ -191,13 +213,10 @@ def store_snapshot(
             day = partitions.day_of(window_end)
             partitions.ensure(conn, [day, partitions.day_of(now), day + timedelta(days=1)])
             conn.commit()
-            row = conn.exec_driver_sql(_STORE_SNAPSHOT, params).one()
-        if row.stored is None:  # the id is already stored: undo the server refresh
+            row = conn.exec_driver_sql(STORE_SNAPSHOT, params).one()
+        if row.stored is None:  # the id is already stored: undo a concurrent duplicate's server refresh
             conn.rollback()
-            with get_sessionmaker()() as db:
-                return _duplicate(db, Snapshot, rows.snapshot_id, agent.org_id) or Stored(
-                    rows.snapshot_id, "duplicate"
-                )
+            return duplicate_snapshot(agent, rows.snapshot_id)
         conn.commit()
         if enqueue:
             record_enqueued(conn, DRAIN_SNAPSHOTS, Snapshot, rows.snapshot_id, marked, request_drain())
@@ -260,4 +279,13 @@ def store_trace(agent: Principal, chunk: TraceUpload) -> Stored:
     return Stored(chunk.chunk_id, "accepted")
 
 
-__all__ = ["Stored", "TraceUpload", "gzip_payload", "parse", "store_snapshot", "store_trace"]
+__all__ = [
+    "Stored",
+    "TraceUpload",
+    "duplicate_snapshot",
+    "gzip_payload",
+    "parse",
+    "store_params",
+    "store_snapshot",
+    "store_trace",
+]

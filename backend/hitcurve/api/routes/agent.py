@@ -3,7 +3,9 @@
 The body is read as a stream with a cap on its size; inflating (with a cap on the decompressed
 size: a gzip bomb stops there with 413), parsing and validating run in a decoder process
 (hitcurve.uploads), so a costly upload never holds this process's event loop or GIL. Storing
-and the hand-off to the worker are hitcurve.crud.ingest.
+and the hand-off to the worker are hitcurve.crud.ingest (a trace chunk) and
+hitcurve.crud.ingest_group (snapshots, stored in groups: one transaction for the uploads that
+arrive while others are being stored).
 """
 
 from dataclasses import dataclass
@@ -13,11 +15,11 @@ from fastapi import APIRouter, BackgroundTasks, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
-from hitcurve.api.deps import AgentDep, Principal
+from hitcurve.api.deps import AgentDep
 from hitcurve.core.config import get_settings
 from hitcurve.core.errors import ApiError
 from hitcurve.core.tasks import PROCESS_TRACE_CHUNK, enqueue_after_commit
-from hitcurve.crud import ingest
+from hitcurve.crud import ingest, ingest_group
 from hitcurve.models import TraceChunk
 from hitcurve.schemas import agent as proto
 from hitcurve.snapshot_rows import SnapshotRows
@@ -66,12 +68,6 @@ def _answer(stored: ingest.Stored) -> JSONResponse:
     )
 
 
-def ingest_snapshot(agent: Principal, snap: SnapshotRows, body: Body) -> JSONResponse:
-    """Store and enqueue in one worker-thread hop (a gzip body is stored as received)."""
-    gzipped = body.data if body.gzipped else None
-    return _answer(ingest.store_snapshot(agent, snap, body.data, enqueue=True, gzipped=gzipped))
-
-
 _ANSWERS: dict[int | str, dict[str, Any]] = {
     200: {"model": proto.Accepted, "description": "already stored (idempotent duplicate)"},
     202: {"model": proto.Accepted, "description": "stored and handed to the worker"},
@@ -104,8 +100,10 @@ def _body_doc(model: type) -> dict[str, Any]:
 )
 async def upload_snapshot(request: Request, agent: AgentDep) -> JSONResponse:
     body = await read_body(request)
-    snap = await decode("snapshot", body)
-    return await run_in_threadpool(ingest_snapshot, agent, snap, body)
+    snap: SnapshotRows = await decode("snapshot", body)
+    # stored with the uploads this process receives meanwhile, in one transaction (group commit);
+    # answered once committed. A gzip body is stored as received.
+    return _answer(await ingest_group.store(agent, snap, body.data, body.data if body.gzipped else None))
 
 
 @router.post(
