@@ -119,26 +119,25 @@ def _session_principal(request: Request, db: Session, cookie: str) -> Principal:
     return Principal(kind="session", org_id=sess.org_id, user_id=sess.user_id, role=role, session_id=sess.id)
 
 
-_principals: TTLCache | None = None
-_agent_keys: TTLCache | None = None
+_caches: dict[str, TTLCache] = {}
+
+
+def _cache(name: str, ttl: float) -> TTLCache:
+    """This process's cache `name`; a new TTL starts it empty."""
+    cache = _caches.get(name)
+    if cache is None or cache.ttl_s != ttl:
+        cache = _caches[name] = TTLCache(ttl)
+    return cache
 
 
 def principal_cache() -> TTLCache:
     """Valid API tokens by the SHA-256 of their secret (see Settings.hot_cache_ttl_s)."""
-    global _principals
-    ttl = get_settings().hot_cache_ttl_s
-    if _principals is None or _principals.ttl_s != ttl:
-        _principals = TTLCache(ttl)
-    return _principals
+    return _cache("api_tokens", get_settings().hot_cache_ttl_s)
 
 
 def agent_key_cache() -> TTLCache:
     """Valid agent keys by the SHA-256 of their secret (see Settings.agent_key_cache_ttl_s)."""
-    global _agent_keys
-    ttl = get_settings().agent_key_cache_ttl_s
-    if _agent_keys is None or _agent_keys.ttl_s != ttl:
-        _agent_keys = TTLCache(ttl)
-    return _agent_keys
+    return _cache("agent_keys", get_settings().agent_key_cache_ttl_s)
 
 
 def forget_secret(secret_hash: str) -> None:
