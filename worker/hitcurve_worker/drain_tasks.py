@@ -16,10 +16,13 @@ What is kept:
   server whose earliest another drain or task holds (snapshot_store._CLAIM).
 - a bad snapshot does not sink the batch: when the batch's transaction fails, each snapshot is
   done again in its own transaction, and only the bad one is parked (poison input) or failed.
-- nothing waits for a message: a drain deletes the "queued" key before each claim and claims until
-  nothing is left, so a snapshot committed before the delete is claimed by it, and one committed
-  after it publishes the next drain; the re-enqueue job requests a drain for pending snapshots
-  older than HITCURVE_REQUEUE_AFTER_S (a drain lost with a killed worker).
+- nothing waits for a message: a drain deletes the "queued" key when it starts and again before
+  the claim that ends it (one found nothing: it claims once more after the delete), so a snapshot
+  committed before that delete is claimed by it, and one committed after it publishes the next
+  drain; the re-enqueue job requests a drain for pending snapshots older than
+  HITCURVE_REQUEUE_AFTER_S (a drain lost with a killed worker). Not before every claim: each
+  delete lets the next upload publish another drain, and at 33 uploads/s the queue then held
+  hundreds of drains that mostly found nothing, ~6 ms of the worker's CPU each (fifth pass).
 Nothing reads a drain's result: it is not stored (ignore_result)."""
 
 from __future__ import annotations
@@ -114,12 +117,18 @@ def drain(batch: int = DRAIN_BATCH, max_s: float = DRAIN_MAX_S, sender: Any = No
     is published to go on)."""
     t0 = time.monotonic()
     counts = {"batches": 0, "processed": 0, "parked": 0, "failed": 0}
+    drain_started()
+    fresh = True  # the key was deleted since the last claim
     while True:
-        drain_started()
         with session() as db:
             keys = store.claim_pending(db, now() - CLAIM_SPAN, batch, MAX_ATTEMPTS)
         if not keys:
-            break
+            if fresh:
+                break
+            drain_started()  # from here on a new snapshot publishes a drain; claim once more
+            fresh = True
+            continue
+        fresh = False
         done, parked, failed = _settle(keys)
         counts["batches"] += 1
         counts["processed"] += done

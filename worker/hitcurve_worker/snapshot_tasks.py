@@ -420,9 +420,9 @@ def work(db: Session, snaps: Sequence[Any], at: datetime) -> list[dict[str, Any]
     clusters: dict[uuid.UUID, Any] = {}
     for i, _ in latest:
         if facts[i].cluster_id:
-            clusters.pop(facts[i].cluster_id, None)
-            clusters[facts[i].cluster_id] = snaps[i]
-    for cluster_id, snap in clusters.items():
+            clusters[facts[i].cluster_id] = snaps[i]  # the last: its newest window
+    # in id order: drains side by side take the clusters' advisory locks in one order (no deadlock)
+    for cluster_id, snap in sorted(clusters.items(), key=lambda c: str(c[0])):
         row = update_cluster(db, snap.org_id, cluster_id, at, snap.window_end - LOOKBACK)
         for i, _ in latest:
             if facts[i].cluster_id == cluster_id:
