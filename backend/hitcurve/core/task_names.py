@@ -23,8 +23,8 @@ PING = "hitcurve.ping"
 DELIVER_ALERT = "hitcurve.deliver_alert"
 
 # The broker key that says a drain is queued (suffixed with the ingest queue's name): set (NX, with
-# an expiry) by whoever publishes one, deleted by the drain before each claim
-# (hitcurve.core.tasks.request_drain / drain_started).
+# an expiry) by whoever publishes one, deleted by a drain when it starts and before the claim that
+# ends it (hitcurve.core.tasks.request_drain / drain_started).
 DRAIN_QUEUED_KEY = "hitcurve:drain:queued"
 
 # Which queue each task runs on, in one place (issue 19). Two lanes, so a burst of policy runs

@@ -121,9 +121,9 @@ def request_drain(delay_s: float | None = None, sender: Any = None) -> bool:
     drain_flag_key()). True when a drain is queued; False when the broker is unreachable (the
     rows stay pending for the re-enqueue job). Never raises.
 
-    Nothing is missed: a drain deletes the key before each claim (drain_started), so a snapshot
-    committed before that delete is seen by the claim after it, and one committed after it finds
-    the key gone and publishes the next drain. sender: a Celery app (the worker's own), default
+    Nothing is missed: a drain deletes the key when it starts and before the claim that ends it
+    (drain_started), so a snapshot committed before that delete is seen by the claim after it, and
+    one committed after it finds the key gone and publishes the next drain. sender: a Celery app (the worker's own), default
     the backend's publisher."""
     global _down_until
     if broker_backing_off():
