@@ -123,8 +123,8 @@ def request_drain(delay_s: float | None = None, sender: Any = None) -> bool:
 
     Nothing is missed: a drain deletes the key when it starts and before the claim that ends it
     (drain_started), so a snapshot committed before that delete is seen by the claim after it, and
-    one committed after it finds the key gone and publishes the next drain. sender: a Celery app (the worker's own), default
-    the backend's publisher."""
+    one committed after it finds the key gone and publishes the next drain. sender: a Celery app
+    (the worker's own), default the backend's publisher."""
     global _down_until
     if broker_backing_off():
         log.warning("broker recently unreachable; snapshots left pending for re-enqueue")
