@@ -80,7 +80,7 @@ class ClassCurve:
         return np.floor(np.asarray(pages, dtype=np.float64) * self.items_per_page + 1e-9)
 
 
-# One class as the worker reads it from snapshot_classes (snapshot_store.class_rows) and as
+# One class as the worker reads it from snapshot_classes (snapshot_loads.class_rows) and as
 # row_from_protocol makes it from a snapshot's JSON: (id, chunk_size, pages, current_items,
 # requests, sizes, hit ratios, ghost_reach_items, ghost_filters). Both paths go through
 # classes_from_rows, so the bench (the JSON) and production (the rows) merge the same input.
@@ -177,7 +177,7 @@ def _ghost(r: ClassRow) -> tuple[float | None, int | None]:
 
 
 def classes_from_rows(rows: Sequence[ClassRow]) -> list[ClassCurve]:
-    """ClassCurves from ClassRow rows (snapshot_store.class_rows, row_from_protocol), converting
+    """ClassCurves from ClassRow rows (snapshot_loads.class_rows, row_from_protocol), converting
     all curves with one array construction when they have equal lengths (the usual case: every
     class has curve_points points)."""
     if not rows:
