@@ -4,6 +4,7 @@
 
 - `Settings.api_workers` processes (default 2): an upload keeping one process busy leaves the
   others answering; uvicorn restarts a process that dies.
+- No access log unless `Settings.api_access_log` (a line per upload costs more than it tells).
 - uvicorn's own proxy-header handling is off. By default uvicorn believes X-Forwarded-For from
   127.0.0.1, so any local client (or anything a loopback proxy passes through) picks its own
   address. The app believes those headers only from `Settings.trusted_proxies` (main.py).
@@ -28,6 +29,7 @@ def main(argv: list[str] | None = None) -> None:
         host=args.host,
         port=args.port,
         workers=args.workers or get_settings().api_workers,
+        access_log=get_settings().api_access_log,
         proxy_headers=False,
         forwarded_allow_ips="",
         server_header=False,

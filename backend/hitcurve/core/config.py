@@ -33,6 +33,10 @@ class Settings(BaseSettings):
     # API processes `python -m hitcurve.serve` starts (uvicorn workers): an upload that keeps one
     # process busy never holds up the others.
     api_workers: int = Field(default=2, ge=1, le=64)
+    # uvicorn's access log (one line per request). Off by default: at a fleet's upload rate it is a
+    # line per agent per minute, and formatting and writing it cost each upload's request ~2 % of
+    # an API process (py-spy under bench/fleet, issue 19). Errors are logged either way.
+    api_access_log: bool = False
     # Addresses (IPs or CIDRs, comma-separated) of reverse proxies whose X-Forwarded-For and
     # X-Forwarded-Proto headers are believed. Empty (the default): no header can choose a client's
     # address; the TCP peer is the client. Set it to the proxy's address when one terminates TLS.
