@@ -136,3 +136,23 @@ def test_a_batch_answers_in_its_own_order(account, size) -> None:
     snaps = [make_snapshot(f"10.19.4.{9 - i}:11211") for i in range(size)]  # stored in address order
     answers = ingest_group.store_batch([_pending(agent, s) for s in snaps])
     assert [a.id for a in answers] == [uuid.UUID(s["snapshot_id"]) for s in snaps]
+
+
+def test_a_lost_connection_costs_no_upload(account) -> None:
+    """The writer keeps its connection between batches; when PostgreSQL drops it (a restart, an
+    idle timeout), the next batch fails on it, and its uploads are stored alone through the pool."""
+    from sqlalchemy import text
+
+    from hitcurve.core.db import get_engine
+
+    agent = _agent(account)
+    assert ingest_group.store_batch([_pending(agent, make_snapshot("10.19.5.1:11211"))])[0].accepted
+    pid = ingest_group._connection().info.backend_pid  # noqa: SLF001 - the connection to drop
+    with get_engine().connect() as conn:
+        assert conn.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid}).scalar()
+    snaps = [make_snapshot(f"10.19.5.{i}:11211") for i in range(2, 5)]
+    answers = ingest_group.store_batch([_pending(agent, s) for s in snaps])
+    assert [a.status for a in answers] == ["accepted"] * 3
+    stored = _stored([s["snapshot_id"] for s in snaps])
+    assert all(stored[s["snapshot_id"]] == (1, len(s["classes"])) for s in snaps), stored
+    assert ingest_group._connection().info.backend_pid != pid  # noqa: SLF001 - a new one
