@@ -112,7 +112,7 @@ def store_batch(batch: list[Pending]) -> list[ingest.Stored | Exception]:
         with conn.cursor() as cur:
             for i in order:
                 cur.execute(ingest.STORE_SNAPSHOT, params[i])
-                stored[i] = cur.fetchone()[0]  # type: ignore[index]
+                stored[i] = cur.fetchone()[0]
         conn.commit()
     except Exception:
         _drop_connection()
