@@ -303,7 +303,7 @@ def _to_check(curves: list[list[tuple[float, float]]], n: int) -> list[bool]:
         return [True] * len(curves)
     pts = np.fromiter(chain.from_iterable(chain.from_iterable(curves)), np.float64, count=2 * n * len(curves))
     steps = np.diff(pts.reshape(len(curves), n, 2), axis=1)
-    ok = (steps[:, :, 0] > 0).all(axis=1) & (steps[:, :, 1] >= 0).all(axis=1)
+    ok = np.asarray((steps[:, :, 0] > 0).all(axis=1) & (steps[:, :, 1] >= 0).all(axis=1))
     return [not good for good in ok.tolist()]
 
 
