@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Pchip:
@@ -19,6 +21,9 @@ class Pchip:
 
     @classmethod
     def fit(cls, xs: Sequence[float], ys: Sequence[float]) -> "Pchip":
+        """All knots at once (issue 19: the worker grades every window with a fit and the API
+        answers with several): the same operations per knot as a loop over them, so the same
+        derivatives (backend/tests/test_curves_vectorised.py keeps the loop as the reference)."""
         if len(xs) != len(ys) or not xs:
             raise ValueError("curve needs equally many sizes and hit ratios, at least one")
         x = [float(v) for v in xs]
@@ -27,24 +32,28 @@ class Pchip:
             x.insert(0, 0.0)
             y.insert(0, 0.0)
         n = len(x)
-        for i in range(1, n):
-            if not x[i] > x[i - 1] or y[i] < y[i - 1]:
-                raise ValueError("curve must have strictly increasing sizes and non-decreasing hit ratios")
+        xa, ya = np.array(x), np.array(y)
+        if np.any(~(xa[1:] > xa[:-1]) | (ya[1:] < ya[:-1])):
+            raise ValueError("curve must have strictly increasing sizes and non-decreasing hit ratios")
         if n == 1:
             return cls(tuple(x), tuple(y), (0.0,))
-        h = [x[i + 1] - x[i] for i in range(n - 1)]
-        delta = [(y[i + 1] - y[i]) / h[i] for i in range(n - 1)]
-        d = [0.0] * n
-        for i in range(1, n - 1):
-            if delta[i - 1] == 0 or delta[i] == 0 or (delta[i - 1] > 0) != (delta[i] > 0):
-                d[i] = 0.0
-            else:  # weighted harmonic mean (Fritsch–Butland), keeps monotonicity
-                w1 = 2 * h[i] + h[i - 1]
-                w2 = h[i] + 2 * h[i - 1]
-                d[i] = (w1 + w2) / (w1 / delta[i - 1] + w2 / delta[i])
-        d[0] = _end_slope(h[0], h[1] if n > 2 else h[0], delta[0], delta[1] if n > 2 else delta[0])
-        d[-1] = _end_slope(h[-1], h[-2] if n > 2 else h[-1], delta[-1], delta[-2] if n > 2 else delta[-1])
-        return cls(tuple(x), tuple(y), tuple(d))
+        h = xa[1:] - xa[:-1]
+        delta = (ya[1:] - ya[:-1]) / h
+        d = np.zeros(n)
+        if n > 2:
+            dl, dr, hl, hr = delta[:-1], delta[1:], h[:-1], h[1:]
+            # weighted harmonic mean (Fritsch–Butland), keeps monotonicity; 0 at a flat side or an
+            # extremum (there the mean's division by 0 is computed and thrown away)
+            w1 = 2 * hr + hl
+            w2 = hr + 2 * hl
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mean = (w1 + w2) / (w1 / dl + w2 / dr)
+            flat = (dl == 0) | (dr == 0) | ((dl > 0) != (dr > 0))
+            d[1:-1] = np.where(flat, 0.0, mean)
+        hs, ds = h.tolist(), delta.tolist()
+        d[0] = _end_slope(hs[0], hs[1] if n > 2 else hs[0], ds[0], ds[1] if n > 2 else ds[0])
+        d[-1] = _end_slope(hs[-1], hs[-2] if n > 2 else hs[-1], ds[-1], ds[-2] if n > 2 else ds[-1])
+        return cls(tuple(x), tuple(y), tuple(d.tolist()))
 
     @property
     def x_max(self) -> float:
@@ -120,19 +129,19 @@ def _end_slope(h0: float, h1: float, d0: float, d1: float) -> float:
 
 def clean(xs: Sequence[float | None], ys: Sequence[float | None]) -> tuple[list[float], list[float]]:
     """A stored curve made fit for Pchip: keep points with finite, strictly increasing sizes > 0;
-    clip ratios to [0, 1] and take their running maximum."""
-    ox: list[float] = []
-    oy: list[float] = []
-    top = 0.0
-    for x, y in zip(xs, ys, strict=False):
-        if x is None or y is None or not (math.isfinite(x) and math.isfinite(y)) or x <= 0:
-            continue
-        if ox and x <= ox[-1]:
-            continue
-        top = max(top, min(1.0, max(0.0, y)))
-        ox.append(float(x))
-        oy.append(top)
-    return ox, oy
+    clip ratios to [0, 1] and take their running maximum.
+
+    All points at once (issue 19), the same as walking them: a point is kept when its size is
+    above every usable size before it (the last kept one is the largest so far, as each kept
+    point is above the ones before); None is NaN here, which is not finite either."""
+    n = min(len(xs), len(ys))
+    x = np.array(xs[:n], dtype=np.float64)
+    y = np.array(ys[:n], dtype=np.float64)
+    usable = np.isfinite(x) & np.isfinite(y) & (x > 0)
+    before = np.maximum.accumulate(np.concatenate(([-np.inf], np.where(usable, x, -np.inf)[:-1])))
+    keep = usable & (x > before)
+    top = np.maximum.accumulate(np.minimum(1.0, np.maximum(0.0, y[keep])))
+    return x[keep].tolist(), top.tolist()
 
 
 def fit_stored(xs: Sequence[float | None] | None, ys: Sequence[float | None] | None) -> Pchip | None:

@@ -358,6 +358,16 @@ def _below_share(sizes: FloatArray, n: float) -> float:
     return 1.0 - float(below[-1]) / n if len(below) else 1.0
 
 
+# The sizes (x today's memory) at which apply reports the gap and the lift (info gap_pp, lift_pp).
+GAP_PROBES = (0.25, 0.5, 0.75)
+LIFT_PROBES = (1.5, 2.0, 3.0)
+
+
+def _at_factors(factors: tuple[float, ...], current_bytes: float) -> FloatArray:
+    """factors x today's memory, each product as Python computes it (f * current_bytes)."""
+    return np.array([f * current_bytes for f in factors], dtype=np.float64)
+
+
 @dataclass
 class Applied:
     curve: FloatArray
@@ -403,8 +413,11 @@ def apply(
     below = memory < current_bytes
     corrected[below] = np.minimum(corrected[below], max(at_now, 0.0))
     corrected = np.maximum.accumulate(corrected)
-    probes = {f: float(correction.gap_at(f * current_bytes)) * 100.0 for f in (0.25, 0.5, 0.75)}
-    lifts = {f: float(correction.lift_at(f * current_bytes, current_bytes)) * 100.0 for f in (1.5, 2.0, 3.0)}
+    # the probes in one call each (the same values as one call per size: elementwise)
+    gaps = correction.gap_at(_at_factors(GAP_PROBES, current_bytes)) * 100.0
+    lifted = correction.lift_at(_at_factors(LIFT_PROBES, current_bytes), current_bytes) * 100.0
+    probes = dict(zip(GAP_PROBES, gaps.tolist(), strict=True))
+    lifts = dict(zip(LIFT_PROBES, lifted.tolist(), strict=True))
     info = base | {
         "applied": True,
         "gap_pp": {f"{f:g}": round(v, 3) for f, v in probes.items()},
