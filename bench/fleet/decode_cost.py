@@ -3,7 +3,7 @@ validation, what it sends back through the pool's pipe (pickled there, unpickled
 process), and the statement parameters built from it. `model` is what the decoder returned
 before (the protocol model; the parameters were built in the API process from it), `rows` what
 it returns now (hitcurve.snapshot_rows, built in the decoder). The fleet's own snapshots (20-40
-classes x 100 points, bench/fleet/fleet.py), alternated in rounds so the machine's load falls on
+classes x 100 points, bench/fleet/bodies.py), alternated in rounds so the machine's load falls on
 both alike. Usage: .venv/bin/python bench/fleet/decode_cost.py [--uploads 200] [--rounds 4]"""
 
 import argparse
@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fleet import make_templates, snapshot_body  # noqa: E402
+from bodies import make_templates, snapshot_body  # noqa: E402
 
 from hitcurve import uploads  # noqa: E402
 from hitcurve.schemas import agent as proto  # noqa: E402
