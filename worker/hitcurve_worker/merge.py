@@ -269,7 +269,13 @@ class _PageFns:
         n = len(classes)
         self.classes = list(classes)
         self.requests = np.array([c.requests for c in classes], dtype=np.float64)
-        self.ipp = np.array([c.items_per_page for c in classes], dtype=np.float64)
+        chunk = np.array([c.chunk_size for c in classes], dtype=np.int64)
+        if n and chunk.min() > 0:  # items_per_page of every class at once (the same floats)
+            self.ipp = np.where(
+                chunk <= PAGE_SIZE, PAGE_SIZE // np.maximum(chunk, 1), 1.0 / np.ceil(chunk / PAGE_SIZE)
+            ).astype(np.float64)
+        else:  # (merge refuses such classes before; items_per_page says why it cannot)
+            self.ipp = np.array([c.items_per_page for c in classes], dtype=np.float64)
         lens_l = [len(c.sizes) + 1 for c in classes]
         uniform = n > 0 and lens_l.count(lens_l[0]) == n
         active = self.requests > 0
@@ -301,6 +307,7 @@ class _PageFns:
             self.xs2 = None
             self.fp2 = None
         self.uniform = uniform
+        self.width = lens_l[0] if uniform else 0  # points per row, the prepended (0, 0) included
         self.xs = xs
         self.max_pages = np.where(active, np.ceil(self.last / self.ipp - 1e-9), 0).astype(np.int64)
         # g_i is linear in pages between the pages straddling each curve point, so its hull
@@ -362,7 +369,11 @@ class _PageFns:
         last = self.last[cls]
         t = np.minimum(np.asarray(items, dtype=np.float64) / last, 1.0)
         j = np.searchsorted(self.key, t + 2.0 * cls, side="right") - 1
-        j = np.minimum(np.maximum(j, self.row_start[cls]), self.row_end[cls] - 1)
+        if self.uniform:  # rows of one width: their bounds by arithmetic rather than two gathers
+            start = cls * self.width
+            j = np.minimum(np.maximum(j, start), start + (self.width - 2))
+        else:
+            j = np.minimum(np.maximum(j, self.row_start[cls]), self.row_end[cls] - 1)
         xs, fp = self.xs, self.fp
         x0 = xs[j]
         j1 = j + 1
@@ -518,45 +529,59 @@ def current_pages_of(c: ClassCurve) -> int:
 
 def rebalancing_moves(current: Mapping[int, int], target: Mapping[int, int]) -> list[PageMove]:
     """Pair classes that should give pages with classes that should get them, largest first."""
+    return [PageMove(from_class=f, to_class=t, pages=n) for f, t, n in _move_pairs(current, target)]
+
+
+def _move_pairs(current: Mapping[int, int], target: Mapping[int, int]) -> list[tuple[int, int, int]]:
+    """rebalancing_moves as (from class, to class, pages): merge values them before it makes the
+    PageMoves (one object per move instead of two)."""
     tget, cget = target.get, current.get
     donors = sorted(((x, c) for c, v in current.items() if (x := v - tget(c, 0)) > 0), reverse=True)
     takers = sorted(((x, c) for c, v in target.items() if (x := v - cget(c, 0)) > 0), reverse=True)
-    moves: list[PageMove] = []
-    d = [[n, c] for n, c in donors]
-    t = [[n, c] for n, c in takers]
+    pairs: list[tuple[int, int, int]] = []
+    if not donors or not takers:
+        return pairs
     di = ti = 0
-    while di < len(d) and ti < len(t):
-        n = min(d[di][0], t[ti][0])
-        moves.append(PageMove(from_class=d[di][1], to_class=t[ti][1], pages=n))
-        d[di][0] -= n
-        t[ti][0] -= n
-        if d[di][0] == 0:
+    (dn, dc), (tn, tc) = donors[0], takers[0]
+    while True:
+        n = min(dn, tn)
+        pairs.append((dc, tc, n))
+        dn -= n
+        tn -= n
+        if dn == 0:
             di += 1
-        if t[ti][0] == 0:
+            if di == len(donors):
+                break
+            dn, dc = donors[di]
+        if tn == 0:
             ti += 1
-    return moves
+            if ti == len(takers):
+                break
+            tn, tc = takers[ti]
+    return pairs
 
 
 def _valued(
-    moves: list[PageMove], ids: list[int], current: Mapping[int, int], fns: _PageFns, norm: float
+    pairs: list[tuple[int, int, int]], ids: list[int], current: Mapping[int, int], fns: _PageFns, norm: float
 ) -> list[PageMove]:
     """The moves with the hit ratio each adds on its own (from today's pages, the model's curves).
     All moves' four page-values in one evaluation: a snapshot has ~20-30 moves, and one `g` call
     each was a third of merge's time (bench/worker/bench_compute.py)."""
-    if not moves:
+    if not pairs:
         return []
     pos = {cid: i for i, cid in enumerate(ids)}
-    i_from = np.array([pos[mv.from_class] for mv in moves], dtype=np.int64)
-    i_to = np.array([pos[mv.to_class] for mv in moves], dtype=np.int64)
-    pages = np.array([mv.pages for mv in moves], dtype=np.int64)
-    a = np.array([current[mv.from_class] for mv in moves], dtype=np.int64)
-    b = np.array([current[mv.to_class] for mv in moves], dtype=np.int64)
-    v = fns.g(np.concatenate((i_from, i_to, i_from, i_to)), np.concatenate((a - pages, b + pages, a, b)))
-    v = v.reshape(4, len(moves))
-    gains = ((v[0] + v[1] - v[2] - v[3]) / norm).tolist()
-    return [
-        PageMove(mv.from_class, mv.to_class, mv.pages, gain) for mv, gain in zip(moves, gains, strict=True)
+    i_from = [pos[f] for f, _, _ in pairs]
+    i_to = [pos[t] for _, t, _ in pairs]
+    pages = [
+        *(current[f] - n for f, _, n in pairs),
+        *(current[t] + n for _, t, n in pairs),
+        *(current[f] for f, _, _ in pairs),
+        *(current[t] for _, t, _ in pairs),
     ]
+    v = fns.g(np.array(i_from + i_to + i_from + i_to, dtype=np.int64), np.array(pages, dtype=np.int64))
+    v = v.reshape(4, len(pairs))
+    gains = ((v[0] + v[1] - v[2] - v[3]) / norm).tolist()
+    return [PageMove(f, t, n, gain) for (f, t, n), gain in zip(pairs, gains, strict=True)]
 
 
 def _validate_packed(
@@ -735,10 +760,10 @@ def merge(
         target[cid] = 1
     kept = np.array([target[c] for c in ids], dtype=np.int64)
     value_advised = float(fns.g(idx, kept).sum())
-    moves = rebalancing_moves(current, target) if value_advised > value_today + 1e-12 else []
-    if not moves:  # nothing worth moving: the advice is today's allocation
+    pairs = _move_pairs(current, target) if value_advised > value_today + 1e-12 else []
+    if not pairs:  # nothing worth moving: the advice is today's allocation
         target, value_advised = dict(current), value_today
-    moves = _valued(moves, ids, current, fns, norm)
+    moves = _valued(pairs, ids, current, fns, norm)
 
     valid_max = (scale_valid * current_bytes) if current_pages > 0 else float(memory[-1])
     return MergeResult(

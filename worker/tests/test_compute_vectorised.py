@@ -11,7 +11,7 @@ import pytest
 
 from hitcurve_testing.snapshots import synthetic_classes
 from hitcurve_worker import policy_correction as pc
-from hitcurve_worker.merge import ClassCurve, _PageFns, classes_from_rows, merge, row_from_protocol
+from hitcurve_worker.merge import PAGE_SIZE, ClassCurve, _PageFns, classes_from_rows, merge, row_from_protocol
 
 
 def _classes(seed: int) -> list[ClassCurve]:
@@ -97,3 +97,31 @@ def test_each_moves_gain_is_its_own_two_classes_before_and_after(seed: int) -> N
             - _g_independent(tc, b)
         ) / norm
         assert mv.hit_gain == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_page_values_of_all_classes_at_once_equal_each_class_alone(seed: int) -> None:
+    """_PageFns' items per page (all classes at once) and g (rows bounded by arithmetic when every
+    curve has one width) against each ClassCurve on its own, chunks above a page included."""
+    r = random.Random(seed)
+    classes = _classes(seed)
+    big = [
+        ClassCurve(
+            1000 + i,
+            r.choice((PAGE_SIZE, PAGE_SIZE + 1, 3 * PAGE_SIZE - 7, 5 * PAGE_SIZE)),
+            r.randint(1, 40),
+            r.randint(1, 10),
+            float(r.randint(1, 1000)),
+            np.linspace(0.2, 20.0, len(classes[-1].sizes)),
+            np.linspace(0.1, 0.9, len(classes[-1].sizes)),
+        )
+        for i in range(r.randint(0, 3))
+    ]
+    classes = classes + big
+    fns = _PageFns(classes)
+    assert fns.ipp.tolist() == [c.items_per_page for c in classes]
+    cls = np.array([r.randrange(len(classes)) for _ in range(500)], dtype=np.int64)
+    pages = np.array([r.randint(0, 5000) for _ in range(500)], dtype=np.int64)
+    got = fns.g(cls, pages)
+    want = [_g_independent(classes[c], int(k)) for c, k in zip(cls.tolist(), pages.tolist(), strict=True)]
+    assert got.tolist() == pytest.approx(want, abs=1e-9, rel=1e-12)
