@@ -364,7 +364,8 @@ class _PageFns:
         self.cand_g = self.g(self.cand_class, self.cand_k)
 
     def hits_at_items(self, cls: IntArray, items: FloatArray) -> FloatArray:
-        """h_cls(items), vectorised over both arrays (linear, 0 at 0, flat beyond the last point)."""
+        """h_cls(items), vectorised over both arrays, broadcast together (linear, 0 at 0, flat beyond
+        the last point)."""
         cls = np.asarray(cls, dtype=np.int64)
         last = self.last[cls]
         t = np.minimum(np.asarray(items, dtype=np.float64) / last, 1.0)
@@ -690,14 +691,14 @@ def merge(
     model_at_current = 0.0
     if total_requests > 0 and current_pages > 0:
         frac = grid_pages / current_pages
-        m = n * len(frac)
-        # the grid and today's items in one evaluation
-        h = fns.hits_at_items(
-            np.concatenate((np.repeat(idx, len(frac)), idx)),
-            np.concatenate((np.outer(items_now, frac).ravel(), items_now)),
-        )
-        prop = (requests @ h[:m].reshape(n, len(frac))) / total_requests
-        model_at_current = float(requests @ h[m:].copy()) / total_requests
+        m = len(frac)
+        # the grid and today's items (x 1.0: the same floats) in one evaluation, class by grid
+        # point broadcast rather than every pair spelled out (a class's own values are gathered
+        # once per class, not once per pair)
+        h = fns.hits_at_items(idx[:, None], np.outer(items_now, np.append(frac, 1.0)))
+        # contiguous copies: the same products and sums as before the broadcast
+        prop = (requests @ np.ascontiguousarray(h[:, :m])) / total_requests
+        model_at_current = float(requests @ h[:, m].copy()) / total_requests
 
     # Optimal allocation.
     hull = _merged_hull(fns)

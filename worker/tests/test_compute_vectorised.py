@@ -125,3 +125,21 @@ def test_page_values_of_all_classes_at_once_equal_each_class_alone(seed: int) ->
     got = fns.g(cls, pages)
     want = [_g_independent(classes[c], int(k)) for c, k in zip(cls.tolist(), pages.tolist(), strict=True)]
     assert got.tolist() == pytest.approx(want, abs=1e-9, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_proportional_join_equals_every_class_and_point_spelled_out(seed: int) -> None:
+    """The join evaluated class by grid point (broadcast) against every (class, point) pair in
+    one flat evaluation, as before: the same floats."""
+    classes = _classes(seed)
+    res = merge(classes)
+    if res.total_requests <= 0 or res.current_pages == 0:
+        return  # no join: merge leaves it 0
+    fns = _PageFns(classes)
+    n, pages = len(classes), res.current_pages
+    frac = (res.memory_bytes / PAGE_SIZE).astype(np.int64) / pages
+    items = np.array([c.current_items for c in classes], dtype=np.float64)
+    flat = fns.hits_at_items(np.repeat(np.arange(n), len(frac)), np.outer(items, frac).ravel())
+    assert np.array_equal(res.proportional, (fns.requests @ flat.reshape(n, len(frac))) / res.total_requests)
+    now = fns.hits_at_items(np.arange(n), items)
+    assert res.model_at_current == float(fns.requests @ now) / res.total_requests
