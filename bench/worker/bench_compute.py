@@ -12,7 +12,7 @@ stats-only windows (`compute_stats_only`) are timed apart.
 `inputs(seed)` is also what the fifth pass's golden comparison ran on (the outputs before and after
 each change compared for a few hundred seeds, outside the repository).
 
-Usage: .venv/bin/python bench/worker/bench_compute.py [--inputs 60] [--rounds 5] [--profile]
+Usage: .venv/bin/python bench/worker/bench_compute.py [--inputs 60] [--rounds 5] [--classes N] [--profile]
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ def _correction(rnd: random.Random, current: float, items: float) -> Correction:
     return Correction(f * ref, lru, policy, 50_000, 90_000, 0.01, ref, items, ghost_view=ghost)
 
 
-def inputs(seed: int) -> pipeline.Inputs:
-    """One varied, realistic snapshot's inputs (seeded)."""
+def inputs(seed: int, classes: int | None = None) -> pipeline.Inputs:
+    """One varied, realistic snapshot's inputs (seeded); `classes`: that many, else 20-40."""
     rnd = random.Random(seed)
-    n = rnd.randint(20, 40)
+    n = rnd.randint(20, 40) if classes is None else classes
     pages = rnd.choice(PAGES)
     protocol = synthetic_classes(n, pages, seed=seed, concave=rnd.random() < 0.3)
     if rnd.random() < 0.8:  # the agent reports its ghost (older agents do not)
@@ -142,9 +142,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--inputs", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--classes", type=int, help="slab classes per snapshot (default: 20-40)")
     ap.add_argument("--profile", action="store_true", help="cProfile one round instead of timing")
     a = ap.parse_args()
-    all_inputs = [inputs(s) for s in range(a.inputs)]
+    all_inputs = [inputs(s, a.classes) for s in range(a.inputs)]
     classes = sum(len(i.classes) for i in all_inputs) / len(all_inputs)
     print(f"{a.inputs} inputs, {classes:.1f} classes each on average; load average {os.getloadavg()[0]:.2f}")
     if a.profile:
