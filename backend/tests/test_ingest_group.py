@@ -156,3 +156,24 @@ def test_a_lost_connection_costs_no_upload(account) -> None:
     stored = _stored([s["snapshot_id"] for s in snaps])
     assert all(stored[s["snapshot_id"]] == (1, len(s["classes"])) for s in snaps), stored
     assert ingest_group._connection().info.backend_pid != pid  # noqa: SLF001 - a new one
+
+
+def test_an_answer_for_a_closed_event_loop_stops_no_later_upload(account) -> None:
+    """A request whose event loop is gone (its client left, the process shutting down) must not
+    end the flushing thread: the uploads after it are still stored and answered."""
+    agent = _agent(account)
+    gone = asyncio.new_event_loop()
+    lost = make_snapshot("10.19.6.1:11211")
+    orphan = _pending(agent, lost)
+    orphan.loop, orphan.future = gone, gone.create_future()
+    gone.close()
+    ingest_group._queue.append(orphan)  # noqa: SLF001 - as store() queues it
+    ingest_group._flushing = True  # noqa: SLF001
+    ingest_group._flush()  # noqa: SLF001 - the flushing thread's loop, run here
+    later = _pending(agent, make_snapshot("10.19.6.2:11211"))
+
+    async def upload() -> Any:
+        return await ingest_group.store(later.agent, later.rows, later.doc, later.gzipped)
+
+    assert asyncio.run(upload()).status == "accepted"
+    assert _stored([lost["snapshot_id"]])[lost["snapshot_id"]] == (1, len(lost["classes"]))

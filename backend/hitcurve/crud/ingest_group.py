@@ -87,7 +87,10 @@ def _flush() -> None:
             answers = [exc] * len(batch)
         for item, answer in zip(batch, answers, strict=True):
             if item.loop is not None and item.future is not None:
-                item.loop.call_soon_threadsafe(_answer, item.future, answer)
+                try:
+                    item.loop.call_soon_threadsafe(_answer, item.future, answer)
+                except RuntimeError:  # its event loop is closed: nobody waits (stored anyway)
+                    log.debug("an upload's event loop closed before its answer")
 
 
 def _answer(future: "asyncio.Future[ingest.Stored]", answer: Any) -> None:
