@@ -28,6 +28,27 @@ port_for() {  # port_for NAME: the instance's port for NAME, chosen once and kep
     cat "$f"
 }
 
+# PostgreSQL settings per instance (docs/storage.md, "PostgreSQL settings for ingest"). dev, test
+# and demo hold disposable data: fsync=off, defaults otherwise. `fleet` (bench/fleet/run.sh)
+# measures the stack as it would run in production: durable (fsync, full_page_writes and
+# synchronous_commit at their defaults, on); a checkpoint every 15 min or ~8 GB of WAL instead of
+# 5 min or ~0.5 GB (after each, the first change of every page logs the whole 8 KB page); those
+# images compressed (lz4); 1 GB of shared buffers; pg_stat_statements loaded, so the run can say
+# what costs PostgreSQL per upload. HITCURVE_FLEET_PG_SETTINGS replaces the fleet's own settings
+# for an A/B ("-c fsync=off": the dev settings' PostgreSQL, with pg_stat_statements).
+FLEET_PG="-c shared_buffers=1GB -c max_wal_size=16GB -c checkpoint_timeout=15min -c wal_compression=lz4"
+pg_settings() {
+    local port=$1 pkglib
+    local s="-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c max_connections=200"
+    if [ "$inst" != fleet ]; then echo "$s -c fsync=off"; return; fi
+    s="$s ${HITCURVE_FLEET_PG_SETTINGS:-$FLEET_PG}"
+    pkglib=$("$PG_BIN/pg_config" --pkglibdir 2>/dev/null || true)
+    if [ -e "$pkglib/pg_stat_statements.so" ]; then
+        s="$s -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=1000"
+    fi
+    echo "$s"
+}
+
 pg_pid() { pg_user_run head -n1 "$dir/pg/postmaster.pid" 2>/dev/null || true; }
 alive()  { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 
@@ -53,7 +74,7 @@ start_pg() {
     local data; data=$(readlink -f "$dir/pg")
     local log="$data/server.log"
     pg_user_run "$PG_BIN/pg_ctl" -D "$data" -l "$log" -w -t 30 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories='' -c fsync=off -c max_connections=200" \
+        -o "$(pg_settings "$port")" \
         start >/dev/null || die "PostgreSQL ($inst) did not start, see $log"
     PGPASSWORD=$(cat "$dir/pg.password") "$PG_BIN/psql" -h 127.0.0.1 -p "$port" -U hitcurve -d postgres -qAt \
         -c "SELECT 1 FROM pg_database WHERE datname='hitcurve'" | grep -q 1 \

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pg_report
 import psycopg
 import redis
 import uvloop
@@ -189,6 +190,7 @@ class Stats:
     late_s: list[float] = field(default_factory=list)  # how late the generator sent (its own lag)
     polls: int = 0
     connections: int = 0  # HTTP connections the simulator opened (kept alive, reused)
+    postgresql: dict[str, Any] = field(default_factory=dict)  # pg_report.end
     own_cpu: dict[str, float] = field(default_factory=dict)  # this process: user, system (s)
     series: list[dict[str, Any]] = field(default_factory=list)
 
@@ -348,6 +350,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             print("  " + "  ".join(f"{k} {v}" for k, v in row.items()), flush=True)
             last_t, last_sent, last_ok, last_seen = now, len(stats.sent), len(stats.accepted), len(stats.seen)
 
+    pg0 = pg_report.begin(conninfo())
     cpu0 = {k: cpu_seconds(v) for k, v in stack.groups().items()}
     own0 = os.times()
     poll_task = asyncio.create_task(poller())
@@ -403,6 +406,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     cpu1 = {k: cpu_seconds(v) for k, v in stack.groups().items()}
     own1 = os.times()
     stats.own_cpu = {"user": own1.user - own0.user, "system": own1.system - own0.system}
+    stats.postgresql = pg_report.end(conninfo(), pg0, len(stats.accepted))
     poll_stop.set()
     await asyncio.gather(poll_task, report_task)
     pool.close()
@@ -546,6 +550,7 @@ def summarize(
         "simulator_cpu_s_user_system": [round(stats.own_cpu.get(k, 0.0), 2) for k in ("user", "system")],
         "simulator_polls": stats.polls,
         "simulator_http_connections": stats.connections,
+        "postgresql": stats.postgresql,
         "db_bytes_delta": db_delta,
         "db_bytes_per_upload": round(per_upload_bytes),
         "db_bytes_per_agent_per_day_raw": round(per_upload_bytes * uploads_per_agent_day),
@@ -586,7 +591,10 @@ def main() -> None:
     args = ap.parse_args()
     result = uvloop.run(run(args))
     series = result.pop("series")
+    pg = result.pop("postgresql")
     print(json.dumps(result, indent=2))
+    print("\n".join(pg_report.lines(pg)), flush=True)
+    result["postgresql"] = pg
     print(
         f"simulator (this process): {result['cpu_s'].get('load generator', 0.0)} s of CPU,"
         f" {result['simulator_cpu_ms_per_upload']} ms per accepted upload",
