@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, literal_column, select, text, tuple_
+from sqlalchemy import Row, select, text, tuple_
 from sqlalchemy.orm import Session
 
-from hitcurve.core.pgarray import Float8Array, float8_array_sql
+from hitcurve.core.pgarray import Float8Array
 from hitcurve.crud import notifications
 from hitcurve.models import Snapshot
 from hitcurve_worker import alerts as rules
@@ -58,10 +58,6 @@ def lock_snapshot(db: Session, snapshot_id: uuid.UUID, window_end: datetime | No
     return db.execute(
         select(*_SNAPSHOT_COLUMNS).where(Snapshot.id == snapshot_id, *bound).with_for_update()
     ).first()
-
-
-def _binary(column: Any, name: str) -> Any:
-    return literal_column(float8_array_sql(f"{column.table.name}.{column.name}")).label(name)
 
 
 _ARRAYS = (

@@ -152,11 +152,6 @@ def warming_up(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, since: date
     return state is not None and state.warming_up
 
 
-def server_subject(db: Session, server_id: uuid.UUID) -> str:
-    s = db.get(Server, server_id)
-    return f"server {notify.server_name(s.address, s.hostname)}" if s else f"server {server_id}"
-
-
 def update_cluster(
     db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, at: datetime, since: datetime | None = None
 ) -> ClusterCurve | None:
