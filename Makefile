@@ -1,8 +1,8 @@
-# Hitcurve: the two commands are `make demo` and `make test` (see README.md).
+# Hitcurve: the two commands are `make demo` and `make test` (see README.md); `make check` is the edit loop.
 SHELL := /bin/bash
 C_COMPONENTS := tracereader profiler-agent simulator
 
-.PHONY: all install build build-c build-frontend test demo stop status bench fuzz lint migrate clean
+.PHONY: all install build build-c build-frontend test check demo stop status bench fuzz lint migrate clean
 
 all: build
 
@@ -11,16 +11,29 @@ install:  ## install what is missing (Debian packages, .venv, node_modules); ide
 
 build: install build-c build-frontend  ## build C programs into bin/ and the dashboard into frontend/dist
 
+# Quiet on success: one line per C component; a failing build prints its whole log, then fails.
 build-c:
-	@for d in $(C_COMPONENTS); do \
-	  if [ -f $$d/Makefile ]; then $(MAKE) --no-print-directory -C $$d all || exit 1; fi; \
+	@mkdir -p .run/build-logs; for d in $(C_COMPONENTS); do \
+	  if [ -f $$d/Makefile ]; then \
+	    name=$$(basename $$d); log=.run/build-logs/$$name.log; \
+	    if $(MAKE) --no-print-directory -C $$d all >$$log 2>&1; then echo "built $$name (log: $$log)"; \
+	    else cat $$log >&2; echo "building $$name failed (log: $$log)" >&2; exit 1; fi; \
+	  fi; \
 	done
+	@# the agent release the backend serves to the install blocks (/api/v1/agent-release)
+	@$(MAKE) --no-print-directory -C profiler-agent release >/dev/null
 
-build-frontend:
+# The dashboard is rebuilt when its sources, config or dependencies changed.
+FRONTEND_INPUTS := $(shell find frontend/src -type f 2>/dev/null) $(wildcard frontend/index.html frontend/*.ts frontend/*.js frontend/*.json)
+build-frontend: frontend/dist/index.html
+frontend/dist/index.html: $(FRONTEND_INPUTS)
 	@cd frontend && npm run --silent build >/dev/null
 
 test: build  ## every test: C units, lint and types, pytest (real PostgreSQL/Redis/memcached), Vitest, Playwright
 	@bash scripts/test.sh
+
+check: build  ## the edit loop: lint, types, C and Python unit tests, Vitest (PostgreSQL and Redis only)
+	@bash scripts/test.sh --check
 
 demo: build  ## the whole product locally, with a live demo memcached and traffic
 	@bash scripts/demo.sh
@@ -34,8 +47,14 @@ status:  ## every process the scripts started: PostgreSQL, Redis, API, workers, 
 bench: build  ## accuracy, speed and memory benchmarks, printed next to their references
 	@bash scripts/bench.sh
 
-fuzz: install  ## libFuzzer on the watch-line parser + normaliser (FUZZ_SECONDS, default 60)
-	@$(MAKE) --no-print-directory -C tracereader fuzz
+FUZZ_SECONDS ?= 60
+fuzz: install  ## libFuzzer on the watch-line parser, the trace readers, the upload decoder and the stored trace decoder (FUZZ_SECONDS each, default 60)
+	@$(MAKE) --no-print-directory -C tracereader fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
+	@mkdir -p .run/fuzz-decoder .run/fuzz-trace-records
+	.venv/bin/python backend/fuzz/fuzz_decoder.py -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -max_len=65536 -timeout=10 -rss_limit_mb=2048 .run/fuzz-decoder
+	.venv/bin/python backend/fuzz/fuzz_trace_records.py -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -max_len=65536 -timeout=10 -rss_limit_mb=2048 .run/fuzz-trace-records
 
 lint: install
 	@bash scripts/test.sh --lint-only

@@ -10,7 +10,7 @@ Creates, once (a second run changes nothing):
 
 The dashboard engineer may extend this file; keep it idempotent.
 
-Dashboard checks (frontend issue 8, `seed_dashboard` below) add, also once:
+Dashboard checks (`seed_dashboard` below) add, also once:
 - e2e@example.com / "correct horse battery staple", owner of "Hitcurve Demo" and an empty "Staging"
 - clusters web-cache (85 %, $4.50/GiB-month), sessions (80 %), "analytics (new)" (no servers)
 - servers 10.0.0.7 (40 slab classes, 24 snapshots over 6 days), .8 (12 classes), .9 (6 classes),
@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
 
 from sqlalchemy import select  # noqa: E402
 
-from hitcurve.api.deps import Principal  # noqa: E402
 from hitcurve.core.db import get_sessionmaker  # noqa: E402
+from hitcurve.core.principal import Principal  # noqa: E402
 from hitcurve.core.security import AGENT_KEY_PREFIX, new_secret, sha256_hex  # noqa: E402
 from hitcurve.crud.accounts import create_account  # noqa: E402
 from hitcurve.crud.curves import latest_server_curve  # noqa: E402
@@ -165,7 +165,7 @@ def main() -> None:
     )
 
 
-# --- dashboard data (frontend issue 8) --------------------------------------------------------
+# --- dashboard data ---------------------------------------------------------------------------
 # User actions go through the API in-process (TestClient), uploads through store_snapshot (the
 # agent upload path), curves through the worker's task (process_all). The measured hit ratios of the
 # synthetic uploads are made from a proportional join of their class curves (_join), a little
@@ -269,8 +269,12 @@ def seed_dashboard() -> None:
 
     def upload(address: str, breakdown: bool = False, **kw: Any) -> dict[str, Any]:
         doc = make_snapshot(address, **kw)
-        if breakdown:  # issue 16's fields, on the latest window of the sessions server
+        if breakdown:  # the breakdown's fields, on the latest window of the sessions server
             add_breakdown(doc, hashed=False)
+            if address == "10.0.0.8:11211":  # ... and a window whose keys share one prefix,
+                doc["prefixes"] = doc["prefixes"][:1]  # without TTLs (expiry moves no curve)
+                doc["prefix_other"] = dict(doc["prefix_other"], requests=10)
+                doc["ttl"]["oblivious_points"] = doc["ttl_points"]
         raw = json.dumps(doc)
         store_snapshot(agent, proto.Snapshot.model_validate_json(raw), raw)
         return json.loads(raw)
@@ -294,7 +298,7 @@ def seed_dashboard() -> None:
             pages = sum(c["pages"] for c in probe["classes"])
             snap = upload(
                 address,
-                breakdown=address == "10.0.0.9:11211" and i == n_snaps - 1,
+                breakdown=address in ("10.0.0.9:11211", "10.0.0.8:11211") and i == n_snaps - 1,
                 n_classes=n_classes,
                 seed=seed,
                 end=end,
@@ -436,6 +440,26 @@ def seed_dashboard() -> None:
     print(f"seed: {E2E_EMAIL} / {E2E_PASSWORD}, orgs Hitcurve Demo + Staging, 4 servers, 3 clusters")
 
 
+def seed_up_period() -> None:
+    """The seeded history came in while a backend was up (its windows were uploaded over the past
+    days): the backend's up period starts before them, as it would have on a backend that ran
+    through them, so a server silent for 2 h is the agent's silence, not a restart's. The marker
+    outlives this script by 10 minutes; the e2e server's first beat keeps the period going."""
+    import redis
+
+    from hitcurve.core import accepting
+    from hitcurve.core.config import get_settings
+
+    client = redis.Redis.from_url(get_settings().redis_url)
+    try:
+        began = (datetime.now(UTC) - timedelta(days=8)).timestamp()
+        client.set(accepting.ALIVE_KEY, repr(began), px=600_000)
+        client.set(accepting.SINCE_KEY, repr(began))
+    finally:
+        client.close()
+
+
 if __name__ == "__main__":
     main()
     seed_dashboard()
+    seed_up_period()

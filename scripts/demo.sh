@@ -45,6 +45,18 @@ say "migrating the database"
 
 api_port=$(port_file api)
 mc_port=$(port_file memcached)
+smtp_port=$(port_file smtp)
+# Mail: every mail the demo sends (sign-up confirmations, invitations, password resets, reports)
+# goes to a local SMTP sink that files it under .run/dev/mail/, so accounts and invitations work
+# without a mail server. The API and the workers are started with these settings below.
+mail_dir="$RUN_DIR/$inst/mail"; mkdir -p "$mail_dir"
+program mailsink 0 "$VENV/bin/python $ROOT/scripts/mailsink.py $smtp_port $mail_dir"
+export HITCURVE_SMTP_HOST=127.0.0.1 HITCURVE_SMTP_PORT="$smtp_port"
+export HITCURVE_PUBLIC_URL="${HITCURVE_PUBLIC_URL:-http://127.0.0.1:$api_port}"
+# The demo is a self-hosted install on one machine: its owner (scripts/demo_setup.py) is the
+# install's administrator, and the setup allows channels to target a receiver on loopback or the
+# local network (a hosted install refuses such targets); the alerts page switches it, no restart.
+export HITCURVE_ADMIN_EMAILS="${HITCURVE_ADMIN_EMAILS:-demo@hitcurve.dev}"
 mc_user=""; [ "$(id -u)" -eq 0 ] && mc_user="-u root"   # memcached refuses root without -u
 program memcached 0 "$(command -v memcached) -l 127.0.0.1 -p $mc_port -U 0 -m 64 -t 2 $mc_user"
 HITCURVE_API_PORT="$api_port" bash scripts/supervise.sh start "$inst"
@@ -78,6 +90,8 @@ cat <<MSG
     API docs:    http://127.0.0.1:$api_port/api/v1/docs
     Health:      http://127.0.0.1:$api_port/api/v1/health
     memcached:   127.0.0.1:$mc_port (demo traffic from bin/hc-loadgen, watched by bin/hitcurve-agent)
+    Mail:        every mail the demo sends lands in $mail_dir/ as a .eml file
+                 (a local SMTP sink on 127.0.0.1:$smtp_port; sign-up and invitation links are in them)
     First curves appear about 20 s after start (one snapshot every 20 s).
     Logs:        $logs/ (appended, rotated at 10 MB; processes restart when they die)
     Processes:   make status

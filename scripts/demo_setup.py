@@ -94,6 +94,12 @@ def _cluster_id(client: httpx.Client) -> str:
 def account(api: str, run_dir: Path) -> None:
     client = _session(api)
     _cluster_id(client)
+    # The demo is a self-hosted install on one machine: its channels may target a receiver on
+    # loopback or the local network. Its owner is the install's administrator (demo.sh), who may
+    # turn this off again on the alerts page; a choice made there is kept across demo runs.
+    install = client.get("/install-settings").raise_for_status().json()
+    if install["can_change"] and install["changed_at"] is None:
+        client.patch("/install-settings", json={"allow_private_webhooks": True}).raise_for_status()
     key_file = run_dir / "agent.key"
     if not key_file.exists():
         r = client.post("/agent-keys", json={"name": "demo agent"}).raise_for_status().json()

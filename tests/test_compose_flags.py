@@ -142,10 +142,15 @@ def check_uvicorn(where: str, argv: list[str]) -> None:
     assert out.returncode == 0 and out.stdout.strip() == "FastAPI", (where, out.stderr[-2000:])
 
 
+# The modules a compose service or image runs with `python -m`: the API's launcher and the
+# compose stack's local mail sink (aiosmtpd, pinned in requirements.lock).
+PYTHON_MODULES = ("hitcurve.serve", "aiosmtpd")
+
+
 def check_python(where: str, argv: list[str]) -> None:
-    """`python -m hitcurve.serve …`: the launcher every install uses for the API."""
-    assert argv[1:3] == ["-m", "hitcurve.serve"], f"{where}: unexpected python command {argv}"
-    _assert_flags_in_help(where, argv[3:], _help([sys.executable, "-m", "hitcurve.serve", "--help"]))
+    """`python -m MODULE …`: the module's own --help accepts every flag given."""
+    assert argv[1] == "-m" and argv[2] in PYTHON_MODULES, f"{where}: unexpected python command {argv}"
+    _assert_flags_in_help(where, argv[3:], _help([sys.executable, "-m", argv[2], "--help"]))
 
 
 def check_celery(where: str, argv: list[str]) -> None:
@@ -258,8 +263,10 @@ def test_compose_agent_command_was_the_broken_one_before() -> None:
 
 def test_compose_environment_names_real_settings() -> None:
     from hitcurve.core.config import Settings
+    from hitcurve.core.mail import SmtpSettings
 
     known = {f"HITCURVE_{n.upper()}" for n in Settings.model_fields}
+    known |= {f.alias or f"HITCURVE_SMTP_{n.upper()}" for n, f in SmtpSettings.model_fields.items()}
     sources = "\n".join(p.read_text() for p in (ROOT / "worker/hitcurve_worker").rglob("*.py"))
     for name, svc in _compose()["services"].items():
         for var in svc.get("environment") or {}:
@@ -318,7 +325,7 @@ def test_systemd_units_restart_and_run_unprivileged(unit: Path) -> None:
 
 def test_compose_services_restart_and_images_run_unprivileged() -> None:
     services = _compose()["services"]
-    for name in ("postgres", "redis", "backend", "worker", "beat", "agent"):
+    for name in ("postgres", "redis", "backend", "worker", "beat", "agent", "mail"):
         assert services[name].get("restart") == "unless-stopped", name
     for df in ("backend.Dockerfile", "agent.Dockerfile"):
         users = re.findall(r"^USER\s+(\S+)", (ROOT / "docker" / df).read_text(), re.M)

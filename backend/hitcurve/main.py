@@ -1,6 +1,8 @@
 """ASGI application: the API under /api/v1, its docs (served from local assets), /metrics and
 the built dashboard at /."""
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -14,20 +16,29 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from hitcurve import __version__
+from hitcurve.api.bounds import RequestBounds
+from hitcurve.api.errors import install_handlers
 from hitcurve.api.main import api_router, extend_openapi
 from hitcurve.api.main import root_router as metrics_root_router
+from hitcurve.core import accepting
 from hitcurve.core.config import get_settings
-from hitcurve.core.errors import install_handlers
-from hitcurve.uploads import start_decoders_in_background
+from hitcurve.ingest.uploads import start_decoders_in_background
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The upload decoders start beside the server, in a thread: neither the start-up nor the
-    # event loop waits for them, and no upload pays for starting them (hitcurve.uploads).
+    # event loop waits for them, and no upload pays for starting them (hitcurve.ingest.uploads).
     start_decoders_in_background(get_settings().upload_decoders)
     await _build_routes(app)
-    yield
+    # "the backend accepts uploads", for the agent-silent rule (hitcurve.core.accepting)
+    beating = asyncio.create_task(accepting.beat_forever())
+    try:
+        yield
+    finally:
+        beating.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await beating
 
 
 async def _build_routes(app: FastAPI) -> None:
@@ -81,6 +92,9 @@ def create_app() -> FastAPI:
     # uvicorn's own handling (trusting 127.0.0.1) off.
     proxies = [p.strip() for p in get_settings().trusted_proxies.split(",") if p.strip()]
     app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=proxies)
+    # Added last, so it runs first: path, body size and body timeout bounds of every route, and the
+    # framing and content policies of every answer (hitcurve.api.bounds).
+    app.add_middleware(RequestBounds)
     app.include_router(api_router)
     app.include_router(metrics_root_router)
     extend_openapi(app)

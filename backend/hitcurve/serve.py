@@ -5,6 +5,9 @@
 - `Settings.api_workers` processes (default 2): an upload keeping one process busy leaves the
   others answering; uvicorn restarts a process that dies.
 - No access log unless `Settings.api_access_log` (a line per upload costs more than it tells).
+- Request heads bounded in size and time (hitcurve.api.http_protocol: uvicorn's httptools
+  protocol with a 431 past Settings.max_request_head_bytes and a 408 past
+  Settings.request_header_timeout_s); bodies in hitcurve.api.bounds.
 - uvicorn's own proxy-header handling is off. By default uvicorn believes X-Forwarded-For from
   127.0.0.1, so any local client (or anything a loopback proxy passes through) picks its own
   address. The app believes those headers only from `Settings.trusted_proxies` (main.py).
@@ -14,6 +17,7 @@ import argparse
 
 import uvicorn
 
+from hitcurve.api.http_protocol import BoundedHttpToolsProtocol
 from hitcurve.core.config import get_settings
 
 
@@ -33,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
         proxy_headers=False,
         forwarded_allow_ips="",
         server_header=False,
+        http=BoundedHttpToolsProtocol,
         # A process that answers no health ping within this time is replaced; importing the app
         # takes several seconds on a loaded machine, so the default 5 s killed healthy starts.
         timeout_worker_healthcheck=30,

@@ -25,6 +25,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Failed log-ins from the test client's one address would otherwise throttle unrelated tests;
 # the throttling test lowers this limit itself.
 os.environ.setdefault("HITCURVE_LOGIN_MAX_FAILURES_PER_IP", "1000000")
+# Likewise the sign-ups per address (counted in Redis, which outlives a test session) and the
+# request rates of one token or key; the tests of those limits lower them themselves.
+os.environ.setdefault("HITCURVE_SIGNUP_MAX_PER_IP_PER_HOUR", "1000000")
+os.environ.setdefault("HITCURVE_API_TOKEN_RATE_PER_S", "1000000")
+os.environ.setdefault("HITCURVE_API_TOKEN_BURST", "1000000")
+os.environ.setdefault("HITCURVE_AGENT_KEY_RATE_PER_S", "1000000")
+os.environ.setdefault("HITCURVE_AGENT_KEY_BURST", "1000000")
+os.environ.setdefault("HITCURVE_AGENT_KEY_DECODED_BYTES_PER_MINUTE", str(1 << 40))
 # Tests change rows and read them back at once; the hot-path caches are tested on their own
 # (test_caches.py) with a time to live.
 os.environ.setdefault("HITCURVE_HOT_CACHE_TTL_S", "0")

@@ -1,6 +1,6 @@
 """The agent protocol as a checked contract: the real C agent, beside a real memcached under
 load, writes its snapshots and trace chunks (--snapshot-dir); each goes through the backend's
-Pydantic model (hitcurve.uploads.parse) and the real upload path (POST /api/v1/agent/...:
+Pydantic model (hitcurve.ingest.uploads.parse) and the real upload path (POST /api/v1/agent/...:
 decoder, hitcurve.crud.ingest) into PostgreSQL.
 
 Fails when a field the agent writes is dropped by the backend's model (every JSON key,
@@ -29,10 +29,10 @@ from sqlalchemy import select
 
 from conftest import bearer
 from hitcurve.core.db import get_sessionmaker
+from hitcurve.ingest.tracecodec import decode_records
+from hitcurve.ingest.uploads import parse
 from hitcurve.models import Server, Snapshot, SnapshotClass, TraceChunk
 from hitcurve.schemas import agent as proto
-from hitcurve.tracecodec import decode_records
-from hitcurve.uploads import parse
 
 HARNESS = Path(__file__).resolve().parents[2] / "profiler-agent" / "tests" / "agent"
 
@@ -179,6 +179,7 @@ def _files(d: Path, kind: str) -> list[Path]:
     return sorted(d.glob(f"{kind}-*.json"))
 
 
+@pytest.mark.live
 def test_every_agent_snapshot_fits_the_model_and_is_stored_as_written(account, agent_output: Path) -> None:
     files = _files(agent_output, "snapshot")
     docs = [json.loads(f.read_bytes()) for f in files]
@@ -201,7 +202,7 @@ def test_every_agent_snapshot_fits_the_model_and_is_stored_as_written(account, a
         # F = 1 + 8 (K - 1) filters (profiler-agent/src/core/profile.h, hc_ghost_filters_for)
         for d, c in zip(doc["classes"], snap.classes, strict=True):
             assert d["curve"]["ghost_filters"] == c.curve.ghost_filters == 1 + 8 * (5 - 1)
-            # ...and whether every evicted key it lacks lies beyond K x N (issue 14): then the
+            # ...and whether every evicted key it lacks lies beyond K x N: then the
             # curve is measured to its end (the reach is K x N); it may have dropped keys beyond
             # K x N (a flush while the newer entries cover (K-1) x N), so dropped is any count
             curve = d["curve"]
@@ -214,7 +215,7 @@ def test_every_agent_snapshot_fits_the_model_and_is_stored_as_written(account, a
     # memcached started beside the agent here (no eviction before it attached): its classes'
     # ghosts hold every key it evicted (the dropping cases: profiler-agent/tests/test_profile.c)
     assert any(c["curve"]["ghost_complete"] for d in docs for c in d["classes"])
-    # the TTL what-if (issue 16): the agent's grid and each prefix's columns reach the model whole
+    # the TTL what-if: the agent's grid and each prefix's columns reach the model whole
     whatif = [(d, i) for d in docs for i, p in enumerate(d.get("prefixes") or []) if p.get("ttl_whatif")]
     assert whatif, "no window carried a prefix's ttl_whatif"
     for d, i in whatif:
@@ -288,6 +289,7 @@ def _check_stored_snapshot(doc: dict[str, Any], snap: proto.Snapshot) -> None:
     assert len(classes) == len(snap.classes)
 
 
+@pytest.mark.live
 def test_every_agent_trace_chunk_fits_the_model_and_is_stored_as_written(account, agent_output: Path) -> None:
     files = _files(agent_output, "trace")
     assert files, "the agent wrote no trace chunk"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hitcurve import band, hysteresis, memlimit, warmup, windows
-from hitcurve.curves import Pchip
+from hitcurve.rules import band, hysteresis, memlimit, warmup, windows
+from hitcurve.rules.curves import Pchip
 
 MIB = 1 << 20
 T0 = datetime(2026, 11, 25, 1, 0, tzinfo=UTC)
@@ -28,22 +28,46 @@ def test_items_per_page_is_chunk_rounded() -> None:
         memlimit.items_per_page(0)
 
 
-def test_limit_rounds_each_class_up_to_whole_pages_and_whole_mib() -> None:
-    classes = [
-        memlimit.ClassNow(chunk_size=96, items=10922 * 3, pages=3),
-        memlimit.ClassNow(chunk_size=1184, items=885 * 10, pages=10),
-        memlimit.ClassNow(chunk_size=480_000, items=2, pages=1),  # 2 items per page
-    ]
-    current = 14 * MIB
-    assert memlimit.limit_for_bytes(current, current, classes) == 14 * MIB
-    # 10 % more of every class: 3.3 -> 4, 11 -> 11, 2.2 items -> 2 pages: 17 pages, not 15.4
-    assert memlimit.limit_for_bytes(current * 1.1, current, classes) == 17 * MIB
-    # a class holding items never drops to zero pages
-    assert memlimit.limit_for_bytes(current * 0.01, current, classes) == 3 * MIB
-    # without per-class facts: the curve's bytes in whole MiB
-    assert memlimit.limit_for_bytes(10.2 * MIB, 0, []) == 11 * MIB
+# memcached 1.6.18 at -m 32 after 64 MiB of seeded sets of 300-3,300 B values (five classes):
+# chunk size, items, pages per class (bench/results/2026-12-02-memlimit-pages.md)
+WEB_AT_32 = [(384, 5460, 2), (944, 5550, 5), (1480, 5664, 8), (2320, 4059, 9), (3632, 2304, 8)]
+# the same mix: -m -> pages memcached held once full (total_malloced the same in MiB)
+WEB_PAGES = {8: 8, 16: 16, 32: 32, 64: 64, 128: 128, 256: 256, 1024: 1024}
+# 18 classes (50 B .. 225 KB values): one page a class past the limit at -m 8 and 16; 1.5.16,
+# 1.6.14, 1.6.24 the same, and 1.6.18 with -I 2m, -I 4m + slab_chunk_max 1 MiB
+WIDE_PAGES = {8: 18, 16: 18, 32: 32, 64: 64, 128: 128, 256: 256, 1024: 1024}
+
+
+def test_the_limit_for_a_point_of_the_curve_is_its_pages_in_whole_mib() -> None:
+    """The curve's memory is slab pages (the worker counts each class's chunks per page): the -m
+    that holds it is those pages in whole MiB, at the five-class memcached of -m 32 as at any other.
+    Rounding each class up to a whole page on top answered -m 37 for 32.1 MiB (+5 pages, one per
+    class) and -m 10 for memcached's own -m 8."""
+    classes = [memlimit.ClassNow(*c) for c in WEB_AT_32]
+    assert memlimit.pages_at_limit(32 * MIB, classes) == 32
+    for mem_mb, pages in WEB_PAGES.items():
+        # what memcached at -m mem_mb holds is `pages` on the curve of the -m 32 memcached
+        assert memlimit.pages_at_limit(mem_mb * MIB, classes) == pages
+        assert memlimit.limit_for_bytes(pages * MIB) == mem_mb * MIB
+    assert memlimit.limit_for_bytes(32.1 * MIB) == 33 * MIB
+    assert memlimit.limit_for_bytes(10.2 * MIB) == 11 * MIB
+    assert memlimit.limit_for_bytes(0) == MIB  # at least -m 1
     with pytest.raises(ValueError):
-        memlimit.limit_for_bytes(float("nan"), current, classes)
+        memlimit.limit_for_bytes(float("nan"))
+    with pytest.raises(ValueError):
+        memlimit.limit_for_bytes(-1.0)
+
+
+def test_each_class_keeps_its_first_page_below_the_limit() -> None:
+    """memcached with more classes than -m pages holds one page a class (its first page is taken
+    past the limit): 18 pages at -m 8 and 16 for 18 classes, -m pages from 32 up."""
+    classes = [memlimit.ClassNow(152 * (k + 1), 20, 1) for k in range(18)]
+    for mem_mb, pages in WIDE_PAGES.items():
+        assert memlimit.pages_at_limit(mem_mb * MIB, classes) == pages
+    held = memlimit.items_at_limit(8 * MIB, classes)
+    assert all(v > 0 for v in held.values()) and len(held) == 18
+    with pytest.raises(ValueError):
+        memlimit.pages_at_limit(-1, classes)
 
 
 def test_items_at_limit_shares_pages_as_today() -> None:
@@ -92,7 +116,8 @@ def test_model_matches_a_real_memcached(mem_mb: int) -> None:
     (cls,) = {k.split(":")[0] for k in slabs if k.endswith(":chunk_size")}
     now = memlimit.ClassNow(slabs[f"{cls}:chunk_size"], items, slabs[f"{cls}:total_pages"])
     assert memlimit.items_at_limit(mem_mb * MIB, [now]) == {0: items}
-    assert memlimit.limit_for_bytes(now.pages * MIB, now.pages * MIB, [now]) == mem_mb * MIB
+    assert memlimit.pages_at_limit(mem_mb * MIB, [now]) == now.pages
+    assert memlimit.limit_for_bytes(now.pages * MIB) == mem_mb * MIB
 
 
 # ---- warm-up ------------------------------------------------------------------------------

@@ -10,12 +10,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select, update
 
 from conftest import PASSWORD, Inbox, new_account
-from hitcurve.account_mail import SIGNUP_ANSWER
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.security import sha256_hex
 from hitcurve.crud.accounts import MAX_SIGNUP_MAILS_PER_HOUR
 from hitcurve.models import AuditLog, SignupRequest, User, UserSession
+from hitcurve.notify.account_mail import SIGNUP_ANSWER
 
 
 def _actions(org_id: str) -> list[str]:

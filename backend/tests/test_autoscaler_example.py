@@ -26,6 +26,8 @@ from conftest import bearer
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import ClusterCurve
 
+pytestmark = pytest.mark.live
+
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "deploy/autoscaler/hitcurve_client.py"
 GB = 1e9
@@ -99,6 +101,14 @@ def test_client_prints_the_api_answer(account: Any, base_url: str) -> None:
     assert band["memory_bytes_min"] <= got["memory_bytes"] <= band["memory_bytes_max"]
     assert band["nodes_min"] <= got["nodes"] <= band["nodes_max"] and band["confidence"] == 0.9
     assert band["basis"] == "benchmark_prior"  # no graded prediction in this cluster yet
+    # one -m to set, the API's headline (the value the dashboard, e-mail, alerts and /metrics show),
+    # inside its own band; the newest curve's own -m is named as such
+    assert got["memory_limit_bytes"] == want["recommended_memory_limit_bytes"] is not None
+    assert got["window_memory_limit_bytes"] == want["memory_limit_bytes"]
+    assert band["memory_limit_bytes_min"] <= got["memory_limit_bytes"]
+    assert (
+        band["memory_limit_bytes_max"] is None or got["memory_limit_bytes"] <= band["memory_limit_bytes_max"]
+    )
 
     # Another target and node size on the command line.
     out = _run(base_url, token, "--cluster", cid, "--target", "0.6", "--node-size-bytes", str(int(8 * GB)))

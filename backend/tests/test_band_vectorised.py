@@ -1,4 +1,4 @@
-"""band_curves (all points at once, issue 19) against the one-point-at-a-time loop it replaced,
+"""band_curves (all points at once) against the one-point-at-a-time loop it replaced,
 on random curves and band models: the same floats, bit for bit (pure)."""
 
 import bisect
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from hitcurve import band
+from hitcurve.rules import band
 
 
 def _at(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
@@ -24,7 +24,7 @@ def _at(xs: Sequence[float], ys: Sequence[float], x: float) -> float:
 def band_curves_reference(
     xs: Sequence[float], ys: Sequence[float], model: band.BandModel
 ) -> tuple[list[float], list[float]]:
-    """band_curves as it was before issue 19's fifth pass, one point at a time."""
+    """band_curves as it was before the vectorised rewrite, one point at a time."""
     lo: list[float] = []
     hi: list[float] = []
     top_lo = top_hi = 0.0

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conftest import Account, bearer, upload_snapshot
-from hitcurve.crud.breakdown import memory_for
-from hitcurve.ttlwhatif import what_if
+from hitcurve.breakdown.ttlwhatif import what_if
+from hitcurve.rules.curves import memory_for
 from hitcurve_testing.snapshots import add_breakdown, make_snapshot
 
 
@@ -69,7 +69,7 @@ def test_breakdown_round_trip(account: Account, other: Account) -> None:
     assert not b["hot_keys_hashed"] and b["hot_keys"][0]["key"] == "cfg:flags"
     assert b["hot_keys_by_bytes"][0]["key"] == "feed:home"
     assert b["left"]["evicted"] == sum(c["left"]["evicted"] for c in snap["classes"])
-    # page-move evictions (issue 15): per class as the agent counted them, capped by what the
+    # page-move evictions: per class as the agent counted them, capped by what the
     # stream saw evicted; the total is their sum
     by_id = {c["id"]: c for c in b["classes"]}
     for c in snap["classes"]:
@@ -189,7 +189,7 @@ def test_pool_split_what_if(account: Account, other: Account) -> None:
 
 
 def test_a_lossy_or_quiet_window_never_stands_for_the_breakdown(account: Account) -> None:
-    """As for the sizing answer (hitcurve/windows.py): the breakdown and the split rest on the
+    """As for the sizing answer (hitcurve/rules/windows.py): the breakdown and the split rest on the
     newest window that was neither loss-flagged nor quiet, and say which newer ones were left out;
     with no good window at all, the newest stands in and says so."""
     now = datetime.now(UTC).replace(microsecond=0)
@@ -224,7 +224,7 @@ def test_a_lossy_or_quiet_window_never_stands_for_the_breakdown(account: Account
 
 
 def test_ttl_what_if(account: Account, other: Account) -> None:
-    """GET /servers/{id}/breakdown/ttl: the model's answer (hitcurve/ttlwhatif.py) for a prefix of
+    """GET /servers/{id}/breakdown/ttl: the model's answer (hitcurve/breakdown/ttlwhatif.py) for a prefix of
     the latest window, as the API returns it, and located 422s for what it cannot answer."""
     server_id, _ = upload_snapshot(account, "10.0.0.14:11211")
     url = f"/api/v1/servers/{server_id}/breakdown/ttl"

@@ -152,16 +152,17 @@ def test_an_agent_key_revoked_by_another_process_is_refused_once_its_entry_is_re
 
 
 def test_a_due_curve_is_refreshed_in_the_background(long_ttl, account) -> None:
-    from hitcurve import sizing
+    from hitcurve.sizing.basis import Basis
+    from hitcurve.sizing.cache import basis_cache
 
     sid, snap = upload_snapshot(account)
     url = f"/api/v1/sizing/servers/{sid}/memory"
     assert account.get(url, params={"target_hit_ratio": 0.5}).status_code == 409  # "no curve" cached
     insert_server_curve(account.org_id, sid, snap, [1e9, 2e9], [0.4, 0.8])
-    (key,) = [k for k in sizing.basis_cache()._data if sid in str(k)]  # noqa: SLF001
-    _make_due(sizing.basis_cache(), key)
+    (key,) = [k for k in basis_cache()._data if sid in str(k)]  # noqa: SLF001
+    _make_due(basis_cache(), key)
     assert account.get(url, params={"target_hit_ratio": 0.5}).status_code == 409  # the cached answer, at once
-    _wait_until("the background refresh", lambda: isinstance(sizing.basis_cache().get(key), sizing.Basis))
+    _wait_until("the background refresh", lambda: isinstance(basis_cache().get(key), Basis))
     r = account.get(url, params={"target_hit_ratio": 0.5})
     assert r.status_code == 200 and r.json()["memory_bytes"] > 0
 

@@ -3,21 +3,21 @@
 buys no fresh budget and cannot log in while the address is locked, and a locked address never
 blocks the demo's own setup (scripts/demo_setup.py)."""
 
-import os
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from live_api import live_api
 from sqlalchemy import delete
 
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import LoginAttempt
+
+pytestmark = pytest.mark.live
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 5
@@ -25,37 +25,20 @@ LIMIT = 5
 
 @pytest.fixture(scope="module")
 def server(migrated_db: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "HITCURVE_LOGIN_MAX_FAILURES_PER_IP": str(LIMIT), "HITCURVE_API_WORKERS": "1"}
-    log = tmp_path_factory.mktemp("serve") / "api.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "hitcurve.serve", "--port", str(port), "--log-level", "warning"],
-            env=env,
-            cwd=ROOT,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/api/v1/health", timeout=2).status_code in (200, 503):
-                break
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None, log.read_text()
-        time.sleep(0.2)
+    with get_sessionmaker()() as db:  # earlier modules in this worker's database failed log-ins too
+        db.execute(delete(LoginAttempt))  # (per address, and towards the global limit)
+        db.commit()
     try:
-        yield url
+        with live_api(tmp_path_factory.mktemp("serve"), HITCURVE_LOGIN_MAX_FAILURES_PER_IP=str(LIMIT)) as api:
+            yield api.url
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        with get_sessionmaker()() as db:  # leave no lock on 127.0.0.1 for later tests
-            db.execute(delete(LoginAttempt).where(LoginAttempt.ip == "127.0.0.1"))
-            db.commit()
+        forget_loopback_failures()  # leave no lock on 127.0.0.1 for later tests
+
+
+def forget_loopback_failures() -> None:
+    with get_sessionmaker()() as db:
+        db.execute(delete(LoginAttempt).where(LoginAttempt.ip == "127.0.0.1"))
+        db.commit()
 
 
 def test_spoofed_forwarded_for_gets_no_fresh_budget(server: str, account) -> None:  # type: ignore[no-untyped-def]

@@ -1,5 +1,5 @@
 """A cluster's recommended memory limit (the `-m` of each node) follows the same one definition as
-a server's (issue 14, item 5): hysteresis.recommend_periodic over the cluster's recent curves,
+a server's: hysteresis.recommend_periodic over the cluster's recent curves,
 anchored on their window ends. Against real PostgreSQL through the API, an autoscaler polling
 after every window of a stationary workload sees it change at most once over 30 windows, while
 the raw answer moves; `stable` says what the hysteresis says.
@@ -16,10 +16,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import upload_snapshot
-from hitcurve import hysteresis
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import ClusterCurve
+from hitcurve.rules import hysteresis
 
 FIXTURE = Path(__file__).parent / "data" / "stationary-windows-zipf0.9.json.gz"
 POLLS = 30
@@ -56,6 +58,7 @@ def _store_curve(
         db.commit()
 
 
+@pytest.mark.slow  # 30 windows of three servers through the API
 def test_cluster_recommended_limit_changes_at_most_once_over_30_stationary_windows(account) -> None:
     doc = json.loads(gzip.decompress(FIXTURE.read_bytes()))
     target, recs = float(doc["target_hit_ratio"]), doc["windows"]

@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from hitcurve.core.errors import ApiError
+from hitcurve.core.domain import Invalid
+from hitcurve.ingest.uploads import parse
 from hitcurve.schemas import agent as proto
-from hitcurve.uploads import parse
 from hitcurve_testing.snapshots import make_snapshot
 
 
@@ -51,7 +51,7 @@ def test_the_first_bad_class_is_named() -> None:
     for c in (1, 3):  # two bad classes: the error names the first
         p = snap["classes"][c]["curve"]["points"]
         p[5][1], p[6][1] = p[6][1] + 0.01, p[5][1]
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(Invalid) as err:
         parse(json.dumps(snap).encode(), proto.Snapshot)
     first = snap["classes"][1]["id"]
     assert f"class {first}: curve hit ratios must be non-decreasing (point 6)" in str(err.value.detail)

@@ -1,4 +1,4 @@
-"""hitcurve.curves.clean and Pchip.fit (all points at once, issue 19) against the loops they
+"""hitcurve.rules.curves.clean and Pchip.fit (all points at once) against the loops they
 replaced, on random stored curves: the same floats, bit for bit, and the same errors (pure)."""
 
 import math
@@ -8,14 +8,14 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from hitcurve import curves
-from hitcurve.curves import Pchip, _end_slope
+from hitcurve.rules import curves
+from hitcurve.rules.curves import Pchip, _end_slope
 
 
 def clean_reference(
     xs: Sequence[float | None], ys: Sequence[float | None]
 ) -> tuple[list[float], list[float]]:
-    """curves.clean as it was before issue 19's fifth pass, one point at a time."""
+    """curves.clean as it was before the vectorised rewrite, one point at a time."""
     ox: list[float] = []
     oy: list[float] = []
     top = 0.0

@@ -9,9 +9,13 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+pytestmark = pytest.mark.live
+
 _API = r"""
 import asyncio
-from hitcurve import uploads
+from hitcurve.ingest import uploads
 async def main():
     try:
         await uploads.decode_in_pool("snapshot", b"{}", False, 1 << 20, 1)

@@ -16,9 +16,11 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
+from aiosmtpd.controller import Controller
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
+from conftest import Inbox
 from hitcurve_testing.snapshots import make_snapshot
 from hitcurve_testing.waiting import REQUEST_TIMEOUT_S, wait_http
 
@@ -26,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PASSWORD = "fuzzing passphrase 1"
 MAX_EXAMPLES = int(os.environ.get("HITCURVE_FUZZ_EXAMPLES", "15"))
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 
 def _free_port() -> int:
@@ -38,9 +40,16 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def live_server(migrated_db: str) -> Iterator[str]:
     port = _free_port()
+    # The routes that promise a mail answer 503 when no mail server listens: the fuzzed server
+    # gets a real one (aiosmtpd on loopback), as every installation has.
+    smtp_port = _free_port()
+    sink = Controller(Inbox(), hostname="127.0.0.1", port=smtp_port)
+    sink.start()
     # A cheaper argon2id: the fuzz run looks for 5xx, not at the KDF, and signs up many accounts.
     env = {
         **os.environ,
+        "HITCURVE_SMTP_HOST": "127.0.0.1",
+        "HITCURVE_SMTP_PORT": str(smtp_port),
         "HITCURVE_LOGIN_MAX_FAILURES_PER_IP": "1000000",
         "HITCURVE_ARGON2_MEMORY_KIB": "8192",
         "HITCURVE_ARGON2_TIME_COST": "1",
@@ -73,11 +82,12 @@ def live_server(migrated_db: str) -> Iterator[str]:
         proc.terminate()
         proc.wait(timeout=20)
         log.close()
+        sink.stop()
 
 
 @pytest.fixture(scope="module")
 def credentials(live_server: str) -> dict[str, Any]:
-    # generous: the first upload starts the server's decoder process (hitcurve.uploads)
+    # generous: the first upload starts the server's decoder process (hitcurve.ingest.uploads)
     from hitcurve.core.db import get_sessionmaker
     from hitcurve.crud.accounts import create_account
 

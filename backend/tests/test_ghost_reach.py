@@ -1,4 +1,4 @@
-"""A target above today's memory reads "unreachable" only where the curve is measured (issue 14).
+"""A target above today's memory reads "unreachable" only where the curve is measured.
 
 The agent's ghost fills only with evictions: after memcached is full it takes (K - 1) x N of them
 before the curve is measured out to K x N, and until then the points past the ghost's reach are
@@ -14,8 +14,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hitcurve import sizing, windows
+from hitcurve.rules import windows
 from hitcurve.schemas.sizing import Subject
+from hitcurve.sizing.answers import memory_answer, ratio_answer
+from hitcurve.sizing.basis import Basis
+from hitcurve.sizing.recent_windows import basis_from_windows
 
 MIB = 1 << 20
 NOW = 32 * MIB  # today's memory
@@ -24,7 +27,7 @@ SIZES = [NOW * f / 4 for f in range(1, 21)]
 RATIOS = [min(0.5 + 0.1 * f / 4, 0.8) if f <= 12 else 0.8 for f in range(1, 21)]
 
 
-def _basis(reach: float | None) -> sizing.Basis:
+def _basis(reach: float | None) -> Basis:
     end = datetime.now(UTC) - timedelta(seconds=5)
     wins = [
         windows.WindowCurve(
@@ -32,20 +35,26 @@ def _basis(reach: float | None) -> sizing.Basis:
         )
         for i in range(3)
     ]
-    b = sizing.basis_from_windows(wins)
+    b = basis_from_windows(wins)
     assert b is not None
     return b
 
 
 def _answer(reach: float | None, target: float = 0.9):
-    return sizing.memory_answer(Subject(type="server", id=uuid.uuid4()), _basis(reach), target)
+    return memory_answer(Subject(type="server", id=uuid.uuid4()), _basis(reach), target)
 
 
-def test_ghost_still_filling_is_a_lower_bound_with_the_remedy() -> None:
+def test_a_target_past_what_the_ghost_has_seen_is_unknown_not_a_bound() -> None:
+    # the curve is held flat past the reach: nothing says the target needs more, or is out of reach
     a = _answer(reach=2 * NOW)
-    assert a.status == "above_curve"
-    assert a.memory_bytes is None and a.memory_bytes_at_least == 2 * NOW
-    assert "--ghost-factor" in a.message and "more than 64\u00a0MiB" in a.message
+    assert a.status == "unknown"
+    assert (
+        a.memory_bytes is None
+        and a.memory_bytes_at_least is None
+        and a.recommended_memory_limit_bytes is None
+    )
+    assert a.seen_up_to_bytes == 2 * NOW
+    assert a.unknown_until is not None and "seen the curve up to 64\u00a0MiB so far" in a.unknown_until
 
 
 def test_a_measured_plateau_is_unreachable() -> None:
@@ -57,8 +66,9 @@ def test_a_measured_plateau_is_unreachable() -> None:
 
 
 def test_reachable_targets_are_not_affected_by_the_reach() -> None:
-    a = _answer(reach=1.2 * NOW, target=0.75)
-    assert a.status == "ok" and a.memory_bytes is not None and a.memory_bytes < 3 * NOW
+    # 55 % lies at half today's memory, well inside what the ghost has seen
+    a = _answer(reach=1.2 * NOW, target=0.55)
+    assert a.status == "ok" and a.memory_bytes is not None and a.memory_bytes < NOW
 
 
 def test_the_worker_puts_the_reach_on_the_memory_axis() -> None:
@@ -100,7 +110,7 @@ def test_the_worker_keeps_the_coarsest_ghost_of_the_classes_with_reads() -> None
 
 
 def _ratio(reach: float | None, memory: float):
-    return sizing.ratio_answer(Subject(type="server", id=uuid.uuid4()), _basis(reach), memory)
+    return ratio_answer(Subject(type="server", id=uuid.uuid4()), _basis(reach), memory)
 
 
 def test_hit_rate_past_the_reach_is_a_lower_bound_with_the_remedy() -> None:

@@ -63,6 +63,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.live
 def test_killed_redis_is_named_quickly(restore_settings: None, tmp_path: Path) -> None:
     port = _free_port()
     proc = subprocess.Popen(
@@ -89,6 +90,7 @@ def test_killed_redis_is_named_quickly(restore_settings: None, tmp_path: Path) -
     assert elapsed < 10, "a dead Redis must be reported, not waited on"
 
 
+@pytest.mark.live
 def test_killed_postgresql_is_named_quickly(restore_settings: None) -> None:
     """A second private PostgreSQL instance is started, used, killed with SIGKILL mid-test."""
     inst = f"killtest-{os.getpid()}"

@@ -3,7 +3,7 @@ lib/format.test.ts reads the same file), so the API's messages, the e-mail and t
 write "1 GiB" beside the dashboard's "1.0 GiB"."""
 
 from conftest import dashboard_cases
-from hitcurve.memlimit import human_bytes
+from hitcurve.rules.memlimit import human_bytes
 
 
 def test_every_case_of_the_dashboards_table() -> None:

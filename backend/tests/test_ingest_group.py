@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from hitcurve.api.deps import Principal
 from hitcurve.core.db import get_sessionmaker
-from hitcurve.core.errors import ApiError
+from hitcurve.core.domain import Conflict
+from hitcurve.core.principal import Principal
 from hitcurve.core.security import sha256_hex
 from hitcurve.crud import ingest_group
 from hitcurve.crud.ingest import Stored
+from hitcurve.ingest.uploads import decode
 from hitcurve.models import AgentKey, Server, Snapshot, SnapshotClass
-from hitcurve.uploads import decode
 from hitcurve_testing.snapshots import make_snapshot
 
 
@@ -116,7 +116,7 @@ def test_a_failed_statement_answers_only_its_own_upload(account, other) -> None:
         "accepted",
     ]
     assert "foreign key" in str(answers[2]).lower()
-    assert isinstance(answers[4], ApiError) and answers[4].status == 409
+    assert isinstance(answers[4], Conflict) and answers[4].code == "id_conflict"
     stored = _stored([s["snapshot_id"] for s in mine])
     assert all(stored[s["snapshot_id"]] == (1, len(s["classes"])) for s in mine), stored
     with get_sessionmaker()() as db:

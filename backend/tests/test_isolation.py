@@ -9,7 +9,7 @@ from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import Alert
 
 
-def test_foreign_ids_are_404_everywhere(account, other, anon) -> None:
+def test_foreign_ids_are_404_everywhere(account, other, anon, inbox) -> None:
     cid = account.post("/api/v1/clusters", json={"name": "secret"}).json()["id"]
     sid, snap = upload_snapshot(account)
     insert_server_curve(account.org_id, sid, snap, [1e9, 2e9], [0.5, 0.6])
@@ -58,6 +58,7 @@ def test_foreign_ids_are_404_everywhere(account, other, anon) -> None:
         ("patch", f"/api/v1/servers/{sid}", {"cluster_id": None}),
         ("post", f"/api/v1/alerts/{aid}/ack", None),
         ("patch", f"/api/v1/report-subscriptions/{sub['id']}", {"enabled": False}),
+        ("post", f"/api/v1/report-subscriptions/{sub['id']}/confirmation", None),
         ("delete", f"/api/v1/report-subscriptions/{sub['id']}", None),
         ("post", "/api/v1/simulations", {"server_id": sid, "policies": ["lru"], "sizes_bytes": [1]}),
         ("post", "/api/v1/simulations", {"cluster_id": cid, "policies": ["lru"], "sizes_bytes": [1]}),

@@ -120,13 +120,18 @@ def test_scrape_with_read_token_parses_and_matches_the_api(account, other, anon,
         want["memory_bytes"]
     )
     assert _value(fams, "hitcurve_server_target_reachable", **srv) == 1
-    # issue 18: warm-up state and the recommended limit, as the sizing answer says
+    # warm-up state and the recommended limit, as the sizing answer says
     assert _value(fams, "hitcurve_server_warming_up", **srv) == (1 if want["status"] == "warming_up" else 0)
     if want["recommended_memory_limit_bytes"] is not None:
         assert _value(fams, "hitcurve_server_recommended_memory_limit_bytes", **srv) == pytest.approx(
             want["recommended_memory_limit_bytes"]
         )
     assert "hitcurve_cluster_warming_up" in fams and "hitcurve_cluster_recommended_memory_limit_bytes" in fams
+    # today's -m against the answer (hitcurve.rules.shortage), the one rule the memory alert follows
+    state = want["memory_state"]
+    assert state in ("short", "at_edge", "enough")
+    assert _value(fams, "hitcurve_server_memory_short", **srv) == (1 if state == "short" else 0)
+    assert _value(fams, "hitcurve_server_memory_at_edge", **srv) == (1 if state == "at_edge" else 0)
     assert _value(fams, "hitcurve_server_curve_error_pp", **srv) == pytest.approx(
         servers["10.0.0.7:11211"]["curve_error_pp"]
     )

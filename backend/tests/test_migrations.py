@@ -41,6 +41,7 @@ EXPECTED = {
     "alerts",
     "notification_channels",
     "alert_deliveries",
+    "install_settings",
     "simulation_runs",
     "simulation_results",
     "report_subscriptions",
@@ -322,3 +323,56 @@ def test_0014_keeps_stored_corrections_without_a_ghost_view_and_back() -> None:
         assert "hit_ratio_ghost_view" not in names
         with engine.connect() as c:
             assert c.execute(text(cols + " FROM policy_corrections")).one() == before
+
+
+def test_0015_extracts_the_breakdown_of_stored_uploads_and_skips_unreadable_ones() -> None:
+    """Snapshots stored before revision 0015 get snapshots.breakdown from their stored payload:
+    the breakdown fields, the classes' leave counts and the server figures, nothing else; a
+    snapshot without a breakdown, a payload retention dropped and one that is not gzip get NULL."""
+    with _scratch_db() as (engine, cfg):
+        command.upgrade(cfg, "0014")
+        org, server = uuid.uuid4(), uuid.uuid4()
+        doc = {
+            "schema_version": 1,
+            "server": {"limit_maxbytes": 33554432, "address": "a:1"},
+            "measured": {"hit_ratio": 0.8, "bytes": 27_500_000, "cmd_get": 9},
+            "classes": [
+                {"id": 5, "chunk_size": 240, "pages": 3, "left": {"expired": 1, "evicted": 2, "deleted": 0},
+                 "curve": {"points": [[1, 0.5]]}}
+            ],
+            "prefixes": [{"prefix": "user", "requests": 10, "hit_ratio": 0.5, "bytes": 100, "points": []}],
+            "prefix_other": None,
+            "diagnostics": {"padding": list(range(1000))},
+        }
+        rows = {
+            "with": gzip.compress(json.dumps(doc).encode()),
+            "without": gzip.compress(json.dumps({"schema_version": 1, "classes": []}).encode()),
+            "dropped": None,
+            "broken": b"not gzip at all",
+        }
+        ids = {name: uuid.uuid4() for name in rows}
+        with engine.begin() as c:
+            _org_and_server(c, org, server)
+            for name, payload in rows.items():
+                c.execute(
+                    text(
+                        "INSERT INTO snapshots (id, org_id, server_id, instance_id, window_start,"
+                        " window_end, limit_maxbytes, curve_points, cmd_get, get_hits, get_misses,"
+                        " bytes_used, curr_items, loss_ratio, flagged, payload_gzip)"
+                        " VALUES (:id, :o, :s, 'i', now(), now(), 1, 100, 0, 0, 0, 0, 0, 0, false, :p)"
+                    ),
+                    {"id": ids[name], "o": org, "s": server, "p": payload},
+                )
+        command.upgrade(cfg, "0015")
+        with engine.connect() as c:
+            got = {r.id: r.breakdown for r in c.execute(text("SELECT id, breakdown FROM snapshots"))}
+        b = got[ids["with"]]
+        assert b["prefixes"] == doc["prefixes"] and b["prefix_other"] is None
+        left = doc["classes"][0]["left"]
+        assert b["classes"] == [{"id": 5, "chunk_size": 240, "left": left}]  # absent stays absent
+        assert b["server"] == {"limit_maxbytes": 33554432}
+        assert b["measured"] == {"hit_ratio": 0.8, "bytes": 27_500_000}
+        assert "diagnostics" not in b
+        assert got[ids["without"]] is None and got[ids["dropped"]] is None and got[ids["broken"]] is None
+        command.downgrade(cfg, "0014")
+        assert "breakdown" not in {c["name"] for c in inspect(engine).get_columns("snapshots")}

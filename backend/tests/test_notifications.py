@@ -10,8 +10,8 @@ import pytest
 from receiver import Receiver
 
 from conftest import Account, bearer
-from hitcurve import notify
 from hitcurve.core.config import get_settings
+from hitcurve.notify import payloads as notify
 
 CH = "/api/v1/notification-channels"
 
@@ -138,3 +138,44 @@ def test_refused_again_at_send_time_without_the_allowance(
     assert receiver.at("/am") == []
     r = account.patch(f"{CH}/{ch['id']}", json={"url": "http://127.0.0.1/other"})
     assert r.status_code == 422 and r.json()["code"] == "blocked_target"
+
+
+def _open_alert(org_id: str, severity: str, kind: str = "memory_short") -> str:
+    """An open alert of the organization, as the worker's rules leave one."""
+    import uuid
+
+    from hitcurve.core.db import get_sessionmaker
+    from hitcurve.models import Alert
+
+    with get_sessionmaker()() as db:
+        a = Alert(
+            org_id=uuid.UUID(org_id), kind=kind, severity=severity, state="open", message=f"{kind} test"
+        )
+        db.add(a)
+        db.commit()
+        return str(a.id)
+
+
+def test_a_channel_added_while_alerts_are_open_is_offered_them_and_gets_each_once(
+    account: Account, other: Account, private_ok: None, receiver: Receiver
+) -> None:
+    _open_alert(account.org_id, "warning")
+    _open_alert(account.org_id, "info", kind="savings")
+    _open_alert(other.org_id, "critical")  # another organization's: never offered here
+    r = account.post(
+        CH,
+        json={"name": "late", "kind": "webhook", "url": f"{receiver.base}/late", "min_severity": "warning"},
+    )
+    assert r.status_code == 201, r.text
+    ch = r.json()
+    assert ch["open_alerts"] == 1  # the warning; the info alert is below the channel's minimum
+    r = account.post(f"{CH}/{ch['id']}/send-open-alerts")
+    assert r.status_code == 200, r.text
+    assert r.json() == {"queued": 1}
+    assert account.post(f"{CH}/{ch['id']}/send-open-alerts").json() == {"queued": 0}  # each once
+    log = account.get("/api/v1/alert-deliveries", params={"channel_id": ch["id"]}).json()
+    assert [(x["event"], x["alert_kind"]) for x in log] == [("opened", "memory_short")]
+    assert other.post(f"{CH}/{ch['id']}/send-open-alerts").status_code == 404
+    account.patch(f"{CH}/{ch['id']}", json={"enabled": False})
+    r = account.post(f"{CH}/{ch['id']}/send-open-alerts")
+    assert r.status_code == 409 and r.json()["code"] == "channel_disabled"

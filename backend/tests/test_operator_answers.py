@@ -1,4 +1,4 @@
-"""The sizing answer as an operator or autoscaler acts on it (issue 14), against real PostgreSQL:
+"""The sizing answer as an operator or autoscaler acts on it, against real PostgreSQL:
 warm-up, the -m to set, bounds instead of dead ends, the band, quiet and lossy windows, the
 recommended limit, and every contract field documented in the OpenAPI schema."""
 
@@ -73,15 +73,27 @@ def test_warming_up_until_memcached_is_full_then_ok(account) -> None:
         a["fill_ratio"] == 0.5 and a["used_bytes"] == 32 * MIB and a["current_memory_limit_bytes"] == 64 * MIB
     )
     assert a["full_in_seconds"] == 120  # 16 MiB a minute, 32 MiB to go
-    assert "still filling: 32\u00a0MiB of 64\u00a0MiB, full in about 2 min" in a["message"]
-    assert "beyond" not in a["message"] and a["memory_bytes"] is not None  # provisional, not a dead end
-    assert a["stable"] is False  # an autoscaler must not act on a warming answer
+    assert "still filling: 32\u00a0MiB of 64\u00a0MiB, full in about 2 min" in a["unknown_until"]
+    assert (
+        a["unknown_until"].startswith("unknown until memcached is full")
+        and a["unknown_until"] in a["message"]
+    )
+    # unknown, not provisional: no memory figure, -m or bound an autoscaler or a reader could act on
+    for f in (
+        "memory_bytes",
+        "memory_limit_bytes",
+        "memory_bytes_at_least",
+        "recommended_memory_limit_bytes",
+    ):
+        assert a[f] is None, f
+    assert a["stable"] is None and "more than" not in a["message"] and "-m " not in a["message"]
     # the servers list says the same (the dashboard's table and card show it, not "curve drifting")
     row = next(x for x in account.get("/api/v1/servers").json() if x["id"] == sid)
     assert (row["status"], row["status_note"]) == ("warming_up", "memcached still filling")
-    # a target past the curve while warming: still warming, with the lower bound
+    # a target past the curve while warming: unknown too, without the curve's end as a bound (the
+    # demo's "needs more than 245 MiB", 5 x the bytes in use, against 66 MiB once known)
     w = memory(account, sid, 0.95)
-    assert w["status"] == "warming_up" and w["memory_bytes_at_least"] == int(XS[-1])
+    assert w["status"] == "warming_up" and w["memory_bytes_at_least"] is None
     window(account, 2, fill=1.0)
     assert memory(account, sid, 0.6)["status"] == "warming_up"  # just filled: one more window
     window(account, 3, fill=1.0)
@@ -195,7 +207,7 @@ def test_the_curve_page_draws_the_curve_the_answers_rest_on(account) -> None:
 
 def test_one_server_has_one_measured_hit_rate(account) -> None:
     """The servers list, the curve page and the sizing answer state the same measured hit rate:
-    the reads-weighted good windows the answers rest on (hitcurve.windows.measured_over), not the
+    the reads-weighted good windows the answers rest on (hitcurve.rules.windows.measured_over), not the
     newest window's own. The list showed the newest window's while the card and the API showed the
     weighted one (48.6 against 55.6 % in the demo's warm-up)."""
     address = "10.9.0.7:11211"
@@ -244,6 +256,46 @@ def test_quiet_and_lossy_windows_keep_the_answer_within_1pp(account) -> None:
     assert abs(mem_after - mem_before) <= 0.01 * mem_before
 
 
+def test_a_window_the_self_check_flagged_is_left_out_and_the_answer_says_why(account) -> None:
+    address = "10.9.0.3:11211"
+    sid = ""
+    for m in range(6):
+        sid = window(account, m, address=address)
+    before = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 96 * MIB}).json()
+    # the agent's own hit ratio disagreed with memcached's in the newest window: flagged, no loss
+    snap = make_snapshot(address, end=BASE + timedelta(minutes=6), n_classes=2)
+    ys = curve(0.6)
+    snap["loss"].update(
+        loss_ratio=0.0,
+        flagged=True,
+        flagged_by=["self_check"],
+        self_check={"agent_hit_ratio": 0.712, "measured_hit_ratio": 0.8421, "tolerance": 0.01},
+        threshold=0.05,
+    )
+    post(account, snap)
+    insert_server_curve(account.org_id, sid, snap, XS, ys, current_bytes=64 * MIB, hit_ratio_calibrated=ys)
+    after = account.get(f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": 96 * MIB}).json()
+    assert after["hit_ratio"] == pytest.approx(before["hit_ratio"], abs=0.01)
+    why = (
+        "1 newer window left out (self-check disagreed: the agent read 71.2 % against memcached's 84.2 %, "
+        "more than its 1.0 pp tolerance)"
+    )
+    assert why in after["message"], after["message"]
+    page = account.get(f"/api/v1/servers/{sid}/curve").json()
+    assert why in page["merged"]["windows_note"]
+    # a lossy one says how much it lost, and each kind of reason is named once (the newest's figures)
+    snap = make_snapshot(address, end=BASE + timedelta(minutes=7), n_classes=2)
+    snap["loss"].update(loss_ratio=0.23, flagged=True, flagged_by=["stream_loss"], threshold=0.05)
+    post(account, snap)
+    insert_server_curve(account.org_id, sid, snap, XS, ys, current_bytes=64 * MIB, hit_ratio_calibrated=ys)
+    page = account.get(f"/api/v1/servers/{sid}/curve").json()
+    assert page["merged"]["windows_note"].endswith(
+        "; 2 newer windows left out (self-check disagreed: the agent read 71.2 % against "
+        "memcached's 84.2 %, more than its 1.0 pp tolerance; stream loss: 23.0 % of the watch lines lost, "
+        "above the agent's 5.0 %)"
+    )
+
+
 def test_every_new_field_is_documented_in_the_openapi_schema(anon) -> None:
     spec = anon.get("/api/v1/openapi.json").json()
     props = spec["components"]["schemas"]["SizingAnswer"]["properties"]
@@ -260,7 +312,9 @@ def test_every_new_field_is_documented_in_the_openapi_schema(anon) -> None:
         "stable",
     ):
         assert props[name].get("description"), name
-    assert set(props["status"]["enum"]) == {"ok", "warming_up", "above_curve", "unreachable"}
+    assert set(props["status"]["enum"]) == {"ok", "warming_up", "unknown", "above_curve", "unreachable"}
+    for name in ("unknown_until", "seen_up_to_bytes", "seen_all_in_seconds"):
+        assert props[name].get("description"), name
     band = spec["components"]["schemas"]["Band"]["properties"]
     for name in ("memory_bytes_min", "memory_bytes_max", "hit_rate_min", "hit_rate_max", "confidence"):
         assert band[name].get("description"), name
@@ -307,25 +361,35 @@ def test_cluster_answers_carry_the_node_fields_and_warm_up_with_their_nodes(acco
     assert warm["status"] == "warming_up" and warm["nodes"] == 2
     assert warm["used_bytes"] == 96 * MIB and warm["current_memory_limit_bytes"] == 128 * MIB
     assert warm["fill_ratio"] == 0.75 and warm["full_in_seconds"] == 120
-    assert "still filling: 96\u00a0MiB of 128\u00a0MiB" in warm["message"] and "beyond" not in warm["message"]
-    # the -m is per node: half the cluster's memory, in whole MiB
-    assert warm["memory_limit_bytes"] % MIB == 0
-    assert warm["memory_bytes"] / 2 <= warm["memory_limit_bytes"] < warm["memory_bytes"] / 2 + MIB
-    assert f"set -m {warm['memory_limit_bytes'] // MIB} on each of its 2 nodes" in warm["message"]
-    # past the curve while warming: a bound, never "unreachable"
+    assert (
+        "still filling: 96\u00a0MiB of 128\u00a0MiB" in warm["unknown_until"]
+        and "beyond" not in warm["message"]
+    )
+    assert warm["memory_bytes"] is None and warm["memory_limit_bytes"] is None
+    # past the curve while warming: unknown, neither a bound nor "unreachable"
     far = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": 0.95}).json()
-    assert far["status"] == "warming_up" and far["memory_bytes_at_least"] == int(2 * XS[-1])
-    assert "sees further once memcached is full" in far["message"]
-    for m in (2, 3):
+    assert far["status"] == "warming_up" and far["memory_bytes_at_least"] is None
+    for m in (2, 3, 4):  # three windows after the fill: the recommended limit skips minute 1's
         window(account, m, fill=1.0, address="10.9.1.2:11211")
         window(account, m, fill=1.0, address="10.9.1.1:11211")
         _cluster_curve(account, cid, m)
-    ok = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": 0.8}).json()
+    # 80 % lies at 174 MiB of the cluster's curve, past what node 2's agent has seen since it
+    # attached to an empty memcached (5,000 evictions of 410,000 items: 1.2 % past today's memory)
+    far = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": 0.8}).json()
+    assert far["status"] == "unknown" and far["memory_limit_bytes"] is None
+    assert far["seen_up_to_bytes"] is not None and 128 * MIB < far["seen_up_to_bytes"] < 130 * MIB
+    ok = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": 0.6}).json()
     assert ok["status"] == "ok" and ok["fill_ratio"] == 1.0 and ok["full_in_seconds"] is None
+    # the -m is per node: half the cluster's memory, in whole MiB
+    assert ok["memory_limit_bytes"] % MIB == 0
+    assert ok["memory_bytes"] / 2 <= ok["memory_limit_bytes"] < ok["memory_bytes"] / 2 + MIB
+    assert f"set -m {ok['recommended_memory_limit_bytes'] // MIB} on each of its 2 nodes" in ok["message"]
     assert ok["recommended_memory_limit_bytes"] == ok["memory_limit_bytes"]  # three agreeing cluster curves
     assert ok["stable"] is True
     summary = next(c for c in account.get("/api/v1/clusters").json() if c["id"] == cid)
-    assert summary["memory_for_target_status"] == "ok"
+    # the cluster's own target (80 %) is not seen yet: the card says so, with no number
+    assert summary["memory_for_target_status"] == "unknown" and summary["memory_for_target_bytes"] is None
+    assert summary["status"] == "warming_up"
 
 
 def test_a_one_server_cluster_has_its_servers_band(account) -> None:
@@ -346,3 +410,36 @@ def test_a_one_server_cluster_has_its_servers_band(account) -> None:
         assert cluster["memory_bytes"] == server["memory_bytes"], (cluster, server)
         for edge in ("memory_bytes_min", "memory_bytes_max", "hit_rate_min", "hit_rate_max"):
             assert cluster["band"][edge] == server["band"][edge], (edge, cluster["band"], server["band"])
+
+
+def test_metrics_export_the_unknown_state_and_no_reachable_0_while_warming(account) -> None:
+    """A rule on target_reachable == 0 must not fire on every restart: while memcached fills, the
+    cluster and its server export target_known 0 and no memory-for-target, reachable or -m sample;
+    once full and seen out to the target, target_known 1 and the -m to set the sizing answer gives."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    cid = account.post("/api/v1/clusters", json={"name": "warm", "target_hit_ratio": 0.6}).json()["id"]
+    sid = window(account, 0, fill=0.25, address="10.9.3.1:11211")
+    window(account, 1, fill=0.5, address="10.9.3.1:11211")
+    assert account.patch(f"/api/v1/servers/{sid}", json={"cluster_id": cid}).status_code == 200
+    token = account.api_token("read")
+
+    def samples() -> dict[str, float]:
+        text = account.client.get("/metrics", headers=bearer(token)).text
+        return {
+            f"{s.name}|{s.labels.get('cluster_id') or s.labels.get('server_id')}": s.value
+            for fam in text_string_to_metric_families(text)
+            for s in fam.samples
+        }
+
+    m = samples()
+    assert m[f"hitcurve_server_target_known|{sid}"] == 0 and m[f"hitcurve_server_warming_up|{sid}"] == 1
+    for name in ("target_reachable", "memory_for_target_bytes", "recommended_memory_limit_bytes"):
+        assert f"hitcurve_server_{name}|{sid}" not in m, name
+    for m_ in (2, 3):
+        window(account, m_, fill=1.0, address="10.9.3.1:11211")
+    m = samples()
+    ans = account.get(f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.6}).json()
+    assert ans["status"] == "ok"
+    assert m[f"hitcurve_server_target_known|{sid}"] == 1 and m[f"hitcurve_server_target_reachable|{sid}"] == 1
+    assert m[f"hitcurve_server_recommended_memory_limit_bytes|{sid}"] == ans["recommended_memory_limit_bytes"]

@@ -3,7 +3,7 @@ lib/format.test.ts reads the same file), so the API's messages, the e-mail and t
 write "90.0%" beside the dashboard's "90 %"."""
 
 from conftest import dashboard_cases
-from hitcurve.percent import hit_rate, percent
+from hitcurve.rules.percent import hit_rate, percent
 
 
 def test_every_case_of_the_dashboards_table() -> None:

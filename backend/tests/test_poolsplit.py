@@ -1,4 +1,4 @@
-"""The pool-split model (hitcurve/poolsplit.py) against exact byte-weighted LRU on a seeded trace
+"""The pool-split model (hitcurve/breakdown/poolsplit.py) against exact byte-weighted LRU on a seeded trace
 of two prefixes with the same read share and popularity and items of 200 and 4000 bytes: every
 curve here is computed exactly (stack distances in bytes), so the rest's curve the model derives
 from the merged curve minus P's can be compared with the rest's own exact curve, and the split's
@@ -11,7 +11,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 
-from hitcurve.poolsplit import GRID, calibrate, rest_curve, split
+from hitcurve.breakdown.poolsplit import GRID, calibrate, rest_curve, split
 from hitcurve_testing.workloads import stack_distances, zipf_ranks
 
 N = 60_000

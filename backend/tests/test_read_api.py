@@ -5,8 +5,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import redis
 
 from conftest import bearer, insert_server_curve, upload_snapshot
+from hitcurve.core import fairqueue
+from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import AccuracyRecord, Alert, ClusterCurve, SimulationResult
 
@@ -183,11 +186,12 @@ def test_simulation_request_enqueued_and_results(account, anon, private_queue) -
     run = r.json()
     assert run["status"] == "pending" and run["policies"] == ["lru", "gdwheel"]
     assert run["sizes_bytes"] == [1 << 30, 2 << 30]
+    # queued on the organization's fair queue, with a turn on the batch queue to run it
     msgs = private_queue()
-    assert any(
-        m["headers"]["task"] == "hitcurve.run_simulation" and run["id"] in m["headers"]["argsrepr"]
-        for m in msgs
-    )
+    assert [m for m in msgs if m["headers"]["task"] == "hitcurve.fair_turn"]
+    with redis.Redis.from_url(get_settings().redis_url) as broker:
+        assert fairqueue.waiting(broker) == {account.org_id: 1}
+        assert fairqueue.take(broker) == (account.org_id, "hitcurve.run_simulation", [run["id"]])
     with get_sessionmaker()() as db:
         db.add(
             SimulationResult(
@@ -265,7 +269,7 @@ def test_one_open_alert_per_kind_and_subject(account) -> None:
         db.commit()
 
 
-def test_report_subscriptions_crud(account) -> None:
+def test_report_subscriptions_crud(account, inbox) -> None:
     cid = account.post("/api/v1/clusters", json={"name": "c"}).json()["id"]
     r = account.post(
         "/api/v1/report-subscriptions",

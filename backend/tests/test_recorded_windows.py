@@ -1,11 +1,11 @@
 """An autoscaler polling every window on a stationary workload sees the recommended memory limit
-change at most once over 30 windows (issue 14, item 5).
+change at most once over 30 windows.
 
 The windows are a real recorded sequence: `bench/accuracy/bench_accuracy.py --record-windows`
 ran memcached 1.6.18 at 32 MiB with the agent on its defaults under a seeded Zipf 0.9 workload
 and kept each window as the API weighs it (the worker pipeline's calibrated curve, reads, stream
 loss, slab classes, fill, accuracy-record error). Each poll builds the answer the API would give
-after that window (hitcurve.sizing.basis_from_windows over the newest 30 windows, then
+after that window (hitcurve.sizing.recent_windows.basis_from_windows over the newest 30 windows, then
 memory_answer) -- the same functions the sizing routes call, without the database.
 """
 
@@ -14,13 +14,16 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from hitcurve import hysteresis, sizing, warmup, windows
-from hitcurve.memlimit import ClassNow
+import recorded
+
+from hitcurve.rules import hysteresis, windows
 from hitcurve.schemas.sizing import Subject
+from hitcurve.sizing.answers import memory_answer
+from hitcurve.sizing.recent_windows import basis_from_windows
 
 FIXTURE = Path(__file__).parent / "data" / "stationary-windows-zipf0.9.json.gz"
 POLLS = 30
-HISTORY = hysteresis.HISTORY_WINDOWS  # windows an answer reads (sizing._server_facts)
+HISTORY = hysteresis.HISTORY_WINDOWS  # windows an answer reads (server_facts)
 
 
 def _load() -> tuple[float, list[dict]]:
@@ -32,41 +35,10 @@ def _polls(target: float, recs: list[dict]) -> list[tuple[int | None, int | None
     """(raw -m, recommended -m, status) the API answers after each window."""
     import uuid
 
-    wins: list[windows.WindowCurve] = []
-    classes: dict[datetime, list[ClassNow]] = {}
-    fills: list[warmup.FillSample] = []
-    errors: list[float] = []
-    out = []
     subject = Subject(type="server", id=uuid.uuid4())
-    for r in recs:
-        end = datetime.fromisoformat(r["window_end"])
-        wins.append(
-            windows.WindowCurve(
-                end,
-                r["sizes_bytes"],
-                r["hit_ratios"],
-                r["reads"],
-                r["loss_ratio"],
-                r["flagged"],
-                r["current_bytes"],
-                r["measured_hit_ratio"],
-            )
-        )
-        classes[end] = [ClassNow(*c) for c in r["classes"]]
-        m = r["memory"]
-        if m:
-            fills.append(warmup.FillSample(end, m["total_malloced"], m["limit_maxbytes"], m["full"]))
-        if r["error_pp"] is not None:
-            errors.insert(0, r["error_pp"])
-        b = sizing.basis_from_windows(
-            wins[-HISTORY:],
-            classes=classes,
-            fill=warmup.fill_state(fills[-10:]) if fills else None,
-            limit_bytes=m["limit_maxbytes"] if m else None,
-            errors_pp=errors[:60],
-        )
-        assert b is not None
-        ans = sizing.memory_answer(subject, b, target)
+    out = []
+    for b in recorded.bases(recs):
+        ans = memory_answer(subject, b, target)
         out.append((ans.memory_limit_bytes, ans.recommended_memory_limit_bytes, ans.status))
     return out
 
@@ -158,8 +130,8 @@ def test_a_lossy_window_left_out_of_the_answer_still_widens_the_band_above_today
 
     clean = [win(i, 0.0) for i in range(10)]
     lossy = [win(i, 0.3 if i == 2 else 0.0) for i in range(10)]
-    b_clean = sizing.basis_from_windows(clean)
-    b_lossy = sizing.basis_from_windows(lossy)
+    b_clean = basis_from_windows(clean)
+    b_lossy = basis_from_windows(lossy)
     assert b_clean is not None and b_lossy is not None
     assert b_lossy.windows_used == b_clean.windows_used  # the lossy window is not among the newest 5
     assert b_lossy.conf_high is not None and b_clean.conf_high is not None

@@ -1,4 +1,4 @@
-"""Server and cluster status come from the API (hitcurve.status), with the thresholds behind them
+"""Server and cluster status come from the API (hitcurve.rules.status), with the thresholds behind them
 (GET /thresholds): the same definitions the alert rules use, so the dashboard derives nothing."""
 
 import uuid
@@ -8,9 +8,30 @@ import pytest
 from sqlalchemy import update
 
 from conftest import upload_snapshot
+from hitcurve.core import accepting
+from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import AccuracyRecord, Alert, ClusterCurve, Server, Snapshot
-from hitcurve.status import Thresholds
+from hitcurve.rules.alerts import stale_agent
+from hitcurve.rules.status import RECONNECTING, SILENT_CRITICAL_AFTER_S, Thresholds
+
+
+@pytest.fixture
+def backend_up():
+    """Sets the start of the backend's up period on the test Redis (as the API processes' beats
+    do, hitcurve.core.accepting): backend_up(ago) says the backend has accepted uploads for `ago`."""
+    import redis
+
+    client = redis.Redis.from_url(get_settings().redis_url)
+
+    def up(ago: timedelta) -> None:
+        client.set(accepting.SINCE_KEY, repr(datetime.now(UTC).timestamp() - ago.total_seconds()))
+        client.set(accepting.ALIVE_KEY, repr(datetime.now(UTC).timestamp()), px=600_000)
+
+    up(timedelta(days=1))
+    yield up
+    client.delete(accepting.ALIVE_KEY, accepting.SINCE_KEY)
+    client.close()
 
 
 def _server(account, sid: str) -> dict:
@@ -31,7 +52,7 @@ def test_thresholds_endpoint_names_the_statistic_and_follows_the_environment(acc
     assert account.get("/api/v1/thresholds").json()["silent_after_s"] == 1234.0
 
 
-def test_server_status_ok_lossy_drifting_silent(account) -> None:
+def test_server_status_ok_lossy_drifting_silent(account, backend_up) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     org = uuid.UUID(account.org_id)
     th = Thresholds()
@@ -82,7 +103,42 @@ def test_server_status_ok_lossy_drifting_silent(account) -> None:
         db.execute(update(Server).where(Server.id == uuid.UUID(sid)).values(last_snapshot_at=past))
         db.commit()
     s = _server(account, sid)
+    assert (s["status"], s["status_note"]) == ("warning", "agent silent")  # the alert's severity too
+    with get_sessionmaker()() as db:  # an hour silent: critical, in the list as in the alert
+        past = now - timedelta(seconds=SILENT_CRITICAL_AFTER_S + 60)
+        db.execute(update(Server).where(Server.id == uuid.UUID(sid)).values(last_snapshot_at=past))
+        db.commit()
+    s = _server(account, sid)
     assert (s["status"], s["status_note"]) == ("critical", "agent silent")
+    assert stale_agent("x", past, datetime.now(UTC), th).severity == "critical"  # type: ignore[union-attr]
+
+
+def _silent_for(sid: str, ago: timedelta) -> None:
+    with get_sessionmaker()() as db:
+        past = datetime.now(UTC) - ago
+        db.execute(update(Server).where(Server.id == uuid.UUID(sid)).values(last_snapshot_at=past))
+        db.commit()
+
+
+def test_a_backend_restart_leaves_the_agents_fine_in_the_servers_list(account, backend_up) -> None:
+    """An agent silent for an hour because the backend was down is not silent: the list says it is
+    reconnecting until the backend has been up for silent_after_s, then silent if still nothing
+    came (the agent-silent alert's rule: rules.status.blamed_silence_s)."""
+    th = Thresholds()
+    sid, _ = upload_snapshot(account, address="10.0.0.11:11211")
+    _silent_for(sid, timedelta(hours=1, minutes=5))
+    backend_up(timedelta(hours=2))  # the backend was up all along: the agent's silence
+    assert (_server(account, sid)["status"], _server(account, sid)["status_note"]) == (
+        "critical",
+        "agent silent",
+    )
+    backend_up(timedelta(seconds=30))  # it just restarted after the hour down: not the agent's
+    s = _server(account, sid)
+    assert (s["status"], s["status_note"]) == ("ok", RECONNECTING)
+    assert "silent" not in RECONNECTING and "stale" not in RECONNECTING
+    backend_up(timedelta(seconds=th.silent_after_s + 60))  # up long enough to have reconnected
+    s = _server(account, sid)
+    assert (s["status"], s["status_note"]) == ("warning", "agent silent")  # 6 min of its own silence
 
 
 def test_server_without_snapshot_has_no_data(account) -> None:
@@ -109,6 +165,8 @@ def test_cluster_status(account, measured: float, alerts: list[tuple[str, str]],
     now = datetime.now(UTC)
     org = uuid.UUID(account.org_id)
     with get_sessionmaker()() as db:
+        # the cluster's member (a cluster whose servers all left shows no status from its old curve)
+        db.add(Server(org_id=org, cluster_id=uuid.UUID(cid), address="10.0.0.9:11211", instance_id="m"))
         db.add(
             ClusterCurve(
                 org_id=org,

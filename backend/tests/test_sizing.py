@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from conftest import bearer, insert_server_curve, upload_snapshot
 from hitcurve.core.db import get_sessionmaker
-from hitcurve.curves import Pchip
 from hitcurve.models import AccuracyRecord, ClusterCurve, SimulationResult, SimulationRun
+from hitcurve.rules.curves import Pchip
 from hitcurve_testing.snapshots import make_snapshot
 
 GB = 1e9
@@ -102,7 +102,7 @@ def test_memory_for_target_on_calibrated_curve(account, server) -> None:
     assert a["basis"] == "calibrated" and a["status"] == "ok" and a["policy"] is None
     # calibrated curve: 0.0045 per GB -> 0.18 needs 40 GB
     assert a["memory_bytes"] == pytest.approx(40 * GB, rel=1e-6)
-    # the band (hitcurve.band): integer bytes on either side of the answer, at its confidence
+    # the band (hitcurve.rules.band): integer bytes on either side of the answer, at its confidence
     b = a["band"]
     assert isinstance(b["memory_bytes_min"], int) and isinstance(b["memory_bytes_max"], int)
     assert b["memory_bytes_min"] < a["memory_bytes"] < b["memory_bytes_max"]
@@ -188,7 +188,7 @@ def test_hit_ratio_at_memory(account, server) -> None:
 
 
 def test_band_drift_from_the_benchmark_prior_then_the_servers_record(account) -> None:
-    from hitcurve import band
+    from hitcurve.rules import band
 
     sid, snap = upload_snapshot(account)
     today = int(LINE_X[50])  # insert_server_curve's current_bytes: the band is narrowest here

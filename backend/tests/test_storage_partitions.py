@@ -1,4 +1,4 @@
-"""Storage that lasts (issue 19): day partitions, the retention and downsampling job, and the
+"""Storage that lasts: day partitions, the retention and downsampling job, and the
 dashboard's and API's hot queries reading only the partitions they need, on real PostgreSQL.
 
 The job is the worker's (hitcurve_worker.housekeeping.downsample_and_retain, Celery beat hourly on
@@ -397,9 +397,13 @@ def test_worker_lookups_and_look_backs_plan_only_their_days(fleet: dict[str, Any
     """The worker's task carries its snapshot's window end (hitcurve.core.tasks.snapshot_args), so
     its lookup by id, its in-order check and its look-backs (previous curve, the band's history,
     memcached's fill) name the partition column: PostgreSQL plans (and locks) only the days from
-    the window - LOOKBACK on, not all eight days of the fixture."""
+    the window - LOOKBACK on, not all eight days of the fixture; and only up to the window's own
+    day (what came before it) or the latest window an upload can have (what may be newer), not
+    the empty days made ahead of time."""
     from hitcurve.models import Snapshot
+    from hitcurve_worker import drain_tasks as drains
     from hitcurve_worker import snapshot_loads as loads
+    from hitcurve_worker import snapshot_store as store
     from hitcurve_worker import snapshot_tasks as st
 
     servers, at = fleet["servers"], fleet["at"]
@@ -414,19 +418,33 @@ def test_worker_lookups_and_look_backs_plan_only_their_days(fleet: dict[str, Any
             loads.previous_curves(db, [snap], st.LOOKBACK, 40, 1000)
             loads.histories(db, [snap], st.LOOKBACK, 10)
             loads.recent_fills(db, [snap], st.LOOKBACK)
+            loads.server_facts(db, [snap])
             pending = st.earlier_pending(snap.id, snap.window_end)
         assert pending == []
+        with _captured() as claim:  # claims none (n = 0): other tests' pending rows stay theirs
+            claimed = store.claim_pending(db, datetime.now(UTC) - drains.CLAIM_SPAN, 0, 3)
+        assert claimed == []
         oldest = partitions.day_of(snap.window_end - st.LOOKBACK)
+        own_day = partitions.day_of(snap.window_end)
+        latest = partitions.day_of(datetime.now(UTC) + loads.HORIZON)
+        ahead = {_day(rel) for rel in _scanned(_plan(db, "SELECT * FROM snapshots", {}), "snapshots")}
+        assert max(ahead) > latest  # the fixture has days made ahead of time that could be planned
         statements = [s for s in seen if "snapshots" in s[0] or "server_curves" in s[0]]
-        assert len(statements) >= 4  # previous curve, history, fill, in-order check
+        assert len(statements) >= 5  # previous curve, history, fill, facts, in-order check
         for stmt, params in statements:
             nodes = _plan(db, stmt, params)
+            before_only = "hit_ratio_calibrated" in stmt or "error_pp" in stmt  # previous, history
             for table in ("snapshots", "server_curves", "accuracy_records"):
                 planned = {_day(rel) for rel in _scanned(nodes, table)}
                 too_old = {d for d in planned if d < partitions.day_of(snap.window_end - st.MAX_PAST)}
                 assert not too_old, (stmt, table, sorted(too_old))
                 if "status" not in stmt:  # all but the in-order check read LOOKBACK's days
                     assert all(d >= oldest for d in planned), (stmt, table, sorted(planned))
+                newest = own_day if before_only else latest
+                assert all(d <= newest for d in planned), (stmt, table, sorted(planned))
+        # a drain's claim: the claimable days (CLAIM_SPAN back), not those made ahead either
+        (days,) = _planned_days(db, [c for c in claim if "row_number()" in c[0]], "snapshots")
+        assert days and max(days) <= latest, sorted(days)
     assert at - snap.window_end < timedelta(minutes=10)
 
 

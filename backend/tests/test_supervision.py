@@ -19,6 +19,8 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
+pytestmark = pytest.mark.live
+
 ROOT = Path(__file__).resolve().parents[2]
 SUPERVISE = ROOT / "scripts" / "supervise.sh"
 

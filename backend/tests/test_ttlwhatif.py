@@ -1,4 +1,4 @@
-"""The TTL what-if model (hitcurve/ttlwhatif.py) on columns a cache-aside replay gives for keys
+"""The TTL what-if model (hitcurve/breakdown/ttlwhatif.py) on columns a cache-aside replay gives for keys
 read at known Poisson rates (hitcurve_testing.snapshots.whatif_columns): reading the grid,
 identities at today's TTL, the direction of each answer, and the unreachable case. Its accuracy
 against real memcached re-run at the new TTL: profiler-agent/loadgen/bench_ttlwhatif.py."""
@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from hitcurve.ttlwhatif import at_ttl, what_if
+from hitcurve.breakdown.ttlwhatif import at_ttl, what_if
 from hitcurve_testing.snapshots import WHATIF_TTLS, byte_curve, whatif_columns
 
 M = 64 * 2**20

@@ -1,4 +1,4 @@
-"""Bounded work per upload (issue 20): physical limits on every number an agent sends, each
+"""Bounded work per upload: physical limits on every number an agent sends, each
 refused with a 422 that names its place and stores nothing; a flood of invalid trace records
 refused at its first error; decoding done in a decoder process, not in the API process."""
 
@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import func, select
 
 from conftest import bearer
-from hitcurve import uploads
 from hitcurve.core.db import get_sessionmaker
+from hitcurve.ingest import uploads
 from hitcurve.models import Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
 from hitcurve_testing.snapshots import make_snapshot, make_trace_chunk

@@ -1,6 +1,6 @@
 """Counts are written singular for exactly one: messages said "1 newer window(s) left out"."""
 
-from hitcurve.words import counted
+from hitcurve.rules.words import counted
 
 
 def test_one_is_singular_and_every_other_count_plural() -> None:

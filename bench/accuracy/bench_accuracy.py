@@ -13,7 +13,7 @@ the backend and the worker run it:
            the chunks received by then --, calibration, grading against the previous curve:
            the accuracy record the band's drift comes from);
   API      after each window, the answer an autoscaler polling then would get:
-           hitcurve.sizing.use_windows (recent windows weighted by reads, quiet/lossy ones left
+           hitcurve.sizing.recent_windows.use_windows (recent windows weighted by reads, quiet/lossy ones left
            out), set_band (the band at its stated confidence from the accuracy record and the
            stream loss), ratio_answer / memory_answer (PCHIP, the -m model, the hysteresis of the
            recommended limit).
@@ -58,6 +58,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import memory_terms
+
 ROOT = Path(__file__).resolve().parents[2]  # bench/accuracy/ -> repository
 AGENT = ROOT / "bin" / "hitcurve-agent"
 LOADGEN = ROOT / "bin" / "hc-loadgen"
@@ -70,10 +72,13 @@ os.environ.setdefault("HITCURVE_DATABASE_URL", "postgresql+psycopg://bench@127.0
 os.environ.setdefault("HITCURVE_REDIS_URL", "redis://127.0.0.1:9/0")
 MIB = 1 << 20
 MEMCACHED_VERSION = "1.6.18"
-# |error| targets in pp per size factor (issue 14's acceptance)
+# |error| targets in pp per size factor (the accuracy targets)
 TARGET_PP = {0.25: 3.0, 0.5: 2.0, 1.0: 1.0, 2.0: 2.0, 4.0: 3.0}
 M_CHECK_PP = 1.0
 STABLE_POLLS = 30
+# --agent-arg: flags added to the agent's command (an A/B against a default turned off); empty on
+# the product's defaults
+AGENT_ARGS: list[str] = []
 MAX_CHANGES = 1
 
 
@@ -279,6 +284,7 @@ def agent_command(port: int, snapdir: Path, interval: float) -> list[str]:
         f"{interval:g}",
         "--stats-interval",
         "1",
+        *AGENT_ARGS,
     ]
 
 
@@ -335,6 +341,7 @@ class Poll:
     correction: bool
     # the requests the answer rests on: reads counted before its oldest window, through its newest
     reads_span: tuple[int, int] = (0, 0)
+    basis: Any = None  # the answer's Basis (memory_terms asks it for other targets)
 
 
 @dataclass
@@ -396,10 +403,13 @@ def _correction(chunks: list[dict], snaps_so_far: list[dict], snap: dict):
 
 def product_path(snapdir: Path, sizes: list[int], target: float | None, until: float) -> Product:
     """Every window through the worker's pipeline, then after each window the API's answers."""
-    from hitcurve import hysteresis, sizing, warmup
-    from hitcurve import windows as win
-    from hitcurve.memlimit import ClassNow
+    from hitcurve.rules import hysteresis, warmup
+    from hitcurve.rules import windows as win
+    from hitcurve.rules.curves import clean
+    from hitcurve.rules.memlimit import ClassNow
     from hitcurve.schemas.sizing import Subject
+    from hitcurve.sizing.answers import memory_answer, ratio_answer
+    from hitcurve.sizing.recent_windows import basis_from_windows
     from hitcurve_worker import correction_tasks as ct
     from hitcurve_worker import policy_correction as pc
     from hitcurve_worker.merge import MergeInputError, class_from_protocol
@@ -486,7 +496,7 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
         ys = sc["hit_ratio_calibrated"] or sc["hit_ratio_proportional"]
         if sc["hit_ratio_calibrated"]:
             previous = Previous(w.snapshot_id, sc["sizes_bytes"], sc["hit_ratio_calibrated"])
-        cx, cy = sizing.clean(list(sc["sizes_bytes"]), list(ys))
+        cx, cy = clean(list(sc["sizes_bytes"]), list(ys))
         if not cx:
             continue
         wins.append(
@@ -513,8 +523,8 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
                     w.window_end, int(mem["total_malloced"]), int(mem["limit_maxbytes"]), mem["full"]
                 )
             )
-        # the API after this window (sizing.server_basis + _server_facts, without the database)
-        b = sizing.basis_from_windows(
+        # the API after this window (server_basis + _server_facts, without the database)
+        b = basis_from_windows(
             wins[-hysteresis.HISTORY_WINDOWS :],
             basis="calibrated" if sc["hit_ratio_calibrated"] else "estimate",
             classes=facts,
@@ -539,8 +549,8 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
             }
         )
         out.records[-1]["ghost_reach_bytes"] = b.ghost_reach_bytes
-        ratios = [sizing.ratio_answer(subject, b, float(x)) for x in sizes]
-        memory = sizing.memory_answer(subject, b, target) if target is not None else None
+        ratios = [ratio_answer(subject, b, float(x)) for x in sizes]
+        memory = memory_answer(subject, b, target) if target is not None else None
         comb = win.combine(wins[-hysteresis.HISTORY_WINDOWS :])
         span = (0, 0)
         if comb is not None:
@@ -549,7 +559,9 @@ def product_path(snapdir: Path, sizes: list[int], target: float | None, until: f
             for wc in wins:
                 cum.append(cum[-1] + wc.reads)
             span = (cum[used[0]], cum[used[-1] + 1])
-        out.polls.append(Poll(end, _ts(s["window"]["start"]), ratios, memory, correction is not None, span))
+        out.polls.append(
+            Poll(end, _ts(s["window"]["start"]), ratios, memory, correction is not None, span, b)
+        )
     return out
 
 
@@ -577,6 +589,21 @@ WORKLOADS = {
     },
     "etc": {"args": ["--dist", "etc", "--alpha", "0.9", "--keys", "1000000", "--max-value", "4096"]},
 }
+# Op mixes of Twitter's 2020 per-cluster statistics (twitter/cache-trace, stat/2020Mar.md; Yang,
+# Yue, Rashmi, "A large scale analysis of hundreds of in-memory cache clusters at Twitter",
+# OSDI'20): shares of requests that are gets (refilled by a set on a miss), blind sets, deletes and
+# incrs (a counter created by add on its first incr). tw-incr is cluster 22's mix (72 % get, 18 %
+# incr, 10 % set, Zipf 0.76), tw-delete an invalidating look-aside cluster (65 % get, 22 %
+# delete, 13 % set, Zipf 1.3), tw-set a write-heavy one (52 % get, 48 % set); 200-630 B values.
+# No phase-matched reference (--no-phase: the simulator replays reads and sets only).
+_TW = ["--dist", "zipf", "--keys", "1000000", "--min-value", "200", "--value-size", "630"]
+WORKLOADS.update(
+    {
+        "tw-delete": {"args": [*_TW, "--alpha", "1.3", "--delete-frac", "0.22", "--update-frac", "0.13"]},
+        "tw-incr": {"args": [*_TW, "--alpha", "0.76", "--incr-frac", "0.18", "--update-frac", "0.10"]},
+        "tw-set": {"args": [*_TW, "--alpha", "1.1", "--update-frac", "0.48"]},
+    }
+)
 FACTORS = [0.25, 0.5, 1.0, 2.0, 4.0]
 
 
@@ -585,6 +612,8 @@ def seeded_reads(wl: dict, warm: int, measured: int) -> Any:
     depend on hits), warm-up then measured phase."""
     import numpy as np
 
+    if any(f in wl["args"] for f in ("--delete-frac", "--incr-frac")):
+        raise SystemExit("phase-matched reference: the simulator has no deletes or incrs (--no-phase)")
     parts: list[Any] = []
     extra: list[str] = []
     for n, seed in ((warm, 1), (measured, 2)):
@@ -700,11 +729,12 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
         "workload": name,
         "mem": mem,
         "rows": rows,
+        "memory_terms": memory_terms.score(last.basis, measured, mem),
         "m_check": m_check,
         "stability": {
             "polls": len(recs),
             "without": sum(1 for r in recs if r is None),
-            # what those polls answered for the target (issue 14: "unreachable" while the ghost
+            # what those polls answered for the target ("unreachable" while the ghost
             # was still filling, where the answer is a lower bound)
             "statuses": dict(sorted(Counter(p.memory.status for p in polls).items())),
             "since_s": round(polls[0].window_end - meta["t0"], 1) if polls else None,
@@ -721,7 +751,13 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
         "items_at_M": meta["items_at_M"],
         "confidence": last.ratios[0].band.confidence,
         "phase": phase_matched(wl, a, meta["items_at_M"], last.reads_span) if not a.no_phase else {},
-        "recorded": {"target_hit_ratio": target, "windows": prod.records},
+        # memcached's own -m and hit rate at each size with the windows: the memory-terms fixture
+        "recorded": {
+            "target_hit_ratio": target,
+            "mem_mb": mem,
+            "measured": {f"{f:g}": measured[f] for f in FACTORS},
+            "windows": prod.records,
+        },
     }
 
 
@@ -735,8 +771,9 @@ def print_result(r: dict) -> None:
     print(
         f"{'size':>6} {'-m MiB':>6} {'memcached':>9} {'product':>8} {'error pp':>8} {'target':>7} "
         f"{'status':>11} "
-        f"{'band (' + format(r['confidence'] or 0, '.0%') + ')':>16} inside"
+        f"{'band (' + format(r['confidence'] or 0, '.0%') + ')':>16} inside  {memory_terms.HEADER}"
     )
+    terms = {t["factor"]: t for t in r.get("memory_terms", [])}
     for row in r["rows"]:
         ok = abs(row["error_pp"]) <= TARGET_PP[row["factor"]] and row["status"] == "ok"
         band = (
@@ -747,7 +784,9 @@ def print_result(r: dict) -> None:
         print(
             f"{row['factor']:>5}M {row['mem_mb']:>6} {row['measured']:>9.4f} {row['predicted']:>8.4f} "
             f"{row['error_pp']:>+8.2f} {'<=' + format(TARGET_PP[row['factor']], 'g') + ' pp':>7} "
-            f"{row['status']:>11} {band:>16} {'yes' if row['inside'] else 'NO':>6}  {'' if ok else 'MISSED'}"
+            f"{row['status']:>11} {band:>16} {'yes' if row['inside'] else 'NO':>6}  "
+            + f"{'' if ok else 'MISSED':6} "
+            + (f"| {memory_terms.cell(terms[row['factor']])}" if row["factor"] in terms else "")
         )
     ph = r.get("phase")
     if ph:
@@ -807,6 +846,7 @@ def summary(results: list[dict]) -> None:
         f"the band "
         f"(stated confidence {conf:.0%})" + ("" if inside / len(rows) >= conf else "  MISSED")
     )
+    print(memory_terms.summary(results))
     beyond = [r["workload"] for r in results if r["rows"][-1]["status"] != "ok"]
     print(f"4M answered inside the curve: {'all' if not beyond else 'NOT for ' + ', '.join(beyond)}")
     rss = [r["agent_peak_rss_kib"] for r in results if r["agent_peak_rss_kib"]]
@@ -815,6 +855,7 @@ def summary(results: list[dict]) -> None:
 
 
 def main() -> int:
+    global MEMCACHED_VERSION
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mem", type=int, default=32, help="M in MiB (default 32)")
     # The warm-up makes every size stationary before the measured phase: at 600k requests memcached
@@ -841,7 +882,20 @@ def main() -> int:
         "--record-windows",
         help="write each workload's windows as the API weighs them here (the stability test's fixture)",
     )
+    ap.add_argument(
+        "--agent-arg",
+        action="append",
+        default=[],
+        help="a flag for the agent beyond its defaults, e.g. --agent-arg=--invalidations=0 (repeatable)",
+    )
+    ap.add_argument(
+        "--memcached-version",
+        default=MEMCACHED_VERSION,
+        help="a version of the matrix (scripts/memcached-versions.sh; default 1.6.18, Debian 12's)",
+    )
     a = ap.parse_args()
+    MEMCACHED_VERSION = a.memcached_version
+    AGENT_ARGS[:] = [x for arg in a.agent_arg for x in arg.split("=", 1)]
     for b in (AGENT, LOADGEN):
         if not b.exists():
             print(f"missing {b}: make build", file=sys.stderr)
@@ -849,7 +903,8 @@ def main() -> int:
     binary = memcached_binary()
     cache = MeasuredCache(a.measured_cache, binary)
     print(
-        f"memcached {MEMCACHED_VERSION} ({binary}); agent on its defaults except --interval {a.interval:g}; "
+        f"memcached {MEMCACHED_VERSION} ({binary}); agent on its defaults except --interval {a.interval:g}"
+        f"{' ' + ' '.join(AGENT_ARGS) if AGENT_ARGS else ''}; "
         f"M = {a.mem} MiB; {a.warm} warm-up + {a.measured} measured requests per run"
     )
     results = []

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""How far a stats-only curve is from real memcached at other sizes (issue 15): the band width
-of `basis: stats_only` answers comes from here (hitcurve.band.STATS_ONLY_PER_DOUBLING_PP).
+"""How far a stats-only curve is from real memcached at other sizes: the band width
+of `basis: stats_only` answers comes from here (hitcurve.rules.band.STATS_ONLY_PER_DOUBLING_PP).
 
 For each workload: a memcached of size M started with `-W` (watch refused, as on ElastiCache
 Serverless), the agent attached (it falls back to stats-only mode and fits its Che + Zipf model
@@ -8,7 +8,7 @@ to `stats`), hc-loadgen's seeded warm-up and measured phases; then the same seed
 against fresh memcacheds of M/4, M/2, 2M and 4M, their real hit ratios from `stats`.
 Predictions are what the product answers: each fitted window's model through the worker's own
 conversion (hitcurve_worker.pipeline.compute_stats_only), read at each size with the API's
-interpolation (hitcurve.curves.fit_stored, PCHIP), read-weighted over the measured phase's windows.
+interpolation (hitcurve.rules.curves.fit_stored, PCHIP), read-weighted over the measured phase's windows.
 
 Printed per size: measured, stats-only prediction, |error| pp, |error| per doubling from M; then
 the RMS of the per-doubling errors (the band constant) and the coverage of the 90 % band that
@@ -55,7 +55,7 @@ WATCH_REFERENCE = {
 
 def window_prediction(snap: dict, sizes: list[float]) -> list[float] | None:
     """What the worker and the API make of one stats-only window, read at `sizes` (bytes)."""
-    from hitcurve.curves import fit_stored
+    from hitcurve.rules.curves import fit_stored
     from hitcurve_worker.pipeline import StatsModel, Window, compute_stats_only
 
     sm = snap.get("stats_model") or {}
@@ -167,7 +167,7 @@ def main() -> int:
         if not b.exists():
             print(f"missing {b}: make build", file=sys.stderr)
             return 2
-    from hitcurve import band
+    from hitcurve.rules import band
 
     factors = [0.25, 0.5, 2.0, 4.0]
     results = []

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The agent's curve above today's memory against exact LRU, per ghost filter count (issue 14).
+"""The agent's curve above today's memory against exact LRU, per ghost filter count.
 
 Offline and deterministic (no memcached): the accuracy benchmark's seeded reads (hc-loadgen
 --print-keys, warm-up then the measured phase continuing the scan, `bench_accuracy.seeded_reads`)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Why the live curve reads low at 2M (issue 14): the agent's ghost view against memcached itself.
+"""Why the live curve reads low at 2M: the agent's ghost view against memcached itself.
 
 Offline and deterministic (no memcached): the accuracy benchmark's seeded reads (warm-up, then
 the measured phase continuing the scan, `bench_accuracy.seeded_reads`) through the simulator at

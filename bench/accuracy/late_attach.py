@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An agent attached beside a memcached that is already full and evicting (issue 14, late attach).
+"""An agent attached beside a memcached that is already full and evicting (late attach).
 
 The common install: memcached has run for days, the agent starts beside it. The keys memcached
 evicted before cannot reach the agent's ghost, so its curve past N + the ghost's entries is a

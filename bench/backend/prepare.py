@@ -8,8 +8,8 @@ import uuid
 
 from sqlalchemy import create_engine, text
 
-from hitcurve.api.deps import Principal
 from hitcurve.core.db import get_sessionmaker
+from hitcurve.core.principal import Principal
 from hitcurve.core.security import AGENT_KEY_PREFIX, API_TOKEN_PREFIX, new_secret, sha256_hex
 from hitcurve.crud.ingest import store_snapshot
 from hitcurve.models import AgentKey, ApiToken, Organization, Server

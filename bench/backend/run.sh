@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Backend benchmark: uvicorn (2 workers, keep-alive) on the private "dev" PostgreSQL/Redis, a fresh
 # database "hitcurve_bench", loaded with wrk. Prints the sizing endpoint's throughput and latency
-# percentiles and the sustained snapshot-ingestion rate, next to the targets of issue 5.
+# percentiles and the sustained snapshot-ingestion rate, next to their targets (bench/README.md).
 #   bench/backend/run.sh [duration_seconds]   (default 20)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

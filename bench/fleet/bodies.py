@@ -1,4 +1,4 @@
-"""What the fleet's agents send (issue 19), built cheaply enough that the simulator does not take
+"""What the fleet's agents send, built cheaply enough that the simulator does not take
 the stack's CPU: a snapshot is gzip of the agent's JSON at the agent's level (zlib level 6,
 profiler-agent/src/agent/util.c `ag_gzip`), and nearly all of it -- 20-40 slab classes x 100
 points -- is what one memcached's consecutive windows repeat with small changes.

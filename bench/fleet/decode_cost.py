@@ -1,8 +1,8 @@
-"""What an upload's decoding costs the API, in process (issue 19): the decoder's inflate and
+"""What an upload's decoding costs the API, in process: the decoder's inflate and
 validation, what it sends back through the pool's pipe (pickled there, unpickled in the API
 process), and the statement parameters built from it. `model` is what the decoder returned
 before (the protocol model; the parameters were built in the API process from it), `rows` what
-it returns now (hitcurve.snapshot_rows, built in the decoder). The fleet's own snapshots (20-40
+it returns now (hitcurve.ingest.snapshot_rows, built in the decoder). The fleet's own snapshots (20-40
 classes x 100 points, bench/fleet/bodies.py), alternated in rounds so the machine's load falls on
 both alike. Usage: .venv/bin/python bench/fleet/decode_cost.py [--uploads 200] [--rounds 4]"""
 
@@ -16,9 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bodies import make_templates, snapshot_body  # noqa: E402
 
-from hitcurve import uploads  # noqa: E402
+from hitcurve.ingest import uploads  # noqa: E402
+from hitcurve.ingest.snapshot_rows import snapshot_rows  # noqa: E402
 from hitcurve.schemas import agent as proto  # noqa: E402
-from hitcurve.snapshot_rows import snapshot_rows  # noqa: E402
 
 CAP = 64 << 20
 

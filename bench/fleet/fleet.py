@@ -1,4 +1,4 @@
-"""Fleet simulator (issue 19): N simulated agents upload snapshots (20-40 slab classes, 100-point
+"""Fleet simulator: N simulated agents upload snapshots (20-40 slab classes, 100-point
 curves, gzip at the agent's level, as the agent sends them; bench/fleet/bodies.py) at a jittered
 interval, some also trace chunks, against the real stack (API, ingest and batch workers, beat,
 PostgreSQL, Redis) that bench/fleet/run.sh starts. Prints, every `--report` seconds, the offered
@@ -34,6 +34,7 @@ import os
 import random
 import statistics
 import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterable
@@ -187,7 +188,11 @@ class Stats:
     traces_sent: int = 0
     spooled: int = 0  # windows an agent could not send during the run (the API was saturated)
     traces_accepted: int = 0
-    late_s: list[float] = field(default_factory=list)  # how late the generator sent (its own lag)
+    late_s: list[float] = field(default_factory=list)  # how late an upload was sent (due -> sent)
+    # of which: the simulator's own lag (due -> its coroutine ran: this machine did not run the
+    # generator on time) and the wait for a free connection (the stack answered slower than offered)
+    own_late_s: list[float] = field(default_factory=list)
+    conn_wait_s: list[float] = field(default_factory=list)
     polls: int = 0
     connections: int = 0  # HTTP connections the simulator opened (kept alive, reused)
     postgresql: dict[str, Any] = field(default_factory=dict)  # pg_report.end
@@ -257,11 +262,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     async def post(a: int, due: float) -> None:
         ag = agents[a]
+        ran = time.time()
         async with sem:
             if time.time() >= t_end:  # the run is over before a connection was free
                 stats.spooled += 1
                 return
             end = time.time()
+            stats.own_late_s.append(ran - due)
+            stats.conn_wait_s.append(end - ran)
             ag.window += 1
             sid, body = snapshot_body(
                 ag.tpl, ag.address, end - args.interval, end, ag.hit, ag.window, ag.head
@@ -431,7 +439,7 @@ async def oldest_pending(db: psycopg.AsyncConnection[Any]) -> tuple[int, float]:
     return int(row[0]), float(row[1] or 0.0)
 
 
-# A partitioned table (issue 19: one partition per day) holds nothing itself: its size is its
+# A partitioned table (one partition per day) holds nothing itself: its size is its
 # partitions' (pg_partition_tree lists a plain table as itself).
 _TABLE_BYTES = (
     "SELECT coalesce(sum(pg_total_relation_size(relid)), 0) FROM pg_partition_tree(CAST(:t AS regclass))"
@@ -523,6 +531,9 @@ def summarize(
         "sent_uploads_per_s": round(len(stats.sent) / load_s, 1),
         "accepted_uploads_per_s": round(len(stats.accepted) / load_s, 1),
         "generator_late_p95_s": round(pct(stats.late_s, 0.95), 2),
+        "generator_own_late_p95_s": round(pct(stats.own_late_s, 0.95), 2),
+        "connection_wait_p95_s": round(pct(stats.conn_wait_s, 0.95), 2),
+        "connections": args.connections,
         "windows_left_in_agent_spools": stats.spooled,
         "errors": stats.errors,
         "traces": {"sent": stats.traces_sent, "accepted": stats.traces_accepted},
@@ -564,6 +575,39 @@ def summarize(
     return out
 
 
+# What the generator must have done for a run to count: the stack's figures are only a measure of
+# the offered rate if that rate was sent, on time, with nothing left waiting in the agents' spools.
+SENT_SHARE_MIN = 0.98  # of the offered uploads/s
+LATE_P95_MAX_SHARE = 0.10  # of the upload interval
+
+
+def generator_shortfall(result: dict[str, Any]) -> list[str]:
+    """Why this run does not measure the offered rate (empty when it does), and on whose side the
+    lateness was: the simulator's own (this machine did not run it on time: a slow or busy
+    machine, not a slow stack) or the wait for a connection (the stack answered slower)."""
+    why = []
+    offered, sent = result["offered_uploads_per_s"], result["sent_uploads_per_s"]
+    if sent < SENT_SHARE_MIN * offered:
+        why.append(f"sent {sent} uploads/s of the {offered} offered (< {SENT_SHARE_MIN:.0%})")
+    late_max = LATE_P95_MAX_SHARE * result["interval_s"]
+    if result["generator_late_p95_s"] > late_max:
+        why.append(f"uploads went out {result['generator_late_p95_s']} s late at p95 (> {late_max:g} s)")
+    own, wait = result["generator_own_late_p95_s"], result["connection_wait_p95_s"]
+    if own > late_max:
+        why.append(
+            f"the simulator itself ran {own} s late at p95: this machine did not run the generator"
+            " on time (its figures say nothing about the stack)"
+        )
+    if wait > late_max:
+        why.append(
+            f"uploads waited {wait} s at p95 for one of the {result['connections']} connections:"
+            " the stack answered slower than the offered rate"
+        )
+    if result["windows_left_in_agent_spools"]:
+        why.append(f"{result['windows_left_in_agent_spools']} windows were left in the agents' spools")
+    return why
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--agents", type=int, default=10_000)
@@ -600,9 +644,18 @@ def main() -> None:
         f" {result['simulator_cpu_ms_per_upload']} ms per accepted upload",
         flush=True,
     )
+    shortfall = generator_shortfall(result)
+    result["generator_shortfall"] = shortfall
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps({**result, "series": series}, indent=2))
+    if shortfall:
+        print(
+            "FAILED: the offered rate was not sent, so the figures above are for a lower rate: "
+            + "; ".join(shortfall),
+            flush=True,
+        )
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""A lean HTTP/1.1 client for the fleet simulator (issue 19): keep-alive connections to one host,
+"""A lean HTTP/1.1 client for the fleet simulator: keep-alive connections to one host,
 one request at a time on each, responses parsed by httptools (llhttp in C; pinned in
 requirements.lock for uvicorn). httpx cost the simulator ~2 ms of CPU per upload (its connection
 pool, anyio, and httpcore importing the absent `sniffio` on every request); this costs ~0.1 ms.

@@ -1,9 +1,9 @@
-"""What the fleet's uploads cost PostgreSQL (issue 19), read from the instance's own statistics
+"""What the fleet's uploads cost PostgreSQL, read from the instance's own statistics
 over the run: pg_stat_statements (loaded by scripts/services.sh for the `fleet` instance; the
 extension is created here in its own schema, `pgss`, so `public` stays the migrations'), WAL
 volume and full-page images (pg_stat_wal), checkpoints (pg_stat_bgwriter) and autovacuum runs.
 `begin` resets the statement statistics and returns the counters; `end` returns the differences
-per accepted upload and the statements that took the most time."""
+per accepted upload, the statements that took the most time and those that wrote the most WAL."""
 
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ _TOP = (
     " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
     " ORDER BY total_exec_time + total_plan_time DESC LIMIT %s"
 )
+# The same statements, those that wrote the most WAL first (what the write path costs the primary).
+_TOP_WAL = _TOP.replace("ORDER BY total_exec_time + total_plan_time DESC", "ORDER BY wal_bytes DESC")
 
 
 def _loaded(conn: psycopg.Connection[Any]) -> bool:
@@ -99,30 +101,46 @@ def end(url: str, start: dict[str, Any], uploads: int, top: int = 12) -> dict[st
             },
         }
         if start["statements"]:
-            stmts = []
-            for q, calls, exec_ms, plan_ms, rows, hit, read, dirtied, wfpi, wbytes in conn.execute(
-                _TOP, (top,)
-            ):
-                stmts.append(
-                    {
-                        "query": " ".join(q.split())[:160],
-                        "calls_per_upload": round(calls / n, 3),
-                        "ms_per_upload": round((exec_ms + plan_ms) / n, 3),
-                        "plan_ms_per_upload": round(plan_ms / n, 3),
-                        "ms_per_call": round((exec_ms + plan_ms) / max(1, calls), 3),
-                        "rows_per_call": round(rows / max(1, calls), 1),
-                        "blocks_hit_read_dirtied_per_upload": [round(x / n, 1) for x in (hit, read, dirtied)],
-                        "wal_kb_per_upload": round(float(wbytes) / n / 1e3, 2),
-                        "wal_fpi_per_upload": round(wfpi / n, 3),
-                    }
-                )
-            out["statements"] = stmts
+            out["statements"] = [_statement(r, n) for r in conn.execute(_TOP, (top,))]
+            out["statements_by_wal"] = [_statement(r, n) for r in conn.execute(_TOP_WAL, (top,))]
+            wal = conn.execute(
+                "SELECT coalesce(sum(wal_bytes), 0), coalesce(sum(wal_records), 0)"
+                " FROM pgss.pg_stat_statements"
+                " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            ).fetchone()
+            assert wal is not None
+            out["statement_wal_kb_per_upload"] = round(float(wal[0]) / n / 1e3, 1)
+            out["statement_wal_records_per_upload"] = round(float(wal[1]) / n, 1)
             total = conn.execute(
                 "SELECT sum(total_exec_time + total_plan_time) FROM pgss.pg_stat_statements"
                 " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
             ).fetchone()
             out["statement_ms_per_upload"] = round(float((total or [0])[0] or 0) / n, 2)
     return out
+
+
+def _statement(row: Any, n: int) -> dict[str, Any]:
+    """One pg_stat_statements row (_TOP's columns) per upload."""
+    q, calls, exec_ms, plan_ms, rows, hit, read, dirtied, wfpi, wbytes = row
+    return {
+        "query": " ".join(q.split())[:160],
+        "calls_per_upload": round(calls / n, 3),
+        "ms_per_upload": round((exec_ms + plan_ms) / n, 3),
+        "plan_ms_per_upload": round(plan_ms / n, 3),
+        "ms_per_call": round((exec_ms + plan_ms) / max(1, calls), 3),
+        "rows_per_call": round(rows / max(1, calls), 1),
+        "blocks_hit_read_dirtied_per_upload": [round(x / n, 1) for x in (hit, read, dirtied)],
+        "wal_kb_per_upload": round(float(wbytes) / n / 1e3, 2),
+        "wal_fpi_per_upload": round(wfpi / n, 3),
+    }
+
+
+def _line(s: dict[str, Any]) -> str:
+    return (
+        f"  {s['ms_per_upload']:7.3f} ms/upload {s['calls_per_upload']:6.3f} calls/upload"
+        f" {s['wal_kb_per_upload']:6.2f} KB WAL {s['wal_fpi_per_upload']:5.2f} FPI"
+        f"  {s['query'][:100]}"
+    )
 
 
 def lines(report: dict[str, Any]) -> list[str]:
@@ -134,10 +152,11 @@ def lines(report: dict[str, Any]) -> list[str]:
     ]
     if "statements" in report:
         out.append(f"statements: {report['statement_ms_per_upload']} ms per upload in all; the most:")
-        for s in report["statements"]:
-            out.append(
-                f"  {s['ms_per_upload']:7.3f} ms/upload {s['calls_per_upload']:6.3f} calls/upload"
-                f" {s['wal_kb_per_upload']:6.2f} KB WAL {s['wal_fpi_per_upload']:5.2f} FPI"
-                f"  {s['query'][:100]}"
-            )
+        out.extend(_line(s) for s in report["statements"])
+    if "statements_by_wal" in report:
+        out.append(
+            f"statements: {report['statement_wal_kb_per_upload']} KB of WAL"
+            f" ({report['statement_wal_records_per_upload']} records) per upload in all; the most WAL:"
+        )
+        out.extend(_line(s) for s in report["statements_by_wal"])
     return out

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fleet simulator against the real stack on this machine (issue 19): a private service instance
+# Fleet simulator against the real stack on this machine: a private service instance
 # "fleet" (PostgreSQL, Redis) with a fresh schema, the supervised API (HITCURVE_API_WORKERS
 # processes), ingest worker (HITCURVE_WORKER_CONCURRENCY), batch worker and beat, then
 # bench/fleet/fleet.py with the arguments given here; everything is stopped again at the end.

@@ -1,4 +1,4 @@
-"""What one snapshot task costs the worker without Celery (issue 19): the task's whole path (in-order
+"""What one snapshot task costs the worker without Celery: the task's whole path (in-order
 check, attempt claim, processing, commit; hitcurve.process_snapshot's body) run in this process on
 real PostgreSQL, for servers x windows stored snapshots of 30 classes a minute apart. Printed: this
 process's CPU and the wall time per task, per round. Set against the fleet's worker CPU per curve
@@ -7,10 +7,11 @@ prefork hand-off, result, logging). Needs HITCURVE_DATABASE_URL of a migrated pr
 (e.g. `scripts/services.sh start test` then `alembic upgrade head`).
 --mode both alternates rounds of that path with rounds of hitcurve.drain_snapshots' body (claims of
 up to 50 pending snapshots, one per server, each batch one transaction; drain_tasks.drain) on the
-same kind of data, for an A/B at equal load (issue 19, fourth pass).
-Also printed: the round trips to PostgreSQL per snapshot (statements sent through SQLAlchemy, an
-executemany counted once: psycopg pipelines it; and the commits), so the SQL of a change is
-counted as well as timed (fifth pass).
+same kind of data, for an A/B at equal load.
+Also printed: PostgreSQL's CPU per snapshot (every process of the instance: backends, WAL writer,
+checkpointer; so run it on a private instance nothing else uses), and the round trips to
+PostgreSQL per snapshot (statements sent through SQLAlchemy, an executemany counted once: psycopg
+pipelines it; and the commits), so the SQL of a change is counted as well as timed (fifth pass).
 Usage: .venv/bin/python bench/fleet/task_cost.py [--servers 6] [--windows 10] [--rounds 3]
        [--mode task|drain|both]"""
 
@@ -19,12 +20,14 @@ import json
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from fleet import children, cpu_seconds
 from sqlalchemy import event, text
 
-from hitcurve.api.deps import Principal
 from hitcurve.core.db import get_engine
+from hitcurve.core.principal import Principal
 from hitcurve.crud.ingest import store_snapshot
 from hitcurve.schemas import agent as proto
 from hitcurve_testing.snapshots import make_snapshot
@@ -48,6 +51,15 @@ def stored(org: uuid.UUID, servers: int, windows: int, batch: int) -> list[tuple
             store_snapshot(agent, snap, raw)
             out.append((doc["snapshot_id"], snap.window.end.isoformat()))
     return out
+
+
+def postgresql_cpu_s() -> float:
+    """CPU seconds of the instance's processes so far: the postmaster's children (this machine's
+    /proc; the database must run here), as bench/fleet/fleet.py counts them."""
+    with get_engine().connect() as conn:
+        backend = int(conn.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return cpu_seconds(children([postmaster]))
 
 
 class RoundTrips:
@@ -86,7 +98,7 @@ def main() -> None:
         mode = modes[(batch - 1) % len(modes)]
         tasks = stored(org, a.servers, a.windows, batch)
         trips.take()
-        c0, w0 = time.process_time(), time.perf_counter()
+        c0, w0, p0 = time.process_time(), time.perf_counter(), postgresql_cpu_s()
         n = len(tasks)
         if mode == "task":
             for sid, end in tasks:
@@ -96,9 +108,11 @@ def main() -> None:
             assert n >= len(tasks), n
         cpu = (time.process_time() - c0) / n * 1e3
         wall = (time.perf_counter() - w0) / n * 1e3
+        pg = (postgresql_cpu_s() - p0) / n * 1e3
         statements, commits = trips.take()
         print(
-            f"round {batch} ({mode}): {n} snapshots, CPU {cpu:.2f} ms each, wall {wall:.2f} ms,"
+            f"round {batch} ({mode}): {n} snapshots, CPU {cpu:.2f} ms each (PostgreSQL {pg:.2f} ms),"
+            f" wall {wall:.2f} ms,"
             f" {statements / n:.2f} statements and {commits / n:.2f} commits each"
         )
 

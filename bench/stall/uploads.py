@@ -2,11 +2,19 @@
 (name, path, gzip body) triples. Each is refused; each is as expensive to refuse as we could make
 it within the size limits.
 
-- trace-all-invalid: the probe of issue 20 -- 200k records, every key invalid (17 KB of gzip).
+- trace-all-invalid: the probe that took 12 s to refuse -- 200k records, every key invalid (17 KB of gzip).
 - trace-last-invalid: 200k valid records but the last key: a validator that stops at the first
   error still reads everything.
 - snapshot-max-classes: 256 classes x 100 points, the last class's curve decreasing.
 - deep-nesting: 100k nested arrays in a settings value.
+
+`inflating_uploads` (the third hardening pass): bodies small as gzip whose meaning is small too.
+- snapshot-inflating-31MiB: a valid 6-class snapshot with a field the protocol does not read
+  holding 31 MiB of zeros (about 38 KB of gzip).
+
+`nan_scan_uploads`: a body for the decoder's look for NaN outside strings.
+- snapshot-nan-quotes: a NaN and then 16,000 escaped quotes in an unterminated string (47 KB): a
+  scan that retried a string from every quote held a decoder ~23 s on it.
 """
 
 import gzip
@@ -69,3 +77,20 @@ def worst_uploads() -> list[tuple[str, str, bytes]]:
     text = text.replace('"settings": {', f'"settings": {{"x": {deep}, ', 1)
     out.append(("deep-nesting", "/api/v1/agent/snapshots", gzip.compress(text.encode(), 9)))
     return out
+
+
+INFLATED = 31 << 20
+
+
+def inflating_uploads() -> list[tuple[str, str, bytes]]:
+    snap = make_snapshot("10.9.9.6:11211", n_classes=6)
+    text = json.dumps(snap)
+    zeros = ",".join(["0"] * ((INFLATED - len(text)) // 2))
+    text = text[:-1] + f', "ignored": [{zeros}]}}'
+    return [("snapshot-inflating-31MiB", "/api/v1/agent/snapshots", gzip.compress(text.encode(), 9))]
+
+
+def nan_scan_uploads() -> list[tuple[str, str, bytes]]:
+    text = json.dumps(make_snapshot("10.9.9.5:11211", n_classes=6))
+    text = text[:-1] + ', "ignored": NaN, "x": "' + '\\"' * 16_000 + "}"
+    return [("snapshot-nan-quotes", "/api/v1/agent/snapshots", gzip.compress(text.encode(), 9))]

@@ -1,4 +1,4 @@
-"""The worker's curve mathematics alone (issue 19, fifth pass): CPU per `pipeline.compute` on
+"""The worker's curve mathematics alone: CPU per `pipeline.compute` on
 realistic inputs, no database, no Celery.
 
 Each input is a snapshot as the drain hands it to `compute`: 20-40 slab classes x 100 points

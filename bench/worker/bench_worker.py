@@ -1,4 +1,4 @@
-"""Worker benchmarks, printed next to their targets (issue 6):
+"""Worker benchmarks, printed next to their targets:
 
 1. merges per second in one process for a 40-class snapshot: the computation process_snapshot
    does per snapshot (class curves from database rows -> proportional join + optimal page
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.append(str(ROOT / "worker" / "tests"))  # worker_helpers: a real worker for the latency run
 
-from hitcurve import band  # noqa: E402
+from hitcurve.rules import band  # noqa: E402
 from hitcurve_testing.snapshots import synthetic_classes, synthetic_snapshot  # noqa: E402
 from hitcurve_worker.calibrate import calibrate  # noqa: E402
 from hitcurve_worker.merge import ClassRow, classes_from_rows, merge, row_from_protocol  # noqa: E402

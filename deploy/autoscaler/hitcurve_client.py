@@ -7,13 +7,24 @@ so it runs in any container with Python 3.9+.
         --cluster 3f0c2a9e-... [--target 0.92] [--node-size-bytes 17179869184]
 
 Output: {"cluster_id", "target_hit_ratio", "status", "memory_bytes", "memory_limit_bytes",
-"recommended_memory_limit_bytes", "stable", "nodes", "node_size_bytes", "band", "basis",
-"curve_age_seconds", "message"}; "band" is the answer's band: {"memory_bytes_min",
-"memory_bytes_max" (integer bytes, null past the curve), "nodes_min", "nodes_max" (with a node
-size), "confidence", "basis" (server_record or benchmark_prior)}. Exit status: 0 answer (status
-ok or warming_up, or above_curve / unreachable with nulls), 3 no curve yet (not_enough_data), 4 API
-error, 2 usage. An autoscaler should keep the current size on anything but 0, and on a curve older
-than it trusts (curve_age_seconds).
+"recommended_memory_limit_bytes", "window_memory_limit_bytes", "memory_limit_note", "stable",
+"unknown_until", "memory_state", "memory_state_words", "nodes", "node_size_bytes", "band", "basis",
+"curve_age_seconds", "message"}.
+"memory_limit_bytes" is the one -m to set per node: the API's recommended_memory_limit_bytes, the
+value the dashboard, the e-mail, the alerts and /metrics show ("recommended_memory_limit_bytes"
+repeats it); "window_memory_limit_bytes" is the newest curve's own -m, which moves every window
+("memory_limit_note" says why the two differ when they do). "memory_state" is today's -m against
+the answer: short (even the band's low end is above it: the dashboard's memory alert opens),
+at_edge (inside the band, below the -m to set: no alert), enough; null while not known.
+"band" is the answer's band:
+{"memory_bytes_min", "memory_bytes_max" (integer bytes, null past the curve), "memory_limit_bytes_min",
+"memory_limit_bytes_max" (as -m per node; the -m to set lies between), "nodes_min", "nodes_max" (with
+a node size), "confidence", "basis" (server_record or benchmark_prior)}. Status warming_up or
+unknown: the answer is not known yet (memcached filling, or the agent has not seen out to the
+target; "unknown_until" says until what): every memory figure is null. Exit status: 0 answer
+(ok, warming_up / unknown / above_curve / unreachable with nulls), 3 no curve yet
+(not_enough_data), 4 API error, 2 usage. An autoscaler should keep the current size on anything
+but status ok, and on a curve older than it trusts (curve_age_seconds).
 """
 
 from __future__ import annotations
@@ -71,10 +82,15 @@ def cluster_size(
         "target_hit_ratio": mem["target_hit_ratio"],
         "status": mem["status"],
         "memory_bytes": mem["memory_bytes"],
-        # the -m to set, and the hysteresis-held value an autoscaler should follow (when stable)
-        "memory_limit_bytes": mem.get("memory_limit_bytes"),
+        # the one -m to set (the hysteresis-held value every surface shows), and the newest curve's own
+        "memory_limit_bytes": mem.get("recommended_memory_limit_bytes"),
         "recommended_memory_limit_bytes": mem.get("recommended_memory_limit_bytes"),
+        "window_memory_limit_bytes": mem.get("memory_limit_bytes"),
+        "memory_limit_note": mem.get("memory_limit_note"),
         "stable": mem.get("stable"),
+        "unknown_until": mem.get("unknown_until"),
+        "memory_state": mem.get("memory_state"),
+        "memory_state_words": mem.get("memory_state_words"),
         "nodes": None,
         "node_size_bytes": node_size_bytes,
         # the answer's uncertainty: memory (and nodes) at the band's confidence, e.g. to size for
@@ -82,6 +98,8 @@ def cluster_size(
         "band": {
             "memory_bytes_min": mem["band"].get("memory_bytes_min"),
             "memory_bytes_max": mem["band"].get("memory_bytes_max"),
+            "memory_limit_bytes_min": mem["band"].get("memory_limit_bytes_min"),
+            "memory_limit_bytes_max": mem["band"].get("memory_limit_bytes_max"),
             "nodes_min": None,
             "nodes_max": None,
             "confidence": mem["band"].get("confidence"),

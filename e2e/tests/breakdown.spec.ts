@@ -31,7 +31,7 @@ test("breakdown: prefix table, TTL memory, hot keys and expired vs evicted match
   await expect(page.getByTestId("ttl-panel")).toContainText(`expiry saves ${Math.round(b.ttl!.saved_ratio! * 100)}`);
   await expect(page.getByTestId("hot-keys")).toContainText(b.hot_keys[0].key);
   await expect(page.getByTestId("left-table")).toContainText(`${b.left.evicted.toLocaleString("en-US")} evicted`);
-  // page-move evictions (issue 15) are told apart in words and per class, as the API counts them
+  // page-move evictions are told apart in words and per class, as the API counts them
   expect(b.left.evicted_by_page_moves).toBeGreaterThan(0);
   await expect(page.getByTestId("left-table")).toContainText(
     `(${b.left.evicted_by_page_moves.toLocaleString("en-US")} of them by slab page moves)`,
@@ -41,7 +41,13 @@ test("breakdown: prefix table, TTL memory, hot keys and expired vs evicted match
   await expect(row.locator("td").nth(4)).toHaveText(moved.evicted_by_page_moves.toLocaleString("en-US"));
   // a new target asks the API again
   await page.getByLabel("Hit rate target in percent").fill("80");
-  await expect(page.getByTestId("prefix-table")).toContainText("Needs for 80");
+  await expect(page.getByTestId("prefix-table")).toContainText("Alone, for 80");
+  // memory held adds up to what memcached stores, and the own-pool sum is named as what it is
+  const held = await api<{ prefixes: Array<{ bytes: number }>; stored_bytes: number }>(page, `/servers/${id}/breakdown?target=0.8`);
+  expect(held.prefixes.reduce((s, p) => s + p.bytes, 0)).toBeLessThanOrEqual(held.stored_bytes);
+  await expect(page.getByTestId("prefix-total")).toContainText("stored");
+  await expect(page.getByTestId("prefix-total")).toContainText("in separate pools");
+  await expect(page.getByTestId("memory-answers")).toContainText("curve page");
   await page.screenshot({ path: "artifacts/breakdown.png", fullPage: true });
 });
 
@@ -87,7 +93,7 @@ test("TTL what-if: choose a prefix and a TTL, the hit rates and the memory are t
 
 test("a server whose traffic carries TTLs is answered on the TTL-aware curve, and the answer says so", async ({ page }) => {
   // 10.0.0.9's newest window carries the breakdown, whose TTL-aware and oblivious curves differ by far
-  // more than hitcurve/ttl.py's 1 pp; 10.0.0.8 has no breakdown
+  // more than hitcurve/rules/ttl.py's 1 pp; 10.0.0.8's has no TTL-aware curve
   for (const [address, aware] of [
     ["10.0.0.9:11211", true],
     ["10.0.0.8:11211", false],
@@ -133,3 +139,31 @@ test.describe("phone", () => {
     await page.screenshot({ path: "artifacts/phone-answer-ttl-aware.png", fullPage: true });
   });
 });
+
+test("one prefix: the pool-split panel says quietly that there is nothing to split", async ({ page }) => {
+  const id = await serverId(page, "10.0.0.8:11211");
+  await page.goto(`/servers/${id}/breakdown`);
+  const panel = page.getByTestId("pool-split");
+  await expect(panel.getByTestId("split-nothing")).toContainText("Nothing to split in this window");
+  await expect(panel.getByRole("alert")).toHaveCount(0);
+  await expect(page.getByText("Something went wrong")).toHaveCount(0);
+  await panel.screenshot({ path: "artifacts/breakdown-one-prefix.png" });
+});
+
+for (const [name, width] of [["desktop", 1440], ["phone", 390]] as const) {
+  test(`breakdown and policies at ${width} px`, async ({ page }) => {
+    await page.setViewportSize({ width, height: 900 });
+    const id = await open(page);
+    await expect(page.getByTestId("prefix-total")).toBeVisible();
+    await page.screenshot({ path: `artifacts/breakdown-${name}.png`, fullPage: true });
+    const one = await serverId(page, "10.0.0.8:11211");
+    await page.goto(`/servers/${one}/breakdown`);
+    await expect(page.getByTestId("split-nothing")).toBeVisible();
+    await page.screenshot({ path: `artifacts/breakdown-one-prefix-${name}.png`, fullPage: true });
+    const big = await serverId(page, "10.0.0.7:11211");
+    await page.goto(`/servers/${big}/policies`);
+    await expect(page.getByTestId("policy-table")).toBeVisible();
+    await page.screenshot({ path: `artifacts/policies-${name}.png`, fullPage: true });
+    expect(id).toBeTruthy();
+  });
+}

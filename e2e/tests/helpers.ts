@@ -1,3 +1,5 @@
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -126,4 +128,49 @@ export async function signUpConfirmed(page: Page, email: string, password: strin
   const link = await linkFromMail(email, "/signup/confirm/", started);
   const confirmed = await page.request.post("/api/v1/auth/signup/confirm", { data: { token: link.split("/").pop() } });
   expect(confirmed.status(), await confirmed.text()).toBe(201);
+}
+
+/** The repository's root (the e2e folder's parent). */
+export const ROOT = join(fileURLToPath(new URL(".", import.meta.url)), "..", "..");
+
+/** The e2e backend's settings: the test services' (.run/test/env) with its own database
+ * (scripts/e2e-server.sh: one per server port). */
+export function e2eEnv(baseURL: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of readFileSync(join(ROOT, ".run/test/env"), "utf8").split("\n")) {
+    const m = /^(HITCURVE_[A-Z_]+)=(.*)$/.exec(line.trim());
+    if (m) env[m[1]] = m[2];
+  }
+  const url = env.HITCURVE_DATABASE_URL;
+  env.HITCURVE_DATABASE_URL = `${url.slice(0, url.lastIndexOf("/"))}/hitcurve_e2e_${new URL(baseURL).port}`;
+  return env;
+}
+
+/** Seed e2e/consistency_states.py's states (real `make demo` windows replayed through the upload
+ * path and the worker's task) with `args` (seed [EMAIL [STATE,...]]) under the environment `env`,
+ * and answer its JSON line. Synchronous: it takes a minute or more, and the test waits for it. */
+export function seedStates<T>(env: NodeJS.ProcessEnv, ...args: string[]): T {
+  const out = execFileSync(join(ROOT, ".venv/bin/python"), [join(ROOT, "e2e/consistency_states.py"), "seed", ...args], {
+    env,
+    maxBuffer: 1 << 24,
+  });
+  return JSON.parse(out.toString().trim().split("\n").pop()!) as T;
+}
+
+/** Log in as an account a seed made. */
+export async function logInAs(page: Page, email: string, password: string) {
+  await page.goto("/login");
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page.getByRole("heading", { name: "Clusters" })).toBeVisible();
+}
+
+/** Run one of e2e/'s worker stand-ins (process_uploads.py, deliver_pending.py) against the e2e
+ * backend's database, as the worker would: the e2e backend runs no worker. Answers its JSON line.
+ * Asynchronous, so a receiver served by this test process answers while the step runs. */
+export async function runWorkerStep<T = unknown>(baseURL: string, script: string, ...args: string[]): Promise<T> {
+  const env = { ...process.env, ...e2eEnv(baseURL) };
+  const { stdout } = await promisify(execFile)(join(ROOT, ".venv/bin/python"), [join(ROOT, "e2e", script), ...args], { env });
+  return JSON.parse(stdout.trim().split("\n").pop()!) as T;
 }

@@ -53,7 +53,7 @@ test.describe("agents page onboarding", () => {
     expect(secret).toMatch(/^hca_/);
 
     const block = page.getByTestId("install-block");
-    await expect(block).toContainText(`echo '${secret}'`);
+    await expect(block).toContainText(`printf '%s\\n' '${secret}'`);
     await expect(block).toContainText(`memcached = ${address}`);
     await expect(block).toContainText(`backend-url = ${baseURL}`);
     await expect(page.getByTestId("onboarding")).toContainText(`Waiting for the first upload from ${address}`);
@@ -62,19 +62,19 @@ test.describe("agents page onboarding", () => {
     await page.getByPlaceholder("autoscaler").fill(`tok-${Date.now()}`);
     await page.getByTestId("create-api").click();
     await expect(page.getByTestId("new-secret")).toContainText("hct_");
-    await expect(block).toContainText(`echo '${secret}'`);
+    await expect(block).toContainText(`printf '%s\\n' '${secret}'`);
     // The sizing request names a real cluster of the organization.
     await expect(page.getByTestId("sizing-curl")).toContainText(`/sizing/clusters/${(await made.json()).id}/memory`);
 
     await page.locator(".copy-block", { has: block }).getByRole("button", { name: "Copy" }).click();
     const copied = await page.evaluate(() => navigator.clipboard.readText());
-    expect(copied).toBe(plain(await block.textContent()));
+    expect(plain(copied)).toBe(plain(await block.textContent()));
     await page.screenshot({ path: "artifacts/onboarding-waiting.png", fullPage: true });
 
-    // Run what was copied: the configuration between the heredoc markers, the key as echoed.
+    // Run what was copied: the configuration between the heredoc markers, the key as printed.
     // Only the root-owned paths of the package are pointed into a temporary directory.
     const conf = /<<'EOF'\n([\s\S]*?)\nEOF/.exec(copied)![1];
-    const key = /echo '([^']+)'/.exec(copied)![1];
+    const key = /printf '%s\\n' '([^']+)'/.exec(copied)![1];
     writeFileSync(path.join(dir, "agent.conf"), conf + "\n");
     writeFileSync(path.join(dir, "agent.key"), key + "\n", { mode: 0o600 });
     mkdirSync(path.join(dir, "spool"));
@@ -106,6 +106,14 @@ test.describe("agents page onboarding", () => {
     await expect(page.getByTestId("install-block")).toBeVisible();
     await expect(page.getByTestId("agent-keys-table").or(page.getByText("None yet.").first())).toBeVisible();
     await noHorizontalScroll(page);
+    // each kind of host gets its own block, fetched from this Hitcurve and checked by its SHA-256
+    for (const [variant, says] of [["foreground", "tar -xzf"], ["no-systemd", "start-stop-daemon --start"], ["container", "docker build"]]) {
+      await page.getByTestId("install-variant").selectOption(variant);
+      await expect(page.getByTestId("install-block")).toContainText(says);
+      await expect(page.getByTestId("install-block")).toContainText("sha256sum -c --ignore-missing SHA256SUMS");
+      await noHorizontalScroll(page);
+    }
+    await expect(page.getByTestId("agent-release")).toContainText("SHA256SUMS");
     await page.screenshot({ path: "artifacts/agents-390.png", fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
     await noHorizontalScroll(page);

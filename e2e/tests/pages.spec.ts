@@ -10,9 +10,15 @@ test("clusters overview: hit rate, memory, needed memory, cost, status per clust
   const card = page.locator(`[data-cluster="${web.id}"]`);
   await expect(card).toContainText("Needed for target");
   await expect(card).toContainText(`${(curve.measured_hit_ratio * 100).toFixed(1).replace(/\.0$/, "")} %`);
-  // the alerts the worker's rules opened while processing the seeded uploads
-  expect(web.open_alerts).toBeGreaterThan(0);
-  await expect(card).toContainText(`${web.open_alerts} open alert${web.open_alerts > 1 ? "s" : ""}`);
+  // a shortage opens an alert only once its answer has held over 3 windows: web-cache's is
+  // certain but its -m to set has not held yet (the seed ends on a settling answer), and sessions
+  // cannot reach its target, but its server's windows 6 h apart leave one window in its answer's
+  // history, not yet 3 past the curve: neither opens one, each says so
+  const sessions = clusters.find((c) => c.name === "sessions")!;
+  for (const [c, name] of [[web, "web-cache"], [sessions, "sessions"]] as const) {
+    expect(c.open_alerts, `${name}'s open alerts`).toBe(0);
+    await expect(page.locator(`[data-cluster="${c.id}"]`)).toContainText("no alert until it holds");
+  }
   // The cluster without servers says so instead of showing numbers.
   await expect(page.locator(".cluster-card", { hasText: "analytics (new)" })).toContainText("not enough data");
   await page.screenshot({ path: "artifacts/clusters.png", fullPage: true });
@@ -82,12 +88,12 @@ test("agents page: a new agent key is shown once, with copyable snippets, and ca
 });
 
 test("alerts and report subscriptions", async ({ page }) => {
-  // the worker's rules opened some while processing the seeded uploads; the seed added a stale
-  // agent (open) and a resolved stream-loss alert
+  // the worker's rules opened (and, as the seeded windows went on, resolved) some while processing
+  // the seeded uploads; the seed added a stale agent (open) and a resolved stream-loss alert
   const open = await api<unknown[]>(page, "/alerts?state=open");
   const all = await api<unknown[]>(page, "/alerts?state=all");
-  expect(open.length).toBeGreaterThanOrEqual(2);
-  expect(all.length).toBe(open.length + 1);
+  expect(open.length).toBeGreaterThanOrEqual(1);
+  expect(all.length).toBeGreaterThan(open.length);
   await page.goto("/alerts");
   await expect(page.getByTestId("alerts").locator("li")).toHaveCount(open.length);
   await page.getByLabel("Show resolved").check();

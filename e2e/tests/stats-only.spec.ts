@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { api, expect, freePort, signUpConfirmed, waitPort } from "./helpers";
+import { api, e2eEnv, expect, freePort, signUpConfirmed, waitPort } from "./helpers";
 
 // Issue 15, end to end: a real memcached that refuses `watch` (-W, as ElastiCache Serverless
 // does), the real agent (it falls back to its stats-only mode) uploading to this backend, the
@@ -12,19 +12,6 @@ import { api, expect, freePort, signUpConfirmed, waitPort } from "./helpers";
 // it in process, as seed.py does), and the page and the sizing API saying what the curve rests on.
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-
-/** The e2e backend's settings: the test services' (.run/test/env) with its own database
- * (scripts/e2e-server.sh: one per server port). */
-function e2eEnv(baseURL: string): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const line of readFileSync(path.join(ROOT, ".run/test/env"), "utf8").split("\n")) {
-    const m = /^(HITCURVE_[A-Z_]+)=(.*)$/.exec(line.trim());
-    if (m) env[m[1]] = m[2];
-  }
-  const url = env.HITCURVE_DATABASE_URL;
-  env.HITCURVE_DATABASE_URL = `${url.slice(0, url.lastIndexOf("/"))}/hitcurve_e2e_${new URL(baseURL).port}`;
-  return env;
-}
 
 type Answer = { data_basis: string; basis: string; message: string; status: string; band: { hit_rate_min: number | null; hit_rate_max: number | null } };
 

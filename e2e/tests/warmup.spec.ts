@@ -134,6 +134,7 @@ type Answer = {
   current_memory_limit_bytes: number | null;
   memory_bytes: number | null;
   memory_limit_bytes: number | null;
+  recommended_memory_limit_bytes: number | null;
   stable: boolean | null;
   curve: { measured_hit_ratio: number | null };
 };
@@ -270,6 +271,9 @@ test.describe("warm-up, live", () => {
       expect(a.message).toContain("still filling");
       expect(a.message).not.toContain("beyond");
       expect(a.stable, "a warming answer is never stable").not.toBe(true);
+      // unknown until full: no number an autoscaler or a reader could act on
+      expect(a.memory_bytes).toBeNull();
+      expect(a.memory_limit_bytes).toBeNull();
     }
     await noCriticalAlert(page, "while memcached fills");
 
@@ -309,7 +313,7 @@ test.describe("warm-up, live", () => {
     expect(ok.full_in_seconds).toBeNull();
     expect(Number.isInteger(ok.memory_bytes) && Number.isInteger(ok.memory_limit_bytes)).toBe(true);
     expect(ok.memory_limit_bytes! % MiB).toBe(0);
-    expect(ok.message).toContain(`set -m ${ok.memory_limit_bytes! / MiB}`);
+    expect(ok.message).toContain(`set -m ${ok.recommended_memory_limit_bytes! / MiB}`);
     expect(ok.message).not.toContain("filling");
     const okCluster = await until("cluster ok once full", 120_000, async () => {
       const a = await answer(page, `/sizing/clusters/${clusterId}/memory?target_hit_ratio=0.5`);
@@ -317,6 +321,23 @@ test.describe("warm-up, live", () => {
     });
     expect(okCluster.fill_ratio).toBe(1);
     await noCriticalAlert(page, "once full");
+
+    // Breakdowns that add up, live: the prefixes' memory held sums to at most what memcached
+    // stores (the breakdown's stored_bytes is memcached's `bytes` at the window's end, the agent
+    // splits it by its sampled keys' resident bytes, rounded down), that figure is memcached's own,
+    // and every key here has a prefix (hot:, cold:), so no "(none)" row holds memory.
+    const bd = await page.request.get(`/api/v1/servers/${serverId}/breakdown`);
+    expect(bd.status(), await bd.text()).toBe(200);
+    const b = (await bd.json()) as { prefixes: Array<{ prefix: string; bytes: number }>; stored_bytes: number | null };
+    const storedNow = Number((await driver!.stats()).bytes);
+    expect(b.stored_bytes, "the breakdown names memcached's stored bytes").not.toBeNull();
+    expect(b.stored_bytes!).toBeGreaterThan(0);
+    expect(b.stored_bytes!).toBeLessThanOrEqual(LIMIT_MB * MiB);
+    // full memcached stores about the same bytes window after window (the trickle replaces evicted items)
+    expect(Math.abs(b.stored_bytes! - storedNow), `stored ${b.stored_bytes} vs memcached's bytes now ${storedNow}`).toBeLessThanOrEqual(0.1 * storedNow);
+    const held = b.prefixes.reduce((sum, p) => sum + p.bytes, 0);
+    expect(held, JSON.stringify(b.prefixes.map((p) => [p.prefix, p.bytes]))).toBeLessThanOrEqual(b.stored_bytes!);
+    expect(b.prefixes.filter((p) => p.prefix === "(none)" && p.bytes > 0), "memory held by keys without a prefix").toEqual([]);
 
     await reloadUntil(page, 60_000, async () => {
       await expect(page.getByTestId("target-answer")).toHaveAttribute("data-status", "ok", { timeout: 5000 });
@@ -326,11 +347,12 @@ test.describe("warm-up, live", () => {
     expect(sentence).toMatch(/^50(\.0)? % hit rate needs [\d.]+ (KiB|MiB) \(-m \d+\)/); // plain(): ordinary spaces
     await shoot(page, "full-curve");
 
-    // A target past what the curve covers: a bound in words, with the remedy, never a dead end.
+    // A target past what the agent has seen: unknown until it has seen further (just full, its ghost
+    // holds only the keys evicted since), or once seen whole a bound or "no memory size reaches".
     await page.getByTestId("target-input").fill("99.9");
-    await expect(page.getByTestId("target-answer")).toHaveAttribute("data-status", /above_curve|unreachable/);
+    await expect(page.getByTestId("target-answer")).toHaveAttribute("data-status", /unknown|above_curve|unreachable/);
     const far = plain(await page.getByTestId("target-answer").textContent());
-    expect(far).toMatch(/needs more than [\d.]+ (KiB|MiB)|No memory size reaches/);
+    expect(far).toMatch(/unknown until the agent has seen further|needs more than [\d.]+ (KiB|MiB)|No memory size reaches/);
     expect(far).not.toContain("beyond");
     await shoot(page, "above-curve");
 

@@ -28,6 +28,8 @@ test("an anonymous visitor gets the log-in form; logging in sends the credential
   fireEvent.change(screen.getByLabelText("Password"), { target: { value: "correct horse" } });
   fireEvent.click(screen.getByRole("button", { name: "Log in" }));
   expect(await screen.findByRole("heading", { name: "Clusters" })).toBeTruthy();
+  // no CSRF cookie, so no session: the log-in form came without asking /auth/me (a 401 the console logs)
+  expect(calls.filter((c) => c.url.pathname === "/api/v1/auth/me")).toEqual([]);
   const login = calls.find((c) => c.method === "POST" && c.url.pathname === "/api/v1/auth/login")!;
   expect(login.body).toEqual({ email: "ada@example.com", password: "correct horse" });
   // A cluster without a curve yet says so instead of inventing numbers.
@@ -99,4 +101,13 @@ test("a confirmed sign-up link stays logged in when the start-up session check a
   await new Promise((r) => setTimeout(r, 50));
   expect(screen.queryByRole("button", { name: "Log in" })).toBeNull();
   expect(screen.getByText("No agent has reported yet")).toBeTruthy();
+});
+
+test("a session the server ended (401 to the probe) forgets the CSRF cookie, so the next load does not ask", async () => {
+  document.cookie = "hitcurve_csrf=ended";
+  const calls = fakeApi({ "GET /api/v1/auth/me": () => ({ status: 401, body: { detail: "log in first" } }) });
+  render(<App />);
+  expect(await screen.findByRole("button", { name: "Log in" })).toBeTruthy();
+  expect(calls.filter((c) => c.url.pathname === "/api/v1/auth/me").length).toBe(1);
+  expect(document.cookie).not.toContain("hitcurve_csrf");
 });

@@ -4,7 +4,7 @@ import { fetchSession, logOut, switchOrg } from "./api/endpoints";
 import type { Session } from "./api/types";
 import { Link } from "./components/Link";
 import { ErrorState, Loading } from "./components/States";
-import { ConfirmSignupPage, ForgotPasswordPage, InvitePage, ResetPasswordPage, UnsubscribePage } from "./pages/AccountPages";
+import { ConfirmReportPage, ConfirmSignupPage, ForgotPasswordPage, InvitePage, ResetPasswordPage, UnsubscribePage } from "./pages/AccountPages";
 import { AgentsPage } from "./pages/AgentsPage";
 import { AlertsPage } from "./pages/AlertsPage";
 import { AuthPage } from "./pages/AuthPages";
@@ -53,6 +53,8 @@ export function App() {
   if (confirm) return <ConfirmSignupPage token={confirm.token} onSession={confirmed} />;
   const unsub = matchPath("/unsubscribe/:token", location);
   if (unsub) return <UnsubscribePage token={unsub.token} />;
+  const recipient = matchPath("/reports/confirm/:token", location);
+  if (recipient) return <ConfirmReportPage token={recipient.token} />;
   if (boot.state === "loading") return <Loading what="Hitcurve" />;
   const invite = matchPath("/invite/:token", location);
   if (invite && boot.state !== "error") {

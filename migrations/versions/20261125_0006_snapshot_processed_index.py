@@ -1,4 +1,4 @@
-"""snapshots: index on processed_at for the upload-to-curve lag in /health (issue 19)
+"""snapshots: index on processed_at for the upload-to-curve lag in /health
 
 Revision ID: 0006
 Revises: 0005

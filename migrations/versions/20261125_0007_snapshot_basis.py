@@ -1,5 +1,5 @@
 """snapshots: the basis a window rests on (`watch`, or `stats_only` where memcached refused `watch`)
-and the agent's stats-only model (issue 15)
+and the agent's stats-only model
 
 Revision ID: 0007
 Revises: 0006

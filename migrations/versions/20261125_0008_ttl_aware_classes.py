@@ -1,5 +1,5 @@
 """snapshot_classes.ttl_sizes_items/ttl_hit_ratios, snapshots.ttl_aware: the TTL-aware class curves the agent sends
-(issue 16) and whether the window's traffic carries TTLs (stored; sizing stays on the LRU curves)
+and whether the window's traffic carries TTLs (stored; sizing stays on the LRU curves)
 
 Revision ID: 0008
 Revises: 0007

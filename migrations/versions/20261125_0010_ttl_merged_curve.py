@@ -1,5 +1,5 @@
-"""snapshots.ttl_sizes_bytes/ttl_hit_ratios: the agent's merged TTL-aware curve (issue 16), which
-answers sizing when the window's traffic carries TTLs (snapshots.ttl_aware, hitcurve/ttl.py)
+"""snapshots.ttl_sizes_bytes/ttl_hit_ratios: the agent's merged TTL-aware curve, which
+answers sizing when the window's traffic carries TTLs (snapshots.ttl_aware, hitcurve/rules/ttl.py)
 
 Revision ID: 0010
 Revises: 0009
@@ -7,7 +7,7 @@ Create Date: 2026-11-25 08:00:00
 
 The snapshot's top-level `ttl_points` (bytes of memory -> hit ratio, SHARDS++ over every class);
 NULL when the agent sent none. From this revision on `ttl_aware` is true when the agent's
-TTL-aware and TTL-oblivious curves differ by at least hitcurve.ttl.TTL_CURVE_GAP_PP; rows stored
+TTL-aware and TTL-oblivious curves differ by at least hitcurve.rules.ttl.TTL_CURVE_GAP_PP; rows stored
 before keep the flag of revision 0008 (the worker only uses it with a stored merged curve).
 """
 from collections.abc import Sequence

@@ -1,5 +1,5 @@
 """snapshot_classes.ghost_reach_items/ghost_filters: the agent's per-class `curve.ghost_reach_items`
-and `curve.ghost_filters` (issue 14), stored so that the worker sees them
+and `curve.ghost_filters`, stored so that the worker sees them
 
 Revision ID: 0013
 Revises: 0012

@@ -1,5 +1,5 @@
 """policy_corrections.hit_ratio_ghost_view: the agent's view above today's memory (memcached at the
-reference size plus its eviction-fed ghost), simulated with the policy correction (issue 14)
+reference size plus its eviction-fed ghost), simulated with the policy correction
 
 Revision ID: 0014
 Revises: 0013

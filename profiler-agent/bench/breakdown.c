@@ -1,5 +1,5 @@
 /*
- * Cost of issue 16's breakdown in the agent's core, on one thread's CPU time: the same event
+ * Cost of the breakdown in the agent's core, on one thread's CPU time: the same event
  * stream (an exact LRU of N items turns a Zipf key stream with 30 prefixes, three value sizes
  * and TTLs into HIT / MISS+EVICT+SET events) fed to the LRU profile alone, and to the profile
  * plus what breakdown.c adds per event: the merged TTL-aware and oblivious byte curves (32768

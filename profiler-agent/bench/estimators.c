@@ -1,6 +1,6 @@
 /*
  * ROUNDER against STACKER, side by side, on every shared trace and the synthetic streams, with
- * MIMIR's own published figures beside ours (seed 001, Tables 5.1 and 5.3: MAE of the LRU curve
+ * MIMIR's own published figures beside ours (Sæmundsson 2014, Tables 5.1 and 5.3: MAE of the LRU curve
  * on [0, M], M = the cache size, in %).
  * Per workload and N (10 % and 30 % of the distinct keys): MAE vs exact LRU (Mattson) on
  * 100 points of [0, N] and of (N, 2N], GETs/s through the core (offline path: the core's LRU
@@ -76,7 +76,7 @@ static double mae_mimir(const workload *w, const mattson *m, const hc_profile_co
     return 100 * s / M;
 }
 
-/* seed 001 Table 5.1 (ROUNDER on LRU) and 5.3 (STACKER on LRU), B = 8 and B = 128, in %. */
+/* Sæmundsson 2014 Table 5.1 (ROUNDER on LRU) and 5.3 (STACKER on LRU), B = 8 and B = 128, in %. */
 static const struct { const char *name; uint64_t M; double r8, r128, s8, s128; } MIMIR[] = {
     {"2_pools", 450, 0.52, 0.18, 0.59, 0.05},
     {"cpp", 900, 1.92, 0.33, 1.90, 0.16},
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof(MIMIR) / sizeof(MIMIR[0]); i++) any |= !strcmp(only, MIMIR[i].name);
         if (!any) return 0;
     }
-    printf("\n# at MIMIR's cache sizes M (seed 001 §5.2, LIRS set-up), MAE %% over every size 1..M (eq. 3.1)\n");
+    printf("\n# at MIMIR's cache sizes M (Sæmundsson 2014 §5.2, LIRS set-up), MAE %% over every size 1..M (eq. 3.1)\n");
     printf("%-9s %5s %6s | %-34s | %-34s\n", "", "", "", "          B = 8", "          B = 128");
     printf("%-9s %5s %6s | %6s %6s %6s %6s %6s | %6s %6s %6s %6s %6s\n", "workload", "M", "LRU@M", "Rmimir", "R", "S",
            "MIMIR:R", "S", "Rmimir", "R", "S", "MIMIR:R", "S");
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
         printf("\n");
     }
     printf("MIMIR (all 24 of its workloads, LRU): ROUNDER 1.93 %% at B=8, 0.96 %% at B=128; STACKER 1.73 %% / 0.20 %% "
-           "(seed 001 Tables 5.1, 5.3).\n"
+           "(Sæmundsson 2014, Tables 5.1, 5.3).\n"
            "Rmimir = our ROUNDER with MIMIR's aging (merge the two oldest buckets), R = with balanced aging (default);\n"
            "LRU@M = exact LRU hit ratio at M. Rmimir lands near MIMIR's ROUNDER column except on cs and gli, where\n"
            "MIMIR's errors are far larger (cs hits 1.8 %% at M: a curve normalised other than by requests would\n"

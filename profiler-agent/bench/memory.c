@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     double ghost_cap = (c.ghost_factor - 1) * N;
     printf("ghost: %zu bytes for (k-1)N = %.0f entries = %.2f bytes per ghost entry (%llu live now)\n",
            st.ghost_bytes, ghost_cap, st.ghost_bytes / ghost_cap, (unsigned long long)st.ghost_entries);
-    printf("reference: MIMIR's counting filter ~5 bytes per entry at 1%% fpp (seed 001 §4.3.1); a key list ~39 B\n");
+    printf("reference: MIMIR's counting filter ~5 bytes per entry at 1%% fpp (Sæmundsson 2014 §4.3.1); a key list ~39 B\n");
     printf("total %.1f MiB for N = %llu\n", st.total_bytes / 1048576.0, (unsigned long long)N);
     double kt_bytes = (double)st.table_slots * st.bytes_per_slot;
     printf("ROUNDER: key table + buckets = %.1f bytes per tracked key\n", (kt_bytes + st.estimator_bytes) / st.tracked_keys);

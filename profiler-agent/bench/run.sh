@@ -34,7 +34,7 @@ echo "== speed (median of 3 runs is yours to take: the machine is shared)"
 for i in 1 2 3; do "$B/speed" --requests 3000000 | sed -n '3,4p'; done
 "$B/speed" --requests 3000000
 echo
-echo "== breakdown cost (issue 16): events/s of the core with and without TTL curves, prefixes, hot keys"
+echo "== breakdown cost: events/s of the core with and without TTL curves, prefixes, hot keys"
 "$B/breakdown" --requests 3000000
 echo
 echo "== hot path, defaults (best/median of 5 on thread CPU time; instructions/event is the stable figure)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Overhead benchmark of hitcurve-agent (issue 4) with a client nobody here wrote: memaslap
+"""Overhead benchmark of hitcurve-agent with a client nobody here wrote: memaslap
 (Debian's libmemcached-tools ships it as `memcaslap`).
 
 Alternating runs in one sitting, each on a fresh memcached, at saturation:

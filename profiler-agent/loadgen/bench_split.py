@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Pool-split what-if against real memcached (issue 16).
+"""Pool-split what-if against real memcached.
 
 A seeded workload of two prefixes with the same read share and popularity but different item
 sizes (the case where separate pools beat one, arXiv 1708.01673) runs on one memcached of M
 bytes beside the agent (the pool). From the agent's windows the backend's model
-(backend/hitcurve/poolsplit.py) predicts the hit ratio with prefix P alone in a pool of X and
+(backend/hitcurve/breakdown/poolsplit.py) predicts the hit ratio with prefix P alone in a pool of X and
 the rest alone in M - X, for several X. The same seeded requests then run on two fresh
 memcacheds of X and M - X (each request sent to its prefix's instance), whose hit ratios are
 measured from `stats`. Printed side by side, with the pool's measured and predicted hit ratio.
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "backend"))
 from agent_harness import Agent, Client, Memcached, kill_leftovers  # noqa: E402
 from breakdown_load import Driver, Prefix  # noqa: E402
 
-from hitcurve.poolsplit import split  # noqa: E402  (the API's model)
+from hitcurve.breakdown.poolsplit import split  # noqa: E402  (the API's model)
 
 # Same share and popularity; items of 100 B and 4000 B (chunks of 192 B and ~4.5 KiB).
 SPLIT_MIX = (
@@ -188,7 +188,7 @@ def main() -> None:
 
 
 def at_raw(win: dict, mb: float) -> float:
-    from hitcurve.poolsplit import _lin
+    from hitcurve.breakdown.poolsplit import _lin
 
     return _lin(win["ttl_points"])(mb * MIB)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""TTL-aware vs TTL-oblivious prediction against real memcached (issue 16).
+"""TTL-aware vs TTL-oblivious prediction against real memcached.
 
 A TTL-heavy seeded workload of known prefixes, sizes and TTLs (tests/agent/breakdown_load.py,
 TTL_MIX below) runs beside the agent on a memcached of M bytes; the agent's merged TTL-aware
@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT / "backend"))
 from agent_harness import Agent, Client, Memcached, kill_leftovers  # noqa: E402
 from breakdown_load import Driver, Prefix  # noqa: E402
 
-from hitcurve.crud.breakdown import memory_for  # noqa: E402  (the API's answer)
-from hitcurve.ttl import TTL_CURVE_GAP_PP, carries_ttls, curve_gap_pp  # noqa: E402
+from hitcurve.rules.curves import memory_for  # noqa: E402  (the API's answer)
+from hitcurve.rules.ttl import TTL_CURVE_GAP_PP, carries_ttls, curve_gap_pp  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "worker"))
 
@@ -92,10 +92,10 @@ def run(mb: int, seconds: float, tmp: Path | None, mix: tuple = TTL_MIX) -> tupl
 
 
 def worker_curves(wins: list[dict], sizes: list[float]) -> dict[str, list[float]]:
-    """What the worker stores for sizing (issue 16), read at `sizes` as the API reads it: each
+    """What the worker stores for sizing, read at `sizes` as the API reads it: each
     window through hitcurve_worker.pipeline.compute with its LRU class curves ("lru", the answer
     of a window without TTLs that matter), with the agent's merged TTL-aware curve as the model
-    ("answer_ttl", the answer of a window whose traffic carries TTLs, hitcurve/ttl.py), and, for
+    ("answer_ttl", the answer of a window whose traffic carries TTLs, hitcurve/rules/ttl.py), and, for
     comparison, with the classes' TTL-aware curves joined ("ttl_classes", withdrawn), all
     calibrated through memcached's measured hit ratio; read-weighted over the windows."""
     import uuid
@@ -103,7 +103,7 @@ def worker_curves(wins: list[dict], sizes: list[float]) -> dict[str, list[float]
 
     import numpy as np
 
-    from hitcurve.curves import fit_stored
+    from hitcurve.rules.curves import fit_stored
     from hitcurve_worker.merge import ClassCurve
     from hitcurve_worker.pipeline import Inputs, TtlCurve, Window, compute
 
@@ -173,12 +173,12 @@ def main() -> None:
           f"of the memory that holds everything (paper: 69 % on average, up to 99 %)")
     sizes = [f * M * MIB for f in (0.5, 1.0, 2.0)]
     worker = worker_curves(wins, sizes)
-    # What the sizing answer rests on, window by window (hitcurve/ttl.py, the rule ingestion applies)
+    # What the sizing answer rests on, window by window (hitcurve/rules/ttl.py, the rule ingestion applies)
     carries = [carries_ttls(s["ttl_points"], s["ttl"]["oblivious_points"]) for s in wins]
     gaps = [curve_gap_pp(s["ttl_points"], s["ttl"]["oblivious_points"]) for s in wins]
     answer_key = "answer_ttl" if carries[-1] else "lru"
     basis = "the merged TTL-aware curve" if carries[-1] else "the LRU class curves"
-    print(f"# {'TTL-free' if a.no_ttl else 'TTL-heavy'} mix; traffic carries TTLs (hitcurve/ttl.py, "
+    print(f"# {'TTL-free' if a.no_ttl else 'TTL-heavy'} mix; traffic carries TTLs (hitcurve/rules/ttl.py, "
           f"|oblivious - aware| >= {TTL_CURVE_GAP_PP} pp): {carries} "
           f"(gap {', '.join(f'{g:.1f}' for g in gaps)} pp): the sizing answer rests on {basis}")
     print("| size | measured memcached | sizing answer | err pp | answer on the LRU class curves | err pp "

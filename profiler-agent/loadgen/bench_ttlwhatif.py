@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""TTL what-if against real memcached (issue 16): "if prefix P's TTL were X".
+"""TTL what-if against real memcached: "if prefix P's TTL were X".
 
 A seeded cache-aside workload (tests/agent/breakdown_load.py: a get, and on a miss a set with
 the prefix's TTL) of two prefixes runs beside the agent on one memcached: P = `sess` with TTL
 3 s and `user` without TTL, in separate slab classes (100 B and 600 B values). From the agent's
-windows the backend's model (backend/hitcurve/ttlwhatif.py, the API's) predicts, for P's TTL X:
+windows the backend's model (backend/hitcurve/breakdown/ttlwhatif.py, the API's) predicts, for P's TTL X:
 P's hit ratio and the server's with memory for every live item (the replay's own figures), and
 the bytes P's live items hold. The same seeded requests then run on fresh memcacheds with P's
 TTL set to X; P's and the server's hit ratios are counted by the load driver itself, and P's
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "backend"))
 from agent_harness import Agent, Client, Memcached, kill_leftovers  # noqa: E402
 from breakdown_load import Driver, Prefix  # noqa: E402
 
-from hitcurve.ttlwhatif import what_if  # noqa: E402  (the API's model)
+from hitcurve.breakdown.ttlwhatif import what_if  # noqa: E402  (the API's model)
 
 P = "sess"
 TODAY_TTL = 3

@@ -48,6 +48,10 @@ typedef struct opts {
     uint64_t scan_len;
     uint64_t scan_start; /* where the (first connection's) scan starts: a later phase continues one */
     double update_frac;
+    double delete_frac;      /* share of requests that are deletes (look-aside invalidation) */
+    double incr_frac;        /* share that are incr of a counter key, created by add on NOT_FOUND */
+    uint32_t min_value;      /* zipf/uniform/scan: value bytes per key uniform in
+                                [min_value, value_size] (0: all value_size) */
     uint32_t recompute_us[16];
     int n_recompute;
     int quiet;
@@ -55,7 +59,7 @@ typedef struct opts {
 } opts;
 
 typedef struct stats {
-    uint64_t gets, hits, misses, sets, updates, errors;
+    uint64_t gets, hits, misses, sets, updates, deletes, incrs, errors;
 } stats;
 
 typedef struct worker {
@@ -165,17 +169,51 @@ static int read_get(rd *r)
     return l && !strcmp(l, "END") ? 1 : -1;
 }
 
+/* STORED / NOT_STORED, or memcached out of memory for the item's class (no free chunk and no
+ * page to take yet, e.g. while the slab mover is still freeing one after a size-mix shift): a
+ * store memcached refused, on a connection that stays good, as a client sees NOT_STORED. */
 static int read_stored(rd *r)
 {
     char *l = rd_line(r);
-    return l && (!strcmp(l, "STORED") || !strcmp(l, "NOT_STORED")) ? 0 : -1;
+    return l && (!strcmp(l, "STORED") || !strcmp(l, "NOT_STORED") ||
+                 !strncmp(l, "SERVER_ERROR out of memory", 26))
+               ? 0
+               : -1;
+}
+
+/* delete: DELETED / NOT_FOUND; incr: the new value / NOT_FOUND. 1 found, 0 not found, -1 error */
+static int read_found(rd *r)
+{
+    char *l = rd_line(r);
+    if (!l || !strncmp(l, "ERROR", 5) || !strncmp(l, "CLIENT_ERROR", 12) ||
+        !strncmp(l, "SERVER_ERROR", 12))
+        return -1;
+    return strcmp(l, "NOT_FOUND") != 0;
 }
 
 /* ---- requests ---- */
+enum { OP_GET, OP_UPDATE, OP_DELETE, OP_INCR };
+
 typedef struct req {
     uint64_t id;
-    int update;
+    int op;
 } req;
+
+/* One draw per request when any non-get share is set (only update_frac: the draw of before,
+ * so seeded workloads without deletes or incrs are the same streams as ever). */
+static int next_op(const opts *o, lg_rng *r)
+{
+    if (o->update_frac <= 0 && o->delete_frac <= 0 && o->incr_frac <= 0)
+        return OP_GET;
+    double u = lg_rng_unit(r);
+    if (u < o->update_frac)
+        return OP_UPDATE;
+    if (u < o->update_frac + o->delete_frac)
+        return OP_DELETE;
+    if (u < o->update_frac + o->delete_frac + o->incr_frac)
+        return OP_INCR;
+    return OP_GET;
+}
 
 static uint64_t next_id(const opts *o, const lg_zipf *z, lg_rng *r, uint64_t *scan_pos)
 {
@@ -219,6 +257,8 @@ static uint32_t value_size_of(const opts *o, uint64_t id)
 {
     if (o->dist == D_ETC)
         return lg_etc_value_size(id, o->max_value);
+    if (o->min_value && o->min_value < o->value_size)
+        return o->min_value + (uint32_t)(tr_mix64(id ^ 0x5a1e5) % (o->value_size - o->min_value + 1));
     return o->value_size;
 }
 
@@ -281,7 +321,7 @@ static void *work(void *arg)
     size_t cap = (size_t)D * (size_t)(o->max_value + 400) + 4096;
     char *out = malloc(cap);
     req *batch = malloc((size_t)D * sizeof *batch);
-    uint64_t *missed = malloc((size_t)D * sizeof *missed);
+    uint64_t *missed = malloc(2 * (size_t)D * sizeof *missed);
     uint64_t scan_pos = (o->scan_start + (uint64_t)w->idx * 7919) % (o->scan_len ? o->scan_len : 1);
     double t_end = o->duration_s > 0 ? now_s() + o->duration_s : 0;
     uint64_t done = 0;
@@ -294,23 +334,40 @@ static void *work(void *arg)
         char *p = out;
         for (int i = 0; i < n; i++) {
             batch[i].id = next_id(o, w->z, &r, &scan_pos);
-            batch[i].update = o->update_frac > 0 && lg_rng_unit(&r) < o->update_frac;
-            if (batch[i].update) {
+            batch[i].op = next_op(o, &r);
+            char key[300];
+            size_t kl = key_of(o, batch[i].id, key);
+            if (batch[i].op == OP_UPDATE)
                 append_set(&p, o, batch[i].id);
-            } else {
-                char key[300];
-                size_t kl = key_of(o, batch[i].id, key);
+            else if (batch[i].op == OP_DELETE)
+                p += sprintf(p, "delete %.*s\r\n", (int)kl, key);
+            else if (batch[i].op == OP_INCR) /* counters: their own keys, beside the values */
+                p += sprintf(p, "incr n%.*s 1\r\n", (int)kl, key);
+            else
                 p += sprintf(p, "get %.*s\r\n", (int)kl, key);
-            }
         }
         if (send_all(fd, out, (size_t)(p - out)) < 0)
             goto fail;
         int nm = 0;
+        int nc = 0;  /* counters to create: their ids follow the misses' in missed[] */
         for (int i = 0; i < n; i++) {
-            if (batch[i].update) {
+            if (batch[i].op == OP_UPDATE) {
                 if (read_stored(in) < 0)
                     goto fail;
                 w->st.updates++;
+                continue;
+            }
+            if (batch[i].op == OP_DELETE || batch[i].op == OP_INCR) {
+                int f = read_found(in);
+                if (f < 0)
+                    goto fail;
+                if (batch[i].op == OP_DELETE) {
+                    w->st.deletes++;
+                } else {
+                    w->st.incrs++;
+                    if (!f)
+                        missed[D + nc++] = batch[i].id;
+                }
                 continue;
             }
             int h = read_get(in);
@@ -337,6 +394,19 @@ static void *work(void *arg)
                     goto fail;
                 w->st.sets++;
             }
+        }
+        if (nc > 0) { /* a rate limiter's first hit: the counter starts at 1 */
+            p = out;
+            for (int i = 0; i < nc; i++) {
+                char key[300];
+                size_t kl = key_of(o, missed[D + i], key);
+                p += sprintf(p, "add n%.*s 0 %d 1\r\n1\r\n", (int)kl, key, o->ttl);
+            }
+            if (send_all(fd, out, (size_t)(p - out)) < 0)
+                goto fail;
+            for (int i = 0; i < nc; i++)
+                if (read_stored(in) < 0)
+                    goto fail;
         }
         done += (uint64_t)n;
     }
@@ -378,6 +448,11 @@ static void usage(void)
            "  --scan-start P         scan: position the scan starts at (0; the output's scan_end\n"
            "                         continues a previous run's scan where it stopped)\n"
            "  --update-frac F        share of requests that are blind sets (default 0)\n"
+           "  --delete-frac F        share of requests that are deletes of the key (default 0)\n"
+           "  --incr-frac F          share that are incr of the key's counter (n<key>), added\n"
+           "                         at 1 when it does not exist yet (default 0)\n"
+           "  --min-value B          value bytes per key uniform in [B, --value-size] (0: all\n"
+           "                         --value-size)\n"
            "  --recompute-us A,B,..  recompute delay per key class (class = hash(key) mod n)\n"
            "  --print-keys           no server: print the key ids connection 0 would read\n"
            "  --quiet\n");
@@ -439,6 +514,9 @@ int main(int argc, char **argv)
         else if (ARG("--scan-len")) o.scan_len = strtoull(v, NULL, 10);
         else if (ARG("--scan-start")) o.scan_start = strtoull(v, NULL, 10);
         else if (ARG("--update-frac")) o.update_frac = atof(v);
+        else if (ARG("--delete-frac")) o.delete_frac = atof(v);
+        else if (ARG("--incr-frac")) o.incr_frac = atof(v);
+        else if (ARG("--min-value")) o.min_value = (uint32_t)atoi(v);
         else if (ARG("--recompute-us")) {
             char *s = strdup(v), *save = NULL;
             for (char *t = strtok_r(s, ",", &save); t && o.n_recompute < 16;
@@ -478,8 +556,9 @@ int main(int argc, char **argv)
         uint64_t scan_pos = o.scan_start % o.scan_len;
         for (uint64_t i = 0; i < o.requests; i++) {
             uint64_t id = next_id(&o, &z, &r, &scan_pos);
-            int upd = o.update_frac > 0 && lg_rng_unit(&r) < o.update_frac;
-            printf(upd ? "u %llu\n" : "%llu\n", (unsigned long long)id);
+            int op = next_op(&o, &r);
+            printf(op == OP_UPDATE ? "u %llu\n" : op == OP_DELETE ? "d %llu\n"
+                   : op == OP_INCR ? "i %llu\n" : "%llu\n", (unsigned long long)id);
         }
         lg_zipf_free(&z);
         return 0;
@@ -500,16 +579,20 @@ int main(int argc, char **argv)
         t.misses += w[i].st.misses;
         t.sets += w[i].st.sets;
         t.updates += w[i].st.updates;
+        t.deletes += w[i].st.deletes;
+        t.incrs += w[i].st.incrs;
         t.errors += w[i].st.errors;
     }
     double el = now_s() - t0;
     printf("{\"gets\": %llu, \"hits\": %llu, \"misses\": %llu, \"sets\": %llu, \"updates\": %llu, "
+           "\"deletes\": %llu, \"incrs\": %llu, "
            "\"errors\": %llu, \"hit_ratio\": %.6f, \"elapsed_s\": %.3f, \"ops_per_s\": %.1f, "
            "\"scan_end\": %llu}\n",
            (unsigned long long)t.gets, (unsigned long long)t.hits, (unsigned long long)t.misses,
            (unsigned long long)t.sets, (unsigned long long)t.updates,
+           (unsigned long long)t.deletes, (unsigned long long)t.incrs,
            (unsigned long long)t.errors, t.gets ? (double)t.hits / (double)t.gets : 0.0, el,
-           (double)(t.gets + t.sets + t.updates) / el, (unsigned long long)w[0].scan_end);
+           (double)(t.gets + t.sets + t.updates + t.deletes + t.incrs) / el, (unsigned long long)w[0].scan_end);
     lg_zipf_free(&z);
     free(w);
     return t.errors ? 1 : 0;

@@ -11,6 +11,8 @@ ok "--version prints a version" '"$BIN" --version | grep -Eq "^hitcurve-agent [0
 ok "--help exits 0" '"$BIN" --help >/dev/null'
 ok "unknown command exits 2" '"$BIN" frobnicate 2>/dev/null; [ $? -eq 2 ]'
 ok "run --check-config prints the parsed flags" '"$BIN" run --memcached m:11211 --backend-url http://b:8000 --agent-key-file /k --interval 30 --check-config | grep -qx "interval = 30"'
+ok "run --check-config prints a double as written" '"$BIN" run --memcached m:11211 --backend-url http://b:8000 --agent-key-file /k --loss-threshold 0.05 --check-config | grep -qx "loss-threshold = 0.05"'
+ok "run --check-config prints a double that parses back" '"$BIN" run --memcached m:11211 --backend-url http://b:8000 --agent-key-file /k --loss-threshold 0.123456789012 --check-config | grep -qx "loss-threshold = 0.123456789012"'
 ok "run --check-config rejects an unknown flag" '"$BIN" run --backend http://b --check-config 2>/dev/null; [ $? -eq 2 ]'
 printf 'memcached = 10.0.0.1:11211\nghost-factor = 99\n' > "$TMP/bad.conf"
 ok "run --check-config rejects an out-of-range config value" '"$BIN" run --config "$TMP/bad.conf" --check-config 2>&1 | grep -q "ghost-factor must be a number in \[1, 16\]"'

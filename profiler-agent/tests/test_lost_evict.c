@@ -78,6 +78,84 @@ static void test_miss_of_resident(void)
     hc_profile_free(p);
 }
 
+/* evict_budget: a resident key's miss is a lost eviction only when memcached's counters say one
+ * was lost (hc_profile_check_evictions); otherwise the key was deleted unseen (memcached < 1.6.20
+ * prints no line for a delete) and its read is a miss at every size, not a hit for more memory. */
+static void test_invalidation_is_no_ghost_hit(void)
+{
+    hc_profile_config c;
+    hc_profile_config_default(&c);
+    c.ghost_factor = 4;
+    c.ghost_filters = 7;
+    c.evict_budget = 1;
+    const char *err = NULL;
+    hc_profile *p = hc_profile_new(&c, &err);
+    hc_profile_set_capacity(p, 1, 100, 64);
+    for (uint64_t i = 1; i <= 100; i++) hc_profile_set(p, 1, refwl_keyhash(i), 64);
+    hc_profile_miss(p, 1, refwl_keyhash(7), 64);          /* deleted: no eviction was lost */
+    hc_profile_stats st;
+    hc_profile_stats_get(p, &st);
+    CHECK(st.invalidated == 1 && st.tracked_keys == 99, "invalidated %llu tracked %llu",
+          (unsigned long long)st.invalidated, (unsigned long long)st.tracked_keys);
+    CHECK(hc_profile_hit_ratio_at(p, 1, 400) < 0.01, "a miss at every size (%.3f)",
+          hc_profile_hit_ratio_at(p, 1, 400));
+    /* memcached evicted one item whose EVICT line the stream lost: one repair is paid for */
+    hc_profile_check_evictions(p, 1, 1);
+    hc_profile_miss(p, 1, refwl_keyhash(9), 64);
+    hc_profile_miss(p, 1, refwl_keyhash(11), 64);         /* the credit is spent: deleted */
+    hc_profile_stats_get(p, &st);
+    CHECK(st.invalidated == 2 && st.lost_evict_misses == 3, "invalidated %llu lost %llu",
+          (unsigned long long)st.invalidated, (unsigned long long)st.lost_evict_misses);
+    double at4 = hc_profile_hit_ratio_at(p, 1, 400);
+    CHECK(fabs(at4 - 1.0 / 3) < 0.02, "one ghost hit of three reads by 4N (%.3f)", at4);
+    /* the surplus of a class holding deleted keys leaves without entering the ghost */
+    hc_profile_reset(p, 1);
+    for (uint64_t i = 101; i <= 160; i++) hc_profile_set(p, 1, refwl_keyhash(i), 64);
+    hc_profile_stats_get(p, &st);
+    CHECK(st.surplus_evictions > 0 && st.invalidated == 2 + st.surplus_evictions,
+          "surplus %llu invalidated %llu", (unsigned long long)st.surplus_evictions,
+          (unsigned long long)st.invalidated);
+    hc_profile_miss(p, 1, refwl_keyhash(1), 64);          /* swept out: not in the ghost */
+    CHECK(hc_profile_hit_ratio_at(p, 1, 400) < 0.01, "a swept deleted key is a cold miss (%.3f)",
+          hc_profile_hit_ratio_at(p, 1, 400));
+    /* flush_all: keys and ghost entries forgotten, every later read a miss at every size */
+    hc_profile_evict(p, 1, refwl_keyhash(150), 64);
+    hc_profile_forget_keys(p);
+    hc_profile_reset(p, 1);
+    hc_profile_stats_get(p, &st);
+    CHECK(st.tracked_keys == 0, "no key after a flush (%llu)", (unsigned long long)st.tracked_keys);
+    hc_profile_miss(p, 1, refwl_keyhash(150), 64);
+    CHECK(hc_profile_hit_ratio_at(p, 1, 400) < 0.01, "the evicted key is gone from the ghost");
+    hc_profile_free(p);
+}
+
+/* hc_profile_set_refill_rule: a miss counts its ghost hit when its refill SET comes; a miss of
+ * an evicted key that nobody refills (a delete or touch of it) takes the key out of the ghost
+ * without a hit, so the read that follows misses at every size. */
+static void test_refill_rule(void)
+{
+    hc_profile *p = mk(1);
+    hc_profile_set_capacity(p, 1, 100, 64);
+    for (uint64_t i = 1; i <= 100; i++) hc_profile_set(p, 1, refwl_keyhash(i), 64);
+    hc_profile_evict(p, 1, refwl_keyhash(1), 64);
+    hc_profile_evict(p, 1, refwl_keyhash(2), 64);
+    hc_profile_set_refill_rule(p, 1);
+    hc_profile_reset(p, 1);
+    hc_profile_miss(p, 1, refwl_keyhash(1), 64);    /* a delete of evicted key 1 */
+    hc_profile_miss(p, 1, refwl_keyhash(1), 64);    /* the get after it: no refill came between */
+    hc_profile_set(p, 1, refwl_keyhash(1), 64);
+    hc_profile_stats st;
+    hc_profile_stats_get(p, &st);
+    CHECK(st.unrefilled_misses == 1, "unrefilled %llu", (unsigned long long)st.unrefilled_misses);
+    CHECK(hc_profile_hit_ratio_at(p, 1, 400) < 0.01, "no ghost hit for either (%.3f)",
+          hc_profile_hit_ratio_at(p, 1, 400));
+    hc_profile_miss(p, 1, refwl_keyhash(2), 64);    /* a read of evicted key 2, refilled */
+    hc_profile_set(p, 1, refwl_keyhash(2), 64);
+    double at4 = hc_profile_hit_ratio_at(p, 1, 400);
+    CHECK(fabs(at4 - 1.0 / 3) < 0.02, "the refilled read is a ghost hit: 1 of 3 reads (%.3f)", at4);
+    hc_profile_free(p);
+}
+
 typedef struct { double hi, at4; uint64_t surplus, lost; } res;
 
 /* Events of an exact LRU of N items; EVICTs dropped with probability p. */
@@ -161,6 +239,8 @@ int main(void)
     test_surplus_goes_to_ghost();
     test_growing_cache_is_not_swept();
     test_miss_of_resident();
+    test_invalidation_is_no_ghost_hit();
+    test_refill_rule();
     test_accuracy_under_loss();
     return TEST_DONE();
 }

@@ -193,7 +193,7 @@ static void test_live_events(void)
 
 /* The curve reports how far its ghost sees: N before any eviction, N + evicted keys while the
  * ghost fills, k*N once (k-1)*N evictions have entered it (the backend answers "unreachable" only
- * where the curve is measured, issue 14). */
+ * where the curve is measured). */
 static void test_ghost_reach(void)
 {
     hc_profile *p = mk(8, 3, 0);
@@ -225,7 +225,7 @@ static void test_ghost_reach(void)
     hc_profile_free(p);
 }
 
-/* A complete ghost (issue 14): when the events start before memcached's first eviction and the
+/* A complete ghost: when the events start before memcached's first eviction and the
  * ghost dropped no key inside its span, a read that misses it is a first read (a miss at any
  * size), so the curve past N + its entries is flat and measured: the reach is k*N. A key lost to
  * it inside the span (a capacity change too large to keep its filters, an eviction with no class)
@@ -314,7 +314,7 @@ static void test_ghost_complete(void)
 
 #undef H
 
-/* The ghost's resolution (issue 14): a loop over L = 3.6 N keys has exact LRU hit ratio 0 below L
+/* The ghost's resolution: a loop over L = 3.6 N keys has exact LRU hit ratio 0 below L
  * and 1 - L/reads from L on. The ghost places a distance beyond N only within one filter's span,
  * (k-1) N / (F-1): with the old default F = 9 at k = 5 (N/2 per filter) the step is smeared well
  * below L; with the default F = 1 + 8(k-1) = 33 (N/8) it stays within N/8 of L. */

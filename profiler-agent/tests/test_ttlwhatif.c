@@ -1,4 +1,4 @@
-/* Unit tests of src/core/ttlwhatif (issue 16's TTL what-if): the replay of a cache-aside run at
+/* Unit tests of src/core/ttlwhatif (the TTL what-if): the replay of a cache-aside run at
  * one TTL against independent cache-aside runs at each TTL of the grid over the same read times
  * (exact, per prefix), live byte-seconds against the runs' own accounting, writes, deletes,
  * sampling and its bound. */

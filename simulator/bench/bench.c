@@ -4,7 +4,7 @@
  *     measured 6.25 / 6.69 / 5.96 M req/s on a 2-core VM, research_anchors 1.5);
  *  2. an 11-policy x 20-size grid on a 1 M-request sample (target <= 30 s on 2 cores);
  *  3. miniature-simulation error against full simulation at R = 0.1 and 0.01;
- *  4. GD-Wheel vs LRU on workloads built like seed 002 Table I (paper: Table II);
+ *  4. GD-Wheel vs LRU on workloads built like Li & Cox (EuroSys'15) Table I (paper: Table II);
  *  5. NbQ-CLOCK vs LRU / Bag-LRU / CLOCK on an Eads-like workload (paper: Table 1).
  * Usage: bench [section...] (default all). Traces from $HITCURVE_TRACES_DIR or ../../shared/traces.
  */
@@ -260,7 +260,7 @@ static void bench_minisim(void)
 /* ------------------------------------------------------------------ 4. GD-Wheel */
 static void bench_gdwheel(void)
 {
-    printf("## 4. GD-Wheel vs LRU on workloads built like seed 002 Table I\n\n");
+    printf("## 4. GD-Wheel vs LRU on workloads built like Li & Cox (EuroSys'15) Table I\n\n");
     printf("YCSB-like: 1 M keys of 16+256 B loaded by SETs, then 4 M zipf(0.99) GETs, a miss refills; "
            "bytes mode with memcached slab rounding and per-policy metadata (GD-Wheel +8 B, same 384 B "
            "chunk); cache sized so LRU hits ~95 %% as in the paper. Paper (Table II, hit rates 95.064 / "
@@ -312,7 +312,7 @@ static void bench_gdwheel(void)
 /* ------------------------------------------------------------------ 5. Eads */
 static void bench_eads(void)
 {
-    printf("## 5. NbQ-CLOCK on an Eads-like workload (seed 000 Table 1)\n\n");
+    printf("## 5. NbQ-CLOCK on an Eads-like workload (Eads, UCB/EECS-2013-174, Table 1)\n\n");
     printf("Eads: 30 M keys, 70 %% GET / 30 %% ADD, no demand fill, 15 M warm-up SETs then 15 M measured; "
            "key distribution 'standard normal'/'power law' without parameters (digest A.5). Here, scaled "
            "10x down: 3 M keys, zipf(1.0), 1.5 M warm-up ADDs, 1.5 M measured; cache sizes = the fraction "

@@ -789,7 +789,7 @@ static void test_sample_adjust(void)
 }
 
 
-/* ---------------------------------------------------------------- issue 17 policies */
+/* ------------------- SIEVE, LFU, GDSF, 2Q, OPT, LIRS, W-TinyLFU, LHD and multi-level CLOCK */
 
 static void test_sieve_hand(void)
 {

@@ -22,13 +22,13 @@ uint64_t sim_key_of(uint64_t rank);
 uint64_t *sim_wl_zipf(size_t n, size_t nkeys, double alpha, uint64_t seed);
 
 /*
- * GD-Wheel workload 1 (seed 002, Table I): zipf keys, each key with a fixed cost drawn
+ * GD-Wheel workload 1 (Li & Cox, EuroSys'15, Table I): zipf keys, each key with a fixed cost drawn
  * once from 10-30 (80 %), 120-180 (15 %), 350-450 (5 %). Fills keys and costs (n each).
  */
 int sim_wl_gdwheel1(size_t n, size_t nkeys, double alpha, uint64_t seed, uint64_t **keys,
                    double **costs);
 /*
- * Cost distributions of seed 002 Table I workloads 1-5 (values 16+256 B): per key, a group
+ * Cost distributions of Li & Cox (EuroSys'15) Table I workloads 1-5 (values 16+256 B): per key, a group
  * is drawn with its probability, then a uniform integer cost inside the group.
  */
 int sim_wl_gdwheel_costs(int workload, size_t nkeys, uint64_t seed, double *kc);

@@ -36,7 +36,11 @@ enum wl_type {
     WL_EVICTION,    /* type=eviction */
     WL_SKIPPED,     /* skipped=N */
     WL_DELETED,     /* type=deleted (`watch deletions`, memcached >= 1.6.20) */
-    WL_UNKNOWN      /* a type= this parser does not know (a newer memcached): counted, ignored */
+    WL_UNKNOWN,     /* a type= this parser does not know (a newer memcached): counted, ignored */
+    WL_EXTWRITE     /* type=extwrite (`watch evictions`, memcached built with extstore): the item's
+                       value was written to flash and a header replaced it in RAM, in a small
+                       class; key and clsid (the item's class) are parsed. Not an eviction: the
+                       key is still cached. The normaliser drops it like WL_OTHER. */
 };
 
 /* wl_line.fields: which optional fields the line carried (feature probing: 1.5.x lines have
@@ -91,6 +95,8 @@ typedef struct wn_event {
     int32_t cfd;        /* -1 for evictions */
     uint8_t cause;      /* enum wn_cause: why a DELETE/MISS was produced */
     uint8_t nosize;     /* the line carried no size= (1.5.x): req.size is 0, not measured */
+    uint8_t add;        /* TR_SET from `cmd=add` (a counter's creation after its first incr
+                           misses, in the usual client code; a get's refill is a set) */
 } wn_event;
 
 enum wn_cause {

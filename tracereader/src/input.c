@@ -252,7 +252,7 @@ int tr_input_line(tr_input *in, const char **line, size_t *len)
 {
     int too_long = 0;
     for (;;) {
-        char *s = in->lb + in->lb_start;
+        char *s = in->lb ? in->lb + in->lb_start : NULL; /* no buffer before the first read */
         size_t have = in->lb_end - in->lb_start;
         char *nl = have ? memchr(s, '\n', have) : NULL;
         if (nl || (in->lb_eof && have > 0)) {

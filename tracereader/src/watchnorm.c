@@ -20,7 +20,7 @@
      Lines without cfd= (memcached 1.5.x) are paired by key instead: a store (or, >= 1.6.20,
      a `deleted` line) of the same key marks the latest pending get of that key internal,
      and a second get of a key resolves the first as a real read. A client's miss and its
-     refill are then one miss, not two (issue 15: 1.5.16 read 17 pp low without this).
+     refill are then one miss, not two (1.5.16 read 17 pp low without this).
  */
 #include "watchline.h"
 
@@ -355,6 +355,7 @@ static wn_event make_event(const wl_line *l, uint8_t op, uint8_t cause)
     e.cfd = l->cfd;
     e.cause = cause;
     e.nosize = !(l->fields & WLF_SIZE);
+    e.add = op == TR_SET && !strcmp(l->cmd, "add");
     return e;
 }
 
@@ -580,7 +581,7 @@ int wn_push(wn_norm *n, const wl_line *l, int64_t now_us)
         return 0;
     }
     n->st.lines++;
-    if (l->type == WL_OTHER || l->type == WL_UNKNOWN || !l->has_gid) {
+    if (l->type == WL_OTHER || l->type == WL_UNKNOWN || l->type == WL_EXTWRITE || !l->has_gid) {
         n->st.other_lines++;
         if (l->type == WL_UNKNOWN)
             n->st.unknown_lines++;

@@ -1,4 +1,4 @@
-"""Calibrate a model (LRU) curve against memcached's measured hit ratio (its band: hitcurve.band).
+"""Calibrate a model (LRU) curve against memcached's measured hit ratio (its band: hitcurve.rules.band).
 
 memcached 1.5+ is not the LRU the agent models (segmented HOT/WARM/COLD, two hits to activate,
 automoved slab pages, lazy expiry: research_memcached_watch.md §5). Its curve has roughly the
@@ -15,7 +15,7 @@ evictions, so past today's memory its size axis already is memcached's. What the
 corrects there is only the offset at today's memory, a fixed amount of memory
 Δ = (s - 1)·M_now: h_cal(M) = h(M + Δ) for M > M_now (continuous at M_now, the plateau kept).
 Stretching the whole axis by s instead moved every feature above M_now by (s - 1)·M: on the
-accuracy bench's scan mix (issue 14; the model 0.1-0.6 pp under memcached at M, s = 1.006-1.036)
+accuracy bench's scan mix (the model 0.1-0.6 pp under memcached at M, s = 1.006-1.036)
 the scan's hit-rate cliff at 4.1 N moved onto 4M, +4.0 pp there, where the uncalibrated model read
 memcached's 0.6175 within 0.4 pp in most windows. An LRU model over the whole range (the agent's
 TTL-aware SHARDS++ curve, no ghost) keeps the single rescaling.
@@ -116,7 +116,7 @@ def calibrate(
     """ghost_above: the model above today's memory is the agent's ghost (memcached's own size axis,
     module docstring): the rescaling applies up to today's memory, a fixed offset above it.
 
-    flat_tolerance (hit-ratio units; the TTL-aware model passes FLAT_TOLERANCE, issue 16): when
+    flat_tolerance (hit-ratio units; the TTL-aware model passes FLAT_TOLERANCE): when
     the model at today's memory is within it of the model's maximum, today's memory holds the
     whole working set, the measured point says nothing about effective capacity, and a size
     rescaling through it would be arbitrary (a hair below a plateau crosses at its knee): the

@@ -19,6 +19,7 @@ TASK_MODULES = [
     "hitcurve_worker.trace_tasks",
     "hitcurve_worker.correction_tasks",
     "hitcurve_worker.simulation_tasks",
+    "hitcurve_worker.fair_tasks",
     "hitcurve_worker.housekeeping",
     "hitcurve_worker.notification_tasks",
     "hitcurve_worker.reports.tasks",
@@ -55,8 +56,7 @@ def make_celery() -> Celery:
         # Redelivery of an unacknowledged task after this long (Settings.celery_visibility_timeout_s).
         broker_transport_options={"visibility_timeout": settings.celery_visibility_timeout_s},
         timezone="UTC",
-        # Chords (simulation fan-out) poll less and the broker is asked to redeliver on restart.
-        result_chord_join_timeout=30,
+        # A lost broker connection does not cancel a running task (its redelivery is idempotent).
         worker_cancel_long_running_tasks_on_connection_loss=False,
         beat_schedule=BEAT_SCHEDULE,
     )

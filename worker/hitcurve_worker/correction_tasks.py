@@ -25,12 +25,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from hitcurve.core import task_names as names
-from hitcurve.core.tasks import queue_for
 from hitcurve.crud.curves import latest_server_curve
 from hitcurve.models import PolicyCorrection, Server, Snapshot, SnapshotClass, TraceChunk
 from hitcurve_worker import policy_correction as pc
 from hitcurve_worker import trace_chunks
 from hitcurve_worker.celery_app import app
+from hitcurve_worker.fair_tasks import queue as fair_queue
 from hitcurve_worker.reliability import RETRY_OPTS, PoisonInput, describe, now, session
 from hitcurve_worker.trace_data import assemble
 
@@ -79,8 +79,11 @@ def maybe_enqueue(server_id: uuid.UUID) -> bool:
     try:
         with session() as db:
             due = needs_update(db, server_id)
-        if due:
-            app.send_task(TASK, args=[str(server_id)], queue=queue_for(TASK))
+            org_id = db.execute(select(Server.org_id).where(Server.id == server_id)).scalar_one_or_none()
+        if due and org_id is not None:
+            # on the organization's fair queue: a fleet's corrections do not hold up another
+            # organization's simulations or corrections (fair_tasks)
+            fair_queue(org_id, TASK, server_id)
         return due
     except Exception as exc:  # broker or database trouble: the next chunk triggers it
         log.warning("policy correction of server %s not enqueued: %s", server_id, describe(exc))

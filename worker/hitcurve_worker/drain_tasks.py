@@ -1,9 +1,9 @@
-"""hitcurve.drain_snapshots: the pending snapshots of many servers per message (issue 19).
+"""hitcurve.drain_snapshots: the pending snapshots of many servers per message.
 
 Why: a Celery message costs the worker ~6-7 ms of CPU around ~10 ms of work (the consumer
 handing it to a prefork child, late-ack bookkeeping, the result written to Redis), and the
-per-upload task adds its own round trips (in-order check, attempt claim); bench/README.md,
-"Fourth pass". The API publishes a drain only when none is queued (hitcurve.core.tasks.
+per-upload task adds its own round trips (in-order check, attempt claim); bench/results/
+2026-11-27-fleet-fourth-pass.md. The API publishes a drain only when none is queued (hitcurve.core.tasks.
 request_drain), a second later, so the uploads of that second are one message; the drain claims
 them in batches and processes each batch with the code of process_snapshot's one (snapshot_tasks.work:
 the batch's inputs loaded one statement per kind, its rows stored one statement per table).

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
 from celery import Task
 from sqlalchemy import and_, delete, func, or_, select, text, update
 
-from hitcurve.core import partitions
+from hitcurve.core import accepting, fairqueue, partitions
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
-from hitcurve.core.tasks import queue_for, request_drain, snapshot_args
+from hitcurve.core.tasks import _broker_client, queue_for, request_drain, snapshot_args
 from hitcurve.crud import accounts, notifications
 from hitcurve.models import (
     Server,
@@ -25,8 +25,8 @@ from hitcurve.models import (
     Snapshot,
     TraceChunk,
 )
-from hitcurve.notify import server_name
-from hitcurve_worker import alerts as rules
+from hitcurve.notify.payloads import server_name
+from hitcurve.rules import alerts as rules
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.drain_tasks import CLAIM_SPAN
 from hitcurve_worker.notification_tasks import enqueue_remembered
@@ -160,12 +160,12 @@ def requeue(
             counts[f"{model.__tablename__}_requeued"] = len(ids)
             counts[f"{model.__tablename__}_queue_depth"] = -1 if depth is None else depth
             counts[f"{model.__tablename__}_parked"] = int(parked or 0)
-        # Simulation runs: never enqueued, or running without finishing (a lost chord).
+        # Simulation runs: never enqueued, or running without finishing (a policy task lost).
         stale = at - timedelta(seconds=SIM_STALE_S)
         runs = (
             _exec(
                 db,
-                select(SimulationRun.id)
+                select(SimulationRun.id, SimulationRun.org_id)
                 .where(
                     or_(
                         and_(
@@ -178,15 +178,27 @@ def requeue(
                 .limit(REQUEUE_BATCH)
                 .with_for_update(skip_locked=True),
             )
-            .scalars()
             .all()
         )
-        for r in runs:
-            sender.send_task(names.RUN_SIMULATION, args=[str(r)], queue=queue_for(names.RUN_SIMULATION))
+        # back on their organization's fair queue, as the API queues them
+        broker = _broker_client()
+        for rid, org_id in runs:
+            fairqueue.push(broker, org_id, names.RUN_SIMULATION, [str(rid)])
+        fairqueue.publish_turns(sender, len(runs))
         if runs:
-            _exec(db, update(SimulationRun).where(SimulationRun.id.in_(runs)).values(enqueued_at=at))
+            ids = [rid for rid, _ in runs]
+            _exec(db, update(SimulationRun).where(SimulationRun.id.in_(ids)).values(enqueued_at=at))
         db.commit()
         counts["simulation_runs_requeued"] = len(runs)
+        # Units waiting on the fair queue with no turn left to run them (a turn lost with the
+        # broker, or a publish that failed after its unit was pushed): turns for them, only while
+        # the batch queue is empty (spare turns find nothing and do nothing).
+        waiting = sum(fairqueue.waiting(broker).values())
+        idle = waiting and queue_depth(get_settings().celery_batch_queue) == 0
+        turns = min(waiting, REQUEUE_BATCH) if idle else 0
+        fairqueue.publish_turns(sender, turns)
+        counts["fair_units_waiting"] = waiting
+        counts["fair_turns_published"] = turns
         # Alert deliveries due for a while whose task was lost (broker down, worker killed).
         due = notifications.due_deliveries(db, cutoff, REQUEUE_BATCH)
         for d in due:
@@ -196,9 +208,20 @@ def requeue(
 
 
 def silent_agents(at: datetime | None = None) -> int:
-    """Open (or resolve) the agent-silent alert of every server that ever sent a snapshot."""
+    """Open (or resolve) the agent-silent alert of every server that ever sent a snapshot. A
+    silence counts only while the backend accepted uploads (hitcurve.core.accepting): while no API
+    process does, nothing changes; after a restart, silence counts from the restart."""
     at = at or now()
     th = rules.Thresholds.from_env()
+    client = redis.Redis.from_url(get_settings().redis_url, socket_timeout=5, socket_connect_timeout=5)
+    try:
+        since_s = accepting.accepting_since(client)
+    finally:
+        client.close()
+    if since_s is None:
+        log.info("agent-silent check skipped: no API process accepts uploads")
+        return 0
+    since = datetime.fromtimestamp(since_s, UTC)
     firing = 0
     with session() as db:
         rows = _exec(
@@ -208,7 +231,7 @@ def silent_agents(at: datetime | None = None) -> int:
             ),
         ).all()
         for sid, org, last, address, hostname in rows:
-            f = rules.stale_agent(f"server {server_name(address, hostname)}", last, at, th)
+            f = rules.stale_agent(f"server {server_name(address, hostname)}", last, at, th, since)
             firing += f is not None
             upsert_alert(db, org, rules.STALE_AGENT, f, server_id=sid, at=at)
         db.commit()

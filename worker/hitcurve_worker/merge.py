@@ -6,7 +6,8 @@ count (`requests`, the merge weight). Memory is counted the way memcached spends
 pages, each holding `PAGE_SIZE // chunk_size` chunks. Two merges are produced on the same memory
 grid:
 
-* proportional join (MIMIR, seed 001 Fig. 4.3): every class keeps the same fraction of its
+* proportional join (MIMIR: Sæmundsson, "Performance Profiling of Cache Systems at Scale", MSc
+  thesis 2014, Fig. 4.3): every class keeps the same fraction of its
   current size, globalHRC(M) = sum_i r_i * h_i(N_i * M / C) / sum_i r_i, with C today's memory;
 * optimal allocation: the split of whole pages between classes that maximises hits at each total,
   max sum_i r_i * h_i(k_i * items_per_page_i) s.t. sum_i k_i <= P.
@@ -32,10 +33,20 @@ from numpy.typing import NDArray
 PAGE_SIZE = 1 << 20
 GRID_POINTS = 100
 # Certified gaps below this (hit-ratio units: 1e-3 = 0.1 pp) are not worth a dynamic program: the
-# curves themselves are only good to about 1-2 pp (ROUNDER MAE, seed 001 Table 5.1).
+# curves themselves are only good to about 1-2 pp (ROUNDER's MAE, Sæmundsson 2014
+# Table 5.1).
 GAP_TOLERANCE = 1e-3
 # Work budget (cells of the max-plus convolution) above which the program runs on page granules.
 DP_BUDGET = 2_000_000
+# Slab advice (the page moves toward the best allocation of today's pages). A window's class
+# curves are sampled estimates, so on a stationary workload the optimum moves by a page or two
+# between windows with gains of a few hundredths of a pp. The advice therefore holds still:
+# - below ADVICE_MIN_GAIN (hit ratio at today's memory) there is no advice (nothing worth a move);
+# - the previous window's advised allocation is kept while it is within ADVICE_HOLD of the new
+#   optimum on this window's curves (a hysteresis band: the advice changes only for a clearly
+#   better one, as hitcurve/rules/hysteresis.py does for the recommended -m).
+ADVICE_MIN_GAIN = 0.002
+ADVICE_HOLD = 0.005
 # Largest memory the grid extends to, as a multiple of today's (the agent covers (0, 2N] by default).
 MAX_SCALE = 8.0
 
@@ -229,7 +240,9 @@ class PageMove:
     from_class: int
     to_class: int
     pages: int
-    hit_gain: float | None = None  # hit ratio this move alone adds (model), None if not valued
+    # hit ratio this move adds after the moves listed before it (model; None if not valued): the
+    # moves' gains add up to the advice's whole gain (MergeResult.rebalance_gain)
+    hit_gain: float | None = None
 
 
 @dataclass
@@ -565,24 +578,38 @@ def _move_pairs(current: Mapping[int, int], target: Mapping[int, int]) -> list[t
 def _valued(
     pairs: list[tuple[int, int, int]], ids: list[int], current: Mapping[int, int], fns: _PageFns, norm: float
 ) -> list[PageMove]:
-    """The moves with the hit ratio each adds on its own (from today's pages, the model's curves).
-    All moves' four page-values in one evaluation: a snapshot has ~20-30 moves, and one `g` call
-    each was a third of merge's time (bench/worker/bench_compute.py)."""
+    """The moves with the hit ratio each adds when made in the listed order, after the ones before
+    it (from today's pages, the model's curves), so that the gains add up to the advice's whole
+    gain. All the moves' page-values in one evaluation: a snapshot has ~20-30 moves, and one `g`
+    call each was a third of merge's time (bench/worker/bench_compute.py)."""
     if not pairs:
         return []
     pos = {cid: i for i, cid in enumerate(ids)}
-    i_from = [pos[f] for f, _, _ in pairs]
-    i_to = [pos[t] for _, t, _ in pairs]
-    pages = [
-        *(current[f] - n for f, _, n in pairs),
-        *(current[t] + n for _, t, n in pairs),
-        *(current[f] for f, _, _ in pairs),
-        *(current[t] for _, t, _ in pairs),
-    ]
-    v = fns.g(np.array(i_from + i_to + i_from + i_to, dtype=np.int64), np.array(pages, dtype=np.int64))
-    v = v.reshape(4, len(pairs))
-    gains = ((v[0] + v[1] - v[2] - v[3]) / norm).tolist()
+    state = dict(current)
+    before: list[int] = []
+    after: list[int] = []
+    for f, t, n in pairs:
+        before += [state[f], state[t]]
+        state[f] -= n
+        state[t] += n
+        after += [state[f], state[t]]
+    cls = np.array([pos[c] for f, t, _ in pairs for c in (f, t)], dtype=np.int64)
+    v = fns.g(np.concatenate((cls, cls)), np.array(after + before, dtype=np.int64))
+    m = len(cls)
+    gains = ((v[:m:2] + v[1:m:2] - v[m::2] - v[m + 1 :: 2]) / norm).tolist()
     return [PageMove(f, t, n, gain) for (f, t, n), gain in zip(pairs, gains, strict=True)]
+
+
+def _kept(
+    keep: Mapping[int, int] | None, current: Mapping[int, int], holding: set[int]
+) -> dict[int, int] | None:
+    """The previous window's advised allocation, when it still applies to today's classes: the
+    same classes and total pages, and a page for every class that holds items."""
+    if not keep or set(keep) != set(current) or sum(keep.values()) != sum(current.values()):
+        return None
+    if any(keep[c] < 1 for c in holding) or any(v < 0 for v in keep.values()):
+        return None
+    return dict(keep)
 
 
 def _validate_packed(
@@ -637,9 +664,11 @@ def merge(
     grid_points: int = GRID_POINTS,
     method: str = "auto",
     dp_budget: int = DP_BUDGET,
+    keep: Mapping[int, int] | None = None,
 ) -> MergeResult:
     """Merge class curves into a server curve. `method`: "auto" (hull, DP when the certified gap
-    is above GAP_TOLERANCE), "hull" (never DP) or "dp" (always DP)."""
+    is above GAP_TOLERANCE), "hull" (never DP) or "dp" (always DP). `keep`: the previous window's
+    advised allocation (class -> pages), kept while it is within ADVICE_HOLD of this window's."""
     if method not in ("auto", "hull", "dp"):
         raise ValueError(f"unknown method {method!r}")
     ids = [c.class_id for c in classes]
@@ -761,7 +790,13 @@ def merge(
         target[cid] = 1
     kept = np.array([target[c] for c in ids], dtype=np.int64)
     value_advised = float(fns.g(idx, kept).sum())
-    pairs = _move_pairs(current, target) if value_advised > value_today + 1e-12 else []
+    held = _kept(keep, current, holding)
+    if held is not None:
+        value_held = float(fns.g(idx, np.array([held[c] for c in ids], dtype=np.int64)).sum())
+        if value_held >= value_advised - ADVICE_HOLD * norm:
+            target, value_advised = held, value_held
+    worth = value_advised > value_today + ADVICE_MIN_GAIN * norm
+    pairs = _move_pairs(current, target) if worth else []
     if not pairs:  # nothing worth moving: the advice is today's allocation
         target, value_advised = dict(current), value_today
     moves = _valued(pairs, ids, current, fns, norm)

@@ -6,7 +6,7 @@ in one transaction), the accuracy benchmark (bench/accuracy) evaluates, and the 
 seeding runs through the task itself. Keeping it one function is what makes those three see the
 same numbers.
 
-Grading uses the interpolation the API answers with (hitcurve.curves.fit_stored: PCHIP through
+Grading uses the interpolation the API answers with (hitcurve.rules.curves.fit_stored: PCHIP through
 (0, 0)), so an accuracy record measures the error of the answer an operator got.
 """
 
@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from hitcurve import band as band_model
-from hitcurve import windows
-from hitcurve.curves import fit_stored
+from hitcurve.rules import band as band_model
+from hitcurve.rules import windows
+from hitcurve.rules.curves import fit_stored
 from hitcurve_worker.calibrate import FLAT_TOLERANCE, Calibration, calibrate, curve_at
 from hitcurve_worker.merge import ClassCurve, MergeResult, ghost_filters, ghost_reach_bytes, merge
 from hitcurve_worker.policy_correction import Correction
@@ -41,7 +41,7 @@ class Window:
     window_start: datetime
     window_end: datetime
     measured: float | None  # get_hits / gets of the window; None without reads
-    reads: int | None = None  # gets of the window; a quiet one (hitcurve.windows) is not graded
+    reads: int | None = None  # gets of the window; a quiet one (hitcurve.rules.windows) is not graded
 
 
 @dataclass(frozen=True)
@@ -51,13 +51,16 @@ class Previous:
     snapshot_id: uuid.UUID
     sizes_bytes: Sequence[float]
     hit_ratio_calibrated: Sequence[float]
+    # its slab advice's allocation (class -> pages), which this window's advice keeps while it is
+    # within merge.ADVICE_HOLD of the new optimum; None: not stored
+    advised: dict[int, int] | None = None
 
 
 @dataclass(frozen=True)
 class TtlCurve:
-    """The agent's merged TTL-aware curve (issue 16, the snapshot's `ttl_points`): bytes of memory
+    """The agent's merged TTL-aware curve (the snapshot's `ttl_points`): bytes of memory
     -> hit ratio with expiry modelled (SHARDS++ over every class). Used as the model curve of a
-    window whose traffic carries TTLs (hitcurve/ttl.py): items leave at their TTL, so a read of
+    window whose traffic carries TTLs (hitcurve/rules/ttl.py): items leave at their TTL, so a read of
     an expired item is a miss at any size and expired items take no memory."""
 
     sizes_bytes: Sequence[float]
@@ -77,7 +80,7 @@ class Inputs:
     why_not: str = "no policy correction for this server yet (it needs sampled trace chunks)"
     previous: Previous | None = None
     history_pp: list[float] = field(default_factory=list)  # earlier calibrated errors, newest first
-    # issue 16: the window's traffic carries TTLs; the model curve is this one, not the classes' join
+    # the window's traffic carries TTLs; the model curve is this one, not the classes' join
     ttl_curve: TtlCurve | None = None
 
 
@@ -94,10 +97,10 @@ class Rows:
 def compute(inp: Inputs, at: datetime) -> Rows:
     """The rows of one snapshot. Raises merge.MergeInputError for classes that cannot be merged."""
     w = inp.window
-    res = merge(inp.classes)
+    res = merge(inp.classes, keep=inp.previous.advised if inp.previous is not None else None)
     # The model: the LRU class curves' proportional join, or, when the window's traffic carries
     # TTLs, the agent's merged TTL-aware curve on the same memory grid (the classes' TTL-aware
-    # curves are not joined: hitcurve/ttl.py says why). Page advice stays on the class curves.
+    # curves are not joined: hitcurve/rules/ttl.py says why). Page advice stays on the class curves.
     model = res.proportional
     valid_max = res.valid_max_bytes
     if inp.ttl_curve is not None:
@@ -131,7 +134,7 @@ def compute(inp: Inputs, at: datetime) -> Rows:
 
     history = inp.history_pp[:HISTORY_WINDOWS]
     model_error = (cal.predicted - measured) if measured is not None else 0.0
-    # the stored band is the answers' one band (hitcurve.band, here without the recent windows'
+    # the stored band is the answers' one band (hitcurve.rules.band, here without the recent windows'
     # stream loss, which the API adds); the API serves its own, this one is kept with the row
     drift = band_model.drift_estimate(history)
     low, high = band_model.band_curves(
@@ -144,7 +147,7 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         "history_windows": len(history),
         "model_error_pp": model_error * 100.0,
         "policy_correction": applied.info,
-        # issue 14: how far the agent's ghost sees now, on the memory axis (None: the agent does not
+        # how far the agent's ghost sees now, on the memory axis (None: the agent does not
         # say); the API answers "unreachable" only when this covers the curve's end
         # (a TTL-aware model is the agent's SHARDS++ curve: measured over its whole range, no ghost)
         # (on the calibrated curve's axis: the model's reach moved as the calibration moves sizes)
@@ -156,13 +159,14 @@ def compute(inp: Inputs, at: datetime) -> Rows:
         ),
         # ...and its resolution there (the band's ghost span, (reach - today) / F; None: not said)
         "ghost_filters": None if inp.ttl_curve is not None else ghost_filters(inp.classes),
-        # issue 16: what the model curve is ("ttl_aware": the agent's merged TTL-aware curve)
+        # what the model curve is ("ttl_aware": the agent's merged TTL-aware curve)
         "ttl_aware": inp.ttl_curve is not None,
     }
     advice = {
         "current_pages": res.current_pages,
         "allocation": {str(k): v for k, v in res.allocation.items()},
-        # hit_gain: what each move alone adds (a ratio), the gain column of the dashboard's advice
+        # hit_gain: what each move adds after the ones above it (a ratio; they add up to gain_pp),
+        # the gain column of the dashboard's advice
         "moves": [
             {"from_class": m.from_class, "to_class": m.to_class, "pages": m.pages, "hit_gain": m.hit_gain}
             for m in res.moves
@@ -240,7 +244,7 @@ def grade(
     return cal.predicted, "model", None
 
 
-# --- stats-only windows (issue 15: `watch` refused, the agent's Che + Zipf model) ---------------
+# --- stats-only windows (`watch` refused, the agent's Che + Zipf model) ---------------
 
 
 @dataclass(frozen=True)
@@ -269,7 +273,7 @@ def compute_stats_only(
 ) -> Rows:
     """The rows of a stats-only window. The model passes through the measured point by
     construction (the agent fits it there), so it is stored as the calibrated curve as well; its
-    band is the stats-only band (hitcurve.band.STATS_ONLY_PER_DOUBLING_PP, measured by
+    band is the stats-only band (hitcurve.rules.band.STATS_ONLY_PER_DOUBLING_PP, measured by
     bench/accuracy/bench_stats_only.py), wider than a watch-based curve's."""
     xs, ys = model.curve_bytes()
     current = float(model.memory_bytes)

@@ -26,7 +26,7 @@ Above C the agent's curve is not LRU: its ghost is fed with memcached's own evic
 reads memcached at C plus the keys memcached at C evicted last, in eviction order. That is not
 memcached at x > C either: memcached at 2C keeps a key read twice in WARM, while a ghost hit is
 stored again at C as a new item, and the ghost's order is memcached-at-C's eviction order. On
-the benchmark's full seeded traces (issue 14) the ghost view read memcached's policy 1.16 pp low
+the benchmark's full seeded traces the ghost view read memcached's policy 1.16 pp low
 at 2C on the scan mix and 0.99 pp low on Zipf 0.9 (mcslru itself within 0.01 pp of real
 memcached there), the live curve's 2M errors (-1.06, -0.75). So the same replay also simulates
 the agent's view (the simulator's mcslru with `mcslru.base` = today's simulated items: memcached
@@ -313,7 +313,7 @@ def taper(memory: FloatArray, current_bytes: float, classes: Sequence[ClassCurve
     """W(x): the read-weighted share of the classes whose curve is still LRU-like at memory x
     (see the module docstring). 0 from today's memory up.
 
-    All classes at once (issue 19: a loop of numpy calls per class was 0.16 ms of the worker's
+    All classes at once (a loop of numpy calls per class was 0.16 ms of the worker's
     ~1.8 ms per snapshot); the same operations per element as that loop, and the classes' terms
     added in class order, so the same floats (worker/tests/test_compute_vectorised.py keeps the
     loop as the reference)."""

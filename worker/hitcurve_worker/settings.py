@@ -1,7 +1,7 @@
 """The worker's own settings (environment HITCURVE_*, pydantic-settings): housekeeping periods and
 retention, attempts before a row is parked, and the crash tests' pause. The database, broker and
 queue settings are the backend's (hitcurve.core.config.Settings), the alert thresholds
-hitcurve.status.Thresholds, SMTP hitcurve.core.mail.SmtpSettings; docs/configuration.md lists
+hitcurve.rules.status.Thresholds, SMTP hitcurve.core.mail.SmtpSettings; docs/configuration.md lists
 them all."""
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """run_simulation: replay a server's (or a cluster's) sampled trace chunks through replacement
-policies at the requested sizes, fanned out one policy per task (a Celery chord), with progress
-0..1 on the run row and one result row per (run, policy, size).
+policies at the requested sizes, fanned out one policy per task, with progress 0..1 on the run
+row and one result row per (run, policy, size). The run and each of its policies are units of the
+organization's fair queue (hitcurve.core.fairqueue, fair_tasks): a worker takes them round-robin
+across organizations, so one organization's large runs never queue another's small one behind
+them; the policy that completes the run marks it done.
 
 The agent samples keys spatially at rate R (SHARDS-style), so a cache of S bytes is simulated at
 S*R bytes on the sample (miniature simulation, Waldspurger et al. ATC'17) and reported at S.
@@ -8,8 +11,8 @@ Several servers of a cluster share a keyspace through consistent hashing: their 
 merged in time order and simulated as one cache of the cluster's total size.
 
 Reliability: results are upserted on (run, policy, size), so a policy that runs twice changes
-nothing; a dispatch skips policies already complete, so re-dispatching a run whose chord was lost
-(worker killed) only redoes what is missing. Bad requests (unknown policy, no trace in the
+nothing; a dispatch skips policies already complete, so re-dispatching a run whose policy task was
+lost (worker killed) only redoes what is missing. Bad requests (unknown policy, no trace in the
 window) fail the run with a clear error and are not retried.
 """
 
@@ -19,7 +22,7 @@ import logging
 import uuid
 from typing import Any
 
-from celery import Task, chord
+from celery import Task
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
@@ -29,8 +32,10 @@ from hitcurve.models import Server, SimulationResult, SimulationRun
 from hitcurve_worker import trace_chunks
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.correction_tasks import sample_read_ratio
+from hitcurve_worker.fair_tasks import queue as fair_queue
 from hitcurve_worker.policy_correction import MIN_SAMPLED_GETS
 from hitcurve_worker.reliability import MAX_ATTEMPTS, RETRY_OPTS, PoisonInput, describe, now, session
+from hitcurve_worker.simulation_period import RECOMPUTE, SIM_WARMUP, filled_since
 from hitcurve_worker.trace_data import Trace, assemble, sim_module
 
 __all__ = ["Trace", "assemble", "load_trace", "sim_module", "simulate"]
@@ -56,10 +61,15 @@ def load_trace(db: Session, run: SimulationRun) -> Trace:
     servers = _subject_servers(db, run)
     if not servers:
         raise PoisonInput("the cluster has no servers")
+    full, period_note = filled_since(db, run.org_id, servers, run.window_start, run.window_end)
+    start = max(run.window_start, full) if full is not None else run.window_start
     chunks, bad = trace_chunks.load(
-        db, run.org_id, servers, trace_chunks.SIMULATION_STATUSES, run.window_start, run.window_end
+        db, run.org_id, servers, trace_chunks.SIMULATION_STATUSES, start, run.window_end
     )
-    trace = assemble([c.cols for c in chunks], [c.rate for c in chunks])
+    since_us = int(start.timestamp() * 1e6) if full is not None else None
+    trace = assemble([c.cols for c in chunks], [c.rate for c in chunks], since_us)
+    if period_note:
+        trace.notes.append(period_note)
     n = len(trace.keys)
     if n < MIN_SIMULATION_REQUESTS:
         raise PoisonInput(
@@ -108,6 +118,7 @@ def simulate(trace: Trace, policy: str, sizes_bytes: list[int]) -> list[dict[str
         unit="bytes",
         sample_rate=trace.sample_rate,
         presampled=True,
+        warmup=SIM_WARMUP,
     )
     by_size = {int(r["size"]): r for r in out}
     results = []
@@ -213,10 +224,12 @@ def run_simulation(self: Task, run_id: str) -> dict[str, Any]:
             )
         )
         missing = [p for p in dict.fromkeys(run.policies) if p not in _complete_policies(db, run)]
+        org_id = run.org_id
         db.commit()
     if not missing:
         return finish_simulation.run(str(rid))
-    chord([simulate_policy.si(str(rid), p) for p in missing])(finish_simulation.si(str(rid)))
+    for p in missing:
+        fair_queue(org_id, names.SIMULATE_POLICY, rid, p)
     return {"status": "dispatched", "policies": missing}
 
 
@@ -262,6 +275,13 @@ def simulate_policy(self: Task, run_id: str, policy: str) -> dict[str, Any]:
                     "chunks": trace.chunks,
                     "sampled_keys": trace.distinct_keys,
                     "span_seconds": trace.span_seconds,
+                    # what the figures cover: the replayed period, the share that only warmed the
+                    # simulated caches, the sample's footprint, what the recompute time sums
+                    "period_start_us": trace.start_us,
+                    "period_end_us": trace.end_us,
+                    "sim_warmup": SIM_WARMUP,
+                    "footprint_bytes": trace.footprint_bytes,
+                    "recompute": RECOMPUTE,
                     "notes": trace.notes,
                 },
                 computed_at=at,
@@ -281,7 +301,10 @@ def simulate_policy(self: Task, run_id: str, policy: str) -> dict[str, Any]:
         db.flush()
         _set_progress(db, run)
         db.commit()
-    return {"status": "done", "policy": policy, "sizes": len(results)}
+    # the last policy to commit sees every result and marks the run done (both, when two finish
+    # together: the update is conditional, so that is harmless)
+    finished = finish_simulation.run(run_id)
+    return {"status": "done", "policy": policy, "sizes": len(results), "run": finished["status"]}
 
 
 @app.task(name=names.FINISH_SIMULATION, bind=True, **RETRY_OPTS)
@@ -292,7 +315,7 @@ def finish_simulation(self: Task, run_id: str) -> dict[str, Any]:
         if run is None or run.status != "running":
             return {"status": run.status if run else "missing"}
         missing = set(run.policies) - _complete_policies(db, run)
-        if missing:  # a policy task was lost; the housekeeping job re-dispatches the run
+        if missing:  # still running, or a policy task was lost (the housekeeping job re-dispatches)
             return {"status": "incomplete", "missing": sorted(missing)}
         db.execute(
             update(SimulationRun)

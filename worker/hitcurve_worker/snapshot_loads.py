@@ -1,28 +1,37 @@
 """The inputs of a batch of snapshots (a drain's claim, or process_snapshot's one), one statement
 per kind for the whole batch: the slab classes, the previous curve, the band's history, the
-server's facts and memcached's fill, each keyed by the snapshot's position in the batch.
+server's facts and memcached's fill, each keyed by the snapshot's position in the batch; and a
+cluster's, one statement per kind for all its members (cluster_windows, member_fills).
 
-Why (issue 19, bench/README.md "Fifth pass"): a drain's batch of 50 made ~9 round trips per
+Why (bench/results/2026-11-27-fleet-fifth-pass.md): a drain's batch of 50 made ~9 round trips per
 snapshot through SQLAlchemy; each costs the worker ~0.3-0.5 ms of CPU around a statement
 PostgreSQL answers in far less. A claim takes one window per server, so the snapshots of a batch
 are of different servers and their look-backs are independent: what one snapshot of the batch
 stores is never another's input (a batch of one server's windows is refused, `one_per_server`).
-Every statement names the partition column: each snapshot's own bound in its LATERAL look-back,
-and the batch's widest (`floor`) as a literal, so PostgreSQL plans only those days. Curves travel
-as binary float8 arrays (`array_send`, hitcurve.core.pgarray)."""
+Every statement bounds the partition column on both sides: each snapshot's own bound in its
+LATERAL look-back, and the batch's widest as parameters (`floor`; `ceil`, its newest window, for
+what came before a window; `horizon`, the latest window an upload can have, for what may be newer),
+so PostgreSQL plans only those days. Without an upper bound a look-back also planned and opened
+the 7 empty day partitions made ahead of time, for each of its tables: EXPLAIN ANALYZE of the
+previous-curve and history look-backs of 3 snapshots on bench/fleet's data took 3.3-21.9 ms to
+execute (load 10-20), 0.1-0.35 ms bounded. Curves travel as binary float8 arrays (`array_send`,
+hitcurve.core.pgarray)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import select, text, true
 from sqlalchemy.orm import Session
 
 from hitcurve.core.pgarray import decode_float8
-from hitcurve.models import PolicyCorrection
+from hitcurve.crud import curves as curves_crud
+from hitcurve.models import PolicyCorrection, Server, ServerCurve, Snapshot
+from hitcurve.schemas.agent import MAX_FUTURE
+from hitcurve_worker.cluster_pipeline import MemberWindow
 from hitcurve_worker.merge import ClassRow
 
 # The batch's (server, window end) pairs, numbered from 1 in the batch's order (k.i).
@@ -39,12 +48,20 @@ def one_per_server(snaps: Sequence[Any]) -> None:
         raise ValueError("a batch holds at most one window per server")
 
 
+# Past the newest window an upload can have (the protocol refuses windows ending more than
+# MAX_FUTURE after their upload) by a day: a margin for the API's and the worker's clocks.
+HORIZON = MAX_FUTURE + timedelta(days=1)
+
+
 def _params(snaps: Sequence[Any], lookback: timedelta) -> dict[str, Any]:
+    ends = [s.window_end for s in snaps]
     return {
         "servers": [s.server_id for s in snaps],
-        "ends": [s.window_end for s in snaps],
+        "ends": ends,
         "lookback": lookback,
-        "floor": min(s.window_end for s in snaps) - lookback,
+        "floor": min(ends) - lookback,
+        "ceil": max(ends),
+        "horizon": max(datetime.now(UTC), max(ends)) + HORIZON,
     }
 
 
@@ -92,7 +109,8 @@ def class_rows(db: Session, snaps: Sequence[Any]) -> dict[uuid.UUID, list[ClassR
 _PREVIOUS = text(
     f"WITH {_KEYS}"  # noqa: S608 - the batch keys CTE, ours
     " SELECT k.i, c.snapshot_id, c.instance_id, array_send(sc.sizes_bytes) AS xs,"
-    " array_send(sc.hit_ratio_calibrated) AS ys FROM k CROSS JOIN LATERAL ("
+    " array_send(sc.hit_ratio_calibrated) AS ys, sc.advice -> 'allocation' AS advised"
+    " FROM k CROSS JOIN LATERAL ("
     " SELECT n.snapshot_id, n.window_end, n.instance_id FROM ("
     " SELECT r.snapshot_id, r.window_end, s.instance_id,"
     " (coalesce(s.cmd_get, 0) >= :min_reads AND NOT coalesce(s.flagged, false)) AS good"
@@ -101,10 +119,11 @@ _PREVIOUS = text(
     " AND r.window_end >= k.window_end - CAST(:lookback AS interval)"
     " AND s.window_end >= k.window_end - CAST(:lookback AS interval)"
     " AND r.window_end >= :floor AND s.window_end >= :floor"
+    " AND r.window_end < :ceil AND s.window_end < :ceil"
     " ORDER BY r.window_end DESC LIMIT :recent) n"
     " ORDER BY n.good DESC, n.window_end DESC LIMIT 1) c"
     " JOIN server_curves sc ON sc.snapshot_id = c.snapshot_id AND sc.window_end = c.window_end"
-    " AND sc.window_end >= :floor"
+    " AND sc.window_end >= :floor AND sc.window_end < :ceil"
 )
 
 
@@ -112,7 +131,8 @@ def previous_curves(
     db: Session, snaps: Sequence[Any], lookback: timedelta, recent: int, min_reads: int
 ) -> dict[int, Any]:
     """Each snapshot's previous curve (snapshot_id, instance_id, xs, ys: binary, ys None when not
-    calibrated) by its position in the batch; none found: absent."""
+    calibrated; advised: its slab advice's allocation, JSON) by its position in the batch; none
+    found: absent."""
     if not snaps:
         return {}
     rows = db.execute(_PREVIOUS, {**_params(snaps, lookback), "recent": recent, "min_reads": min_reads})
@@ -130,6 +150,7 @@ _HISTORY = text(
     " AND a.window_end >= k.window_end - CAST(:lookback AS interval)"
     " AND s.window_end >= k.window_end - CAST(:lookback AS interval)"
     " AND a.window_end >= :floor AND s.window_end >= :floor"
+    " AND a.window_end < :ceil AND s.window_end < :ceil"
     " AND a.basis = 'calibrated' AND s.memory_full IS NOT false"
     " ORDER BY a.window_end DESC LIMIT :n) h ORDER BY k.i, h.window_end DESC"
 )
@@ -149,7 +170,8 @@ _FACTS = text(
     f"WITH {_KEYS}"  # noqa: S608 - the batch keys CTE, ours
     " SELECT k.i, sv.cluster_id, sv.address, sv.hostname, (SELECT max(r.window_end)"
     " FROM server_curves r WHERE r.server_id = k.server_id AND r.window_end > k.window_end"
-    " AND r.window_end > :floor) AS newer FROM k JOIN servers sv ON sv.id = k.server_id ORDER BY k.i"
+    " AND r.window_end > :floor AND r.window_end <= :horizon) AS newer"
+    " FROM k JOIN servers sv ON sv.id = k.server_id ORDER BY k.i"
 )
 
 
@@ -164,7 +186,7 @@ def server_facts(db: Session, snaps: Sequence[Any]) -> list[Any]:
 
 
 # memcached's fill at the end of each server's newest :n windows from :since on, oldest first (the
-# columns of hitcurve.crud.curves.recent_fill, which hitcurve.warmup.state_of reads).
+# columns of hitcurve.crud.curves.recent_fill, which hitcurve.rules.warmup.state_of reads).
 _FILL = text(
     f"WITH {_KEYS}"  # noqa: S608 - the batch keys CTE, ours
     " SELECT k.i, f.* FROM k JOIN servers sv ON sv.id = k.server_id CROSS JOIN LATERAL ("
@@ -172,7 +194,7 @@ _FILL = text(
     " s.hash_bytes, s.curr_connections FROM snapshots s"
     " WHERE s.org_id = sv.org_id AND s.server_id = k.server_id"
     " AND s.window_end >= k.window_end - CAST(:lookback AS interval) AND s.window_end >= :floor"
-    " ORDER BY s.window_end DESC LIMIT :n) f ORDER BY k.i, f.window_end"
+    " AND s.window_end <= :horizon ORDER BY s.window_end DESC LIMIT :n) f ORDER BY k.i, f.window_end"
 )
 
 
@@ -192,3 +214,65 @@ def corrections(db: Session, server_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID,
         return {}
     rows = db.execute(select(PolicyCorrection).where(PolicyCorrection.server_id.in_(set(server_ids))))
     return {c.server_id: c for c in rows.scalars()}
+
+
+def _bounded(columns: Sequence[Any], since: datetime | None) -> list[Any]:
+    return [c >= since for c in columns] if since is not None else []
+
+
+def cluster_windows(
+    db: Session, org_id: uuid.UUID, member_ids: Sequence[uuid.UUID], since: datetime | None, n: int
+) -> dict[uuid.UUID, list[MemberWindow]]:
+    """Each member's newest `n` stored curves with their window's reads, loss and -m, oldest first,
+    in one statement (a LATERAL top-n per member, each served by the curves' server/window index):
+    the members with none are absent. since: only windows ending from then on (the look-back)."""
+    if not member_ids:
+        return {}
+    per = (
+        select(
+            ServerCurve.server_id,
+            ServerCurve.snapshot_id,
+            ServerCurve.window_end,
+            ServerCurve.sizes_bytes,
+            ServerCurve.hit_ratio_calibrated,
+            ServerCurve.hit_ratio_proportional,
+            ServerCurve.current_bytes,
+            ServerCurve.measured_hit_ratio,
+            ServerCurve.band_low,
+            ServerCurve.band_high,
+            Snapshot.cmd_get,
+            Snapshot.loss_ratio,
+            Snapshot.flagged,
+            Snapshot.limit_maxbytes,
+        )
+        .join(
+            Snapshot,
+            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
+        )
+        .where(
+            ServerCurve.server_id == Server.id,
+            *_bounded([ServerCurve.window_end, Snapshot.window_end], since),
+        )
+        .order_by(ServerCurve.window_end.desc())
+        .limit(n)
+        .lateral()
+    )
+    rows = db.execute(
+        select(per)
+        .select_from(Server)
+        .join(per, true())
+        .where(Server.org_id == org_id, Server.id.in_(list(member_ids)))
+        .order_by(per.c.server_id, per.c.window_end)
+    )
+    out: dict[uuid.UUID, list[MemberWindow]] = {}
+    for r in rows:
+        out.setdefault(r.server_id, []).append(MemberWindow(**r._mapping))
+    return out
+
+
+def member_fills(
+    db: Session, org_id: uuid.UUID, member_ids: Sequence[uuid.UUID], since: datetime | None, n: int = 60
+) -> dict[uuid.UUID, list[Any]]:
+    """Each member's memcached fill over its newest `n` windows (hitcurve.crud.curves.recent_fill
+    with since), oldest first, in one statement; the members without a window are absent."""
+    return curves_crud.recent_fill_by_server(db, org_id, member_ids, limit=n, since=since)

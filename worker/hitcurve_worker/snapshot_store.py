@@ -3,29 +3,31 @@ and final update: SQLAlchemy Core statements and driver SQL, not ORM objects, ev
 partition column, curves written as binary float8 arrays (hitcurve.core.pgarray); the batch's
 reads are snapshot_loads'.
 
-Why (issue 19, bench/README.md "Fleet simulator" and "Fifth pass"): the curve mathematics is ~3 ms
-of a snapshot; through the ORM its ~20 statements cost ~30 ms more, most of it turning
-6,000-12,000 array elements into Python floats and back and one round trip per alert; per
-snapshot, even lean statements cost the worker ~0.3-0.5 ms each. Here a batch's server curves
-and accuracy records go in one executemany per table (one pipelined round trip) and the alerts
-of all its servers in one statement."""
+Why (bench/results/2026-11-25-fleet-first-pass.md and 2026-11-27-fleet-fifth-pass.md): the curve
+mathematics is ~3 ms of a snapshot; through the ORM its ~20 statements cost ~30 ms more, most of it
+turning 6,000-12,000 array elements into Python floats and back and one round trip per alert; per
+snapshot, even lean statements cost the worker ~0.3-0.5 ms each. Here a batch's server curves and
+accuracy records go in one executemany per table (one pipelined round trip) and the alerts of all
+its servers in one statement."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Row, select, text, tuple_
+from sqlalchemy import Row, delete, select, text, tuple_
 from sqlalchemy.orm import Session
 
 from hitcurve.core.pgarray import Float8Array
 from hitcurve.crud import notifications
-from hitcurve.models import Snapshot
-from hitcurve_worker import alerts as rules
+from hitcurve.models import ClusterCurve, Snapshot
+from hitcurve.rules import alerts as rules
+from hitcurve_worker.cluster_pipeline import ClusterOutcome
 from hitcurve_worker.notification_tasks import remember
+from hitcurve_worker.snapshot_loads import HORIZON
 
 # What process() reads of the snapshot row (never the stored gzip payload, ~20 KB).
 _SNAPSHOT_COLUMNS = (
@@ -230,13 +232,14 @@ def upsert_alerts(
 _CLAIM = text(
     "WITH pend AS (SELECT id, window_end, received_at, row_number() OVER (PARTITION BY server_id"
     " ORDER BY window_end, received_at, id) AS k FROM snapshots"
-    " WHERE status = 'pending' AND window_end >= :since),"
+    " WHERE status = 'pending' AND window_end >= :since AND window_end <= :until),"
     " cand AS (SELECT s.id, s.window_end FROM snapshots s JOIN pend p"
-    " ON s.id = p.id AND s.window_end = p.window_end AND s.window_end >= :since"
+    " ON s.id = p.id AND s.window_end = p.window_end AND s.window_end >= :since AND s.window_end <= :until"
     " WHERE p.k = 1 AND s.status = 'pending' AND s.attempts < :max_attempts"
     " ORDER BY p.received_at LIMIT :n FOR UPDATE OF s SKIP LOCKED)"
     " UPDATE snapshots u SET attempts = u.attempts + 1 FROM cand"
     " WHERE u.id = cand.id AND u.window_end = cand.window_end AND u.window_end >= :since"
+    " AND u.window_end <= :until"
     " RETURNING u.id, u.window_end"
 )
 
@@ -244,11 +247,12 @@ _CLAIM = text(
 def claim_pending(
     db: Session, since: datetime, n: int, max_attempts: int
 ) -> list[tuple[uuid.UUID, datetime]]:
-    """Claim up to n pending snapshots for a drain (_CLAIM), committed: (id, window_end) each."""
-    rows = [
-        (r.id, r.window_end)
-        for r in db.execute(_CLAIM, {"since": since, "n": n, "max_attempts": max_attempts})
-    ]
+    """Claim up to n pending snapshots for a drain (_CLAIM), committed: (id, window_end) each.
+    Bounded above too (the latest window an upload can have, snapshot_loads.HORIZON), so the
+    claim plans the claimable days and not also the empty ones made ahead of time."""
+    until = max(datetime.now(UTC), since) + HORIZON
+    params = {"since": since, "until": until, "n": n, "max_attempts": max_attempts}
+    rows = [(r.id, r.window_end) for r in db.execute(_CLAIM, params)]
     db.commit()
     return rows
 
@@ -258,13 +262,14 @@ def lock_claimed(db: Session, keys: Sequence[tuple[uuid.UUID, datetime]]) -> lis
     another drain locked in the meantime (it claimed it too) is skipped: that drain does it."""
     if not keys:
         return []
-    since = min(k[1] for k in keys)
+    since, until = min(k[1] for k in keys), max(k[1] for k in keys)
     return list(
         db.execute(
             select(*_SNAPSHOT_COLUMNS)
             .where(
                 tuple_(Snapshot.id, Snapshot.window_end).in_(list(keys)),
                 Snapshot.window_end >= since,
+                Snapshot.window_end <= until,
                 Snapshot.status == "pending",
             )
             .order_by(Snapshot.window_end, Snapshot.id)
@@ -277,6 +282,7 @@ _MARK_PROCESSED = text(
     "UPDATE snapshots s SET status = 'processed', processed_at = :at, error = NULL"
     " FROM unnest(CAST(:ids AS uuid[]), CAST(:ends AS timestamptz[])) AS k(id, window_end)"
     " WHERE s.id = k.id AND s.window_end = k.window_end AND s.window_end >= :since"
+    " AND s.window_end <= :until"
 )
 
 
@@ -290,5 +296,24 @@ def mark_processed(db: Session, keys: Sequence[tuple[uuid.UUID, datetime]], at: 
                 "ends": [k[1] for k in keys],
                 "at": at,
                 "since": min(k[1] for k in keys),
+                "until": max(k[1] for k in keys),
             },
         )
+
+
+def store_cluster(
+    db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, out: ClusterOutcome, at: datetime
+) -> ClusterCurve:
+    """A cluster's computed curve replacing the one of the same (window end, basis) (the caller
+    holds the cluster's advisory lock; its alerts follow, cluster_alerts)."""
+    c = out.curve
+    db.execute(
+        delete(ClusterCurve).where(
+            ClusterCurve.cluster_id == cluster_id,
+            ClusterCurve.window_end == c["window_end"],
+            ClusterCurve.basis == c["basis"],
+        )
+    )
+    row = ClusterCurve(org_id=org_id, cluster_id=cluster_id, computed_at=at, **c)
+    db.add(row)
+    return row

@@ -19,28 +19,27 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
 from celery import Task
-from sqlalchemy import delete, select, text, update
+from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
-from hitcurve import memlimit, notify, warmup, windows
 from hitcurve.core import task_names as names
 from hitcurve.core.pgarray import decode_float8
-from hitcurve.crud import curves as curves_crud
 from hitcurve.models import (
     Cluster,
     ClusterCurve,
     Server,
-    ServerCurve,
     Snapshot,
 )
+from hitcurve.notify import payloads as notify
+from hitcurve.rules import alerts as rules
+from hitcurve.rules import warmup, windows
 from hitcurve.schemas.agent import MAX_PAST
-from hitcurve_worker import alerts as rules
 from hitcurve_worker import snapshot_loads as loads
 from hitcurve_worker import snapshot_store as store
 from hitcurve_worker.celery_app import app
-from hitcurve_worker.cluster import ServerInput, combine
+from hitcurve_worker.cluster_alerts import cluster_alerts
+from hitcurve_worker.cluster_pipeline import ClusterInputs, ClusterSettings, compute_cluster
 from hitcurve_worker.correction_tasks import usable_correction
 from hitcurve_worker.merge import ClassCurve, ClassRow, MergeInputError, classes_from_rows
 from hitcurve_worker.notification_tasks import enqueue_remembered
@@ -67,7 +66,6 @@ from hitcurve_worker.settings import worker_settings
 log = logging.getLogger("hitcurve.worker.snapshot")
 
 ALERT_WINDOWS = 10  # accuracy records behind the curve-error alert
-CLUSTER_FRESH = timedelta(minutes=15)  # server curves older than this are left out of a cluster curve
 IN_ORDER_BATCH = 100  # earlier pending windows of the same server one task processes first
 # How far back from a window the worker looks for the server's earlier curves, accuracy records and
 # fill, and for a cluster member's curves: a bound on the partition column, so PostgreSQL plans and
@@ -86,7 +84,7 @@ def _test_pause() -> None:
 
 def _classes(rows: list[ClassRow] | None) -> list[ClassCurve]:
     """The snapshot's LRU class curves from its stored rows (snapshot_loads.class_rows). The
-    TTL-aware ones (snapshot_classes.ttl_*, issue 16) are stored but not merged for sizing: on the
+    TTL-aware ones (snapshot_classes.ttl_*) are stored but not merged for sizing: on the
     TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py) the worker's answer from them was
     5.8-8.9 pp off at M/2 and 2M, from the LRU curves (built on memcached's own hits and misses,
     where a read of an expired item is already a miss) 0.3-1.7 pp."""
@@ -99,8 +97,8 @@ def _classes(rows: list[ClassRow] | None) -> list[ClassCurve]:
 
 
 def _ttl_curve(snap: Any) -> TtlCurve | None:
-    """The agent's merged TTL-aware curve when the window's traffic carries TTLs (issue 16:
-    snapshots.ttl_aware, the rule in hitcurve/ttl.py); None: size on the LRU class curves."""
+    """The agent's merged TTL-aware curve when the window's traffic carries TTLs
+    (snapshots.ttl_aware, the rule in hitcurve/rules/ttl.py); None: size on the LRU class curves."""
     xs, ys = snap.ttl_sizes_bytes, snap.ttl_hit_ratios
     if not snap.ttl_aware or not xs or not ys:
         return None
@@ -135,28 +133,24 @@ def upsert_alert(
 
 def _previous(snap: Any, prev: Any) -> Previous | None:
     """The newest calibrated curve before this window of a window that was not quiet or
-    loss-flagged (hitcurve.windows: such a curve is never the answer, so it predicted nothing), if
+    loss-flagged (hitcurve.rules.windows: such a curve is never the answer, so it predicted nothing), if
     it is of the same memcached instance (prev: its row from snapshot_loads.previous_curves)."""
     if prev is None or prev.instance_id != snap.instance_id or prev.ys is None:
         return None
     xs, ys = decode_float8(prev.xs), decode_float8(prev.ys)
     if xs is None or ys is None or not len(ys):
         return None
-    return Previous(prev.snapshot_id, xs.tolist(), ys.tolist())
-
-
-def warming_up(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, since: datetime | None = None) -> bool:
-    """Is this server's memcached still filling (hitcurve.warmup, as the sizing answer says)?
-    since: read only windows ending from then on (the worker's LOOKBACK)."""
-    state = warmup.state_of(curves_crud.recent_fill(db, org_id, server_id, since=since))
-    return state is not None and state.warming_up
+    kept = {int(k): int(v) for k, v in prev.advised.items()} if isinstance(prev.advised, dict) else None
+    return Previous(prev.snapshot_id, xs.tolist(), ys.tolist(), kept)
 
 
 def update_cluster(
     db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, at: datetime, since: datetime | None = None
 ) -> ClusterCurve | None:
-    """Recompute the cluster curve from each member's latest curve; evaluate cluster alerts.
-    since: members' curves of windows ending from then on only (the processed window - LOOKBACK)."""
+    """Recompute the cluster curve from its members' recent curves and evaluate the cluster alerts:
+    the members' inputs loaded at once (a statement per kind, whatever the number of members), the
+    result computed (cluster_pipeline, pure), then stored. since: members' curves of windows ending
+    from then on only (the processed window - LOOKBACK)."""
     db.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"cluster:{cluster_id}"})
     cluster = db.get(Cluster, cluster_id)
     if cluster is None:
@@ -166,161 +160,22 @@ def update_cluster(
         .scalars()
         .all()
     )
-    # Each member's recent windows, weighed as its own answers weigh them (hitcurve.windows): a
-    # quiet or loss-flagged window never replaces the member's good curve in the cluster's.
-    recent: dict[uuid.UUID, list[Any]] = {}
-    for sid in members:
-        rows = db.execute(
-            select(
-                ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged, Snapshot.limit_maxbytes
-            )
-            .join(
-                Snapshot,
-                (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
-            )
-            .where(
-                ServerCurve.server_id == sid,
-                *([ServerCurve.window_end >= since, Snapshot.window_end >= since] if since else []),
-            )
-            .order_by(ServerCurve.window_end.desc())
-            .limit(4 * windows.RECENT_WINDOWS)
-        ).all()
-        if rows:
-            recent[sid] = list(reversed(rows))
-    latest = [rows[-1] for rows in recent.values()]
-    if not latest:
+    found = loads.cluster_windows(db, org_id, members, since, 4 * windows.RECENT_WINDOWS)
+    recent = {m: found[m] for m in members if m in found}  # in the members' order, as listed
+    out = compute_cluster(
+        ClusterInputs(
+            ClusterSettings.of(cluster),
+            members,
+            recent,
+            loads.member_fills(db, org_id, list(recent), since),
+            rules.Thresholds.from_env(),
+        )
+    )
+    if out is None:
         return None
-    newest = max(c[0].window_end for c in latest)
-    fresh = [c for c in latest if c[0].window_end >= newest - CLUSTER_FRESH]
-    calibrated = all(c[0].hit_ratio_calibrated for c in fresh)
-    inputs = []
-    used_snapshots: dict[str, str] = {}
-    limits: dict[str, int] = {}  # each member's memcached -m (limit_maxbytes) in the window used
-    for c in fresh:
-        rows = recent[c[0].server_id]
-        wins = []
-        for sc, gets, loss, flagged, _limit in rows:
-            ys = sc.hit_ratio_calibrated if calibrated else sc.hit_ratio_proportional
-            if not ys:
-                continue
-            wins.append(
-                windows.WindowCurve(
-                    sc.window_end,
-                    list(sc.sizes_bytes),
-                    list(ys),
-                    int(gets or 0),
-                    float(loss or 0.0),
-                    bool(flagged),
-                    int(sc.current_bytes),
-                    sc.measured_hit_ratio,
-                )
-            )
-        comb = windows.combine(wins)
-        if comb is None:
-            continue
-        sc, *_, limit_maxbytes = next(r for r in rows if r[0].window_end == comb.newest.window_end)
-        limits[str(sc.server_id)] = int(limit_maxbytes)
-        reads = [w.reads for w in wins if w.window_end in comb.used]
-        used_snapshots[str(sc.server_id)] = str(sc.snapshot_id)
-        inputs.append(
-            ServerInput(
-                str(sc.server_id),
-                np.asarray(comb.sizes_bytes),
-                np.asarray(comb.hit_ratios),
-                float(sc.current_bytes),
-                float(sum(reads) / len(reads)) or 1.0,
-                comb.measured_hit_ratio,
-                np.asarray(sc.band_low) if sc.band_low else None,
-                np.asarray(sc.band_high) if sc.band_high else None,
-            )
-        )
-    try:
-        res = combine(inputs, node_size_bytes=cluster.node_size_bytes)
-    except ValueError:
-        return None
-    window_end = min(c[0].window_end for c in fresh)
-    basis = "calibrated" if calibrated else "model"
-    db.execute(
-        delete(ClusterCurve).where(
-            ClusterCurve.cluster_id == cluster_id,
-            ClusterCurve.window_end == window_end,
-            ClusterCurve.basis == basis,
-        )
-    )
-    row = ClusterCurve(
-        org_id=org_id,
-        cluster_id=cluster_id,
-        computed_at=at,
-        window_end=window_end,
-        basis=basis,
-        sizes_bytes=res.sizes_bytes.tolist(),
-        hit_ratios=res.hit_ratios.tolist(),
-        band_low=res.band_low.tolist() if res.band_low is not None else None,
-        band_high=res.band_high.tolist() if res.band_high is not None else None,
-        current_bytes=int(res.current_bytes),
-        measured_hit_ratio=res.measured,
-        node_size_bytes=res.node_size_bytes,
-        node_counts=res.node_counts,
-        node_hit_ratios=res.node_hit_ratios,
-        server_count=len(res.used),
-        inputs={
-            "servers": used_snapshots,
-            "skipped": res.skipped,
-            "left_out_stale": [str(c[0].server_id) for c in latest if c not in fresh],
-            # Members with no curve in the look-back (since: the window - LOOKBACK): silent for
-            # longer than it, or never processed. The look-back does not read further (issue 19),
-            # so it cannot tell the two apart; either way the member is not in the curve, and
-            # says so here instead of vanishing from both lists.
-            "left_out_no_recent_curve": sorted(str(m) for m in members if m not in recent),
-        },
-    )
-    db.add(row)
-    # Cluster alerts: one per cause (rules.sizing), none while a member's memcached is still
-    # filling (its hit rate and curve are provisional: a new server is not a critical cluster).
-    th = rules.Thresholds.from_env()
-    target = float(cluster.target_hit_ratio)
-    # In -m terms, as the cluster's answer and card put it (hitcurve.sizing: the -m per node for
-    # the curve's memory over its nodes, against the nodes' limits summed), not the curve's bytes
-    # against today's item pages: those said "610 MiB short" beside the page's +516 MiB.
-    nodes = len(res.used)
-
-    def limit_in_all(curve_bytes: float) -> float:
-        return float(nodes * memlimit.limit_for_bytes(curve_bytes / nodes, 0.0, []))
-
-    needed_curve = res.memory_for(target)
-    needed = limit_in_all(needed_curve) if needed_curve is not None else None
-    allocated = float(sum(limits[s] for s in res.used))
-    reach_limit = limit_in_all(float(res.sizes_bytes[-1]))
-    warming = any(warming_up(db, org_id, c[0].server_id, since) for c in fresh)
-    subject = f"cluster {cluster.name}"
-    below, short = (
-        (None, None)
-        if warming
-        else rules.sizing(
-            subject,
-            res.measured,
-            target,
-            needed,
-            allocated,
-            float(res.hit_ratios.max()),
-            reach_limit,
-            th,
-            nodes,
-        )
-    )
-    upsert_alert(db, org_id, rules.BELOW_TARGET, below, cluster_id=cluster_id, at=at)
-    upsert_alert(db, org_id, rules.MEMORY_SHORT, short, cluster_id=cluster_id, at=at)
-    met = res.measured is not None and res.measured >= target
-    upsert_alert(
-        db,
-        org_id,
-        rules.SAVINGS,
-        rules.savings(subject, needed, allocated, target, float(cluster.price_per_gb_month), th)
-        if met and not warming
-        else None,
-        cluster_id=cluster_id,
-        at=at,
-    )
+    row = store.store_cluster(db, org_id, cluster_id, out, at)
+    db.flush()
+    cluster_alerts(db, org_id, cluster, at, out.limits_bytes)
     return row
 
 
@@ -388,7 +243,7 @@ def work(db: Session, snaps: Sequence[Any], at: datetime) -> list[dict[str, Any]
         snap, f = snaps[i], facts[i]
         subject = f"server {notify.server_name(f.address, f.hostname)}"
         # Windows graded while memcached was still filling do not count: the curve moves
-        # by design then (issue 14), and a settled server must not inherit those misses. The
+        # by design then, and a settled server must not inherit those misses. The
         # curve-error alert's records: this window's (stored above) and the earlier ones the
         # band read (loads.histories, the same filter), newest first.
         acc = rows.accuracy

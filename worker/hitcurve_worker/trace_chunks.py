@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
-from hitcurve import tracecodec
+from hitcurve.ingest import tracecodec
 from hitcurve.models import TraceChunk
 
 # The statuses each reader takes (see above); "parked" chunks never decode or are inconsistent.

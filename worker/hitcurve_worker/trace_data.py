@@ -2,7 +2,7 @@
 policy correction use it as they are).
 
 The agent samples keys spatially at rate R (SHARDS-style) and uploads the records columnar
-(hitcurve.tracecodec); `assemble` merges decoded chunks in time order into the arrays the
+(hitcurve.ingest.tracecodec); `assemble` merges decoded chunks in time order into the arrays the
 hitcurve_sim extension takes."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from types import ModuleType
 
 import numpy as np
 
-from hitcurve import tracecodec
+from hitcurve.ingest import tracecodec
 from hitcurve_worker.reliability import PoisonInput
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,10 +51,16 @@ class Trace:
     span_seconds: float = 0.0
     # look-aside refills left out (`refills`): SETs right after a miss of the same key
     refills_dropped: int = 0
+    # the replayed period (first and last request, microseconds since the epoch) and the bytes
+    # the sample's keys take, scaled by 1/R: at and above it every policy holds all of them
+    start_us: int = 0
+    end_us: int = 0
+    footprint_bytes: float = 0.0
 
 
-def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
-    """Merge decoded chunks into simulator arrays (pure; tested without a database)."""
+def assemble(columns: list[dict[str, np.ndarray]], rates: list[float], since_us: int | None = None) -> Trace:
+    """Merge decoded chunks into simulator arrays (pure; tested without a database); since_us:
+    only the requests from then on."""
     notes: list[str] = []
     if not columns:
         raise PoisonInput("no trace chunks for this subject in the window")
@@ -65,6 +71,8 @@ def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
         notes.append(f"{len(columns) - chunks} chunks with another sample rate than {rate} left out")
     cat = {k: np.concatenate([c[k] for c in same_rate]) for k in ("ts_us", "key", "op", "size", "cost_us")}
     order = np.argsort(cat["ts_us"], kind="stable")
+    if since_us is not None:
+        order = order[cat["ts_us"][order] >= since_us]
     op = cat["op"][order]
     req = np.isin(op, list(AGENT_TO_SIM))
     keys = cat["key"][order][req].astype(np.uint64)
@@ -106,6 +114,9 @@ def assemble(columns: list[dict[str, np.ndarray]], rates: list[float]) -> Trace:
         distinct_keys=len(uniq),
         span_seconds=span,
         refills_dropped=dropped,
+        start_us=int(ts[0]) if len(ts) else 0,
+        end_us=int(ts[-1]) if len(ts) else 0,
+        footprint_bytes=float(key_size.sum()) / float(rate),
     )
 
 

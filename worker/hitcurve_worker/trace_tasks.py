@@ -11,8 +11,8 @@ import numpy as np
 from celery import Task
 from sqlalchemy import select, update
 
-from hitcurve import tracecodec
 from hitcurve.core import task_names as names
+from hitcurve.ingest import tracecodec
 from hitcurve.models import TraceChunk
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.correction_tasks import maybe_enqueue

@@ -17,6 +17,8 @@ from worker_helpers import ROOT, Org, start_worker, wait_for
 
 from hitcurve_testing.waiting import DEADLINE_S
 
+pytestmark = pytest.mark.live
+
 _RECEIVER = ROOT / "backend" / "tests" / "receiver.py"  # shared with the backend's API tests
 _spec = importlib.util.spec_from_file_location("hitcurve_test_receiver", _RECEIVER)
 assert _spec and _spec.loader
@@ -72,7 +74,7 @@ def _channels(org: Org, base: str) -> dict[str, tuple[uuid.UUID, str | None]]:
 def _change(org: Org, cluster_id: uuid.UUID, firing: Any, celery_client: Any) -> int:
     """One evaluation of the rule, as the snapshot task does it: upsert, commit, enqueue."""
     from hitcurve.core.db import get_sessionmaker
-    from hitcurve_worker.alerts import MEMORY_SHORT
+    from hitcurve.rules.alerts import MEMORY_SHORT
     from hitcurve_worker.notification_tasks import enqueue_remembered
     from hitcurve_worker.snapshot_tasks import upsert_alert
 
@@ -101,10 +103,10 @@ def _redeliver(org: Org, celery_client: Any) -> None:
 def test_each_state_change_reaches_each_channel_once(
     org: Org, worker: Any, celery_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hitcurve import notify
     from hitcurve.core.db import get_sessionmaker
     from hitcurve.models import Cluster
-    from hitcurve_worker.alerts import MEMORY_SHORT, Firing
+    from hitcurve.notify import payloads as notify
+    from hitcurve.rules.alerts import MEMORY_SHORT, Firing
 
     with get_sessionmaker()() as db:
         cl = Cluster(org_id=org.id, name="web-cache", target_hit_ratio=0.9, price_per_gb_month=3.0)
@@ -163,7 +165,7 @@ def test_each_state_change_reaches_each_channel_once(
             "cluster": "web-cache",
         }
 
-        # Resolution: once per channel that was told about the opening, same PagerDuty dedup key.
+        # Resolution: once per channel that takes it at the time, same PagerDuty dedup key.
         assert _change(org, cluster_id, None, celery_client) == 5
         wait_for(lambda: all(len(rx.at(p)) == 2 for p in ("/hook", "/slack", "/pd", "/am")), 60, "resolved")
         wait_for(lambda: len(rx.at("/flaky")) == 4, 60, "flaky resolved")
@@ -183,7 +185,7 @@ def test_a_receiver_that_keeps_failing_ends_failed_after_the_attempts(
 ) -> None:
     from hitcurve.core.db import get_sessionmaker
     from hitcurve.models import Cluster, NotificationChannel
-    from hitcurve_worker.alerts import MEMORY_SHORT, Firing
+    from hitcurve.rules.alerts import MEMORY_SHORT, Firing
 
     with receiver_mod.Receiver({"/gone": [503], "/bad": [400]}) as rx, get_sessionmaker()() as db:
         cl = Cluster(org_id=org.id, name="c", target_hit_ratio=0.9, price_per_gb_month=0)
@@ -202,3 +204,45 @@ def test_a_receiver_that_keeps_failing_ends_failed_after_the_attempts(
         by = {d.last_error.split(":")[0]: d for d in _deliveries(org) if d.last_error}
         assert by["HTTP 400"].attempts == 1 and len(rx.at("/bad")) == 1
         assert by["HTTP 503"].attempts == 4 and len(rx.at("/gone")) == 4
+
+
+def test_a_channel_added_while_an_alert_is_open_hears_it_resolve_and_gets_the_opening_when_asked(
+    org: Org, worker: Any, celery_client: Any
+) -> None:
+    """A state change goes to the channels of its moment: one added while the alert was open is
+    told of the resolution; one that asked for the open alerts was told of the opening too."""
+    from datetime import UTC, datetime
+
+    from hitcurve.core.db import get_sessionmaker
+    from hitcurve.crud import notifications as crud
+    from hitcurve.models import Cluster, NotificationChannel
+    from hitcurve.rules.alerts import MEMORY_SHORT, Firing
+    from hitcurve_worker.notification_tasks import enqueue_remembered, remember
+
+    with get_sessionmaker()() as db:
+        cl = Cluster(org_id=org.id, name="late-channels", target_hit_ratio=0.9, price_per_gb_month=0)
+        db.add(cl)
+        db.commit()
+        cid = cl.id
+    firing = Firing(MEMORY_SHORT, "critical", "needs 80 MiB; 64 MiB is set", {})
+    assert _change(org, cid, firing, celery_client) == 0  # no channel yet: nobody to tell
+
+    with receiver_mod.Receiver({}) as rx, get_sessionmaker()() as db:
+        chans = {}
+        for name in ("asked", "quiet"):
+            ch = NotificationChannel(org_id=org.id, name=name, kind="slack", url=f"{rx.base}/{name}")
+            db.add(ch)
+            db.flush()
+            chans[name] = ch
+        db.commit()
+        assert crud.open_alerts_for(db, chans["asked"]) == 1
+        remember(db, crud.queue_open_alerts(db, chans["asked"], datetime.now(UTC)))
+        db.commit()
+        assert enqueue_remembered(db, sender=celery_client) == 1
+        wait_for(lambda: len(rx.at("/asked")) == 1, 60, "the open alert sent to the channel that asked")
+        assert "needs 80 MiB" in json.loads(rx.at("/asked")[0].body)["text"]
+        assert rx.at("/quiet") == []
+
+        assert _change(org, cid, None, celery_client) == 2  # the resolution reaches both
+        wait_for(lambda: len(rx.at("/asked")) == 2 and len(rx.at("/quiet")) == 1, 60, "resolved on both")
+        assert all("resolved" in json.loads(r.body)["text"] for r in (rx.at("/asked")[1], rx.at("/quiet")[0]))

@@ -1,21 +1,20 @@
-"""A drain's batches and process_snapshot's one-at-a-time path store the same rows (issue 19, fifth
-pass). The same uploads go to two organizations; one is drained (a claim takes each server's
-earliest window, so each batch holds one window of every server, its inputs loaded one statement
-per kind and its rows stored one statement per table), the other processed one snapshot per
-transaction in window order. Their server curves, accuracy records, open and resolved alerts and
-newest cluster curve must be equal column by column, ids and times aside. The uploads cover what
-the batch path treats apart: graded windows with a band history, a stream-loss alert opened then
-resolved, a server still filling (its curve-error alert held), a stats-only agent (with and
-without a model curve), two servers of a cluster, and a late window uploaded after newer ones
-(stored, graded, but no alert). Real PostgreSQL, in process.
+"""A drain's batches and process_snapshot's one-at-a-time path store the same rows. The same uploads go
+to two organizations; one is drained (a claim takes each server's earliest window, so each batch
+holds one window of every server, its inputs loaded one statement per kind and its rows stored one
+statement per table), the other processed one snapshot per transaction in window order. Their server
+curves, accuracy records, open and resolved alerts and newest cluster curve must be equal column by
+column, ids and times aside. The uploads cover what the batch path treats apart: graded windows with
+a band history, a stream-loss alert opened then resolved, a server still filling (its curve-error
+alert held), a stats-only agent (with and without a model curve), two servers of a cluster, and a
+late window uploaded after newer ones (stored, graded, but no alert). Real PostgreSQL, in process.
 
 Both paths run snapshot_tasks.work (process_snapshot's is a batch of one), so this checks what
-batching itself could change: one snapshot's inputs or results taken for another's, the order of
-a batch, alerts of many servers in one statement, a cluster curve once per batch.
+batching itself could change: one snapshot's inputs or results taken for another's, the order of a
+batch, alerts of many servers in one statement, a cluster curve once per batch.
 
-Only the newest cluster curve compares: one at a time writes a row for every member's window in
-turn (a row mixing one member's new window with the other's old one), a batch one row per cluster
-after all its members; the newest row is the same."""
+Only the newest cluster curve compares: one at a time writes a row for every member's window in turn
+(a row mixing one member's new window with the other's old one), a batch one row per cluster after
+all its members; the newest row is the same."""
 
 from __future__ import annotations
 
@@ -192,5 +191,9 @@ def test_drained_batches_store_what_one_at_a_time_stores(
     assert any(a["basis"] == "calibrated" for a in batched["accuracy_records"])
     assert {(a["kind"], a["state"]) for a in batched["alerts"]} >= {("stream_loss", "resolved")}
     assert batched["cluster_curve"]["server_count"] == 2
+    # every alert alike, the cluster's too: a cluster alert waits until its answer has held over
+    # hysteresis.HOLD_WINDOWS windows (past the curve too), so a drain evaluating a cluster once per
+    # batch and the one-at-a-time path evaluating it after each member's window open the same ones
+    # (a memory_short on one past-the-curve window, resolved by the next, once told them apart)
     for table in ("server_curves", "accuracy_records", "alerts", "cluster_curve"):
         assert batched[table] == single[table], table

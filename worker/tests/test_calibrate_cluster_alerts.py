@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from hitcurve_worker import alerts
+from hitcurve.rules import alerts, shortage
 from hitcurve_worker.calibrate import FLAT_TOLERANCE, calibrate, curve_at
 from hitcurve_worker.cluster import ServerInput, combine
 
@@ -88,7 +88,7 @@ def test_a_flat_model_is_matched_by_a_ratio_not_rescaled_to_its_knee() -> None:
 
 
 def _cliff_model(memory: np.ndarray, now: float) -> np.ndarray:
-    """A ghost-fed model with the scan mix's shape (issue 14): smooth, then a loop of keys that
+    """A ghost-fed model with the scan mix's shape: smooth, then a loop of keys that
     comes back after 4.1x today's memory, a +20 pp step there."""
     return che_curve(memory, 2.0 * now) * 0.7 + 0.2 * (memory >= 4.1 * now)
 
@@ -186,8 +186,16 @@ def test_alert_rules() -> None:
     th = alerts.Thresholds()
     MIB = float(1 << 20)
 
-    def sizing(measured: float | None, needed: float | None, allocated: float = 64 * MIB) -> tuple:
-        return alerts.sizing("cluster web", measured, 0.9, needed, allocated, 0.95, 178 * MIB, th)
+    def sizing(
+        measured: float | None,
+        needed: float | None,
+        allocated: float = 64 * MIB,
+        low: float | None = None,
+        status: str = "ok",
+    ) -> tuple:
+        # no band given: the -m to set is the band's low end too (an answer without a band yet)
+        memory = shortage.judge(status, allocated, 1, needed, low, None, th.shortfall_margin)
+        return alerts.sizing("cluster web", measured, 0.9, memory, 0.95, 178 * MIB, th)
 
     # target met, memory enough: nothing
     assert sizing(0.95, 60 * MIB) == (None, None)
@@ -197,18 +205,26 @@ def test_alert_rules() -> None:
     assert short.severity == "critical"  # 10 pp below the target
     assert short.message == (
         "cluster web: the target hit rate 90\u00a0% needs a memory limit (-m) of 72\u00a0MiB; "
-        "the limit today is 64\u00a0MiB (8.0\u00a0MiB short); "
-        "measured 80\u00a0%, 10.0 pp below"
+        "the limit today is 64\u00a0MiB (8.0\u00a0MiB short, and short even at the band's low end "
+        "72\u00a0MiB); measured 80\u00a0%, 10.0 pp below"
     )
     assert sizing(0.88, 72 * MIB)[1].severity == "warning"  # type: ignore[union-attr]
+    # today's -m inside the band (its low end 62 MiB): at the edge, no alert of either kind
+    assert sizing(0.88, 66 * MIB, low=62 * MIB) == (None, None)
+    assert sizing(0.88, 66 * MIB, low=66 * MIB)[1] is not None  # the low end 3 % above 64: certain
+    assert sizing(0.88, 66 * MIB, low=65 * MIB) == (None, None)  # a -m step, inside the 2 % margin
     # a cluster's -m in all, and per node as its answer gives it
-    _, short = alerts.sizing("cluster web", 0.80, 0.9, 144 * MIB, 128 * MIB, 0.95, 178 * MIB, th, nodes=2)
+    two = shortage.judge("ok", 128 * MIB, 2, 72 * MIB, 70 * MIB, 74 * MIB, th.shortfall_margin)
+    _, short = alerts.sizing("cluster web", 0.80, 0.9, two, 0.95, 356 * MIB, th)
     assert short is not None
     assert "of 144\u00a0MiB (72\u00a0MiB on each of 2 nodes); the limit today is 128" in short.message
-    # beyond the curve: a lower bound in the text, still memory
-    below, short = sizing(0.80, None)
+    # beyond the curve: a lower bound in the text, still memory (the band's optimistic side does
+    # not reach the target either)
+    below, short = sizing(0.80, None, status="above_curve")
     assert below is None and short is not None
     assert "needs a memory limit (-m) of more than 178\u00a0MiB" in short.message
+    # ... but when the optimistic side reaches it below today's -m, the estimate cannot tell
+    assert sizing(0.80, None, low=60 * MIB, status="above_curve") == (None, None)
     # below target although the curve says 64 MiB reaches it: not memory; below_target alone
     below, short = sizing(0.80, 50 * MIB)
     assert (
@@ -217,6 +233,10 @@ def test_alert_rules() -> None:
     assert below.message.startswith("cluster web: hit rate 80\u00a0% is 10.0 pp below the target 90\u00a0%")
     assert sizing(None, 50 * MIB) == (None, None)
     assert sizing(0.95, 72 * MIB)[0] is None and sizing(0.95, 72 * MIB)[1] is not None  # short, target met
+    # an answer not known yet: nothing at all
+    assert alerts.sizing(
+        "cluster web", 0.5, 0.9, shortage.judge("unknown", 64 * MIB, 1, None, None, None), 0.95, 178 * MIB, th
+    ) == (None, None)
     # units are automatic: small sizes are never "0.00 GiB"
     assert "KiB" in sizing(0.5, 900 * 1024.0, 512 * 1024.0)[1].message  # type: ignore[union-attr]
     s = alerts.savings("cluster web", 5 * GIB, 10 * GIB, 0.9, 2.0, th)
@@ -245,16 +265,20 @@ def test_thresholds_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_alert_and_api_status_share_one_threshold_and_statistic() -> None:
-    """The agent-silent alert fires exactly when the API calls the server silent; the curve-error
-    alert and the API's curve_error_warning judge the same statistic (mean |error|)."""
-    from hitcurve.status import curve_error_warning, mean_abs_error, server_status
+    """The agent-silent alert fires exactly when the API calls the server silent, with the same
+    severity (warning past silent_after_s, critical after an hour); the curve-error alert and the
+    API's curve_error_warning judge the same statistic (mean |error|)."""
+    from hitcurve.rules.status import curve_error_warning, mean_abs_error, server_status
 
     th = alerts.Thresholds(silent_after_s=120.0, curve_error_pp=5.0)
     now = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
     for age in (60.0, 119.0, 121.0, 900.0, 4000.0):
         last = now - timedelta(seconds=age)
-        fired = alerts.stale_agent("server s", last, now, th) is not None
-        assert fired == (server_status(last, 0.0, 0.0, now, th)[0] == "critical"), age
+        fired = alerts.stale_agent("server s", last, now, th)
+        status, why = server_status(last, 0.0, 0.0, now, th)
+        assert (fired.severity if fired else "ok") == status, age
+        assert (why == "agent silent") == (fired is not None) == (age > 120.0), age
+    assert status == "critical"  # 4,000 s: past the hour
     # RMS of these is above 5 pp, the mean absolute error is not: neither side warns
     errors = [9.0, 1.0, 1.0, 1.0, 1.0]
     assert mean_abs_error(errors) == pytest.approx(2.6)

@@ -1,4 +1,4 @@
-"""A cluster curve names every member it leaves out (issue 19): the worker reads members' curves
+"""A cluster curve names every member it leaves out: the worker reads members' curves
 only LOOKBACK back from the window (a bound on the partition column); a member whose newest curve
 is older than that, or that has none, used to vanish from the stored inputs, listed neither as
 used nor as `left_out_stale`. Real PostgreSQL, the worker's own update_cluster, in process."""

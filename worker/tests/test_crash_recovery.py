@@ -18,7 +18,7 @@ from hitcurve_testing.snapshots import synthetic_snapshot
 from hitcurve_testing.waiting import DEADLINE_S
 from hitcurve_worker.housekeeping import requeue
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 
 def _row(sid: uuid.UUID) -> tuple[str, int, int, int]:

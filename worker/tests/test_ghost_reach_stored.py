@@ -1,5 +1,5 @@
-"""The agent's per-class ghost reach and filters (`curve.ghost_reach_items`, `curve.ghost_filters`,
-issue 14) travel from the upload through snapshot_classes to the worker (they had no columns: the
+"""The agent's per-class ghost reach and filters (`curve.ghost_reach_items`, `curve.ghost_filters`)
+travel from the upload through snapshot_classes to the worker (they had no columns: the
 worker's calibration never carried ghost_reach_bytes outside the TTL path, so a flat tail past the
 ghost's reach read as a measured plateau). Real backend, real PostgreSQL, the worker's own task in
 process (hitcurve_worker.snapshot_tasks.process); the answers' rules are test_ghost_reach's."""
@@ -39,7 +39,7 @@ def _ghost_still_filling(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_the_ghost_reach_sent_reaches_the_calibration_and_the_answer(client: Any, org: Org) -> None:
-    from hitcurve.sizing import basis_cache
+    from hitcurve.sizing.cache import basis_cache
     from hitcurve_worker import snapshot_loads
     from hitcurve_worker.merge import class_from_protocol
     from hitcurve_worker.snapshot_tasks import _classes
@@ -93,17 +93,16 @@ def test_the_ghost_reach_sent_reaches_the_calibration_and_the_answer(client: Any
 
     basis_cache().clear()
     sid = server_id(client, token, address)
-    # a target beyond what the curve reaches: a lower bound at the ghost's reach, not "unreachable"
+    # a target beyond what the ghost has seen: unknown until it sees further (the flat part past
+    # the reach is held, not measured), neither a bound nor "unreachable"
     a = client.get(
         f"/api/v1/sizing/servers/{sid}/memory", params={"target_hit_ratio": 0.99}, headers=h
     ).json()
-    assert a["status"] == "above_curve", a
-    assert a["memory_bytes"] is None
-    assert a["memory_bytes_at_least"] == pytest.approx(reach_bytes, abs=1.0)
-    # the bound in the unit memcached is started with: the reach is slab memory, and the -m that
-    # holds it lies above today's -m (the curve's today is under today's limit)
-    assert a["memory_limit_bytes_at_least"] > a["current_memory_limit_bytes"], a
-    assert f"-m above {a['memory_limit_bytes_at_least'] // 1048576}" in a["message"], a["message"]
+    assert a["status"] == "unknown", a
+    assert a["memory_bytes"] is None and a["memory_bytes_at_least"] is None
+    assert a["seen_up_to_bytes"] == pytest.approx(reach_bytes, abs=1.0)
+    assert "unknown until the agent has seen further" in a["unknown_until"]
+    assert "-m " not in a["message"] and "more than" not in a["message"], a["message"]
     # memory past the reach: the hit rate there is at least the flat tail's
     r = client.get(
         f"/api/v1/sizing/servers/{sid}/hit-ratio", params={"memory_bytes": int(1.6 * today)}, headers=h

@@ -19,7 +19,7 @@ from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import AccuracyRecord, ServerCurve, Snapshot
 from hitcurve_testing.snapshots import synthetic_snapshot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.live, pytest.mark.slow]
 N = 12
 
 

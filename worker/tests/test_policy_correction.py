@@ -348,13 +348,13 @@ def _chunks(address: str, keys: np.ndarray, end: datetime, parts: int) -> list[d
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
-    """Tasks the trace processing hands to Celery, recorded instead of sent: these tests run the
-    work in-process, and no other test's worker must pick it up."""
+    """Work the trace processing queues (on the organization's fair queue), recorded instead of
+    queued: these tests run the work in-process, and no other test's worker must pick it up."""
     from hitcurve_worker import correction_tasks
 
     out: list[tuple[str, list[str]]] = []
     monkeypatch.setattr(
-        correction_tasks.app, "send_task", lambda name, args=None, **_: out.append((name, list(args or [])))
+        correction_tasks, "fair_queue", lambda org_id, name, *args: out.append((name, [str(a) for a in args]))
     )
     return out
 

@@ -1,4 +1,4 @@
-"""Issue 19, queue split: uploads and policy simulations run on separate Celery queues, each with
+"""Queue split: uploads and policy simulations run on separate Celery queues, each with
 its own workers (as scripts/supervise.sh runs them), so a burst of simulations never delays a
 snapshot's curve. Real PostgreSQL, Redis and worker processes; no timed assertions: the curve is
 stored while every simulation of the burst is still queued, then the batch worker drains them."""
@@ -14,10 +14,11 @@ import redis
 from sqlalchemy import func, select
 from worker_helpers import Org, start_worker, upload, wait_for
 
+from hitcurve.core import fairqueue
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
-from hitcurve.core.tasks import queue_for, send
+from hitcurve.core.tasks import enqueue_simulation, queue_for
 from hitcurve.models import Server, ServerCurve, SimulationRun, Snapshot
 from hitcurve_testing.snapshots import synthetic_snapshot
 
@@ -45,6 +46,7 @@ def _processed_curve(sid: uuid.UUID) -> bool:
     return st == "processed" and n == 1
 
 
+@pytest.mark.live
 def test_simulation_burst_does_not_delay_a_snapshot(
     private_env: dict[str, str], client: Any, org: Org
 ) -> None:
@@ -74,9 +76,12 @@ def test_simulation_burst_does_not_delay_a_snapshot(
             db.add_all(runs)
             db.commit()
             run_ids = [x.id for x in runs]
-        # the burst, published the way the API publishes a simulation request
-        assert all(send(names.RUN_SIMULATION, rid) for rid in run_ids)
+        # the burst, queued the way the API queues a simulation request: each run on its
+        # organization's fair queue and a turn for it on the batch queue
+        for rid in run_ids:
+            enqueue_simulation(org.id, rid)
         assert r.llen(s.celery_batch_queue) == BURST
+        assert fairqueue.waiting(r) == {str(org.id): BURST}
 
         second = synthetic_snapshot(
             address=address, n_classes=30, total_pages=256, end=end + timedelta(minutes=1), hit_ratio=0.7
@@ -101,6 +106,7 @@ def test_simulation_burst_does_not_delay_a_snapshot(
         # chunks, so run_simulation fails them with the reason)
         batch = start_worker(private_env, "batch-only", concurrency=1, queues=s.celery_batch_queue)
         wait_for(lambda: r.llen(s.celery_batch_queue) == 0, 300, "the batch queue to drain")
+        wait_for(lambda: fairqueue.waiting(r) == {}, 300, "the fair queue to drain")
 
         def settled() -> bool:
             with get_sessionmaker()() as db:

@@ -20,7 +20,7 @@ from hitcurve.core.security import sha256_hex
 from hitcurve.models import AccuracyRecord, ApiToken, Snapshot
 from hitcurve_testing.snapshots import synthetic_snapshot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 MIB = 1 << 20
 PAGES = 128  # today: 128 MiB

@@ -97,7 +97,9 @@ def db() -> Any:
     return get_sessionmaker()()
 
 
-def subscribe(org: Org, email: str, cluster_id: uuid.UUID | None = None) -> uuid.UUID:
+def subscribe(
+    org: Org, email: str, cluster_id: uuid.UUID | None = None, confirmed: bool = True
+) -> uuid.UUID:
     now = datetime.now(UTC)
     with db() as s:
         sub = ReportSubscription(
@@ -107,6 +109,7 @@ def subscribe(org: Org, email: str, cluster_id: uuid.UUID | None = None) -> uuid
             weekday=now.weekday(),
             hour_utc=now.hour,
             created_at=now - timedelta(days=1),
+            confirmed_at=now - timedelta(days=1) if confirmed else None,
         )
         s.add(sub)
         s.commit()
@@ -190,6 +193,7 @@ def two_orgs(worker: WorkerProc, client: Any) -> dict[str, Any]:
     return {"a": a, "ca": ca, "b": b, "cb": cb}
 
 
+@pytest.mark.live
 def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
     worker: WorkerProc, inbox: Inbox, client: Any, celery_client: Any, two_orgs: dict[str, Any]
 ) -> None:
@@ -272,6 +276,7 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
             assert s.get(ReportSubscription, sub).last_sent_at is not None  # type: ignore[union-attr]
 
 
+@pytest.mark.live
 def test_running_twice_sends_once(
     worker: WorkerProc, inbox: Inbox, celery_client: Any, two_orgs: dict[str, Any]
 ) -> None:
@@ -294,6 +299,7 @@ def test_running_twice_sends_once(
         assert s.get(ReportSubscription, sub).last_sent_at == first  # type: ignore[union-attr]
 
 
+@pytest.mark.live
 def test_empty_org_says_no_agent_has_reported(worker: WorkerProc, inbox: Inbox, celery_client: Any) -> None:
     org = make_org("Fresh Org")
     subscribe(org, "new@fresh.test")
@@ -304,6 +310,34 @@ def test_empty_org_says_no_agent_has_reported(worker: WorkerProc, inbox: Inbox, 
     assert "No agent has reported yet" in html_of(m)
 
 
+@pytest.mark.live
+def test_nothing_is_sent_to_a_recipient_who_has_not_confirmed(
+    worker: WorkerProc, inbox: Inbox, celery_client: Any
+) -> None:
+    org = make_org("Pending Org")
+    pending = subscribe(org, "pending@pending.test", confirmed=False)
+    confirmed = subscribe(org, "confirmed@pending.test")
+    run(celery_client, "hitcurve.dispatch_weekly_reports")
+    wait_for(lambda: inbox.to("confirmed@pending.test"), 60, "the confirmed recipient's report")
+    assert deliveries(pending) == [] and inbox.to("pending@pending.test") == []
+    # a period recorded before the address changed (and lost its confirmation) is skipped
+    [d] = deliveries(confirmed)
+    with db() as s:
+        s.execute(
+            update(ReportDelivery)
+            .where(ReportDelivery.id == d.id)
+            .values(status="pending", sent_at=None)
+        )
+        s.execute(
+            update(ReportSubscription).where(ReportSubscription.id == confirmed).values(confirmed_at=None)
+        )
+        s.commit()
+    out = run(celery_client, "hitcurve.send_report", str(confirmed), d.period_start.isoformat())
+    assert out["status"] == "skipped"
+    assert len(inbox.to("confirmed@pending.test")) == 1
+
+
+@pytest.mark.live
 def test_preview_cli_prints_the_text_version(two_orgs: dict[str, Any], private_env: dict[str, str]) -> None:
     import os
     import subprocess
@@ -321,6 +355,7 @@ def test_preview_cli_prints_the_text_version(two_orgs: dict[str, Any], private_e
     assert "bravo" not in out.lower()
 
 
+@pytest.mark.live
 def test_smtp_down_is_retried_not_lost(private_env: dict[str, str], redis_index: int) -> None:
     import redis
     from celery import Celery
@@ -364,6 +399,7 @@ def test_smtp_down_is_retried_not_lost(private_env: dict[str, str], redis_index:
             ctl.stop()
 
 
+@pytest.mark.live
 def test_the_email_has_its_chart_inline_links_into_the_dashboard_and_a_working_unsubscribe(
     worker: WorkerProc, inbox: Inbox, client: Any, celery_client: Any, two_orgs: dict[str, Any]
 ) -> None:
@@ -413,8 +449,16 @@ def test_the_email_has_its_chart_inline_links_into_the_dashboard_and_a_working_u
         f"/api/v1/sizing/clusters/{ca}/memory",
         headers={"Authorization": f"Bearer {read_token(two_orgs['a'])}"},
     ).json()
-    mib = ans["memory_limit_bytes"] // (1 << 20)
+    # the one -m to set: the API's recommended limit, the value the card and the page show
+    mib = ans["recommended_memory_limit_bytes"] // (1 << 20)
     assert f"Memory limit to set:          -m {mib} (" in text
+    # each row of the text part on a line of its own (an inline tag closing a row ate its newline)
+    rows = [line.strip() for line in text.splitlines()]
+    for label in ("Memory limit to set:", "Monthly cost now:", "Open alerts"):
+        assert any(r.startswith(label) for r in rows), (label, text)
+    for r in rows:
+        assert r.count(":  ") <= 1, (r, text)  # one "Label:  value" a row
+    assert "Recommended memory limit" not in text and "Recommended memory limit" not in html
 
     # follow the unsubscribe link with no session at all, as a mail client would (one click)
     from fastapi.testclient import TestClient
@@ -458,9 +502,9 @@ def test_an_alert_line_names_its_subject_once() -> None:
     """The rules write the subject into the alert's message ("cluster web: the target ..."): the
     demo's preview read "[warning] cluster demo-cluster: cluster demo-cluster: the target hit
     rate 90.0% needs 67.3 MiB"."""
-    from hitcurve_worker import alerts as rules
-    from hitcurve_worker.reports.content import AlertLine, ClusterReport, OrgReport
-    from hitcurve_worker.reports.render import render
+    from hitcurve.reports.content import AlertLine, ClusterReport, OrgReport
+    from hitcurve.reports.render import render
+    from hitcurve.rules import alerts as rules
 
     now = datetime.now(UTC)
     stale = rules.stale_agent("server 10.0.0.9:11211", now - timedelta(hours=2), now, rules.Thresholds())
@@ -484,13 +528,18 @@ def test_the_charts_today_label_stays_off_the_limit_line() -> None:
 
     from PIL import Image
 
+    from hitcurve.reports.chart import LIMIT, curve_png
+    from hitcurve.reports.content import ClusterReport
     from hitcurve.schemas.sizing import SizingAnswer
-    from hitcurve_worker.reports.chart import LIMIT, curve_png
-    from hitcurve_worker.reports.content import ClusterReport
 
     mib = float(1 << 20)
     pts = [(k * 3.2 * mib, min(0.95, 0.3 + 0.6 * k / 21)) for k in range(1, 101)]
-    sizing = SizingAnswer.model_construct(memory_limit_bytes=int(68 * mib), memory_bytes=67.3 * mib, nodes=1)
+    sizing = SizingAnswer.model_construct(
+        memory_limit_bytes=int(68 * mib),
+        recommended_memory_limit_bytes=int(68 * mib),
+        memory_bytes=67.3 * mib,
+        nodes=1,
+    )
     c = ClusterReport(
         uuid.uuid4(), "demo", 0.9, 4.0, 1, 0.88, 64 * mib, sizing, None,
         None, None, None, None, 0, None, None, curve_points=pts,
@@ -507,9 +556,9 @@ def test_the_charts_today_label_stays_off_the_limit_line() -> None:
 
 
 def test_server_counts_read_as_words() -> None:
-    """"1 of 1 server(s) reporting" in the demo's e-mail: one server is "server", more "servers"."""
-    from hitcurve_worker.reports.content import ClusterReport, OrgReport
-    from hitcurve_worker.reports.render import render
+    """ "1 of 1 server(s) reporting" in the demo's e-mail: one server is "server", more "servers"."""
+    from hitcurve.reports.content import ClusterReport, OrgReport
+    from hitcurve.reports.render import render
 
     now = datetime.now(UTC)
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from hitcurve_testing.workloads import zipf_keys
+from hitcurve_worker.simulation_period import SIM_WARMUP
 from hitcurve_worker.simulation_tasks import adjust, simulate
 from hitcurve_worker.trace_data import Trace, sim_module
 
@@ -33,8 +34,14 @@ def _sampled(keys: np.ndarray, rate: float) -> np.ndarray:
 def test_sampled_simulation_matches_the_full_trace(policy: str) -> None:
     keys = _zipf_keys(7)
     sizes_b = [2 << 20, 4 << 20, 8 << 20, 16 << 20]
+    # the reference counts the same requests: the first SIM_WARMUP of them only warm the caches
     full = sim_module().simulate(
-        keys, [policy], sizes_b, object_sizes=np.full(len(keys), VALUE, dtype=np.uint32), unit="bytes"
+        keys,
+        [policy],
+        sizes_b,
+        object_sizes=np.full(len(keys), VALUE, dtype=np.uint32),
+        unit="bytes",
+        warmup=SIM_WARMUP,
     )
     take = _sampled(keys, R)
     n = int(take.sum())

@@ -1,4 +1,4 @@
-"""Stats-only windows (issue 15: memcached refused `watch`) through the real backend and real
+"""Stats-only windows (memcached refused `watch`) through the real backend and real
 PostgreSQL, each upload processed by the worker's own task (hitcurve_worker.snapshot_tasks.process,
 in process: the Celery round trip is test_pipeline's): the worker turns the agent's model into the
 server curve, the sizing answer names its basis (`data_basis: "stats_only"`), says so first and
@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import select
 from worker_helpers import Org, upload
 
-from hitcurve import band
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.models import ServerCurve, Snapshot
+from hitcurve.rules import band
 from hitcurve.schemas.sizing import STATS_ONLY_LABEL
 from hitcurve_testing.snapshots import make_snapshot, make_stats_only_snapshot
 
@@ -73,7 +73,7 @@ def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(cl
     assert r.status_code == 409 and r.json()["code"] == "not_enough_data"
     assert "refused `watch`" in r.json()["detail"] and "not_evicting" in r.json()["detail"]
     # then five fitted windows (the answer's fitted-curve cache would keep the 409 for its TTL)
-    from hitcurve.sizing import basis_cache
+    from hitcurve.sizing.cache import basis_cache
 
     basis_cache().clear()
     ids = []
@@ -128,8 +128,8 @@ def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(cl
 
     # In a cluster: the cluster's answer and the weekly e-mail say it too
     from hitcurve.models import Cluster, Server
-    from hitcurve_worker.reports.content import build_report
-    from hitcurve_worker.reports.render import render
+    from hitcurve.reports.content import build_report
+    from hitcurve.reports.render import render
 
     with get_sessionmaker()() as db:
         cl = Cluster(org_id=org.id, name=f"serverless-{uuid.uuid4().hex[:6]}", target_hit_ratio=0.85)
@@ -161,14 +161,14 @@ def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(cl
 
 
 def test_ttl_traffic_is_sized_on_the_agents_merged_ttl_aware_curve(client: Any, org: Org) -> None:
-    """Issue 16: a window whose traffic carries TTLs (hitcurve/ttl.py: the agent's TTL-aware and
+    """Issue 16: a window whose traffic carries TTLs (hitcurve/rules/ttl.py: the agent's TTL-aware and
     TTL-oblivious curves differ by >= TTL_CURVE_GAP_PP) is sized on the agent's merged TTL-aware
     curve, calibrated through memcached's measured point, and the answer says so (ttl_aware, the
     message); a window where expiry moves the curve less, and one from an agent without the
     breakdown, stay on the LRU class curves. The classes' TTL-aware curves are stored, not used."""
     from hitcurve.models import SnapshotClass
-    from hitcurve.sizing import basis_cache
-    from hitcurve.ttl import TTL_CURVE_GAP_PP, curve_gap_pp
+    from hitcurve.rules.ttl import TTL_CURVE_GAP_PP, curve_gap_pp
+    from hitcurve.sizing.cache import basis_cache
     from hitcurve_testing.snapshots import add_breakdown
     from hitcurve_worker.merge import ClassCurve, merge
     from hitcurve_worker.pipeline import TtlCurve

@@ -7,9 +7,7 @@
 - Agents: `Authorization: Bearer hca_…`, accepted only by the upload endpoints.
 """
 
-import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, cast
 
@@ -18,9 +16,11 @@ from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from hitcurve.core import mail, ratelimit
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_db, get_sessionmaker
 from hitcurve.core.errors import ApiError
+from hitcurve.core.principal import ROLE_RANK, Principal
 from hitcurve.core.security import AGENT_KEY_PREFIX, API_TOKEN_PREFIX, same, sha256_hex
 from hitcurve.core.ttlcache import TTLCache, refresh_in_background
 from hitcurve.models import AgentKey, ApiToken, Membership, UserSession
@@ -31,32 +31,6 @@ CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 # last_used_at / last_seen_at are written at most this often per key, token or session.
 TOUCH_INTERVAL = timedelta(seconds=60)
-
-ROLE_RANK = {"viewer": 0, "member": 1, "owner": 2}
-
-
-@dataclass
-class Principal:
-    kind: str  # "session", "api_token" or "agent_key"
-    org_id: uuid.UUID
-    user_id: uuid.UUID | None = None
-    role: str | None = None  # session only
-    scope: str | None = None  # api token only
-    key_id: uuid.UUID | None = None  # api token or agent key id
-    session_id: uuid.UUID | None = None
-
-    @property
-    def user(self) -> uuid.UUID:
-        """The logged-in user's id (sessions always carry one: get_user admits sessions only)."""
-        assert self.user_id is not None
-        return self.user_id
-
-    @property
-    def can_write(self) -> bool:
-        """Member or owner in the browser; read_write tokens (simulation requests only)."""
-        if self.kind == "session":
-            return ROLE_RANK.get(self.role or "", -1) >= ROLE_RANK["member"]
-        return self.kind == "api_token" and self.scope == "read_write"
 
 
 def client_ip(request: Request) -> str:
@@ -196,7 +170,7 @@ def get_principal(request: Request, db: DbDep) -> Principal:
         if token.startswith(AGENT_KEY_PREFIX):
             raise ApiError(403, "agent_key_upload_only", "agent keys may only upload snapshots and traces")
         if token.startswith(API_TOKEN_PREFIX):
-            return _token_principal(db, token)
+            return _limited(_token_principal(db, token))
         raise _unauthorized("API token unknown or revoked")
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
@@ -238,7 +212,7 @@ async def get_principal_fast(request: Request) -> Principal:
     (_cached_principal); anything else takes the usual path in a worker thread."""
     cached = _cached_principal(request, API_TOKEN_PREFIX, "api_token", _lookup_token, principal_cache())
     if cached is not None:
-        return cached
+        return _limited(cached)
     return await run_in_threadpool(_principal_in_thread, request, get_principal)
 
 
@@ -246,7 +220,7 @@ async def get_agent_fast(request: Request) -> Principal:
     """get_agent for the upload endpoints, same idea as get_principal_fast."""
     cached = _cached_principal(request, AGENT_KEY_PREFIX, "agent_key", _lookup_agent_key, agent_key_cache())
     if cached is not None:
-        return cached
+        return _limited(cached)
     return await run_in_threadpool(_principal_in_thread, request, get_agent)
 
 
@@ -256,7 +230,13 @@ def get_agent(request: Request, db: DbDep) -> Principal:
         raise _unauthorized("agent uploads need 'Authorization: Bearer hca_…'")
     if not token.startswith(AGENT_KEY_PREFIX):
         raise ApiError(403, "agent_key_required", "uploads need an agent key (hca_…), not a token or session")
-    return _agent_principal(db, token)
+    return _limited(_agent_principal(db, token))
+
+
+def _limited(principal: Principal) -> Principal:
+    """The principal, once its token's or key's request rate allows (else 429, core.ratelimit)."""
+    ratelimit.take(principal.kind, str(principal.key_id))
+    return principal
 
 
 def get_user(principal: "ReaderDep") -> Principal:
@@ -295,3 +275,23 @@ OwnerDep = Annotated[Principal, Depends(require_role("owner"))]
 # Paging of list endpoints.
 Limit = Annotated[int, Query(ge=1, le=500)]
 Offset = Annotated[int, Query(ge=0, le=10**9)]
+
+
+def require_mail() -> None:
+    """Routes that promise a mail (sign-up, password reset, invitation, test report) call this once
+    their input and caller are checked and before they change anything: 503 mail_unavailable, with
+    the reason, when the mail server does not answer, so the dashboard never says "we sent a
+    message" when none can go out."""
+    reason = mail.unavailable()
+    if reason is not None:
+        raise ApiError(
+            503,
+            "mail_unavailable",
+            f"no e-mail can be sent now: {reason}. Nothing was changed; try again later, or ask the "
+            "administrator to set HITCURVE_SMTP_HOST and HITCURVE_SMTP_PORT to a working mail server",
+        )
+
+
+MAIL_UNAVAILABLE: dict[int | str, dict[str, str]] = {
+    503: {"description": "the mail server does not answer (code mail_unavailable): nothing was done"}
+}

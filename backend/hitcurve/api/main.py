@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from hitcurve.api.routes import (
     account,
     agent,
+    agent_install,
     auth,
     breakdown,
     health,
@@ -27,6 +28,7 @@ api_router.include_router(health.router)
 api_router.include_router(auth.router)
 api_router.include_router(account.router)
 api_router.include_router(keys.router)
+api_router.include_router(agent_install.router)
 api_router.include_router(inventory.router)
 api_router.include_router(breakdown.router)
 api_router.include_router(sizing.router)

@@ -17,6 +17,9 @@ class Settings(BaseSettings):
     redis_url: str = Field(description="Redis URL: Celery broker and result backend")
     # Built dashboard served at / when present (frontend/dist after `npm run build`).
     frontend_dist: Path = REPO_ROOT / "frontend" / "dist"
+    # The agent release served under /api/v1/agent-release (`make -C profiler-agent release`
+    # writes it; `make build` too): the install blocks download the agent from here.
+    agent_release_dir: Path = REPO_ROOT / "profiler-agent" / "build" / "release"
     # Seconds a health check waits for a dependency before calling it unreachable.
     health_timeout_s: float = 2.0
     # Seconds to wait for a new database connection. A stopped database refuses at once; this
@@ -28,14 +31,16 @@ class Settings(BaseSettings):
     # log-in (milliseconds of CPU on both sides). Overflow absorbs bursts beyond that.
     db_pool_size: int = Field(default=20, ge=1, le=200)
     db_max_overflow: int = Field(default=10, ge=0, le=200)
-    environment: str = "development"
+    # Seconds a request waits for a pooled connection before it is answered 503 busy (with
+    # Retry-After) instead of piling up behind the others.
+    db_pool_timeout_s: float = Field(default=5.0, gt=0, le=60)
 
     # API processes `python -m hitcurve.serve` starts (uvicorn workers): an upload that keeps one
     # process busy never holds up the others.
     api_workers: int = Field(default=2, ge=1, le=64)
     # uvicorn's access log (one line per request). Off by default: at a fleet's upload rate it is a
     # line per agent per minute, and formatting and writing it cost each upload's request ~2 % of
-    # an API process (py-spy under bench/fleet, issue 19). Errors are logged either way.
+    # an API process (py-spy under bench/fleet). Errors are logged either way.
     api_access_log: bool = False
     # Addresses (IPs or CIDRs, comma-separated) of reverse proxies whose X-Forwarded-For and
     # X-Forwarded-Proto headers are believed. Empty (the default): no header can choose a client's
@@ -51,6 +56,22 @@ class Settings(BaseSettings):
     argon2_time_cost: int = 3
     argon2_memory_kib: int = 65536
     argon2_parallelism: int = 4
+    # argon2 computations at once per API process (hitcurve.core.security.password_slot), the
+    # log-ins and sign-ups that may wait for one (past them 503 busy at once: each waiter holds one
+    # of the API's request threads, which every other route needs too), and the seconds one waits
+    # before it is answered 503 busy.
+    password_workers: int = Field(default=2, ge=1, le=64)
+    password_queue: int = Field(default=6, ge=0, le=64)
+    password_wait_s: float = Field(default=10.0, gt=0, le=120)
+    # Sign-ups started from one client address per hour (counted in Redis before any password
+    # work; hitcurve.core.ratelimit).
+    signup_max_per_ip_per_hour: int = Field(default=10, ge=1)
+    # Requests per second (and the burst above it) one API token and one agent key may make, per
+    # API process; past them 429 with Retry-After (hitcurve.core.ratelimit).
+    api_token_rate_per_s: float = Field(default=20.0, gt=0)
+    api_token_burst: int = Field(default=60, ge=1)
+    agent_key_rate_per_s: float = Field(default=100.0, gt=0)
+    agent_key_burst: int = Field(default=400, ge=1)
     # Seconds an API token / agent key lookup and a fitted sizing curve are reused in one process.
     # A revoked token is refused at once by the process that revoked it and within this time by
     # the others; a new curve is answered within this time. 0 disables the caches.
@@ -59,7 +80,7 @@ class Settings(BaseSettings):
     # a key in use is looked up about twice per this time per process, never on the upload's path).
     # A revoked agent key is refused at once by the process that revoked it and within this time by
     # the others. Longer than hot_cache_ttl_s: with the 2 s of the hot cache, 10,000 agents on 50
-    # keys made ~70 lookups/s (py-spy: ~12 % of an API process's busy samples, issue 19). 0: off.
+    # keys made ~70 lookups/s (py-spy: ~12 % of an API process's busy samples). 0: off.
     agent_key_cache_ttl_s: float = Field(default=30.0, ge=0, le=300)
     # Log-in throttling: failures allowed per e-mail, per client address and in all within the
     # window. The global limit caps a distributed guessing run (many addresses, many e-mails).
@@ -88,20 +109,50 @@ class Settings(BaseSettings):
     # alive or the oldest upload waiting for a worker is older than max_queue_lag_s.
     worker_heartbeat_s: float = 5.0
     worker_stale_s: float = 20.0
+    # API processes beat every accepting_beat_s while their database answers; no beat for
+    # accepting_stale_s ends the backend's up period (hitcurve.core.accepting): agents are not
+    # blamed for silence while the backend was down.
+    accepting_beat_s: float = Field(default=10.0, gt=0)
+    accepting_stale_s: float = Field(default=30.0, gt=0)
     max_queue_lag_s: float = 300.0
-    # Decoder processes per API process (hitcurve.uploads): inflating and validating uploads runs
+    # /health says degraded while the oldest pending upload waits longer than this and no worker
+    # processed any snapshot within it: longer than a drain's delay plus its lost-drain replacement
+    # (core.tasks.DRAIN_FLAG_TTL_S), shorter than anyone waits for a curve.
+    drain_stall_s: float = Field(default=15.0, gt=0, le=3600)
+    # Decoder processes per API process (hitcurve.ingest.uploads): inflating and validating uploads runs
     # there, never on the API's event loop; 0 decodes in a thread of the API process instead.
     upload_decoders: int = Field(default=1, ge=0, le=16)
     # Agent uploads (docs/agent-protocol.md): compressed and decompressed body limits.
     max_body_bytes: int = 8 * 1024 * 1024
+    # Every other route's body limit (log-in, settings, simulation requests: a few KiB), and the
+    # request line plus headers of any request (hitcurve.api.bounds, hitcurve.api.http_protocol).
+    max_request_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_request_head_bytes: int = Field(default=64 * 1024, ge=4096)
+    # Seconds a client may take to send a request's head, and its whole body, before the
+    # connection is closed (408): slow clients hold no connection or buffer for long. A body of
+    # max_body_bytes needs about 1.1 Mbit/s to arrive within the default.
+    request_header_timeout_s: float = Field(default=10.0, gt=0, le=300)
+    request_body_timeout_s: float = Field(default=60.0, gt=0, le=600)
     max_decompressed_bytes: int = 32 * 1024 * 1024
+    # What a snapshot may inflate to: the largest the protocol allows (256 classes with both
+    # curves, the breakdown, 500 settings) is ~1.7 MB of JSON; a body past this is refused (413)
+    # from its gzip trailer before any decoding, else while it inflates, whatever it holds (fields
+    # the protocol does not read count too).
+    max_snapshot_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+    # Bytes one agent key's uploads may inflate to per minute, per API process (accepted or
+    # refused alike; each reserves what its gzip trailer declares before a decoder reads it, so
+    # uploads sent at once cannot all pass); past it 429 with Retry-After (core.ratelimit). A fleet
+    # of 1,000 agents on one key inflates ~150 MB a minute over all the API processes; one key
+    # sending budget-sized junk keeps a decoder busy ~15 s of each minute at most.
+    agent_key_decoded_bytes_per_minute: int = Field(default=256 * 1024 * 1024, ge=1024 * 1024)
     # Seconds to wait for the Celery broker when handing work over; after a failure the backend
     # does not try again for broker_backoff_s (rows stay pending for the worker's re-enqueue job).
     broker_timeout_s: float = 1.0
     broker_backoff_s: float = 10.0
     # An upload publishes a drain of the pending snapshots (hitcurve.drain_snapshots) only when
     # none is queued, to run this many seconds later: the uploads of those seconds become one
-    # message and one batch (bench/README.md, "Fourth pass"), for at most this much more latency.
+    # message and one batch (bench/results/2026-11-27-fleet-fourth-pass.md), for at most this
+    # much more latency.
     drain_delay_s: float = Field(default=1.0, ge=0.0, le=60.0)
     # Celery queues (Redis lists), one per lane of hitcurve.core.task_names.LANES: uploads and
     # their merges on the ingest queue, simulations/corrections/reports/maintenance on the batch
@@ -118,12 +169,20 @@ class Settings(BaseSettings):
     # 1: a slow simulation never holds ingest tasks hostage, and a killed worker strands at
     # most one message per process (redelivered after the visibility timeout or re-enqueued).
     celery_prefetch: int = Field(default=1, ge=1, le=16)
+    # Simulation runs one organization may have queued or running at once; past it a new request is
+    # refused (429 too_many_simulations). The batch lane serves organizations round-robin
+    # (hitcurve.core.fairqueue), so this bounds one organization's backlog, not others' wait.
+    simulations_per_org: int = Field(default=4, ge=1, le=1000)
     # Upload-to-curve lag in /health: percentiles over the snapshots processed in this window.
     lag_window_s: float = 300.0
-    # Alert notification channels (hitcurve/outbound.py): targets on loopback, private,
+    # Alert notification channels (hitcurve/notify/outbound.py): targets on loopback, private,
     # link-local, multicast or otherwise non-public addresses are refused unless this is true (a
     # self-hosted install whose receivers live on its own network).
     allow_private_webhooks: bool = False
+    # The install's administrators: the logged-in users with these e-mails (comma-separated) may
+    # change the install's settings in the dashboard without a restart (hitcurve.crud.install:
+    # private addresses for notification channels). Empty: only the host's command may.
+    admin_emails: str = ""
     # One delivery attempt waits at most webhook_timeout_s; a failed one (5xx, 408, 429, network)
     # is tried again after webhook_backoff_s x 2^(attempt-1), capped at an hour, until
     # webhook_max_attempts attempts have been made (default: 30 s ... about 1 h apart, 8 attempts).

@@ -17,6 +17,7 @@ def get_engine() -> Engine:
         pool_pre_ping=True,
         pool_size=settings.db_pool_size,
         max_overflow=settings.db_max_overflow,
+        pool_timeout=settings.db_pool_timeout_s,
         # An unreachable database fails with a clear error after db_connect_timeout_s, not a hang.
         connect_args={"connect_timeout": settings.db_connect_timeout_s},
     )

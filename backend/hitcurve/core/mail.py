@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import smtplib
+import unicodedata
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
@@ -45,6 +46,38 @@ def send(settings: SmtpSettings, msg: EmailMessage) -> None:
         smtp.send_message(msg)
 
 
+# How long the check before an account mail waits for the mail server's greeting: a sign-up
+# never hangs on a mail server that is down, and one that answers takes a few milliseconds.
+PROBE_TIMEOUT_S = 3.0
+
+
+def unavailable() -> str | None:
+    """Why no mail can be sent now, or None: one connection to the SMTP server and its greeting.
+    Asked before an account mail is promised (sign-up, password reset, invitation, test report),
+    so an answer never says "we sent a message" when the mail server is down. It depends on the
+    installation only, never on the address, so it tells nothing about accounts."""
+    settings = smtp_settings()
+    where = f"{settings.host}:{settings.port}"
+    try:
+        with smtplib.SMTP(
+            settings.host, settings.port, timeout=min(settings.timeout_s, PROBE_TIMEOUT_S)
+        ) as smtp:
+            smtp.noop()
+    except (smtplib.SMTPException, OSError) as exc:
+        log.error("mail server %s unavailable: %s: %s", where, type(exc).__name__, exc)
+        return f"the mail server {where} does not answer ({type(exc).__name__}: {exc})"
+    return None
+
+
+def header_text(value: str, limit: int = 200) -> str:
+    """Text as it may stand in a mail header (Subject): control characters, CR/LF and the Unicode
+    line and paragraph separators (U+2028, U+2029, U+0085) become spaces, runs of spaces one, at
+    most limit characters. A name stored before its field refused them cannot break a header or
+    add one."""
+    cleaned = "".join(" " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in value)
+    return " ".join(cleaned.split())[:limit]
+
+
 def send_text(recipient: str, subject: str, text: str) -> None:
     """A plain-text account mail, sent after the response (a BackgroundTask): the answer's timing
     does not depend on whether a mail went out. A failure is logged, never raised."""
@@ -52,7 +85,7 @@ def send_text(recipient: str, subject: str, text: str) -> None:
     msg = EmailMessage()
     msg["From"] = settings.sender
     msg["To"] = recipient
-    msg["Subject"] = subject
+    msg["Subject"] = header_text(subject)
     msg["Date"] = formatdate(usegmt=True)
     msg["Message-ID"] = make_msgid(domain="hitcurve.account")
     msg.set_content(text)

@@ -1,4 +1,4 @@
-"""The time-partitioned tables (issue 19): which they are, how their daily partitions are named,
+"""The time-partitioned tables: which they are, how their daily partitions are named,
 and creating, listing and dropping them. PostgreSQL declarative partitioning, RANGE on a time
 column, one partition per UTC day per table, never per tenant.
 
@@ -8,7 +8,7 @@ bounds, so a day's snapshots, class curves, server curves and accuracy records a
 together. There is no DEFAULT partition: with one, PostgreSQL cannot read the partitions in
 time order, and "latest curve of a server" would probe every partition instead of the newest.
 So a row whose day has no partition is refused; partitions are created ahead by the worker's
-hourly job (hitcurve_worker.housekeeping), and an upload that finds its day missing creates it
+hourly housekeeping job, and an upload that finds its day missing creates it
 (`ensure`, idempotent) and retries once (crud.ingest).
 
 Creating a partition is CREATE TABLE + ATTACH PARTITION (with a CHECK constraint matching the

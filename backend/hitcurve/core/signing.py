@@ -1,7 +1,8 @@
 """Signed single-purpose tokens for links that work without a session (the weekly report's
-unsubscribe link): base64url(purpose-free payload) "." base64url(HMAC-SHA256(key, purpose|payload)).
-The purpose is inside the MAC and never in the token, so a token made for one purpose is refused
-for any other. No expiry: an unsubscribe link in an old e-mail keeps working."""
+unsubscribe link, and its recipient's confirmation link): base64url(purpose-free payload) "."
+base64url(HMAC-SHA256(key, purpose|payload)). The purpose is inside the MAC and never in the
+token, so a token made for one purpose is refused for any other. No expiry: an unsubscribe link in
+an old e-mail keeps working."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ import hmac
 from hitcurve.core.config import get_settings
 
 UNSUBSCRIBE_REPORT = "report-unsubscribe"
+# A report recipient's consent: the subscription and the address it was mailed to, so a link
+# mailed to an address the subscription no longer has confirms nothing.
+CONFIRM_REPORT = "report-confirm"
 
 
 def _key() -> bytes:

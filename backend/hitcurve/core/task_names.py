@@ -1,14 +1,17 @@
 """Every Celery task name, in one place: the backend publishes by these names (hitcurve.core.tasks)
-and the worker registers, schedules and re-enqueues under them (hitcurve_worker). A plain module
+and the worker registers, schedules and re-enqueues under them. A plain module
 with no imports, so the beat schedule can read it without settings."""
 
 # published by the backend after a commit
 PROCESS_SNAPSHOT = "hitcurve.process_snapshot"
-# one message for every snapshot pending at the time it runs (issue 19): the API publishes it only
+# one message for every snapshot pending at the time it runs: the API publishes it only
 # when none is queued (DRAIN_QUEUED_KEY), so a burst of uploads is a few messages, not one each
 DRAIN_SNAPSHOTS = "hitcurve.drain_snapshots"
 PROCESS_TRACE_CHUNK = "hitcurve.process_trace_chunk"
 RUN_SIMULATION = "hitcurve.run_simulation"
+# a turn of the batch lane's per-organization fair queue (hitcurve.core.fairqueue): runs the next
+# unit of work round-robin across organizations; simulations are queued this way
+FAIR_TURN = "hitcurve.fair_turn"
 
 # the worker's own
 SIMULATE_POLICY = "hitcurve.simulate_policy"
@@ -27,7 +30,7 @@ DELIVER_ALERT = "hitcurve.deliver_alert"
 # ends it (hitcurve.core.tasks.request_drain / drain_started).
 DRAIN_QUEUED_KEY = "hitcurve:drain:queued"
 
-# Which queue each task runs on, in one place (issue 19). Two lanes, so a burst of policy runs
+# Which queue each task runs on, in one place. Two lanes, so a burst of policy runs
 # never delays curves: "ingest" (an upload's own work and the jobs that keep it flowing; small,
 # one task per upload) and "batch" (simulations, corrections, reports, history maintenance;
 # long, bursty). Settings.celery_ingest_queue / celery_batch_queue name the Redis lists; the
@@ -42,6 +45,7 @@ LANES: dict[str, str] = {
     CHECK_SILENT_AGENTS: INGEST,
     PING: INGEST,
     RUN_SIMULATION: BATCH,
+    FAIR_TURN: BATCH,
     SIMULATE_POLICY: BATCH,
     FINISH_SIMULATION: BATCH,
     COMPUTE_POLICY_CORRECTION: BATCH,

@@ -10,6 +10,7 @@ the backend does not try again for `broker_backoff_s`, so uploads never wait on 
 """
 
 import logging
+import math
 import threading
 import time
 import uuid
@@ -21,6 +22,7 @@ import redis
 from celery import Celery
 from sqlalchemy import text
 
+from hitcurve.core import fairqueue
 from hitcurve.core import task_names as names
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine
@@ -73,10 +75,16 @@ def broker_backing_off() -> bool:
     return time.monotonic() < _down_until
 
 
-def send(task_name: str, obj_id: uuid.UUID, *extra: str) -> bool:
+def note_broker_down() -> None:
+    """A publish failed: publishers wait broker_backoff_s before trying again."""
+    global _down_until
+    with _lock:
+        _down_until = time.monotonic() + get_settings().broker_backoff_s
+
+
+def send(task_name: str, obj_id: uuid.UUID | int, *extra: str) -> bool:
     """Publish one task (arguments: the row's id, then `extra`); True when the broker accepted it.
     Never raises."""
-    global _down_until
     if broker_backing_off():
         log.warning("broker recently unreachable; %s %s left pending for re-enqueue", task_name, obj_id)
         return False
@@ -84,18 +92,19 @@ def send(task_name: str, obj_id: uuid.UUID, *extra: str) -> bool:
         get_celery().send_task(task_name, args=[str(obj_id), *extra], retry=False, queue=queue_for(task_name))
         return True
     except Exception as exc:  # any broker failure: log it, keep the row pending
-        with _lock:
-            _down_until = time.monotonic() + get_settings().broker_backoff_s
+        note_broker_down()
         log.error(
             "could not enqueue %s %s (left pending): %s: %s", task_name, obj_id, type(exc).__name__, exc
         )
         return False
 
 
-# How long the "a drain is queued" key lives: a drain message lost with its worker (a killed
-# process's reserved message comes back only after the visibility timeout) is replaced by the
-# first upload after this; while the workers are behind, at most one more drain per this period.
-DRAIN_FLAG_TTL_S = 30
+# How long the "a drain is queued" key lives beyond the drain's delay: a drain message lost with
+# its worker (a killed process's reserved message comes back only after the visibility timeout)
+# is replaced by the first upload after this, so curves resume seconds after a crash (the
+# supervisor restarts a worker in ~0.1 s); while the workers are behind, at most one more drain
+# per this period (drains are idempotent: a spare one claims nothing).
+DRAIN_FLAG_TTL_S = 5
 
 
 def _broker_client() -> redis.Redis:
@@ -132,7 +141,7 @@ def request_drain(delay_s: float | None = None, sender: Any = None) -> bool:
     s = get_settings()
     delay = s.drain_delay_s if delay_s is None else delay_s
     try:
-        if _broker_client().set(drain_flag_key(), "1", nx=True, ex=DRAIN_FLAG_TTL_S):
+        if _broker_client().set(drain_flag_key(), "1", nx=True, ex=DRAIN_FLAG_TTL_S + math.ceil(delay)):
             (sender or get_celery()).send_task(
                 DRAIN_SNAPSHOTS, countdown=delay or None, retry=False, queue=queue_for(DRAIN_SNAPSHOTS)
             )
@@ -198,3 +207,25 @@ def enqueue_after_commit(task_name: str, model: Any, obj_id: uuid.UUID) -> None:
             conn.execute(_MARK_ENQUEUED[model.__tablename__], {"id": obj_id, "now": datetime.now(UTC)})
     except Exception as exc:  # the task is queued anyway; the timestamp is informational
         log.warning("enqueued %s %s but could not record it: %s", task_name, obj_id, exc)
+
+
+def enqueue_simulation(org_id: uuid.UUID, run_id: uuid.UUID) -> None:
+    """Queue a simulation run on its organization's fair queue (hitcurve.core.fairqueue) and a turn
+    for it on the batch queue, then record enqueued_at on the row (a background task, after the
+    response). Never raises: when the broker is unreachable the row stays without enqueued_at
+    and the worker's re-enqueue job queues it later."""
+    if broker_backing_off():
+        log.warning("broker recently unreachable; simulation %s left pending for re-enqueue", run_id)
+        return
+    try:
+        fairqueue.push(_broker_client(), org_id, RUN_SIMULATION, [str(run_id)])
+        fairqueue.publish_turns(get_celery())
+    except Exception as exc:  # any broker failure: log it, keep the row pending
+        note_broker_down()
+        log.error("could not queue simulation %s (left pending): %s: %s", run_id, type(exc).__name__, exc)
+        return
+    try:
+        with get_engine().begin() as conn:
+            conn.execute(_MARK_ENQUEUED["simulation_runs"], {"id": run_id, "now": datetime.now(UTC)})
+    except Exception as exc:  # the run is queued anyway; the timestamp is informational
+        log.warning("queued simulation %s but could not record it: %s", run_id, exc)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from hitcurve.core.errors import ApiError
+from hitcurve.core.domain import Refused
 
 log = logging.getLogger("hitcurve.cache")
 
@@ -85,14 +85,14 @@ class TTLCache:
 
 def refresh_in_background(cache: TTLCache, key: Hashable, compute: Callable[[], Any]) -> None:
     """From the event loop: recompute a due entry in a worker thread and store it; the caller
-    answers from the current entry meanwhile. compute returns the new value, or raises: an
-    ApiError (the key is gone: a revoked token, a deleted server) drops the entry, anything else
+    answers from the current entry meanwhile. compute returns the new value, or raises: a
+    refusal (the key is gone: a revoked token, a deleted server) drops the entry, anything else
     (the database unreachable) is logged and leaves the entry to expire as usual."""
 
     def run() -> None:
         try:
             cache.put(key, compute())
-        except ApiError:
+        except Refused:
             cache.pop(key)
         except Exception:  # a failed refresh must not end the thread silently or noisily
             log.warning("background refresh of a cached entry failed", exc_info=True)

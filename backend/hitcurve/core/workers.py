@@ -1,13 +1,15 @@
 """Is any worker consuming each queue, and how far behind is it? Read by /health.
 
 - Workers: each refreshes a Redis key HEARTBEAT_PREFIX + hostname on the broker
-  (hitcurve_worker/heartbeat.py) that expires after Settings.worker_stale_s and names the
+  (the worker's heartbeat) that expires after Settings.worker_stale_s and names the
   queues it consumes; a queue without a live consumer makes the check fail.
 - Queue lag, per queue: the broker list's depth, the rows waiting for that queue's workers
   (ingest: pending or failed snapshots and trace chunks, counted up to PENDING_CAP) and the age
   of the oldest (simulation runs for batch), from the partial indexes on (status,
   received_at/created_at). The ingest depth is not the backlog: one drain message stands for
   every pending snapshot (hitcurve.drain_snapshots); `pending` is.
+- Drains: the queue check also fails while the oldest pending upload waits longer than
+  Settings.drain_stall_s and no snapshot was processed within that time (the drains stopped).
 - Upload-to-curve lag: percentiles of processed_at - received_at over the latest snapshots
   processed within Settings.lag_window_s (at most LAG_SAMPLE of them, newest first on
   ix_snapshots_processed_at), so the check costs the same at any table size.
@@ -40,6 +42,13 @@ _PENDING = text(
     "SELECT (SELECT count(*) FROM (SELECT 1 FROM snapshots WHERE status IN ('pending','failed')"
     " LIMIT :cap) s) + (SELECT count(*) FROM (SELECT 1 FROM trace_chunks"
     " WHERE status IN ('pending','failed') LIMIT :cap) t)"
+)
+
+# Seconds since the newest snapshot a worker processed, among those of the last :window seconds
+# (NULL: none that recent), on ix_snapshots_processed_at.
+_LAST_DRAINED = text(
+    "SELECT extract(epoch FROM now() - max(processed_at)) FROM snapshots"
+    " WHERE processed_at > now() - make_interval(secs => :window)"
 )
 
 _UPLOAD_TO_CURVE = text(
@@ -107,13 +116,17 @@ def queue_status(client: redis.Redis) -> dict[str, Any]:
         ingest_lag, batch_lag = conn.execute(_OLDEST_PENDING).one()
         pending = min(int(conn.execute(_PENDING, {"cap": PENDING_CAP}).scalar_one()), PENDING_CAP)
         n, p50, p95, worst = conn.execute(_UPLOAD_TO_CURVE, {"window": s.lag_window_s, "n": LAG_SAMPLE}).one()
+        drained = conn.execute(_LAST_DRAINED, {"window": s.drain_stall_s}).scalar_one()
 
     def age(v: Any) -> float:
         return round(max(float(v), 0.0), 1) if v is not None else 0.0
 
     lag_s = age(ingest_lag)
+    # uploads wait longer than a drain takes and no worker drained any in that time: the drains
+    # stopped (a worker died holding one, none consumes), however short the backlog still is
+    stalled = lag_s > s.drain_stall_s and drained is None
     out: dict[str, Any] = {
-        "ok": lag_s <= s.max_queue_lag_s,
+        "ok": lag_s <= s.max_queue_lag_s and not stalled,
         "depth": sum(depth.values()),
         "oldest_pending_s": lag_s,
         "queues": {
@@ -133,6 +146,11 @@ def queue_status(client: redis.Redis) -> dict[str, Any]:
             "max": age(worst) if n else None,
         },
     }
-    if not out["ok"]:
+    if stalled:
+        out["error"] = (
+            f"no worker has drained the pending uploads for more than {s.drain_stall_s:g} s "
+            f"(the oldest waits {lag_s:g} s): no curve is being made"
+        )
+    elif not out["ok"]:
         out["error"] = f"the oldest pending upload waits {lag_s:g} s (limit {s.max_queue_lag_s:g} s)"
     return out

@@ -13,7 +13,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from hitcurve.core.config import get_settings
-from hitcurve.core.errors import not_found
+from hitcurve.core.domain import NotFound
 from hitcurve.core.security import hash_password, new_secret, sha256_hex
 from hitcurve.models import (
     Invitation,
@@ -42,6 +42,43 @@ ACCOUNT_LINKS_KEPT_AFTER_EXPIRY = timedelta(days=7)
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+# Advisory-lock namespaces (the first key of pg_advisory_xact_lock(int, int)) of the log-in limits.
+_LOCK_LOGIN_EMAIL = 0x4C47_4E45  # "LGNE"
+_LOCK_LOGIN_IP = 0x4C47_4E49  # "LGNI"
+
+
+def reserve_login_attempt(db: Session, email: str, ip: str) -> LoginAttempt | None:
+    """The log-in limits, taken atomically before any password work: under a transaction lock on
+    the e-mail and one on the address (always in that order), count the recent failures and, when
+    every limit allows one more, record this attempt as failed until it succeeds
+    (login_succeeded). None when a limit is reached. The caller commits at once, which releases
+    the locks: 16 concurrent guesses at one e-mail get at most its limit's password checks, the
+    rest a 429, whatever their timing."""
+    s = get_settings()
+    db.execute(select(func.pg_advisory_xact_lock(_LOCK_LOGIN_EMAIL, func.hashtext(email))))
+    db.execute(select(func.pg_advisory_xact_lock(_LOCK_LOGIN_IP, func.hashtext(ip))))
+    fails, ip_fails, all_fails = login_failures(db, email, ip)
+    if (
+        fails >= s.login_max_failures_per_email
+        or ip_fails >= s.login_max_failures_per_ip
+        or all_fails >= s.login_max_failures_global
+    ):
+        return None
+    attempt = LoginAttempt(email=email, ip=ip, succeeded=False)
+    db.add(attempt)
+    db.flush()
+    return attempt
+
+
+def forget_login_attempt(db: Session, attempt_id: int) -> None:
+    """An attempt reserved but never checked (the password work was refused as busy)."""
+    db.execute(delete(LoginAttempt).where(LoginAttempt.id == attempt_id))
+
+
+def login_succeeded(db: Session, attempt_id: int) -> None:
+    db.execute(update(LoginAttempt).where(LoginAttempt.id == attempt_id).values(succeeded=True))
 
 
 def login_failures(db: Session, email: str, ip: str) -> tuple[int, int, int]:
@@ -345,7 +382,7 @@ def membership(db: Session, org_id: uuid.UUID, user_id: uuid.UUID) -> Membership
         select(Membership).where(Membership.org_id == org_id, Membership.user_id == user_id)
     ).scalar_one_or_none()
     if m is None:
-        raise not_found("member")
+        raise NotFound("member")
     return m
 
 

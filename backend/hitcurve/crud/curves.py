@@ -45,7 +45,8 @@ def latest_cluster_curve(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID) 
 def recent_cluster_curves(
     db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID, limit: int = 30
 ) -> list[Any]:
-    """(window_end, sizes_bytes, hit_ratios, server_count) of the cluster's newest `limit` curves,
+    """(window_end, sizes_bytes, hit_ratios, server_count, current_bytes) of the cluster's newest
+    `limit` curves,
     one per window (the newest computed of each window end), oldest first: what the recommended
     limit's hysteresis runs over (hysteresis.recommend_periodic, anchored on the window ends)."""
     newest = (
@@ -54,6 +55,7 @@ def recent_cluster_curves(
             ClusterCurve.sizes_bytes,
             ClusterCurve.hit_ratios,
             ClusterCurve.server_count,
+            ClusterCurve.current_bytes,
         )
         .where(ClusterCurve.org_id == org_id, ClusterCurve.cluster_id == cluster_id)
         .order_by(ClusterCurve.window_end.desc(), ClusterCurve.computed_at.desc())
@@ -147,7 +149,7 @@ def snapshot_bases(db: Session, org_id: uuid.UUID, snapshot_ids: Sequence[uuid.U
 
 def snapshot_ttl_models(db: Session, org_id: uuid.UUID, snapshot_ids: Sequence[uuid.UUID]) -> list[bool]:
     """Per stored server curve of these snapshots: whether its model is the agent's merged
-    TTL-aware curve (issue 16, calibration.ttl_aware): what a cluster curve's inputs rest on."""
+    TTL-aware curve (calibration.ttl_aware): what a cluster curve's inputs rest on."""
     if not snapshot_ids:
         return []
     cals = db.execute(
@@ -164,7 +166,14 @@ def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, 
     the recommended limit's hysteresis runs over."""
     rows = newest(
         db,
-        select(ServerCurve, Snapshot.cmd_get, Snapshot.loss_ratio, Snapshot.flagged, Snapshot.basis)
+        select(
+            ServerCurve,
+            Snapshot.cmd_get,
+            Snapshot.loss_ratio,
+            Snapshot.flagged,
+            Snapshot.basis,
+            Snapshot.flag_detail,
+        )
         .join(
             Snapshot,
             (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
@@ -184,7 +193,7 @@ def recent_window_facts_by_server(
     top-`limit` per server, oldest first): window_end, cmd_get, loss_ratio, flagged, basis,
     measured_hit_ratio, ttl_aware (the calibration's flag, JSON) and the lengths of the stored sizes
     and calibrated/proportional hit ratios, so the servers list applies the answers' good-window
-    rule (hitcurve.windows) to a page of servers without loading their curves."""
+    rule (hitcurve.rules.windows) to a page of servers without loading their curves."""
     if not server_ids:
         return {}
     per = (
@@ -220,6 +229,7 @@ def _top_per_server(
     limit: int,
     column: Any,
     joined: tuple[Any, ...] = (),
+    since: datetime | None = None,
 ) -> dict[uuid.UUID, list[Any]]:
     """`per` (a select correlated on Server.id, newest first by `column`, a partition column) as a
     LATERAL top-`limit` for each of the servers, in one query: their rows oldest first, by server id.
@@ -227,7 +237,8 @@ def _top_per_server(
     As `newest` (hitcurve.crud.newest) does for one subject: asked first with `column` (and the
     partition columns `joined` to it) bounded FIRST_SPAN before now, so PostgreSQL plans and locks
     the last days' partitions, not every day of the retention; only the servers with fewer than
-    `limit` rows in that span (new, silent for a day) are asked once more without the bound."""
+    `limit` rows in that span (new, silent for a day) are asked once more without the bound.
+    since: the caller's own lower bound (then asked once, with it, as given)."""
 
     def top(stmt: Any, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Any]]:
         lateral = stmt.limit(limit).lateral()
@@ -242,6 +253,8 @@ def _top_per_server(
             out.setdefault(row.server_id, []).append(row)
         return out
 
+    if since is not None:
+        return top(per.where(*(c >= since for c in (column, *joined))), server_ids)
     bound = datetime.now(UTC) - FIRST_SPAN
     found = top(per.where(*(c >= bound for c in (column, *joined))), server_ids)
     short = [s for s in server_ids if len(found.get(s, ())) < limit]
@@ -251,7 +264,7 @@ def _top_per_server(
 
 
 # memcached's fill at a window's end, as recent_fill and recent_fill_by_server return it
-_FILL_COLUMNS = (
+FILL_COLUMNS = (
     Snapshot.window_end,
     Snapshot.instance_id,
     Snapshot.total_malloced,
@@ -259,6 +272,8 @@ _FILL_COLUMNS = (
     Snapshot.memory_full,
     Snapshot.hash_bytes,
     Snapshot.curr_connections,
+    Snapshot.evictions_total,
+    Snapshot.curr_items,
 )
 
 
@@ -267,10 +282,11 @@ def recent_fill(
 ) -> list[Any]:
     """memcached's fill at the end of the server's newest `limit` windows, oldest first:
     (window_end, instance_id, total_malloced, limit_maxbytes, memory_full, hash_bytes,
-    curr_connections). since: only windows ending from then on (the worker's bounded look-back)."""
+    curr_connections, evictions_total, curr_items). since: only windows ending from then on (the
+    worker's bounded look-back)."""
     rows = newest(
         db,
-        select(*_FILL_COLUMNS).where(Snapshot.org_id == org_id, Snapshot.server_id == server_id),
+        select(*FILL_COLUMNS).where(Snapshot.org_id == org_id, Snapshot.server_id == server_id),
         Snapshot.window_end,
         limit,
         since,
@@ -279,19 +295,39 @@ def recent_fill(
 
 
 def recent_fill_by_server(
-    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], limit: int = 60
+    db: Session,
+    org_id: uuid.UUID,
+    server_ids: Sequence[uuid.UUID],
+    limit: int = 60,
+    since: datetime | None = None,
 ) -> dict[uuid.UUID, list[Any]]:
     """`recent_fill` of several servers in one query (the servers list, /metrics, a cluster's
-    nodes): a LATERAL top-`limit` per server, each served by ix_snapshots_server_window as
-    `recent_fill` is, never a scan of a server's whole history."""
+    nodes, the worker's cluster curve): a LATERAL top-`limit` per server, each served by
+    ix_snapshots_server_window as `recent_fill` is, never a scan of a server's whole history.
+    since: only windows ending from then on (the worker's bounded look-back)."""
     if not server_ids:
         return {}
     per = (
-        select(*_FILL_COLUMNS)
+        select(*FILL_COLUMNS)
         .where(Snapshot.org_id == org_id, Snapshot.server_id == Server.id)
         .order_by(Snapshot.window_end.desc())
     )
-    return _top_per_server(db, org_id, server_ids, per, limit, Snapshot.window_end)
+    return _top_per_server(db, org_id, server_ids, per, limit, Snapshot.window_end, since=since)
+
+
+def attach_evictions(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, instance_id: str) -> int | None:
+    """memcached's evictions_total at the first stored window of this memcached instance: where the
+    agent's count of evictions since it attached starts (hitcurve.knowledge). None when that
+    window does not say."""
+    row = db.execute(
+        select(Snapshot.evictions_total)
+        .where(
+            Snapshot.org_id == org_id, Snapshot.server_id == server_id, Snapshot.instance_id == instance_id
+        )
+        .order_by(Snapshot.window_end)
+        .limit(1)
+    ).first()
+    return None if row is None or row[0] is None else int(row[0])
 
 
 def snapshot_class_facts(
@@ -424,4 +460,24 @@ def cluster_curves_over_time(
             )
             .order_by(ClusterCurve.window_end, ClusterCurve.id)
         ).scalars()
+    )
+
+
+def recent_extstore(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int) -> list[Any]:
+    """The newest `limit` windows of the server's newest memcached instance, newest first: (window
+    start and end, get_hits, extstore), extstore NULL where that window had no flash tier."""
+    last = latest_snapshot(db, org_id, server_id)
+    if last is None:
+        return []
+    return list(
+        db.execute(
+            select(Snapshot.window_start, Snapshot.window_end, Snapshot.get_hits, Snapshot.extstore)
+            .where(
+                Snapshot.org_id == org_id,
+                Snapshot.server_id == server_id,
+                Snapshot.instance_id == last.instance_id,
+            )
+            .order_by(Snapshot.window_end.desc())
+            .limit(limit)
+        ).all()
     )

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from hitcurve.core.errors import ApiError
+from hitcurve.core.domain import Invalid
 from hitcurve.crud.newest import newest
 from hitcurve.models import AccuracyRecord, Snapshot
 from hitcurve.schemas.api import AccuracyOut, AccuracyPoint, HistoryOut, HistoryPoint
@@ -33,15 +33,20 @@ def time_range(start: datetime | None, end: datetime | None) -> tuple[datetime, 
     try:
         start = start or end - timedelta(days=1)
     except OverflowError:
-        raise ApiError(422, "invalid_request", "end is too early to have a default start") from None
+        raise Invalid("invalid_request", "end is too early to have a default start") from None
     if start.tzinfo is None or end.tzinfo is None:
-        raise ApiError(422, "invalid_request", "start and end need a time zone (e.g. 2026-11-22T12:00:00Z)")
+        raise Invalid("invalid_request", "start and end need a time zone (e.g. 2026-11-22T12:00:00Z)")
     if end <= start:
-        raise ApiError(422, "invalid_request", "end must be after start")
+        raise Invalid("invalid_request", "end must be after start")
     if end - start > MAX_SPAN:
-        raise ApiError(422, "invalid_request", "at most 400 days per request")
+        raise Invalid("invalid_request", "at most 400 days per request")
     return start, end
 
+
+# A window taken while memcached was still filling (the agent's memory object said not full): its
+# hit rate rises with the fill (cold misses), and its accuracy record grades a curve that is still
+# growing. NULL: an older agent that does not say, counted as settled.
+_SETTLED_SQL = "s.memory_full IS NOT FALSE"
 
 _HISTORY_SQL = """
 SELECT least(floor(extract(epoch FROM (s.window_end - :start)) / :bw)::bigint, :last) AS b, count(*) AS n,
@@ -54,7 +59,7 @@ LEFT JOIN server_curves c ON c.snapshot_id = s.id AND c.org_id = s.org_id
      -- implied by the snapshot, and what lets PostgreSQL prune partitions and use (server_id, window_end)
      AND c.server_id = s.server_id AND c.window_end = s.window_end
      AND c.window_end > :start AND c.window_end <= :end
-WHERE s.org_id = :org AND {subject} AND s.window_end > :start AND s.window_end <= :end
+WHERE s.org_id = :org AND {subject} AND s.window_end > :start AND s.window_end <= :end AND {settled}
 GROUP BY b ORDER BY b
 """
 
@@ -63,9 +68,21 @@ SELECT least(floor(extract(epoch FROM (a.window_end - :start)) / :bw)::bigint, :
        avg(a.predicted_hit_ratio) AS predicted, avg(a.measured_hit_ratio) AS measured, avg(a.error_pp) AS err,
        avg(abs(a.error_pp)) AS abs_err, max(abs(a.error_pp)) AS max_abs_err, max(a.window_end) AS at
 FROM accuracy_records a
-JOIN servers v ON v.id = a.server_id AND v.org_id = a.org_id
-WHERE a.org_id = :org AND {subject} AND a.window_end > :start AND a.window_end <= :end
+JOIN servers v ON v.id = a.server_id AND v.org_id = a.org_id {join}
+WHERE a.org_id = :org AND {subject} AND a.window_end > :start AND a.window_end <= :end AND {settled}
 GROUP BY b ORDER BY b
+"""
+
+# the graded window's snapshot, for settled_only (an accuracy record whose snapshot is gone counts)
+_ACCURACY_JOIN = """
+LEFT JOIN snapshots s ON s.id = a.snapshot_id AND s.org_id = a.org_id AND s.window_end = a.window_end
+     AND s.window_end > :start AND s.window_end <= :end"""
+
+_WARMUP_SQL = """
+SELECT count(*) FILTER (WHERE NOT ({settled})) AS warming, count(*) AS n
+FROM snapshots s
+JOIN servers v ON v.id = s.server_id AND v.org_id = s.org_id
+WHERE s.org_id = :org AND {subject} AND s.window_end > :start AND s.window_end <= :end
 """
 
 
@@ -78,13 +95,21 @@ def _buckets(
     start: datetime | None,
     end: datetime | None,
     max_points: int,
+    settled_only: bool = False,
 ) -> tuple[datetime, datetime, float, list[tuple[datetime, datetime, Any]]]:
-    """Run a bucketed query (`sql` with {subject}) over [start, end] in max_points buckets:
-    (start, end, bucket seconds, [(bucket start, bucket end, row)])."""
+    """Run a bucketed query (`sql` with {subject} and {settled}) over [start, end] in max_points
+    buckets: (start, end, bucket seconds, [(bucket start, bucket end, row)]). settled_only leaves
+    the warm-up windows out (_SETTLED_SQL)."""
     start, end = time_range(start, end)
     bw = (end - start).total_seconds() / max_points
     rows = db.execute(
-        text(sql.format(subject=_SUBJECT_SQL[kind])),
+        text(
+            sql.format(
+                subject=_SUBJECT_SQL[kind],
+                settled=_SETTLED_SQL if settled_only else "true",
+                join=_ACCURACY_JOIN if settled_only else "",
+            )
+        ),
         {"org": org_id, "sid": subject_id, "start": start, "end": end, "bw": bw, "last": max_points - 1},
     ).all()
     out = []
@@ -102,8 +127,11 @@ def history(
     start: datetime | None,
     end: datetime | None,
     max_points: int,
+    settled_only: bool = False,
 ) -> HistoryOut:
-    start, end, bw, rows = _buckets(db, _HISTORY_SQL, org_id, kind, subject_id, start, end, max_points)
+    start, end, bw, rows = _buckets(
+        db, _HISTORY_SQL, org_id, kind, subject_id, start, end, max_points, settled_only
+    )
     points = []
     for b0, b1, r in rows:
         points.append(
@@ -130,8 +158,11 @@ def accuracy(
     start: datetime | None,
     end: datetime | None,
     max_points: int,
+    settled_only: bool = False,
 ) -> AccuracyOut:
-    start, end, bw, rows = _buckets(db, _ACCURACY_SQL, org_id, kind, subject_id, start, end, max_points)
+    start, end, bw, rows = _buckets(
+        db, _ACCURACY_SQL, org_id, kind, subject_id, start, end, max_points, settled_only
+    )
     points: list[AccuracyPoint] = []
     total = 0
     weighted_abs = 0.0
@@ -161,6 +192,18 @@ def accuracy(
         max_abs_error_pp=worst,
         points=points,
     )
+
+
+def warmup_windows(
+    db: Session, org_id: uuid.UUID, kind: SubjectKind, subject_id: uuid.UUID, start: datetime, end: datetime
+) -> tuple[int, int]:
+    """(warm-up windows, all windows) of the subject's servers in (start, end]: the windows that
+    history and accuracy with settled_only leave out, and how many there were in all."""
+    r = db.execute(
+        text(_WARMUP_SQL.format(subject=_SUBJECT_SQL[kind], settled=_SETTLED_SQL)),
+        {"org": org_id, "sid": subject_id, "start": start, "end": end},
+    ).one()
+    return int(r.warming), int(r.n)
 
 
 def recent_errors_pp(

@@ -1,4 +1,4 @@
-"""Ingestion of agent uploads (docs/agent-protocol.md) without HTTP: `parse` (hitcurve.uploads)
+"""Ingestion of agent uploads (docs/agent-protocol.md) without HTTP: `parse` (hitcurve.ingest.uploads)
 turns a JSON document into the protocol model (hitcurve.schemas.agent); store a snapshot or
 trace chunk in one transaction, and hand a snapshot to the worker right after the commit.
 
@@ -14,17 +14,17 @@ from sqlalchemy import literal_column, select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError
 
-from hitcurve import tracecodec
-from hitcurve.api.deps import Principal
 from hitcurve.core import partitions
 from hitcurve.core.audit import audit
 from hitcurve.core.db import get_engine, get_sessionmaker
-from hitcurve.core.errors import ApiError
+from hitcurve.core.domain import Conflict
+from hitcurve.core.principal import Principal
 from hitcurve.core.tasks import DRAIN_SNAPSHOTS, broker_backing_off, record_enqueued, request_drain
+from hitcurve.ingest import tracecodec
+from hitcurve.ingest.snapshot_rows import SnapshotRows, snapshot_rows
+from hitcurve.ingest.uploads import TraceUpload, parse
 from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
-from hitcurve.snapshot_rows import SnapshotRows, snapshot_rows
-from hitcurve.uploads import TraceUpload, parse
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Sto
     if owner is None:
         return None
     if owner != org_id:
-        raise ApiError(409, "id_conflict", "this id is already used; generate a new random UUID")
+        raise Conflict("id_conflict", "this id is already used; generate a new random UUID")
     return Stored(obj_id, "duplicate")
 
 
@@ -97,13 +97,14 @@ WITH srv AS (
                            bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload_gzip,
                            status, attempts, enqueued_at, total_malloced, memory_full, evictions_total,
                            hash_bytes, curr_connections, basis, stats_model, ttl_aware,
-                           ttl_sizes_bytes, ttl_hit_ratios)
+                           ttl_sizes_bytes, ttl_hit_ratios, breakdown, flag_detail, extstore)
     SELECT %(id)s, %(org_id)s, srv.id, %(key_id)s, %(instance_id)s, %(window_start)s, %(window_end)s, %(now)s,
            %(limit_maxbytes)s, %(curve_points)s, %(cmd_get)s, %(get_hits)s, %(get_misses)s, %(bytes_used)s,
            %(curr_items)s, %(measured_hit_ratio)s, %(loss_ratio)s, %(flagged)s, %(payload_gzip)s,
            'pending', 0, %(enqueued_at)s, %(total_malloced)s, %(memory_full)s, %(evictions_total)s,
            %(hash_bytes)s, %(curr_connections)s, %(basis)s, CAST(%(stats_model)s AS jsonb),
-           %(ttl_aware)s, %(ttl_sizes_bytes)s::float8[], %(ttl_hit_ratios)s::float8[]
+           %(ttl_aware)s, %(ttl_sizes_bytes)s::float8[], %(ttl_hit_ratios)s::float8[],
+           CAST(%(breakdown)s AS jsonb), CAST(%(flag_detail)s AS jsonb), CAST(%(extstore)s AS jsonb)
     FROM srv
     ON CONFLICT (id, window_end, org_id) DO NOTHING
     RETURNING id, org_id, window_end
@@ -184,7 +185,7 @@ def store_snapshot(
     gzipped: bytes | None = None,
 ) -> Stored:
     """Store a validated snapshot (the protocol model, or its rows as the API's decoder returns
-    them, hitcurve.snapshot_rows): accepted when new, duplicate when already stored.
+    them, hitcurve.ingest.snapshot_rows): accepted when new, duplicate when already stored.
 
     doc: its JSON text; gzipped: the same, gzip-compressed, when the request body came that way
     (stored as received, so nothing is compressed twice).
@@ -224,7 +225,7 @@ def store_snapshot(
 
 
 def store_trace(agent: Principal, chunk: TraceUpload) -> Stored:
-    """Store a decoded trace chunk (hitcurve.uploads; the caller enqueues it when accepted)."""
+    """Store a decoded trace chunk (hitcurve.ingest.uploads; the caller enqueues it when accepted)."""
     now = datetime.now(UTC)
     with get_sessionmaker()() as db:
         dup = _duplicate(db, TraceChunk, chunk.chunk_id, agent.org_id)

@@ -1,4 +1,4 @@
-"""Group commit of snapshot uploads (issue 19): the uploads an API process receives while it is
+"""Group commit of snapshot uploads: the uploads an API process receives while it is
 storing others are stored together, by one thread, in one transaction on that thread's own
 connection (one commit) followed by one drain request (one Redis `SET NX`), instead of each paying
 for a pool checkout, a ping, a commit and a `SET NX`.
@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from hitcurve.api.deps import Principal
 from hitcurve.core.db import get_engine
+from hitcurve.core.principal import Principal
 from hitcurve.core.tasks import DRAIN_SNAPSHOTS, broker_backing_off, record_enqueued, request_drain
 from hitcurve.crud import ingest
+from hitcurve.ingest.snapshot_rows import SnapshotRows
 from hitcurve.models import Snapshot
-from hitcurve.snapshot_rows import SnapshotRows
 
 log = logging.getLogger("hitcurve.ingest")
 

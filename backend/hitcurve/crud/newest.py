@@ -1,4 +1,4 @@
-"""Newest-N rows of a day-partitioned table without planning every day (issue 19).
+"""Newest-N rows of a day-partitioned table without planning every day.
 
 "A server's newest 60 accuracy records" names no time, so PostgreSQL plans (and locks) every day
 partition of the table: 400 at the default retention, for a few rows of the last hours

@@ -19,11 +19,13 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from hitcurve import notify, outbound
 from hitcurve.core.config import get_settings
+from hitcurve.crud.install import private_webhooks_allowed
 from hitcurve.crud.owned import org_rows, owned
 from hitcurve.models import Alert as AlertRow
 from hitcurve.models import AlertDelivery, Cluster, NotificationChannel, Organization, Server
+from hitcurve.notify import outbound
+from hitcurve.notify import payloads as notify
 
 MAX_BACKOFF_S = 3600.0
 
@@ -59,22 +61,24 @@ def list_deliveries(
     return list(db.execute(q.order_by(AlertDelivery.id.desc()).limit(limit).offset(offset)).all())
 
 
-# One row per channel that takes this alert; ON CONFLICT makes a repeated state change a no-op.
-# A resolution goes only to the channels that were told about the opening.
-_QUEUE_OPENED = text(
+# One row per channel that takes this alert (enabled, its minimum severity at most the alert's) at
+# the time of the change; ON CONFLICT makes a repeated state change a no-op. A resolution goes to
+# the channels of the moment too, so a channel added while the alert was open hears it end.
+_QUEUE_CHANGE = text(
     "INSERT INTO alert_deliveries (org_id, channel_id, alert_id, event, key, status, next_attempt_at)"
-    " SELECT c.org_id, c.id, :alert, 'opened',"
-    " md5(c.id::text || CAST(:alert AS text) || 'opened'), 'pending', :at"
+    " SELECT c.org_id, c.id, :alert, CAST(:event AS text),"
+    " md5(c.id::text || CAST(:alert AS text) || CAST(:event AS text)), 'pending', :at"
     " FROM notification_channels c WHERE c.org_id = :org AND c.enabled"
     " AND (CASE c.min_severity WHEN 'info' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END) <= :rank"
     " ON CONFLICT (channel_id, alert_id, event) DO NOTHING RETURNING id"
 )
-_QUEUE_RESOLVED = text(
+# The organization's open alerts that one channel takes, as 'opened' deliveries to that channel
+# only: what a channel added while alerts are open is offered.
+_QUEUE_OPEN_FOR_CHANNEL = text(
     "INSERT INTO alert_deliveries (org_id, channel_id, alert_id, event, key, status, next_attempt_at)"
-    " SELECT d.org_id, d.channel_id, d.alert_id, 'resolved',"
-    " md5(d.channel_id::text || d.alert_id::text || 'resolved'), 'pending', :at"
-    " FROM alert_deliveries d JOIN notification_channels c ON c.id = d.channel_id"
-    " WHERE d.alert_id = :alert AND d.event = 'opened' AND d.org_id = :org AND c.enabled"
+    " SELECT a.org_id, :channel, a.id, 'opened', md5(CAST(:channel AS text) || a.id::text || 'opened'),"
+    " 'pending', :at FROM alerts a WHERE a.org_id = :org AND a.state = 'open'"
+    " AND (CASE a.severity WHEN 'info' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END) >= :rank"
     " ON CONFLICT (channel_id, alert_id, event) DO NOTHING RETURNING id"
 )
 
@@ -83,13 +87,36 @@ def queue_change(
     db: Session, org_id: uuid.UUID, alert_id: uuid.UUID, event: str, severity: str, at: datetime
 ) -> list[int]:
     """Delivery rows for an alert that just opened or resolved (in the caller's transaction)."""
-    if event == "opened":
-        rows = db.execute(
-            _QUEUE_OPENED,
-            {"org": org_id, "alert": alert_id, "rank": notify.SEVERITY_RANK.get(severity, 0), "at": at},
-        )
-    else:
-        rows = db.execute(_QUEUE_RESOLVED, {"org": org_id, "alert": alert_id, "at": at})
+    rows = db.execute(
+        _QUEUE_CHANGE,
+        {
+            "org": org_id,
+            "alert": alert_id,
+            "event": event,
+            "rank": notify.SEVERITY_RANK.get(severity, 0),
+            "at": at,
+        },
+    )
+    return [int(r[0]) for r in rows]
+
+
+def open_alerts_for(db: Session, ch: NotificationChannel) -> int:
+    """How many of the organization's open alerts this channel would take (its minimum severity)."""
+    rank = notify.SEVERITY_RANK.get(ch.min_severity, 0)
+    sev = [k for k, v in notify.SEVERITY_RANK.items() if v >= rank]
+    q = select(func.count()).where(
+        AlertRow.org_id == ch.org_id, AlertRow.state == "open", AlertRow.severity.in_(sev)
+    )
+    return int(db.execute(q).scalar_one())
+
+
+def queue_open_alerts(db: Session, ch: NotificationChannel, at: datetime) -> list[int]:
+    """'opened' deliveries of the organization's open alerts to this channel (in the caller's
+    transaction; an alert it was already told about is skipped)."""
+    rows = db.execute(
+        _QUEUE_OPEN_FOR_CHANNEL,
+        {"org": ch.org_id, "channel": ch.id, "rank": notify.SEVERITY_RANK.get(ch.min_severity, 0), "at": at},
+    )
     return [int(r[0]) for r in rows]
 
 
@@ -107,6 +134,8 @@ def subject_of(db: Session, alert: AlertRow | None) -> tuple[str, str, str | Non
             str(alert.cluster_id),
             f"/clusters/{alert.cluster_id}",
         )
+    if alert is not None and "cluster_name" in (alert.details or {}):  # a deleted cluster's
+        return "cluster", str(alert.details["cluster_name"]), alert.details.get("cluster_id"), "/alerts"
     return "organization", "", None, "/alerts"
 
 
@@ -180,7 +209,7 @@ def attempt(db: Session, delivery_id: int, *, max_attempts: int | None = None) -
         return {"status": d.status, "retry_in": None}
     body, headers = notify.build(ch.kind, _event(db, d, at), secret=ch.secret, routing_key=ch.routing_key)
     sent = outbound.post(
-        ch.url, body, headers, timeout_s=s.webhook_timeout_s, allow_private=s.allow_private_webhooks
+        ch.url, body, headers, timeout_s=s.webhook_timeout_s, allow_private=private_webhooks_allowed(db)
     )
     d.response_code = sent.status_code
     retry_in: float | None = None

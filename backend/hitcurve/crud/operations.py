@@ -5,10 +5,12 @@ unknown id and another organization's id answer the same 404."""
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from hitcurve.core.errors import ApiError
+from hitcurve.core.config import get_settings
+from hitcurve.core.domain import Invalid, TooMany
+from hitcurve.core.signing import CONFIRM_REPORT, sign
 from hitcurve.crud.owned import org_rows, owned
 from hitcurve.models import Alert, AuditLog, ReportSubscription, SimulationResult, SimulationRun
 from hitcurve.schemas.api import SimulationIn, SimulationResultOut, SimulationRunOut
@@ -23,13 +25,13 @@ def simulation_window(body: SimulationIn) -> tuple[datetime, datetime]:
     try:
         start = body.window_start or end - timedelta(days=1)
     except OverflowError:
-        raise ApiError(422, "invalid_request", "window_end is too early") from None
+        raise Invalid("invalid_request", "window_end is too early") from None
     if start.tzinfo is None or end.tzinfo is None:
-        raise ApiError(422, "invalid_request", "window times need a time zone")
+        raise Invalid("invalid_request", "window times need a time zone")
     if end <= start:
-        raise ApiError(422, "invalid_request", "window_end must be after window_start")
+        raise Invalid("invalid_request", "window_end must be after window_start")
     if end - start > MAX_WINDOW:
-        raise ApiError(422, "invalid_request", "the window may span at most 31 days")
+        raise Invalid("invalid_request", "the window may span at most 31 days")
     return start, end
 
 
@@ -72,6 +74,104 @@ def alerts(db: Session, org_id: uuid.UUID, state: str, limit: int, offset: int) 
 
 def get_alert(db: Session, org_id: uuid.UUID, alert_id: uuid.UUID) -> Alert:
     return owned(db, Alert, org_id, alert_id, "alert")
+
+
+# Report recipients one organization may have: the weekly mail cannot be turned into a way to send
+# mail to any number of addresses.
+MAX_REPORT_RECIPIENTS = 50
+_LOCK_SUBSCRIPTIONS = 0x5245_5054  # "REPT": advisory-lock namespace of an org's subscriptions
+
+
+_LOCK_SIMULATIONS = 0x5349_4D53  # "SIMS": advisory-lock namespace of an org's simulation runs
+# Retry-After of a refused simulation request: about the time a small run takes.
+SIMULATION_RETRY_AFTER_S = 30
+
+
+def claim_simulation_slot(db: Session, org_id: uuid.UUID) -> None:
+    """Refuse a new simulation run (TooMany, 429) while the organization has
+    Settings.simulations_per_org runs queued or running, counted under a transaction lock on the
+    organization so concurrent requests cannot pass it together; the caller adds the run in the
+    same transaction. Together with the fair queue this bounds what one organization can put in
+    front of the workers."""
+    limit = get_settings().simulations_per_org
+    db.execute(select(func.pg_advisory_xact_lock(_LOCK_SIMULATIONS, func.hashtext(str(org_id)))))
+    n = db.execute(
+        select(func.count())
+        .select_from(SimulationRun)
+        .where(SimulationRun.org_id == org_id, SimulationRun.status.in_(("pending", "running")))
+    ).scalar_one()
+    if int(n) >= limit:
+        raise TooMany(
+            "too_many_simulations",
+            f"this organization already has {int(n)} simulation runs queued or running (at most "
+            f"{limit} at a time); wait for one to finish",
+            SIMULATION_RETRY_AFTER_S,
+        )
+
+
+def room_for_subscription(db: Session, org_id: uuid.UUID) -> bool:
+    """Whether the organization may add a report recipient, counted under a transaction lock on
+    the organization (concurrent requests cannot pass the cap together); the caller then adds
+    the row in the same transaction."""
+    db.execute(select(func.pg_advisory_xact_lock(_LOCK_SUBSCRIPTIONS, func.hashtext(str(org_id)))))
+    n = db.execute(
+        select(func.count()).select_from(ReportSubscription).where(ReportSubscription.org_id == org_id)
+    ).scalar_one()
+    return int(n) < MAX_REPORT_RECIPIENTS
+
+
+# Confirmation mails one organization may send per day: with the recipient cap, adding and
+# removing recipients (or changing their address) cannot turn the product into a mailer.
+MAX_CONFIRMATION_MAILS_PER_DAY = 2 * MAX_REPORT_RECIPIENTS
+# A confirmation mail is sent again for the same subscription only after this long.
+CONFIRMATION_RESEND_S = 600
+CONFIRMATION_SENT = "report_subscription.confirmation_sent"
+
+
+def confirmation_token(sub: ReportSubscription) -> str:
+    return sign(CONFIRM_REPORT, f"{sub.id}:{sub.email}")
+
+
+def needs_confirmation(sub: ReportSubscription, own_email: str | None, at: datetime) -> bool:
+    """Mark the subscription confirmed when its address is the subscribing user's own (proved when
+    the account was made); else pending. True: a confirmation mail must go to the address."""
+    if own_email is not None and sub.email.lower() == own_email.lower():
+        sub.confirmed_at = at
+        return False
+    sub.confirmed_at = None
+    return True
+
+
+def claim_confirmation_mail(db: Session, sub: ReportSubscription, at: datetime) -> None:
+    """Count one confirmation mail against the organization's day (TooMany past it) and stamp the
+    subscription; the caller audits it (CONFIRMATION_SENT, the count's source) in the same
+    transaction and sends the mail after the commit. Under the subscriptions' transaction lock."""
+    db.execute(select(func.pg_advisory_xact_lock(_LOCK_SUBSCRIPTIONS, func.hashtext(str(sub.org_id)))))
+    sent = db.execute(
+        select(func.count())
+        .select_from(AuditLog)
+        .where(
+            AuditLog.org_id == sub.org_id,
+            AuditLog.action == CONFIRMATION_SENT,
+            AuditLog.at > at - timedelta(days=1),
+        )
+    ).scalar_one()
+    if int(sent) >= MAX_CONFIRMATION_MAILS_PER_DAY:
+        raise TooMany(
+            "too_many_confirmations",
+            f"this organization sent {MAX_CONFIRMATION_MAILS_PER_DAY} report confirmation mails in "
+            "the last 24 hours, as many as it may; try again tomorrow",
+            3600,
+        )
+    sub.confirmation_sent_at = at
+
+
+def resend_wait_s(sub: ReportSubscription, at: datetime) -> int:
+    """Seconds until a confirmation mail may go to this subscription again (0: now)."""
+    if sub.confirmation_sent_at is None:
+        return 0
+    left = CONFIRMATION_RESEND_S - (at - sub.confirmation_sent_at).total_seconds()
+    return max(0, int(left + 0.999))
 
 
 def subscriptions(db: Session, org_id: uuid.UUID) -> list[ReportSubscription]:

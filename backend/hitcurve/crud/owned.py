@@ -8,7 +8,7 @@ from typing import TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from hitcurve.core.errors import not_found
+from hitcurve.core.domain import NotFound
 from hitcurve.models.base import Base
 
 M = TypeVar("M", bound=Base)
@@ -19,7 +19,7 @@ def owned(db: Session, model: type[M], org_id: uuid.UUID, row_id: uuid.UUID, wha
     table_id, table_org = getattr(model, "id"), getattr(model, "org_id")  # noqa: B009 (any tenant table)
     row = db.execute(select(model).where(table_id == row_id, table_org == org_id)).scalar_one_or_none()
     if row is None:
-        raise not_found(what)
+        raise NotFound(what)
     return row
 
 

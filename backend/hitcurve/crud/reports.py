@@ -1,20 +1,24 @@
-"""The weekly report for the dashboard: its preview, a test mail to the logged-in user, and the
-one-click unsubscribe of a signed link. Content and rendering are the worker's
-(hitcurve_worker.reports.message), so the preview is what the weekly delivery sends."""
+"""The weekly report for the dashboard: its preview, a test mail to the logged-in user, the
+recipient's confirmation and the one-click unsubscribe of a signed link. Content and rendering are
+hitcurve.reports.message's, the composition the worker's weekly send uses too, so the preview is
+what the weekly delivery sends."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
 from email.message import EmailMessage
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from hitcurve.core.signing import UNSUBSCRIBE_REPORT, unsign
+from hitcurve.core.signing import CONFIRM_REPORT, UNSUBSCRIBE_REPORT, unsign
 from hitcurve.crud.inventory import get_cluster
 from hitcurve.models import Cluster, Organization, ReportSubscription
-from hitcurve.schemas.api import ReportPreviewOut, UnsubscribeOut
+from hitcurve.reports.message import compose
+from hitcurve.reports.message import preview as render_preview
+from hitcurve.schemas.api import ReportConfirmedOut, ReportPreviewOut, UnsubscribeOut
 
 
 def own_subscription(
@@ -35,8 +39,6 @@ def own_subscription(
 
 
 def preview(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID | None, email: str) -> ReportPreviewOut:
-    from hitcurve_worker.reports.message import preview as render_preview
-
     if cluster_id is not None:
         get_cluster(db, org_id, cluster_id)  # 404 for another organization's cluster
     sub = own_subscription(db, org_id, email, cluster_id)
@@ -47,12 +49,24 @@ def preview(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID | None, email:
 
 
 def test_message(db: Session, org_id: uuid.UUID, cluster_id: uuid.UUID | None, email: str) -> EmailMessage:
-    from hitcurve_worker.reports.message import compose
-
     if cluster_id is not None:
         get_cluster(db, org_id, cluster_id)
     sub = own_subscription(db, org_id, email, cluster_id)
     return compose(db, org_id, cluster_id, email, datetime.now(UTC), sub, None, test=True).message
+
+
+def _linked(db: Session, sub_id: uuid.UUID) -> Any:
+    """The subscription a mailed link names, locked, with its organization's and cluster's names."""
+    return db.execute(
+        select(ReportSubscription, Organization.name, Cluster.name)
+        .join(Organization, Organization.id == ReportSubscription.org_id)
+        .outerjoin(
+            Cluster,
+            (Cluster.id == ReportSubscription.cluster_id) & (Cluster.org_id == ReportSubscription.org_id),
+        )
+        .where(ReportSubscription.id == sub_id)
+        .with_for_update(of=ReportSubscription)
+    ).first()
 
 
 def unsubscribe(db: Session, token: str) -> tuple[UnsubscribeOut, uuid.UUID | None] | None:
@@ -65,16 +79,7 @@ def unsubscribe(db: Session, token: str) -> tuple[UnsubscribeOut, uuid.UUID | No
         sub_id = uuid.UUID(value)
     except ValueError:
         return None
-    row = db.execute(
-        select(ReportSubscription, Organization.name, Cluster.name)
-        .join(Organization, Organization.id == ReportSubscription.org_id)
-        .outerjoin(
-            Cluster,
-            (Cluster.id == ReportSubscription.cluster_id) & (Cluster.org_id == ReportSubscription.org_id),
-        )
-        .where(ReportSubscription.id == sub_id)
-        .with_for_update(of=ReportSubscription)
-    ).first()
+    row = _linked(db, sub_id)
     if row is None:
         return UnsubscribeOut(subscription_id=sub_id, email="", org_name="", about="", already=True), None
     sub, org_name, cluster_name = row
@@ -84,6 +89,37 @@ def unsubscribe(db: Session, token: str) -> tuple[UnsubscribeOut, uuid.UUID | No
     about = cluster_name if sub.cluster_id is not None and cluster_name else "all clusters"
     return (
         UnsubscribeOut(
+            subscription_id=sub_id, email=sub.email, org_name=org_name, about=about, already=already
+        ),
+        sub.org_id,
+    )
+
+
+def confirm(db: Session, token: str) -> tuple[ReportConfirmedOut, uuid.UUID] | None:
+    """Confirm the recipient a signed confirmation link names (idempotent). None: the link is not
+    valid, its subscription is gone, or the subscription's address changed since it was mailed."""
+    value = unsign(CONFIRM_REPORT, token)
+    if value is None or ":" not in value:
+        return None
+    sid, _, email = value.partition(":")
+    try:
+        sub_id = uuid.UUID(sid)
+    except ValueError:
+        return None
+    row = _linked(db, sub_id)
+    if row is None or row[0].email != email:
+        return None
+    sub, org_name, cluster_name = row
+    already = sub.confirmed_at is not None
+    if not already:
+        db.execute(
+            update(ReportSubscription)
+            .where(ReportSubscription.id == sub_id)
+            .values(confirmed_at=datetime.now(UTC))
+        )
+    about = cluster_name if sub.cluster_id is not None and cluster_name else "all clusters"
+    return (
+        ReportConfirmedOut(
             subscription_id=sub_id, email=sub.email, org_name=org_name, about=about, already=already
         ),
         sub.org_id,

@@ -6,7 +6,7 @@ from hitcurve.models.curves import AccuracyRecord, ClusterCurve, ServerCurve
 from hitcurve.models.ingest import Snapshot, SnapshotClass, TraceChunk
 from hitcurve.models.inventory import Cluster, Server
 from hitcurve.models.keys import AgentKey, ApiToken
-from hitcurve.models.notifications import AlertDelivery, NotificationChannel
+from hitcurve.models.notifications import AlertDelivery, InstallSettings, NotificationChannel
 from hitcurve.models.ops import (
     Alert,
     AuditLog,
@@ -36,6 +36,7 @@ __all__ = [
     "Base",
     "Cluster",
     "ClusterCurve",
+    "InstallSettings",
     "Invitation",
     "LoginAttempt",
     "Membership",

@@ -1,6 +1,6 @@
 """Worker output: per server, how much memcached's segmented LRU gains over plain LRU below today's
 memory, and over the agent's eviction-fed ghost view above it, simulated on the server's sampled
-trace (worker/hitcurve_worker/policy_correction.py). One row per server,
+trace by the worker's policy correction. One row per server,
 replaced when enough new trace has arrived; `status` 'insufficient' keeps the reason when there
 was too little trace to trust."""
 

@@ -35,7 +35,7 @@ from hitcurve.models.common import FloatArray, now_col, org_fk
 
 WORK_STATES = ("pending", "processed", "failed", "parked")
 # What a window's curve rests on: memcached's watch stream, or its `stats` counters alone (the
-# agent's Che + Zipf model where `watch` is refused; issue 15).
+# agent's Che + Zipf model where `watch` is refused).
 BASES = ("watch", "stats_only")
 
 
@@ -82,6 +82,12 @@ class Snapshot(Base):
     measured_hit_ratio: Mapped[float | None] = mapped_column(Float)
     loss_ratio: Mapped[float] = mapped_column(Float, nullable=False)
     flagged: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    # why the agent flagged the window (hitcurve.ingest.snapshot_rows.flag_json: its reasons, the
+    # self-check's figures, the loss threshold); NULL when not flagged or from older agents
+    flag_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # the server's flash tier in the window (the agent's `extstore` object without `stream`,
+    # hitcurve.schemas.extstore); NULL without one. Read by hitcurve.sizing.flash.
+    extstore: Mapped[dict[str, Any] | None] = mapped_column(JSONB, deferred=True)
     # memcached's memory at the window's end (the agent's optional `memory` object; NULL from
     # older agents): slab pages taken (toward -m), full or still filling, cumulative evictions,
     # and what lives outside -m.
@@ -94,13 +100,17 @@ class Snapshot(Base):
     # over items, the fit's parameters and state); NULL for watch windows.
     basis: Mapped[str] = mapped_column(String(16), nullable=False, default="watch", server_default="watch")
     stats_model: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
-    # issue 16: the window's traffic carries TTLs (hitcurve/ttl.py: expiry moves the agent's curve
+    # the window's traffic carries TTLs (hitcurve/rules/ttl.py: expiry moves the agent's curve
     # by >= TTL_CURVE_GAP_PP); NULL from agents without the breakdown
     ttl_aware: Mapped[bool | None] = mapped_column(Boolean)
-    # issue 16: the agent's merged TTL-aware curve (bytes -> hit ratio), what sizing rests on when
-    # ttl_aware (hitcurve/ttl.py); NULL when the agent sent none
+    # the agent's merged TTL-aware curve (bytes -> hit ratio), what sizing rests on when
+    # ttl_aware (hitcurve/rules/ttl.py); NULL when the agent sent none
     ttl_sizes_bytes: Mapped[list[float] | None] = mapped_column(FloatArray)
     ttl_hit_ratios: Mapped[list[float] | None] = mapped_column(FloatArray)
+    # What the breakdown pages read of the upload (hitcurve.ingest.snapshot_rows.breakdown_json), taken
+    # from the validated snapshot at ingest: the pages never decode payload_gzip. NULL when the
+    # agent sent no breakdown. Deferred: only the breakdown pages read it.
+    breakdown: Mapped[dict[str, Any] | None] = mapped_column(JSONB, deferred=True)
     # The validated upload as the agent sent it, gzip-compressed JSON (the request body itself when
     # it came gzip). Stored as bytes, not JSONB: PostgreSQL neither parses nor re-compresses it
     # (storage EXTERNAL), which halves its CPU per upload. NULL once retention dropped it. Deferred:
@@ -122,7 +132,7 @@ class SnapshotClass(Base):
 
     Partitioned by day on its snapshot's window_end like snapshots; snapshot_id is a logical
     reference (no foreign key between partitioned tables: the retention job removes a snapshot's
-    rows from every table together, hitcurve_worker.housekeeping)."""
+    rows from every table together, the worker's hourly housekeeping)."""
 
     __tablename__ = "snapshot_classes"
     __table_args__ = (
@@ -143,10 +153,10 @@ class SnapshotClass(Base):
     # The curve: sizes in items (strictly increasing) and hit ratios (non-decreasing), same length.
     sizes_items: Mapped[list[float]] = mapped_column(FloatArray, nullable=False)
     hit_ratios: Mapped[list[float]] = mapped_column(FloatArray, nullable=False)
-    # issue 16: the class's curve with expiry modelled (SHARDS++, sizes of its own); NULL if not sent
+    # the class's curve with expiry modelled (SHARDS++, sizes of its own); NULL if not sent
     ttl_sizes_items: Mapped[list[float] | None] = mapped_column(FloatArray)
     ttl_hit_ratios: Mapped[list[float] | None] = mapped_column(FloatArray)
-    # issue 14: the class's `curve.ghost_reach_items` (how far its ghost sees, in items) and
+    # the class's `curve.ghost_reach_items` (how far its ghost sees, in items) and
     # `curve.ghost_filters`; NULL when not sent (older agents). The worker's ghost_reach_bytes.
     ghost_reach_items: Mapped[int | None] = mapped_column(BigInteger)
     ghost_filters: Mapped[int | None] = mapped_column(SmallInteger)
@@ -161,7 +171,7 @@ class SnapshotClass(Base):
 
 class TraceChunk(Base):
     """Sampled requests for the policy simulator. `data` is the records in the columnar
-    `data_format` (see hitcurve.tracecodec: "npz-v1" = numpy savez_compressed of the columns)."""
+    `data_format` (see hitcurve.ingest.tracecodec: "npz-v1" = numpy savez_compressed of the columns)."""
 
     __tablename__ = "trace_chunks"
     __table_args__ = (

@@ -27,6 +27,9 @@ class Cluster(Base):
         UniqueConstraint("org_id", "name", name="uq_clusters_org_name"),
         CheckConstraint("target_hit_ratio >= 0 AND target_hit_ratio <= 1", name="target_hit_ratio"),
         CheckConstraint("price_per_gb_month >= 0", name="price"),
+        CheckConstraint("miss_cost_per_million IS NULL OR miss_cost_per_million >= 0", name="miss_cost"),
+        CheckConstraint("cpu_price_per_hour IS NULL OR cpu_price_per_hour >= 0", name="cpu_price"),
+        CheckConstraint("miss_cost_source IN ('entered', 'measured')", name="miss_cost_source"),
     )
 
     id: Mapped[uuid.UUID] = uuid_pk()
@@ -36,6 +39,13 @@ class Cluster(Base):
     target_hit_ratio: Mapped[float] = mapped_column(Float, nullable=False, default=0.9)
     # Memory of one node, used by "how many nodes" answers when the caller gives none.
     node_size_bytes: Mapped[int | None] = mapped_column(BigInteger)
+    # What a miss costs (hitcurve.cost): "entered" reads miss_cost_per_million (money per million
+    # misses); "measured" prices the agents' mean miss-to-set time as CPU time at cpu_price_per_hour.
+    miss_cost_per_million: Mapped[float | None] = mapped_column(Float)
+    cpu_price_per_hour: Mapped[float | None] = mapped_column(Float)
+    miss_cost_source: Mapped[str] = mapped_column(
+        String(16), nullable=False, default="entered", server_default="entered"
+    )
     created_at: Mapped[datetime] = now_col()
     updated_at: Mapped[datetime] = now_col()
 

@@ -88,3 +88,21 @@ class AlertDelivery(Base):
     next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     last_attempt_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     delivered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class InstallSettings(Base):
+    """Settings of the whole install (one row, id 1), changed without a restart by its
+    administrators (Settings.admin_emails, in the dashboard) or on the host
+    (`python -m hitcurve.notify.install_admin`). allow_private_webhooks: notification channels may target
+    private, loopback and link-local addresses (hitcurve.notify.outbound); off, the default, they
+    are refused. HITCURVE_ALLOW_PRIVATE_WEBHOOKS=true allows them whatever the row says."""
+
+    __tablename__ = "install_settings"
+    __table_args__ = (CheckConstraint("id = 1", name="one_row"),)
+
+    id: Mapped[int] = mapped_column(SmallInteger, primary_key=True, default=1)
+    allow_private_webhooks: Mapped[bool] = mapped_column(
+        Boolean, nullable=False, default=False, server_default="false"
+    )
+    changed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    changed_by: Mapped[str | None] = mapped_column(String(320))  # the e-mail, or "host" for the command

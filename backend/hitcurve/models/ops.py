@@ -53,7 +53,8 @@ class Alert(Base):
 
     id: Mapped[uuid.UUID] = uuid_pk()
     org_id: Mapped[uuid.UUID] = org_fk()
-    cluster_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("clusters.id", ondelete="CASCADE"))
+    # a deleted cluster's alerts stay, resolved, named by details["cluster_name"] (crud.inventory)
+    cluster_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("clusters.id", ondelete="SET NULL"))
     server_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, ForeignKey("servers.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(
         String(64), nullable=False
@@ -126,7 +127,8 @@ class SimulationResult(Base):
 
 
 class ReportSubscription(Base):
-    """A weekly e-mail report to `email` about one cluster (or the whole org when cluster_id is null)."""
+    """A weekly e-mail report to `email` about one cluster (or the whole org when cluster_id is null),
+    sent once the recipient confirmed (confirmed_at)."""
 
     __tablename__ = "report_subscriptions"
     __table_args__ = (
@@ -144,6 +146,10 @@ class ReportSubscription(Base):
     enabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
     created_at: Mapped[datetime] = now_col()
     last_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # No report goes out before its recipient confirmed: the signed link of the confirmation mail,
+    # or the subscribing user's own address (proved at sign-up). A changed address starts over.
+    confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    confirmation_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class ReportDelivery(Base):

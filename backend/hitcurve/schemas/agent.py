@@ -13,6 +13,8 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from hitcurve.schemas.extstore import Extstore
+
 CURVE_POINTS = 100
 MAX_CLASSES = 256
 MAX_RECORDS = 200_000
@@ -56,6 +58,7 @@ PAYLOAD_ONLY = frozenset(
         "classes[].hits_observed",
         "classes[].sample_rate",
         "diagnostics",
+        "extstore.stream",
     }
 )
 
@@ -123,6 +126,17 @@ class MemoryFill(_Strict):
     curr_connections: NonNeg = 0  # outside -m
 
 
+class FlagSelfCheck(_Strict):
+    """The agent's self-check of a window it flagged for it: its hit ratio against memcached's."""
+
+    agent_hit_ratio: Ratio
+    measured_hit_ratio: Ratio
+    tolerance: Annotated[float, Field(ge=0.0, le=100.0)]
+
+
+FlagReason = Literal["stream_loss", "self_check", "flush"]
+
+
 class Loss(_Strict):
     events_seen: NonNeg
     worker_dropped: NonNeg
@@ -130,10 +144,15 @@ class Loss(_Strict):
     stream_skipped: NonNeg
     loss_ratio: Ratio
     flagged: bool
+    # why a flagged window is flagged (agents since 2026-12-02; absent: older agents, or not
+    # flagged): the reasons, the self-check's figures when it disagreed, the loss threshold
+    flagged_by: Annotated[list[FlagReason], Field(max_length=3)] | None = None
+    self_check: FlagSelfCheck | None = None
+    threshold: Ratio | None = None
 
 
 # fail_fast: a list stops at its first invalid element, so a body of many bad elements costs one
-# error, not one error object per element (issue 20: 12 s to refuse 17 KB of gzip).
+# error, not one error object per element (12 s to refuse 17 KB of gzip).
 # Curve sizes in bytes (merged and TTL curves) and in items (a class's curve).
 Points = Annotated[
     list[tuple[Annotated[float, Field(gt=0, le=MAX_BYTES)], Ratio]],
@@ -149,8 +168,8 @@ class Curve(_Strict):
     unit: Literal["items"]
     current_items: Items
     points: ItemPoints
-    ttl_points: ItemPoints | None = None  # issue 16: the same sizes with expiry modelled (SHARDS++)
-    # issue 14: how far the agent's ghost sees now (N + the evicted keys it holds, at most K x N);
+    ttl_points: ItemPoints | None = None  # the same sizes with expiry modelled (SHARDS++)
+    # how far the agent's ghost sees now (N + the evicted keys it holds, at most K x N);
     # the points past it are held flat, not measured. Older agents omit it.
     ghost_reach_items: Items | None = None
     # the ghost's counting filters F (the agent's 1 + 8(K-1), at most 64): past N a reuse distance
@@ -169,12 +188,12 @@ class Curve(_Strict):
     ghost_dropped_items: Items | None = None
 
 
-# --- issue 16's breakdown (optional; docs/agent-protocol.md "Breakdown") -----------------------
+# --- the breakdown (optional; docs/agent-protocol.md "Breakdown") -----------------------
 MAX_PREFIXES = 100
 MAX_PREFIX_LEN = 64
 MAX_HOT_KEYS = 100
 MAX_KEY_LEN = 250
-# The TTL what-if (issue 16): at most this many TTLs in the agent's grid (`ttl_whatif_ttls_s`,
+# The TTL what-if: at most this many TTLs in the agent's grid (`ttl_whatif_ttls_s`,
 # defined once in profiler-agent/src/core/ttlwhatif.h and sent in every snapshot); each prefix's
 # columns are one per TTL plus column 0, each store's own TTL.
 MAX_WHATIF_TTLS = 32
@@ -296,7 +315,7 @@ def _check_curve(where: str, pts: list[tuple[float, float]], n: int) -> None:
 def _to_check(curves: list[list[tuple[float, float]]], n: int) -> list[bool]:
     """Which of these curves _check_curve must look at: all of them in one numpy pass instead of
     a Python pass each (a snapshot's 20-40 class curves: the decoder's largest cost after
-    Pydantic itself, issue 19). True for every curve that breaks a rule (sizes strictly
+    Pydantic itself). True for every curve that breaks a rule (sizes strictly
     increasing, hit ratios non-decreasing, n points) -- and for all when any has another length
     than n; _check_curve then names the error exactly as before, in the same order."""
     if not curves or any(len(c) != n for c in curves):
@@ -308,7 +327,7 @@ def _to_check(curves: list[list[tuple[float, float]]], n: int) -> list[bool]:
 
 
 class StatsModel(_Strict):
-    """A stats-only window's curve (issue 15): where memcached refuses `watch`, the agent fits
+    """A stats-only window's curve: where memcached refuses `watch`, the agent fits
     Che's approximation with Zipf popularity to `stats` (profiler-agent/src/agent/statsmodel.h).
     `points` (items -> hit ratio, the whole cache) only when `fitted`; `state` says why not
     (`not_evicting`, `no_reads`, `no_age`, `no_fit`)."""
@@ -337,7 +356,7 @@ class Snapshot(_Strict):
     loss: Loss
     curve_points: Literal[100]
     classes: Annotated[list[SlabClass], Field(max_length=MAX_CLASSES, fail_fast=True)]
-    # issue 16 (optional)
+    # optional
     ttl_points: Points | None = None
     ttl: TtlInfo | None = None
     prefix_rule: Annotated[str, StringConstraints(max_length=300)] | None = None
@@ -352,9 +371,11 @@ class Snapshot(_Strict):
     hot_keys: Annotated[list[HotKey], Field(max_length=MAX_HOT_KEYS)] | None = None
     hot_keys_by_bytes: Annotated[list[HotKey], Field(max_length=MAX_HOT_KEYS)] | None = None
     hot_keys_hashed: bool | None = None
-    # issue 15 (optional): what the window rests on; absent = "watch"
+    # optional: what the window rests on; absent = "watch"
     basis: Literal["watch", "stats_only"] | None = None
     stats_model: StatsModel | None = None
+    # optional: the server's flash tier (hitcurve.schemas.extstore); absent without one
+    extstore: Extstore | None = None
 
     def _basis_rules(self) -> None:
         if self.basis == "stats_only":
@@ -419,6 +440,11 @@ class Snapshot(_Strict):
         _check_times(self.window.start, self.window.end, "window")
         self._basis_rules()
         self._breakdown_rules()
+        if self.extstore is not None:
+            items = {c.id: c.items for c in self.classes}
+            for h in self.extstore.ram.classes:
+                if h.id in items and h.header_items > items[h.id]:
+                    raise ValueError(f"extstore: class {h.id} has more header_items than items")
         seen: set[int] = set()
         check = _to_check([c.curve.points for c in self.classes], self.curve_points)
         for c, suspect in zip(self.classes, check, strict=True):

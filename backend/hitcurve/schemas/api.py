@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, EmailStr, Field, StringConstraints
 
 from hitcurve.core.security import password_problem
-from hitcurve.schemas.common import Name, Text
+from hitcurve.rules.status import Status
+from hitcurve.schemas.common import ByteSize, HitRatio, Name, Text
 from hitcurve.schemas.sizing import MEASURED_HIT_RATIO_DOC, SizingAnswer
-from hitcurve.status import Status
 
 Role = Literal["owner", "member", "viewer"]
 
@@ -188,18 +188,51 @@ class ApiTokenCreated(ApiTokenOut):
 GiB = 1024**3
 
 
+MissCostSource = Literal["entered", "measured"]
+# What a million misses cost, and a CPU-hour (the cluster's currency, like its memory price).
+MissCost = Annotated[
+    float,
+    Field(
+        ge=0,
+        le=1e9,
+        allow_inf_nan=False,
+        description="what a million misses cost (the cluster's currency): entered by the operator",
+    ),
+]
+CpuPrice = Annotated[
+    float,
+    Field(
+        ge=0,
+        le=1e6,
+        allow_inf_nan=False,
+        description="the price of one CPU-hour: a measured miss cost prices the agents' miss-to-set "
+        "time at it",
+    ),
+]
+_SOURCE_DOC = (
+    "entered: miss_cost_per_million as given; measured: the agents' mean miss-to-set time (their "
+    "per-class cost_us) priced as CPU time at cpu_price_per_hour"
+)
+
+
 class ClusterIn(In):
     name: Name
     price_per_gb_month: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 0.0
-    target_hit_ratio: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.9
-    node_size_bytes: Annotated[int, Field(gt=0, le=2**50)] | None = None
+    target_hit_ratio: Annotated[HitRatio, Field(ge=0, le=1, allow_inf_nan=False)] = 0.9
+    node_size_bytes: Annotated[ByteSize, Field(gt=0, le=2**50)] | None = None
+    miss_cost_per_million: MissCost | None = None
+    cpu_price_per_hour: CpuPrice | None = None
+    miss_cost_source: MissCostSource = Field(default="entered", description=_SOURCE_DOC)
 
 
 class ClusterPatch(In):
     name: Name | None = None
     price_per_gb_month: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
-    target_hit_ratio: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
-    node_size_bytes: Annotated[int, Field(gt=0, le=2**50)] | None = None
+    target_hit_ratio: Annotated[HitRatio, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    node_size_bytes: Annotated[ByteSize, Field(gt=0, le=2**50)] | None = None
+    miss_cost_per_million: MissCost | None = None
+    cpu_price_per_hour: CpuPrice | None = None
+    miss_cost_source: MissCostSource | None = Field(default=None, description=_SOURCE_DOC)
 
 
 class ClusterOut(Out):
@@ -208,6 +241,9 @@ class ClusterOut(Out):
     price_per_gb_month: float
     target_hit_ratio: float
     node_size_bytes: int | None
+    miss_cost_per_million: float | None = None
+    cpu_price_per_hour: float | None = None
+    miss_cost_source: MissCostSource = "entered"
     created_at: datetime
     server_count: int = 0
     # Summary of the latest state, filled by GET /clusters so overview pages need no more requests.
@@ -265,9 +301,9 @@ class ServerOut(Out):
     )
     status: Status | None = Field(
         default=None,
-        description="no_data before the first snapshot, critical when the agent is silent (GET "
-        "/thresholds silent_after_s, as the agent-silent alert), warning when loss_ratio or "
-        "curve_error_pp is above its threshold, else ok",
+        description="no_data before the first snapshot; when the agent is silent (GET /thresholds "
+        "silent_after_s) warning, critical after an hour, as the agent-silent alert; warning when "
+        "loss_ratio or curve_error_pp is above its threshold, else ok",
     )
     status_note: str | None = Field(
         default=None, description="why the status is not ok (or that the server is quiet), in a few words"
@@ -367,11 +403,38 @@ class SnapshotSummary(BaseModel):
     )
 
 
+class FlashTierOut(BaseModel):
+    """memcached's flash tier (extstore) on this server, from the newest windows of its newest
+    instance (hitcurve/sizing/flash.py)."""
+
+    limit_bytes: int = Field(description="the flash file's size (ext_path SIZE, whole pages)")
+    bytes_used: int = Field(description="bytes of live values on flash")
+    fill_ratio: float = Field(
+        description="flash pages taken / all pages (memcached evicts a page when none is free)"
+    )
+    header_items: int = Field(
+        description="items in RAM that are headers of values on flash (not whole items)"
+    )
+    header_bytes: int = Field(description="the RAM those headers take (their slab chunks)")
+    flash_hit_share: float | None = Field(description="of memcached's get_hits, those the flash served")
+    flash_miss_share: float | None = Field(
+        description="of memcached's get_hits, flash reads that found nothing: memcached counts them as hits, "
+        "the client got a miss"
+    )
+    reads_per_s: float | None
+    read_bytes_per_s: float | None
+    writes_per_s: float | None
+    write_bytes_per_s: float | None
+    windows: int = Field(description="the windows the shares and rates are taken over")
+    note: str = Field(description="what the curve means on this server: SizingAnswer.flash_note")
+
+
 class ServerCurveOut(BaseModel):
     server: ServerOut
     latest_snapshot: SnapshotSummary | None
     classes: list[ClassCurveOut]
     merged: MergedCurveOut | None
+    flash_tier: FlashTierOut | None = None
 
 
 class ClusterCurveOut(BaseModel):
@@ -584,6 +647,10 @@ class SubscriptionOut(Out):
     enabled: bool
     created_at: datetime
     last_sent_at: datetime | None
+    confirmed_at: datetime | None = Field(
+        description="when the recipient confirmed; null: pending, no report is sent to it yet"
+    )
+    confirmation_sent_at: datetime | None = Field(description="when the last confirmation mail went out")
 
 
 class AuditOut(Out):
@@ -616,9 +683,46 @@ class ReportTestIn(In):
     )
 
 
-class UnsubscribeOut(BaseModel):
+class _MailedLinkOut(BaseModel):
+    """What a report mail's link (confirm, unsubscribe) did, for the page that follows it."""
+
     subscription_id: uuid.UUID
     email: str
     org_name: str
     about: str = Field(description="the cluster's name, or 'all clusters'")
+
+
+class ReportConfirmedOut(_MailedLinkOut):
+    already: bool = Field(description="the address was already confirmed before this request")
+
+
+class UnsubscribeOut(_MailedLinkOut):
     already: bool = Field(description="the subscription was already off (or gone) before this request")
+
+
+# --- the agent release and its install blocks --------------------------------------------------
+class AgentArtefactOut(BaseModel):
+    name: str
+    kind: Literal["deb", "tarball"]
+    version: str
+    arch: str
+    sha256: str
+    size_bytes: int
+    url: str = Field(description="where this Hitcurve serves it")
+
+
+class AgentReleaseOut(BaseModel):
+    available: bool = Field(description="false: this Hitcurve serves no agent release (detail says why)")
+    version: str | None
+    files: list[AgentArtefactOut]
+    sha256sums_url: str | None
+    detail: str | None = None
+
+
+class AgentInstallOut(BaseModel):
+    variant: str
+    title: str
+    needs: str = Field(description="what the cache host must have")
+    text: str = Field(description="the block to paste, with key_placeholder where the agent key goes")
+    key_placeholder: str
+    variants: list[str] = Field(description="every variant this endpoint answers")

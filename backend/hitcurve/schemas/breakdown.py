@@ -1,4 +1,4 @@
-"""Response bodies of the breakdown API (issue 16): prefixes, hot keys, TTL-aware vs oblivious
+"""Response bodies of the breakdown API: prefixes, hot keys, TTL-aware vs oblivious
 memory, and how items left, from a server's latest snapshot that carries them."""
 
 import uuid
@@ -6,7 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from hitcurve.poolsplit import GRID as SPLIT_GRID
+from hitcurve.breakdown.memory import ANSWERS, HELD_RULE
+from hitcurve.breakdown.poolsplit import GRID as SPLIT_GRID
 
 Point = tuple[float, float]
 
@@ -26,9 +27,12 @@ class PrefixOut(BaseModel):
     requests: int
     request_share: float  # of all reads in the window
     hit_ratio: float | None  # measured
-    bytes: int  # memory its resident items take (estimated from the agent's sample)
+    bytes: int = Field(description="memory held: its part of memcached's stored bytes (`memory_rule`)")
     memory_share: float | None
-    memory_for_target: float | None  # bytes its own TTL-aware curve needs for the target
+    memory_for_target: float | None = Field(
+        description="what this prefix alone needs for the target in a pool of its own (its own TTL-aware "
+        "curve; `memory_answers.prefix_alone`), not a part of the server's answer"
+    )
     curve_step: float | None  # bytes between curve points: an answer below it means "at most"
     ttl_whatif: bool = Field(
         False, description="the window carries its TTL what-if (GET /servers/{id}/breakdown/ttl answers it)"
@@ -50,7 +54,10 @@ class TtlOut(BaseModel):
     oblivious_points: list[Point]
     working_set_bytes: int
     working_set_bytes_oblivious: int
-    memory_for_target: float | None
+    memory_for_target: float | None = Field(
+        description="the agent's merged TTL-aware curve at the target, before calibration to memcached's "
+        "measured hit ratio (`memory_answers.ttl_model`): what expiry saves, not the -m to set"
+    )
     memory_for_target_oblivious: float | None
     saved_ratio: float | None  # 1 - aware / oblivious at the target (paper: 0.69 on average)
     expired_reads: int
@@ -95,6 +102,20 @@ class BreakdownOut(BaseModel):
     ttl: TtlOut | None
     classes: list[ClassLeftOut]
     left: LeftOut
+    stored_bytes: int | None = Field(
+        None, description="memcached's stored bytes at the window's end (stats `bytes`); the prefixes hold it"
+    )
+    memory_rule: str = Field(HELD_RULE, description="how memory held per prefix is worked out")
+    prefixes_alone_bytes: float | None = Field(
+        None,
+        description="the prefixes' memory_for_target summed: separate pools, each prefix at the target "
+        "(null when one cannot reach it); not the server's answer",
+    )
+    memory_answers: dict[str, str] = Field(
+        default_factory=lambda: dict(ANSWERS),
+        description="the question each memory-for-the-target figure answers: `server` (the sizing API's, "
+        "not in this body), `prefix_alone` (memory_for_target, prefixes_alone_bytes), `ttl_model` (ttl)",
+    )
 
 
 class SplitPointOut(BaseModel):

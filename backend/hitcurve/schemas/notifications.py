@@ -71,6 +71,16 @@ class ChannelCreated(ChannelOut):
         description="webhook only, shown once: the HMAC-SHA256 key of X-Hitcurve-Signature "
         "(sha256=<hex of HMAC(secret, raw body)>)"
     )
+    open_alerts: int = Field(
+        default=0,
+        description="alerts open now that this channel takes (its minimum severity): POST "
+        "/notification-channels/{id}/send-open-alerts sends them to it; their resolutions reach it "
+        "either way",
+    )
+
+
+class OpenAlertsQueued(BaseModel):
+    queued: int = Field(description="open alerts queued for delivery to the channel (each once)")
 
 
 class DeliveryOut(BaseModel):
@@ -90,3 +100,25 @@ class DeliveryOut(BaseModel):
     last_attempt_at: datetime | None
     next_attempt_at: datetime | None
     delivered_at: datetime | None
+
+
+class InstallSettingsOut(BaseModel):
+    allow_private_webhooks: bool = Field(
+        description="channels may target loopback, private and link-local addresses now (the setting "
+        "or the environment)"
+    )
+    stored: bool = Field(description="the install setting an administrator or the host changes")
+    from_environment: bool = Field(
+        description="HITCURVE_ALLOW_PRIVATE_WEBHOOKS=true allows private targets whatever the setting"
+    )
+    can_change: bool = Field(description="the logged-in user is one of the install's administrators")
+    changed_at: datetime | None
+    changed_by: str | None = Field(
+        description="who changed it last (an administrator's e-mail, or host): told to administrators only"
+    )
+
+
+class InstallSettingsPatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    allow_private_webhooks: bool

@@ -28,6 +28,12 @@ export function readCsrfToken(cookie: string = typeof document === "undefined" ?
   return null;
 }
 
+/** Forget the CSRF cookie the dashboard read as `token` (a session the server ended): only while it
+ *  still holds that value, since a session set meanwhile (a mailed link) brings its own. */
+export function forgetCsrfToken(token: string): void {
+  if (readCsrfToken() === token) document.cookie = `${CSRF_COOKIES[0]}=; Max-Age=0; path=/; SameSite=Lax`;
+}
+
 /** FastAPI errors come as {detail: string} or {detail: [{msg, loc}]}: make one readable line. */
 export function errorMessage(status: number, body: unknown): string {
   const detail = (body as { detail?: unknown } | null)?.detail;

@@ -1,5 +1,6 @@
 import { afterEach, expect, test, vi } from "vitest";
 import { CLUSTER, fakeApi, GiB } from "../test/fakeApi";
+import { forgetCsrfToken } from "./client";
 import { getHistory, listClusters, listServers } from "./endpoints";
 
 afterEach(() => vi.unstubAllGlobals());
@@ -71,4 +72,12 @@ test("history points sit at their period's newest window, not at its start or mi
   expect(h.measured[0].time).toBe("2026-11-22T12:04:22Z");
   expect(h.accuracy[0].time).toBe("2026-11-22T12:04:22Z");
   expect(h.bucketSeconds).toBe(302);
+});
+
+test("a late 401 to the session probe forgets only the CSRF cookie it was sent with, not a newer session's", () => {
+  document.cookie = "hitcurve_csrf=newer; path=/";
+  forgetCsrfToken("ended"); // the probe went out with the ended session's cookie; a mailed link logged in meanwhile
+  expect(document.cookie).toContain("hitcurve_csrf=newer");
+  forgetCsrfToken("newer");
+  expect(document.cookie).not.toContain("hitcurve_csrf");
 });

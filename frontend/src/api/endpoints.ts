@@ -1,38 +1,63 @@
-// Typed calls to /api/v1, each mapping the backend's JSON onto the view models in ./types.
+// Calls to /api/v1, each mapping the API's answer (typed by its OpenAPI document: ./call.ts) onto
+// the view models in ./types.
 import type { CurvePoint } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
-import { ApiError, del, get, post, qs, patch } from "./client";
+import { api, type Schemas as S } from "./call";
+import { ApiError, forgetCsrfToken, readCsrfToken } from "./client";
 import type {
-  Alert, Breakdown, PoolSplit, SplitPoint, TtlWhatIf, ClusterSummary, CurveView, DataBasis, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
+  Alert, Breakdown, FlashTier, PoolSplit, SplitPoint, TtlWhatIf, ClusterSummary, CurveView, DataBasis, History, HistoryCurve, HotKeyRow, KeyInfo, KeyKind, NewKey, PageMove,
   ReportSubscription, Role, ServerSummary, Session, SimulationRun, Sizing, Status,
 } from "./types";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type J = any;
-
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : v == null ? null : Number.isFinite(Number(v)) ? Number(v) : null);
 const str = (v: unknown): string | null => (v == null ? null : String(v));
+/** One of `allowed` as the API answered it, else `fallback` (the API's enums are plain strings). */
+function oneOf<T extends string>(v: string | null | undefined, allowed: readonly T[], fallback: T): T {
+  return (allowed as readonly string[]).includes(v ?? "") ? (v as T) : fallback;
+}
+/** `v` as one of `allowed` for a request, or an error naming what is accepted. */
+function member<T extends string>(v: string, allowed: readonly T[], what: string): T {
+  if ((allowed as readonly string[]).includes(v)) return v as T;
+  throw new Error(`${what} must be one of ${allowed.join(", ")}, not "${v}"`);
+}
+const SEVERITIES = ["info", "warning", "critical"] as const;
+const TOKEN_SCOPES = ["read", "read_write"] as const satisfies readonly S["ApiTokenIn"]["scope"][];
 
 // --- session -------------------------------------------------------------------------------
 
-function session(j: J): Session {
+function session(j: S["MeOut"]): Session {
   return {
     user: { id: String(j.user.id), email: j.user.email, name: j.user.display_name || null },
-    orgs: (j.memberships ?? []).map((m: J) => ({ id: String(m.org_id), name: m.org_name, role: m.role })),
+    orgs: (j.memberships ?? []).map((m) => ({ id: String(m.org_id), name: m.org_name, role: m.role })),
     currentOrgId: str(j.org_id),
   };
 }
 
-export const fetchSession = async (): Promise<Session> => session(await get<J>("/auth/me"));
+/**
+ * The logged-in session. The session cookie is HttpOnly, but the backend sets and clears the
+ * readable CSRF cookie with it (same lifetime): without that cookie there is no session, and the
+ * probe is not sent (its 401 was a console error on every log-in page). A probe answered 401
+ * anyway (the session ended on the server) forgets the cookie, so the next load does not ask.
+ */
+export const fetchSession = async (): Promise<Session> => {
+  const token = readCsrfToken();
+  if (!token) throw new ApiError(401, "Please log in.");
+  try {
+    return session(await api("get", "/auth/me", {}));
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) forgetCsrfToken(token);
+    throw e;
+  }
+};
 export const logIn = async (email: string, password: string): Promise<Session> =>
-  session(await post<J>("/auth/login", { email, password }));
+  session(await api("post", "/auth/login", { body: { email, password } }));
 /** Starts a sign-up: the answer ("check your inbox") is the same whether or not the e-mail has an account. */
 export const signUp = async (email: string, password: string, orgName: string): Promise<string> =>
-  String((await post<J>("/auth/signup", { email, password, org_name: orgName })).detail);
+  String((await api("post", "/auth/signup", { body: { email, password, org_name: orgName } })).detail);
 /** The mailed confirmation link: creates the account and logs in. */
-export const confirmSignup = async (token: string): Promise<Session> => session(await post<J>("/auth/signup/confirm", { token }));
-export const logOut = () => post<void>("/auth/logout");
-export const switchOrg = async (orgId: string): Promise<Session> => session(await post<J>("/auth/switch-org", { org_id: orgId }));
+export const confirmSignup = async (token: string): Promise<Session> => session(await api("post", "/auth/signup/confirm", { body: { token } }));
+export const logOut = () => api("post", "/auth/logout", {});
+export const switchOrg = async (orgId: string): Promise<Session> => session(await api("post", "/auth/switch-org", { body: { org_id: orgId } }));
 
 // --- inventory -----------------------------------------------------------------------------
 
@@ -47,26 +72,29 @@ async function settle<T>(p: Promise<T>): Promise<T | null> {
 }
 
 /** Plain cluster rows (name, price, target): for pickers. */
-const clusterRow = (c: J) => ({
+const clusterRow = (c: S["ClusterOut"]) => ({
   id: String(c.id),
   name: String(c.name),
   targetHitRatio: num(c.target_hit_ratio),
   pricePerGbMonth: num(c.price_per_gb_month),
   serverCount: num(c.server_count) ?? 0,
+  missCostPerMillion: num(c.miss_cost_per_million),
+  cpuPricePerHour: num(c.cpu_price_per_hour),
+  missCostSource: c.miss_cost_source === "measured" ? "measured" : "entered",
 });
-export const listClusterRows = async (signal?: AbortSignal) => ((await get<J>("/clusters", signal)) as J[]).map(clusterRow);
+export const listClusterRows = async (signal?: AbortSignal) => (await api("get", "/clusters", { signal })).map(clusterRow);
 
 /**
  * The overview's row per cluster: GET /clusters carries a summary of each cluster (latest curve's
  * memory and measured hit ratio, the sizing API's answer for its target, open alerts, status).
  */
 export async function listClusters(signal?: AbortSignal): Promise<ClusterSummary[]> {
-  const raw = (await get<J>("/clusters", signal)) as J[];
+  const raw = await api("get", "/clusters", { signal });
   return raw.map((j) =>
     clusterSummary(clusterRow(j), {
       allocated: num(j.allocated_bytes),
       measured: num(j.measured_hit_ratio),
-      needed: ["ok", "warming_up", null, undefined].includes(j.memory_for_target_status) ? num(j.memory_for_target_bytes) : null,
+      needed: ["ok", null, undefined].includes(j.memory_for_target_status) ? num(j.memory_for_target_bytes) : null,
       unreachable: j.memory_for_target_status === "unreachable" || j.memory_for_target_status === "above_curve",
       status: (j.status ?? "no_data") as Status,
       openAlerts: num(j.open_alerts) ?? 0,
@@ -104,14 +132,60 @@ function clusterSummary(
 }
 
 export const createCluster = (body: { name: string; target_hit_ratio: number; price_per_gb_month: number }) =>
-  post<J>("/clusters", body);
+  api("post", "/clusters", { body });
+
+/** A cluster's own settings, as PATCH /clusters/{id} changes them. */
+export interface ClusterSettings {
+  id: string;
+  name: string;
+  targetHitRatio: number;
+  pricePerGbMonth: number;
+  nodeSizeBytes: number | null;
+  serverCount: number;
+  missCostPerMillion: number | null;
+  cpuPricePerHour: number | null;
+  missCostSource: "entered" | "measured";
+}
+const clusterSettings = (c: S["ClusterOut"]): ClusterSettings => ({
+  id: String(c.id),
+  name: String(c.name),
+  targetHitRatio: Number(c.target_hit_ratio),
+  pricePerGbMonth: Number(c.price_per_gb_month),
+  nodeSizeBytes: num(c.node_size_bytes),
+  serverCount: num(c.server_count) ?? 0,
+  missCostPerMillion: num(c.miss_cost_per_million),
+  cpuPricePerHour: num(c.cpu_price_per_hour),
+  missCostSource: c.miss_cost_source === "measured" ? "measured" : "entered",
+});
+export const getClusterSettings = async (id: string, signal?: AbortSignal) => clusterSettings(await api("get", "/clusters/{cluster_id}", { path: { cluster_id: id }, signal }));
+export const updateCluster = async (
+  id: string,
+  body: {
+    name?: string;
+    target_hit_ratio?: number;
+    price_per_gb_month?: number;
+    node_size_bytes?: number | null;
+    miss_cost_per_million?: number | null;
+    cpu_price_per_hour?: number | null;
+    miss_cost_source?: "entered" | "measured";
+  },
+) => clusterSettings(await api("patch", "/clusters/{cluster_id}", { path: { cluster_id: id }, body }));
+/** The cost answer (GET /sizing/{servers|clusters}/{id}/cost) as the API gives it: the chart,
+ * the words and the node counts read its fields, nothing is computed again here. */
+export type CostAnswer = S["CostAnswer"];
+export const getCost = (kind: "server" | "cluster", id: string, signal?: AbortSignal): Promise<CostAnswer> =>
+  kind === "server"
+    ? api("get", "/sizing/servers/{server_id}/cost", { path: { server_id: id }, signal })
+    : api("get", "/sizing/clusters/{cluster_id}/cost", { path: { cluster_id: id }, signal });
+/** Deletes the cluster; its servers stay, unassigned, with their curves. */
+export const deleteCluster = (id: string) => api("delete", "/clusters/{cluster_id}", { path: { cluster_id: id } });
 
 /** The API's data_basis; `fallback` when absent (older backends: everything came from watch). */
 export function dataBasis<T extends DataBasis | null>(v: unknown, fallback: T): DataBasis | T {
   return v === "watch" || v === "stats_only" || v === "mixed" ? v : fallback;
 }
 
-function serverBase(s: J, clusters: Map<string, string>): ServerSummary {
+function serverBase(s: S["ServerOut"], clusters: Map<string, string>): ServerSummary {
   const lastSeen: string | null = s.last_snapshot_at ?? s.last_seen_at ?? null;
   return {
     id: String(s.id),
@@ -142,14 +216,15 @@ function serverBase(s: J, clusters: Map<string, string>): ServerSummary {
  */
 export async function listServers(clusterId?: string, signal?: AbortSignal): Promise<ServerSummary[]> {
   const [rows, clusters] = await Promise.all([
-    get<J>(`/servers${qs({ cluster_id: clusterId, limit: 500 })}`, signal) as Promise<J[]>,
+    api("get", "/servers", { query: { cluster_id: clusterId, limit: 500 }, signal }),
     listClusterRows(signal).catch(() => []),
   ]);
   const names = new Map(clusters.map((c) => [c.id, c.name]));
   return rows.map((row) => serverBase(row, names));
 }
 
-export const assignServer = (serverId: string, clusterId: string | null) => patch<J>(`/servers/${serverId}`, { cluster_id: clusterId });
+export const assignServer = (serverId: string, clusterId: string | null) =>
+  api("patch", "/servers/{server_id}", { path: { server_id: serverId }, body: { cluster_id: clusterId } });
 
 // --- curves and sizing -----------------------------------------------------------------------
 
@@ -169,20 +244,24 @@ export function zipCurve(xs: number[] | null | undefined, ys: number[] | null | 
   return out;
 }
 
-function advice(a: J): { moves: PageMove[]; gain: number | null } {
-  const moves = Array.isArray(a?.moves) ? a.moves : [];
+/** A stored curve's page-move advice: a JSON object the worker writes (free-form in the API). */
+type AdviceJson = { [key: string]: unknown } | null | undefined;
+type MoveJson = { from_class?: unknown; to_class?: unknown; pages?: unknown; hit_gain?: unknown };
+
+function advice(a: AdviceJson): { moves: PageMove[]; gain: number | null } {
+  const moves: MoveJson[] = Array.isArray(a?.moves) ? a.moves : [];
   return {
-    moves: moves.map((m: J) => ({ fromClass: m.from_class, toClass: m.to_class, pages: m.pages, hitGain: num(m.hit_gain) })),
+    moves: moves.map((m) => ({ fromClass: Number(m.from_class), toClass: Number(m.to_class), pages: Number(m.pages), hitGain: num(m.hit_gain) })),
     // The worker writes the gain in percentage points (gain_pp); older rows carry a ratio.
     gain: a?.gain_pp != null ? (num(a.gain_pp) ?? 0) / 100 : num(a?.rebalance_gain ?? a?.gain ?? a?.hit_gain),
   };
 }
 
 export async function getServerCurve(id: string, signal?: AbortSignal): Promise<CurveView> {
-  const j = await get<J>(`/servers/${id}/curve`, signal);
+  const j = await api("get", "/servers/{server_id}/curve", { path: { server_id: id }, signal });
   const m = j.merged;
   const server = j.server;
-  const cluster = server.cluster_id ? await settle(get<J>(`/clusters/${server.cluster_id}`, signal)) : null;
+  const cluster = server.cluster_id ? await settle(api("get", "/clusters/{cluster_id}", { path: { cluster_id: server.cluster_id }, signal })) : null;
   const calibrated = m?.hit_ratio_calibrated ?? null;
   const adv = advice(m?.advice);
   return {
@@ -201,7 +280,7 @@ export async function getServerCurve(id: string, signal?: AbortSignal): Promise<
     points: m ? zipCurve(m.sizes_bytes, calibrated ?? m.hit_ratio_proportional, m.band_low, m.band_high) : [],
     // a stats-only model is stored as both (it passes through the measured point): nothing to compare
     estimate: m && calibrated && m.data_basis !== "stats_only" ? zipCurve(m.sizes_bytes, m.hit_ratio_proportional) : null,
-    classes: (j.classes ?? []).map((c: J) => ({
+    classes: (j.classes ?? []).map((c) => ({
       id: c.class_id,
       chunkSize: c.chunk_size,
       pages: c.pages,
@@ -216,11 +295,31 @@ export async function getServerCurve(id: string, signal?: AbortSignal): Promise<
     memcachedVersion: str(server.version),
     dataBasis: dataBasis(m?.data_basis ?? j.latest_snapshot?.data_basis, "watch"),
     windowsNote: str(m?.windows_note),
+    flashTier: flashTier(j.flash_tier),
+  };
+}
+
+function flashTier(t: S["FlashTierOut"] | null | undefined): FlashTier | null {
+  if (!t) return null;
+  return {
+    limitBytes: t.limit_bytes,
+    bytesUsed: t.bytes_used,
+    fillRatio: t.fill_ratio,
+    headerItems: t.header_items,
+    headerBytes: t.header_bytes,
+    flashHitShare: num(t.flash_hit_share),
+    flashMissShare: num(t.flash_miss_share),
+    readsPerS: num(t.reads_per_s),
+    readBytesPerS: num(t.read_bytes_per_s),
+    writesPerS: num(t.writes_per_s),
+    writeBytesPerS: num(t.write_bytes_per_s),
+    windows: t.windows,
+    note: t.note,
   };
 }
 
 export async function getClusterCurve(id: string, signal?: AbortSignal): Promise<CurveView> {
-  const j = await get<J>(`/clusters/${id}/curve`, signal);
+  const j = await api("get", "/clusters/{cluster_id}/curve", { path: { cluster_id: id }, signal });
   const c = j.cluster;
   return {
     kind: "cluster",
@@ -241,10 +340,11 @@ export async function getClusterCurve(id: string, signal?: AbortSignal): Promise
     advice: [],
     adviceHitGain: null,
     lossRatio: null,
-    observedMaxBytes: num(j.observed_max_bytes),
+    observedMaxBytes: null, // a cluster curve has no observed maximum of its own
     memcachedVersion: null,
     dataBasis: "watch", // the cluster's sizing answer says otherwise (Sizing.dataBasis)
     windowsNote: null,
+    flashTier: null,
   };
 }
 
@@ -259,24 +359,34 @@ export async function getSizing(
   pricePerGbMonth: number | null,
   signal?: AbortSignal,
 ): Promise<Sizing> {
-  const j = await get<J>(`/sizing/${kind}s/${id}/memory${qs({ target_hit_ratio: target })}`, signal);
+  const query = { target_hit_ratio: target };
+  const j =
+    kind === "server"
+      ? await api("get", "/sizing/servers/{server_id}/memory", { path: { server_id: id }, query, signal })
+      : await api("get", "/sizing/clusters/{cluster_id}/memory", { path: { cluster_id: id }, query, signal });
   return sizing(j, target, pricePerGbMonth);
 }
 
-const STATUSES = ["ok", "warming_up", "above_curve", "unreachable"] as const;
+const STATUSES = ["ok", "warming_up", "unknown", "above_curve", "unreachable"] as const;
+
+/** The answer says nothing about memory yet (the API's hitcurve/knowledge.py states). */
+export const isUnknown = (status: Sizing["status"]) => status === "warming_up" || status === "unknown";
 
 /** The API's sizing status. */
-function sizingStatus(j: J): Sizing["status"] {
+function sizingStatus(j: S["SizingAnswer"]): Sizing["status"] {
   return (STATUSES as readonly string[]).includes(j.status) ? j.status : "ok";
 }
 
-export function sizing(j: J, target: number, price: number | null): Sizing {
+export function sizing(j: S["SizingAnswer"], target: number, price: number | null): Sizing {
   const status = sizingStatus(j);
-  // A warming answer still carries the curve's provisional number.
-  const bytes = status === "ok" || status === "warming_up" ? num(j.memory_bytes) : null;
+  // only a known answer carries a number (warming_up and unknown carry none)
+  const bytes = status === "ok" ? num(j.memory_bytes) : null;
   const current = num(j.curve?.current_bytes) ?? 0;
+  const rec = status === "ok" ? num(j.recommended_memory_limit_bytes) : null;
+  const nodes = j.subject?.type === "cluster" ? num(j.nodes) : null;
   const costNow = price !== null ? monthlyCost(current, price) : null;
-  const costAt = price !== null && bytes !== null ? monthlyCost(bytes, price) : null;
+  // the cost of the -m to set, over all nodes
+  const costAt = price !== null && (rec ?? bytes) !== null ? monthlyCost(rec !== null ? rec * (nodes ?? 1) : bytes!, price) : null;
   const b = j.band;
   const band = b
     ? {
@@ -293,9 +403,9 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
     bytes,
     memoryLimitBytes: num(j.memory_limit_bytes),
     currentLimitBytes: num(j.current_memory_limit_bytes),
-    nodes: j.subject?.type === "cluster" ? num(j.nodes) : null,
+    nodes,
     usedBytes: num(j.used_bytes),
-    atLeastBytes: num(j.memory_bytes_at_least) ?? (status === "above_curve" || status === "unreachable" ? num(j.curve?.max_bytes) : null),
+    atLeastBytes: num(j.memory_bytes_at_least),
     limitAtLeastBytes: num(j.memory_limit_bytes_at_least),
     currentBytes: current,
     deltaBytes: bytes !== null ? bytes - current : null,
@@ -304,7 +414,12 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
     deltaCost: costNow !== null && costAt !== null ? costAt - costNow : null,
     currency: "USD",
     band,
-    recommendedBytes: num(j.recommended_memory_limit_bytes),
+    recommendedBytes: rec,
+    memoryState: j.memory_state === "short" || j.memory_state === "at_edge" || j.memory_state === "enough" ? j.memory_state : null,
+    memoryStateWords: typeof j.memory_state_words === "string" ? j.memory_state_words : null,
+    unknownUntil: typeof j.unknown_until === "string" ? j.unknown_until : null,
+    windowLimitNote: status === "ok" && typeof j.memory_limit_note === "string" ? j.memory_limit_note : null,
+    seenUpToBytes: num(j.seen_up_to_bytes),
     stable: typeof j.stable === "boolean" ? j.stable : null,
     fillRatio: num(j.fill_ratio),
     fullInSeconds: num(j.full_in_seconds),
@@ -312,7 +427,7 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
     dataBasis: dataBasis(j.data_basis, "watch"),
     ttlAware: j.ttl_aware === true,
     curveAgeSeconds: num(j.curve?.age_seconds),
-    reachable: status === "ok" || status === "warming_up",
+    reachable: status === "ok",
     message: j.message ?? null,
     maxBytes: num(j.curve?.max_bytes),
     maxHitRatio: num(j.curve?.max_hit_ratio),
@@ -323,23 +438,28 @@ export function sizing(j: J, target: number, price: number | null): Sizing {
 export async function getHistory(kind: "server" | "cluster", id: string, hours: number, signal?: AbortSignal): Promise<History> {
   const start = new Date(Date.now() - hours * HOUR).toISOString();
   const maxPoints = Math.min(2000, Math.max(60, hours * 60));
+  const query = { start, max_points: maxPoints };
   const [hist, acc, curves] = await Promise.all([
-    get<J>(`/${kind}s/${id}/history${qs({ start, max_points: maxPoints })}`, signal),
-    get<J>(`/${kind}s/${id}/accuracy${qs({ start, max_points: maxPoints })}`, signal),
+    kind === "server"
+      ? api("get", "/servers/{server_id}/history", { path: { server_id: id }, query, signal })
+      : api("get", "/clusters/{cluster_id}/history", { path: { cluster_id: id }, query, signal }),
+    kind === "server"
+      ? api("get", "/servers/{server_id}/accuracy", { path: { server_id: id }, query, signal })
+      : api("get", "/clusters/{cluster_id}/accuracy", { path: { cluster_id: id }, query, signal }),
     getCurveHistory(kind, id, start, signal),
   ]);
   // A point sits at its period's newest window (the API's `at`), not at the period's start or
   // middle: the newest point is the newest window, never drawn a period before it.
-  const at = (p: J) => String(p.at);
+  const at = (p: { at: string }) => String(p.at);
   return {
-    measured: (hist.points ?? []).map((p: J) => ({
+    measured: (hist.points ?? []).map((p) => ({
       time: at(p),
       measured: num(p.measured_hit_ratio),
       predicted: num(p.predicted_hit_ratio),
       lossRatio: num(p.loss_ratio),
       bytesUsed: num(p.bytes_used),
     })),
-    accuracy: (acc.points ?? []).map((p: J) => ({ time: at(p), measured: num(p.measured_hit_ratio), predicted: num(p.predicted_hit_ratio) })),
+    accuracy: (acc.points ?? []).map((p) => ({ time: at(p), measured: num(p.measured_hit_ratio), predicted: num(p.predicted_hit_ratio) })),
     bucketSeconds: num(hist.bucket_seconds),
     meanAbsErrorPp: num(acc.mean_abs_error_pp),
     maxAbsErrorPp: num(acc.max_abs_error_pp),
@@ -352,13 +472,17 @@ export async function getHistory(kind: "server" | "cluster", id: string, hours: 
  * → {curves: [{window_end, sizes_bytes, hit_ratios (calibrated when there is one), …}]}, oldest first.
  */
 export async function getCurveHistory(kind: "server" | "cluster", id: string, start: string, signal?: AbortSignal): Promise<HistoryCurve[]> {
-  const j = await get<J>(`/${kind}s/${id}/curves${qs({ start, max_curves: 14 })}`, signal);
-  return (j.curves ?? []).map((c: J) => ({ time: c.window_end, points: zipCurve(c.sizes_bytes, c.hit_ratios) }));
+  const query = { start, max_curves: 14 };
+  const j =
+    kind === "server"
+      ? await api("get", "/servers/{server_id}/curves", { path: { server_id: id }, query, signal })
+      : await api("get", "/clusters/{cluster_id}/curves", { path: { cluster_id: id }, query, signal });
+  return (j.curves ?? []).map((c) => ({ time: c.window_end, points: zipCurve(c.sizes_bytes, c.hit_ratios) }));
 }
 
 // --- simulations -----------------------------------------------------------------------------
 
-function run(r: J): SimulationRun {
+function run(r: S["SimulationRunOut"]): SimulationRun {
   // Results arrive as one row per (policy, size); group them into one curve per policy.
   const byPolicy = new Map<string, { bytes: number; hit: number; cost: number | null }[]>();
   for (const x of r.results ?? []) {
@@ -376,9 +500,14 @@ function run(r: J): SimulationRun {
           keys: num(d.sampled_keys),
           spanSeconds: num(d.span_seconds),
           notes: Array.isArray(d.notes) ? d.notes.map(String) : [],
+          periodStart: num(d.period_start_us) ? num(d.period_start_us)! / 1000 : null,
+          periodEnd: num(d.period_end_us) ? num(d.period_end_us)! / 1000 : null,
+          simWarmup: num(d.sim_warmup),
+          footprintBytes: num(d.footprint_bytes),
+          recompute: d.recompute == null ? null : String(d.recompute),
         }
       : null,
-    status: r.status,
+    status: oneOf(r.status, ["pending", "running", "done", "failed"], "pending"),
     progress: num(r.progress),
     createdAt: r.created_at ?? null,
     error: r.error ?? null,
@@ -391,20 +520,22 @@ function run(r: J): SimulationRun {
   };
 }
 
+const subject = (kind: "server" | "cluster", id: string) => (kind === "server" ? { server_id: id } : { cluster_id: id });
 export const listSimulations = async (kind: "server" | "cluster", id: string, signal?: AbortSignal) =>
-  ((await get<J>(`/simulations${qs({ [`${kind}_id`]: id })}`, signal)) as J[]).map(run);
-export const getSimulation = async (id: string, signal?: AbortSignal) => run(await get<J>(`/simulations/${id}`, signal));
+  (await api("get", "/simulations", { query: subject(kind, id), signal })).map(run);
+export const getSimulation = async (id: string, signal?: AbortSignal) => run(await api("get", "/simulations/{run_id}", { path: { run_id: id }, signal }));
 export const startSimulation = async (kind: "server" | "cluster", id: string, policies: string[], sizesBytes: number[]) =>
-  run(await post<J>("/simulations", { [`${kind}_id`]: id, policies, sizes_bytes: sizesBytes }));
+  // the API refuses a policy it does not know by name (422), so the names go as they are
+  run(await api("post", "/simulations", { body: { ...subject(kind, id), policies: policies as S["SimulationIn"]["policies"], sizes_bytes: sizesBytes } }));
 
 // --- alerts, keys, reports ---------------------------------------------------------------------
 
 export const listAlerts = async (state: "open" | "resolved" | "all" = "open", signal?: AbortSignal): Promise<Alert[]> =>
-  ((await get<J>(`/alerts${qs({ state, limit: 500 })}`, signal)) as J[]).map((a) => ({
+  (await api("get", "/alerts", { query: { state, limit: 500 }, signal })).map((a) => ({
     id: String(a.id),
     kind: a.kind,
-    severity: a.severity ?? "warning",
-    state: a.state ?? "open",
+    severity: oneOf(a.severity, SEVERITIES, "warning"),
+    state: oneOf(a.state, ["open", "resolved"], "open"),
     message: a.message,
     clusterId: str(a.cluster_id),
     serverId: str(a.server_id),
@@ -413,30 +544,36 @@ export const listAlerts = async (state: "open" | "resolved" | "all" = "open", si
     resolvedAt: a.resolved_at ?? null,
     acknowledgedAt: a.acknowledged_at ?? null,
   }));
-export const acknowledgeAlert = (id: string) => post<void>(`/alerts/${id}/ack`);
+export const acknowledgeAlert = (id: string) => api("post", "/alerts/{alert_id}/ack", { path: { alert_id: id } });
 
-function key(kind: KeyKind, k: J): KeyInfo {
+function key(kind: KeyKind, k: S["KeyOut"] | S["ApiTokenOut"]): KeyInfo {
   return {
     id: String(k.id),
     kind,
     name: k.name,
     prefix: k.prefix ?? null,
-    scope: k.scope ?? (kind === "agent" ? "upload" : "read"),
+    scope: "scope" in k ? k.scope : kind === "agent" ? "upload" : "read",
     createdAt: k.created_at ?? null,
     lastUsedAt: k.last_used_at ?? null,
     revokedAt: k.revoked_at ?? null,
   };
 }
-const keyPath = (kind: KeyKind) => (kind === "agent" ? "/agent-keys" : "/api-tokens");
-export const listKeys = async (kind: KeyKind, signal?: AbortSignal) =>
-  ((await get<J>(keyPath(kind), signal)) as J[]).map((k) => key(kind, k));
+export const listKeys = async (kind: KeyKind, signal?: AbortSignal): Promise<KeyInfo[]> =>
+  (kind === "agent" ? await api("get", "/agent-keys", { signal }) : await api("get", "/api-tokens", { signal })).map((k) => key(kind, k));
 export async function createKey(kind: KeyKind, name: string, scope: string): Promise<NewKey> {
-  const j = await post<J>(keyPath(kind), kind === "agent" ? { name } : { name, scope });
-  return { ...key(kind, j), secret: kind === "agent" ? j.key : j.token };
+  if (kind === "agent") {
+    const j = await api("post", "/agent-keys", { body: { name } });
+    return { ...key(kind, j), secret: j.key };
+  }
+  const j = await api("post", "/api-tokens", { body: { name, scope: member(scope, TOKEN_SCOPES, "An API token's scope") } });
+  return { ...key(kind, j), secret: j.token };
 }
-export const revokeKey = (kind: KeyKind, id: string) => del<void>(`${keyPath(kind)}/${id}`);
+export const revokeKey = (kind: KeyKind, id: string) =>
+  kind === "agent"
+    ? api("delete", "/agent-keys/{key_id}", { path: { key_id: id } })
+    : api("delete", "/api-tokens/{token_id}", { path: { token_id: id } });
 
-function subscription(s: J): ReportSubscription {
+function subscription(s: S["SubscriptionOut"]): ReportSubscription {
   return {
     id: String(s.id),
     email: s.email,
@@ -445,13 +582,18 @@ function subscription(s: J): ReportSubscription {
     hourUtc: s.hour_utc ?? 8,
     enabled: s.enabled ?? true,
     lastSentAt: s.last_sent_at ?? null,
+    confirmedAt: s.confirmed_at ?? null,
+    confirmationSentAt: s.confirmation_sent_at ?? null,
   };
 }
 export const listSubscriptions = async (signal?: AbortSignal) =>
-  ((await get<J>("/report-subscriptions", signal)) as J[]).map(subscription);
+  (await api("get", "/report-subscriptions", { signal })).map(subscription);
 export const createSubscription = async (body: { email: string; cluster_id: string | null; weekday: number; hour_utc: number }) =>
-  subscription(await post<J>("/report-subscriptions", body));
-export const deleteSubscription = (id: string) => del<void>(`/report-subscriptions/${id}`);
+  subscription(await api("post", "/report-subscriptions", { body }));
+export const deleteSubscription = (id: string) => api("delete", "/report-subscriptions/{sub_id}", { path: { sub_id: id } });
+/** Mail a pending recipient its confirmation link again. */
+export const resendConfirmation = async (id: string) =>
+  subscription(await api("post", "/report-subscriptions/{sub_id}/confirmation", { path: { sub_id: id } }));
 
 /** The weekly e-mail as it would go to the logged-in user now (charts inline as data: URLs). */
 export interface ReportPreview {
@@ -462,27 +604,32 @@ export interface ReportPreview {
   text: string;
 }
 export const previewReport = async (clusterId: string | null, signal?: AbortSignal): Promise<ReportPreview> =>
-  (await get<J>(`/reports/preview${clusterId ? qs({ cluster_id: clusterId }) : ""}`, signal)) as ReportPreview;
+  api("get", "/reports/preview", { query: clusterId ? { cluster_id: clusterId } : {}, signal });
 export const sendTestReport = async (clusterId: string | null): Promise<string> =>
-  String((await post<J>("/reports/test", { cluster_id: clusterId })).detail);
+  String((await api("post", "/reports/test", { body: { cluster_id: clusterId } })).detail);
 export interface Unsubscribed {
   email: string;
   orgName: string;
   about: string;
   already: boolean;
 }
+/** The confirmation mail's link: the recipient agrees to the weekly report (no session needed). */
+export const confirmRecipient = async (token: string): Promise<Unsubscribed> => {
+  const j = await api("post", "/reports/confirm/{token}", { path: { token } });
+  return { email: j.email, orgName: j.org_name, about: j.about, already: !!j.already };
+};
 /** The e-mail's one-click unsubscribe link: no session needed. */
 export const unsubscribe = async (token: string): Promise<Unsubscribed> => {
-  const j = await post<J>(`/reports/unsubscribe/${encodeURIComponent(token)}`);
+  const j = await api("post", "/reports/unsubscribe/{token}", { path: { token } });
   return { email: j.email, orgName: j.org_name, about: j.about, already: !!j.already };
 };
 
 // --- account mails: password reset and invitations -------------------------------------------
 
 export const requestPasswordReset = async (email: string): Promise<string> =>
-  String((await post<J>("/auth/password-reset", { email })).detail);
+  String((await api("post", "/auth/password-reset", { body: { email } })).detail);
 export const confirmPasswordReset = (token: string, newPassword: string) =>
-  post<void>("/auth/password-reset/confirm", { token, new_password: newPassword });
+  api("post", "/auth/password-reset/confirm", { body: { token, new_password: newPassword } });
 
 export interface InvitationView {
   orgName: string;
@@ -492,10 +639,10 @@ export interface InvitationView {
   expiresAt: string;
 }
 export const fetchInvitation = async (token: string): Promise<InvitationView> => {
-  const j = await get<J>(`/invitations/${encodeURIComponent(token)}`);
+  const j = await api("get", "/invitations/{token}", { path: { token } });
   return { orgName: j.org_name, role: j.role, email: j.email, invitedBy: j.invited_by ?? null, expiresAt: j.expires_at };
 };
-export const acceptInvitation = (token: string) => post<J>("/invitations/accept", { token });
+export const acceptInvitation = (token: string) => api("post", "/invitations/accept", { body: { token } });
 
 // --- members and invitations of the current organization (owners invite and revoke) ----------
 
@@ -514,30 +661,30 @@ export interface PendingInvitation {
   expiresAt: string;
 }
 export const listMembers = async (signal?: AbortSignal): Promise<Member[]> =>
-  ((await get<J>("/org/members", signal)) as J[]).map((m) => ({
+  (await api("get", "/org/members", { signal })).map((m) => ({
     userId: String(m.user_id),
     email: m.email,
     name: m.display_name || null,
     role: m.role,
     since: m.created_at,
   }));
-const invitation = (i: J): PendingInvitation => ({ id: String(i.id), email: i.email, role: i.role, createdAt: i.created_at, expiresAt: i.expires_at });
+const invitation = (i: S["InvitationOut"]): PendingInvitation => ({ id: String(i.id), email: i.email, role: i.role, createdAt: i.created_at, expiresAt: i.expires_at });
 export const listInvitations = async (signal?: AbortSignal): Promise<PendingInvitation[]> =>
-  ((await get<J>("/org/invitations", signal)) as J[]).map(invitation);
-export const invite = async (email: string, role: Role): Promise<PendingInvitation> => invitation(await post<J>("/org/invitations", { email, role }));
-export const revokeInvitation = (id: string) => del<void>(`/org/invitations/${id}`);
+  (await api("get", "/org/invitations", { signal })).map(invitation);
+export const invite = async (email: string, role: Role): Promise<PendingInvitation> => invitation(await api("post", "/org/invitations", { body: { email, role } }));
+export const revokeInvitation = (id: string) => api("delete", "/org/invitations/{invitation_id}", { path: { invitation_id: id } });
 
-// --- breakdown (issue 16) --------------------------------------------------------------------
+// --- breakdown: what is in the cache----------------------------------------------------------------
 
-const pts = (a: J[] | null | undefined): CurvePoint[] => (a ?? []).map(([x, y]: [number, number]) => ({ bytes: x, hit: y }));
-const hot = (a: J[] | null | undefined): HotKeyRow[] =>
-  (a ?? []).map((h: J) => ({ key: String(h.key), hashed: !!h.hashed, requests: h.requests, bytes: h.bytes, error: h.error }));
+const pts = (a: number[][] | null | undefined): CurvePoint[] => (a ?? []).map(([x, y]) => ({ bytes: x, hit: y }));
+const hot = (a: S["BreakdownOut"]["hot_keys"] | null | undefined): HotKeyRow[] =>
+  (a ?? []).map((h) => ({ key: String(h.key), hashed: !!h.hashed, requests: h.requests, bytes: h.bytes, error: h.error }));
 
 /** GET /servers/{id}/breakdown?target=… → prefixes, hot keys, TTL-aware memory, expired vs evicted. */
 export async function getBreakdown(id: string, target: number, signal?: AbortSignal): Promise<Breakdown | null> {
-  let j: J;
+  let j: S["BreakdownOut"];
   try {
-    j = await get<J>(`/servers/${id}/breakdown${qs({ target })}`, signal);
+    j = await api("get", "/servers/{server_id}/breakdown", { path: { server_id: id }, query: { target }, signal });
   } catch (e) {
     if (e instanceof ApiError && e.status === 404 && (e.detail as { code?: string } | null)?.code === "no_breakdown") return null;
     throw e;
@@ -547,7 +694,7 @@ export async function getBreakdown(id: string, target: number, signal?: AbortSig
     windowsNote: str(j.windows_note),
     target: j.target,
     prefixRule: str(j.prefix_rule),
-    prefixes: (j.prefixes ?? []).map((p: J) => ({
+    prefixes: (j.prefixes ?? []).map((p) => ({
       prefix: String(p.prefix),
       other: !!p.other,
       requests: p.requests,
@@ -575,7 +722,7 @@ export async function getBreakdown(id: string, target: number, signal?: AbortSig
           gaps: String(j.ttl.gaps ?? ""),
         }
       : null,
-    classes: (j.classes ?? []).map((c: J) => ({
+    classes: (j.classes ?? []).map((c) => ({
       id: c.id,
       chunkSize: c.chunk_size,
       expired: c.expired,
@@ -585,10 +732,13 @@ export async function getBreakdown(id: string, target: number, signal?: AbortSig
     })),
     left: { expired: j.left.expired, evicted: j.left.evicted, deleted: j.left.deleted },
     evictedByPageMoves: j.left.evicted_by_page_moves ?? 0,
+    storedBytes: num(j.stored_bytes),
+    memoryRule: String(j.memory_rule ?? ""),
+    prefixesAloneBytes: num(j.prefixes_alone_bytes),
   };
 }
 
-const splitPoint = (p: J): SplitPoint => ({
+const splitPoint = (p: S["SplitPointOut"]): SplitPoint => ({
   prefixBytes: p.prefix_bytes,
   restBytes: p.rest_bytes,
   hit: p.hit_ratio,
@@ -598,7 +748,11 @@ const splitPoint = (p: J): SplitPoint => ({
 
 /** GET /servers/{id}/breakdown/split?prefix=…&prefix_bytes=… → the pool-split what-if of one prefix. */
 export async function getPoolSplit(id: string, prefix: string, prefixBytes: number | null, signal?: AbortSignal): Promise<PoolSplit> {
-  const j = await get<J>(`/servers/${id}/breakdown/split${qs({ prefix, prefix_bytes: prefixBytes ?? undefined })}`, signal);
+  const j = await api("get", "/servers/{server_id}/breakdown/split", {
+    path: { server_id: id },
+    query: { prefix, prefix_bytes: prefixBytes ?? undefined },
+    signal,
+  });
   return {
     prefix: j.prefix,
     requestShare: j.request_share,
@@ -623,7 +777,7 @@ export async function getPoolSplit(id: string, prefix: string, prefixBytes: numb
 
 /** GET /servers/{id}/breakdown/ttl?prefix=…&ttl_s=… → the TTL what-if of one prefix. */
 export async function getTtlWhatIf(id: string, prefix: string, ttl: number, signal?: AbortSignal): Promise<TtlWhatIf> {
-  const j = await get<J>(`/servers/${id}/breakdown/ttl${qs({ prefix, ttl_s: ttl })}`, signal);
+  const j = await api("get", "/servers/{server_id}/breakdown/ttl", { path: { server_id: id }, query: { prefix, ttl_s: ttl }, signal });
   return {
     prefix: j.prefix,
     ttl: j.ttl_s,
@@ -643,13 +797,13 @@ export async function getTtlWhatIf(id: string, prefix: string, ttl: number, sign
     reachable: !!j.reachable,
     bound: !!j.bound,
     sampledReads: j.sampled_reads,
-    grid: (j.grid ?? []).map((g: J) => ({ ttl: g.ttl_s, allowedHit: g.allowed_hit_ratio, liveBytes: g.live_bytes })),
+    grid: (j.grid ?? []).map((g) => ({ ttl: g.ttl_s, allowedHit: g.allowed_hit_ratio, liveBytes: g.live_bytes })),
     windowsNote: str(j.windows_note),
     gaps: String(j.gaps ?? ""),
   };
 }
 
-// --- alert notification channels and their delivery log (issue 18) --------------------------
+// --- alert notification channels and their delivery log --------------------------
 
 export type ChannelKind = "webhook" | "slack" | "pagerduty" | "alertmanager";
 export interface Channel {
@@ -682,7 +836,7 @@ export interface Delivery {
   lastError: string | null;
   createdAt: string;
 }
-const channel = (c: J): Channel => ({
+const channel = (c: S["ChannelOut"]): Channel => ({
   id: String(c.id),
   name: c.name,
   kind: c.kind,
@@ -694,7 +848,7 @@ const channel = (c: J): Channel => ({
   lastDeliveryStatus: str(c.last_delivery_status),
   lastDeliveryAt: str(c.last_delivery_at),
 });
-const delivery = (d: J): Delivery => ({
+const delivery = (d: S["DeliveryOut"]): Delivery => ({
   id: Number(d.id),
   channelName: d.channel_name,
   event: d.event,
@@ -706,14 +860,50 @@ const delivery = (d: J): Delivery => ({
   createdAt: d.created_at,
 });
 export const listChannels = async (signal?: AbortSignal): Promise<Channel[]> =>
-  ((await get<J>("/notification-channels", signal)) as J[]).map(channel);
-/** The new channel and, for a webhook, its signing secret (shown once). */
-export const createChannel = async (draft: ChannelDraft): Promise<{ channel: Channel; secret: string | null }> => {
-  const j = await post<J>("/notification-channels", draft);
-  return { channel: channel(j), secret: str(j.secret) };
+  (await api("get", "/notification-channels", { signal })).map(channel);
+/** The new channel, its webhook secret (shown only now) and how many open alerts it would take. */
+export const createChannel = async (draft: ChannelDraft): Promise<{ channel: Channel; secret: string | null; openAlerts: number }> => {
+  const body = { ...draft, min_severity: member(draft.min_severity, SEVERITIES, "A channel's minimum severity") };
+  const j = await api("post", "/notification-channels", { body });
+  return { channel: channel(j), secret: str(j.secret), openAlerts: num(j.open_alerts) ?? 0 };
 };
-export const setChannelEnabled = async (id: string, enabled: boolean) => channel(await patch<J>(`/notification-channels/${id}`, { enabled }));
-export const deleteChannel = (id: string) => del<void>(`/notification-channels/${id}`);
-export const sendTestNotification = async (id: string): Promise<Delivery> => delivery(await post<J>(`/notification-channels/${id}/test`));
+/** Sends the alerts open now to one channel (each once); answers how many were queued. */
+export const sendOpenAlerts = async (id: string): Promise<number> =>
+  Number((await api("post", "/notification-channels/{channel_id}/send-open-alerts", { path: { channel_id: id } })).queued);
+export const setChannelEnabled = async (id: string, enabled: boolean) => channel(await api("patch", "/notification-channels/{channel_id}", { path: { channel_id: id }, body: { enabled } }));
+export const deleteChannel = (id: string) => api("delete", "/notification-channels/{channel_id}", { path: { channel_id: id } });
+export const sendTestNotification = async (id: string): Promise<Delivery> => delivery(await api("post", "/notification-channels/{channel_id}/test", { path: { channel_id: id } }));
 export const listDeliveries = async (signal?: AbortSignal): Promise<Delivery[]> =>
-  ((await get<J>(`/alert-deliveries${qs({ limit: 50 })}`, signal)) as J[]).map(delivery);
+  (await api("get", "/alert-deliveries", { query: { limit: 50 }, signal })).map(delivery);
+
+/** The install's own setting for private channel targets (loopback, private, link-local). */
+export interface PrivateTargets {
+  allowed: boolean;
+  stored: boolean;
+  fromEnvironment: boolean;
+  canChange: boolean;
+  changedAt: string | null;
+  changedBy: string | null;
+}
+const privateTargets = (j: Record<string, unknown>): PrivateTargets => ({
+  allowed: j.allow_private_webhooks === true,
+  stored: j.stored === true,
+  fromEnvironment: j.from_environment === true,
+  canChange: j.can_change === true,
+  changedAt: str(j.changed_at),
+  changedBy: str(j.changed_by),
+});
+export const getPrivateTargets = async (signal?: AbortSignal): Promise<PrivateTargets> =>
+  privateTargets(await api("get", "/install-settings", { signal }));
+export const setPrivateTargets = async (allow: boolean): Promise<PrivateTargets> =>
+  privateTargets(await api("patch", "/install-settings", { body: { allow_private_webhooks: allow } }));
+
+// --- agent install -------------------------------------------------------------------------
+
+export type InstallVariant = "systemd" | "no-systemd" | "container" | "foreground";
+/** The block that installs and starts the agent on one kind of host (key_placeholder where the
+ * agent key goes), as GET /agent-install writes it. */
+export const getAgentInstall = (variant: InstallVariant, memcached: string, signal?: AbortSignal) =>
+  api("get", "/agent-install", { query: { variant, memcached }, signal });
+/** The agent release this Hitcurve serves (the artefacts the blocks download). */
+export const getAgentRelease = (signal?: AbortSignal) => api("get", "/agent-release", { signal });

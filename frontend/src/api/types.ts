@@ -48,7 +48,7 @@ export type ServerSummary = {
   /** Curve error above the API's threshold. */
   curveErrorWarning: boolean;
   measuredHitRatio: number | null;
-  /** What the latest window rests on: memcached's watch stream, or `stats` alone (issue 15). */
+  /** What the latest window rests on: memcached's watch stream, or `stats` alone (memcached refused `watch`). */
   dataBasis: DataBasis | null;
   /** The API's status (GET /servers); the dashboard derives none. */
   status: Status;
@@ -102,18 +102,44 @@ export type CurveView = {
   dataBasis: DataBasis;
   /** Servers: newer windows were left out (quiet, stream loss): the curve is the newest good one's. */
   windowsNote: string | null;
+  /** Servers with a flash tier (memcached's extstore); null without one, and for clusters. */
+  flashTier: FlashTier | null;
 };
 
-/** What the sizing API said: ok, memcached still filling (warming_up), the target past the curve's
- * reach (above_curve: `atLeastBytes` is then a lower bound), or no memory reaches it (unreachable). */
-export type SizingStatus = "ok" | "warming_up" | "above_curve" | "unreachable";
+/** memcached's flash tier on a server (the API's FlashTierOut, hitcurve/sizing/flash.py). */
+export type FlashTier = {
+  limitBytes: number;
+  bytesUsed: number;
+  /** flash pages taken / all pages */
+  fillRatio: number;
+  /** items in RAM that are headers of values on flash, and the RAM they take */
+  headerItems: number;
+  headerBytes: number;
+  /** of memcached's get_hits, those the flash served / those whose flash read found nothing */
+  flashHitShare: number | null;
+  flashMissShare: number | null;
+  readsPerS: number | null;
+  readBytesPerS: number | null;
+  writesPerS: number | null;
+  writeBytesPerS: number | null;
+  windows: number;
+  /** what the curve means on this server, in the API's words (SizingAnswer.flash_note) */
+  note: string;
+};
+
+/** What the sizing API said: ok; not known yet (warming_up: memcached still filling; unknown: the
+ * agent has not yet seen out to the target), with no number; the target past the curve the agent
+ * has seen whole (above_curve: `atLeastBytes` is then a lower bound); or no memory reaches it
+ * (unreachable). */
+export type SizingStatus = "ok" | "warming_up" | "unknown" | "above_curve" | "unreachable";
 
 export type Sizing = {
   target: number;
   status: SizingStatus;
   /** The curve's memory for the target (null above the curve). */
   bytes: number | null;
-  /** The memcached memory limit (-m) to set for the target, whole MiB; null when not known. */
+  /** This window's curve alone: the -m at which memcached holds `bytes` (moves every window); the
+   * -m to set is `recommendedBytes`. Null when not known. */
   memoryLimitBytes: number | null;
   /** -m today (limit_maxbytes); a cluster's summed over its nodes. */
   currentLimitBytes: number | null;
@@ -140,8 +166,22 @@ export type Sizing = {
     basis: "server_record" | "benchmark_prior" | null;
     gradedPredictions: number | null;
   } | null;
-  /** A limit that moves only outside the hysteresis band, for autoscalers; `stable` says it held. */
+  /** The one -m to set (per node for clusters): moves only outside its hysteresis band, always
+   * inside the answer's band; the value every surface shows. `stable` says it held. */
   recommendedBytes: number | null;
+  /** Set when this window's curve alone says another -m than the one to set: what it is and why
+   * it differs (the API's memory_limit_note). */
+  windowLimitNote: string | null;
+  /** Today's -m against a known answer (the API's memory_state, hitcurve/rules/shortage.py):
+   * short only when even the band's optimistic -m is above it (the memory alert's one rule),
+   * at_edge when it lies inside the band below the -m to set (no alert), enough; null while not
+   * known. `memoryStateWords` is the API's sentence for it. */
+  memoryState: "short" | "at_edge" | "enough" | null;
+  memoryStateWords: string | null;
+  /** Not known yet: what the answer waits for, in the API's words ("unknown until …"). */
+  unknownUntil: string | null;
+  /** How far the agent has seen the curve (null: all of it). */
+  seenUpToBytes: number | null;
   stable: boolean | null;
   /** Warming up: share of -m memcached has taken, and an estimate of when it is full. */
   fillRatio: number | null;
@@ -149,7 +189,7 @@ export type Sizing = {
   basis: string;
   /** What the answer's curve rests on (the API's data_basis; "watch" from older backends). */
   dataBasis: DataBasis;
-  /** The curve models expiry (issue 16: the agent's TTL-aware curves, traffic with TTLs). */
+  /** The curve models expiry (the agent's TTL-aware curves, traffic with TTLs). */
   ttlAware: boolean;
   curveAgeSeconds: number | null;
   reachable: boolean;
@@ -198,6 +238,15 @@ export type RunSample = {
   keys: number | null;
   spanSeconds: number | null;
   notes: string[];
+  /** The replayed period (first and last request, ms since the epoch); null from older workers. */
+  periodStart: number | null;
+  periodEnd: number | null;
+  /** Share of the replayed requests that only warmed the simulated caches (not counted). */
+  simWarmup: number | null;
+  /** The sample's keys' bytes / R: at and above it every policy holds the whole sample. */
+  footprintBytes: number | null;
+  /** What the recompute time sums, in the worker's words. */
+  recompute: string | null;
 };
 
 export type Alert = {
@@ -237,9 +286,12 @@ export type ReportSubscription = {
   hourUtc: number;
   enabled: boolean;
   lastSentAt: string | null;
+  /** Null: the recipient has not followed the confirmation mail's link; nothing is sent yet. */
+  confirmedAt: string | null;
+  confirmationSentAt: string | null;
 };
 
-/** GET /servers/{id}/breakdown (issue 16): what is in the cache, from the latest window. */
+/** GET /servers/{id}/breakdown: what is in the cache, from the latest window. */
 export type Left = { expired: number; evicted: number; deleted: number };
 /** Per slab class: `evictedByPageMoves` of `evicted` were memcached moving the class's pages to
  * another class (memcached >= 1.6.34 counts them as evictions), not a shortage of memory. */
@@ -284,9 +336,15 @@ export type Breakdown = {
   left: Left;
   /** Of `left.evicted`, those slab page moves caused (sum over the classes). */
   evictedByPageMoves: number;
+  /** memcached's stored bytes at the window's end: the prefixes' memory held adds up to at most this. */
+  storedBytes: number | null;
+  /** How memory held per prefix is worked out (the backend's rule, stated). */
+  memoryRule: string;
+  /** The prefixes' own-pool answers summed (separate pools); null when one cannot reach the target. */
+  prefixesAloneBytes: number | null;
 };
 
-/** GET /servers/{id}/breakdown/ttl (issue 16): one prefix's TTL changed. */
+/** GET /servers/{id}/breakdown/ttl: one prefix's TTL changed. */
 export type TtlGridPoint = { ttl: number; allowedHit: number; liveBytes: number };
 export type TtlWhatIf = {
   prefix: string;
@@ -313,7 +371,7 @@ export type TtlWhatIf = {
   gaps: string;
 };
 
-/** GET /servers/{id}/breakdown/split (issue 16): one prefix in its own pool, the rest in another. */
+/** GET /servers/{id}/breakdown/split: one prefix in its own pool, the rest in another. */
 export type SplitPoint = { prefixBytes: number; restBytes: number; hit: number; prefixHit: number; restHit: number };
 export type PoolSplit = {
   prefix: string;

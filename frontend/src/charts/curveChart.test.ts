@@ -59,6 +59,14 @@ test("an unreachable target draws no meeting point", () => {
   expect(svg.querySelector("path.target-line")!.getAttribute("class")).toContain("unreachable");
 });
 
+test("a target past what was observed is not drawn as unreachable: the answer is unknown until then", () => {
+  // memcached filling: seen out to 4 GiB of an 8 GiB curve that ends below 95 %; the answer says
+  // "unknown until memcached is full", and a red (unreachable) line beside it said otherwise
+  const svg = draw({ target: 0.95, targetBytes: null, observedMaxBytes: 4 * GiB });
+  expect(svg.querySelector("path.target-line")!.getAttribute("class")).toBe("target-line");
+  expect(svg.querySelector("circle.target-point")).toBeNull();
+});
+
 test("zooming narrows x and fits y to what is visible", () => {
   const data = { points, estimate: null, currentBytes: 4 * GiB, measuredHit: 0.41, target: 0.55, targetBytes: 5.5 * GiB, hoverBytes: null };
   expect(fullXDomain(data)).toEqual([0, 8 * GiB]);
@@ -138,4 +146,74 @@ test("a now label clear of the curve stays at the top right of the now-line", ()
   const label = svg.querySelector("text.current-label")!;
   expect(label.getAttribute("text-anchor")).toBe("start");
   expect(Number(label.getAttribute("y"))).toBe(margin.top + 10);
+});
+
+// jsdom lays nothing out: the svg's box starts at the page's origin, so clientX is the svg's own x.
+// jsdom has no PointerEvent: a MouseEvent carrying the pointer's type stands for one.
+function pointer(svg: SVGSVGElement, type: string, pointerType: string, clientX: number) {
+  const e = new MouseEvent(type, { clientX, clientY: 150, bubbles: true });
+  Object.defineProperty(e, "pointerType", { value: pointerType });
+  svg.dispatchEvent(e);
+}
+
+test("a tap shows the readout at the tapped memory and keeps it as the finger lifts", () => {
+  const onHover = vi.fn();
+  const svg = draw({}, null, { onHover });
+  // x: 0..8 GiB over 50..600 px, so 325 px is 4 GiB. A tap sends down, up and leave, no move.
+  pointer(svg, "pointerdown", "touch", 325);
+  pointer(svg, "pointerup", "touch", 325);
+  pointer(svg, "pointerleave", "touch", 325);
+  expect(onHover).toHaveBeenCalledTimes(1);
+  expect(onHover.mock.calls[0][0] / GiB).toBeCloseTo(4, 6);
+  // a tap beside the plot clears it
+  pointer(svg, "pointerdown", "touch", 20);
+  expect(onHover).toHaveBeenLastCalledWith(null);
+});
+
+test("a mouse's readout follows the mouse and clears as it leaves the chart", () => {
+  const onHover = vi.fn();
+  const svg = draw({}, null, { onHover });
+  pointer(svg, "pointermove", "mouse", 50 + 550 / 4);
+  expect(onHover.mock.calls[0][0] / GiB).toBeCloseTo(2, 6);
+  pointer(svg, "pointerleave", "mouse", 50 + 550 / 4);
+  expect(onHover).toHaveBeenLastCalledWith(null);
+});
+
+test("at 390 px the now label and 'not observed yet' never cover one another", () => {
+  // the demo's server page at 390 px: plot 254 px wide; today 64 MiB, seen out to 172 MiB, the curve
+  // out to 320 MiB levelling at 98 %, 90 % at 69 MiB. "not observed yet" ended 6 px right of the
+  // shade's edge and ran left under "now 64 MiB", which had moved to the bottom off the curve.
+  const MiB = 2 ** 20;
+  const phone = { top: 24, right: 52, bottom: 40, left: 44 };
+  const [w, h] = [350, 280];
+  const demo = [4, 16, 32, 48, 64, 80, 96, 128, 160, 192, 256, 320].map((mb) => {
+    const hit = 0.98 * (1 - Math.exp(-mb / 28));
+    return { bytes: mb * MiB, hit, lo: hit - 0.02, hi: Math.min(1, hit + 0.02) };
+  });
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  document.body.appendChild(svg);
+  for (const seen of [172, 250, 300]) {
+    const data: CurveChartData = {
+      points: demo, estimate: null, currentBytes: 64 * MiB, measuredHit: 0.89, target: 0.9, targetBytes: bytesForHit(demo, 0.9),
+      hoverBytes: null, observedMaxBytes: seen * MiB,
+    };
+    drawCurveChart(svg, data, { width: w, height: h, margin: phone, id: "p", xDomain: null });
+    const box = (sel: string) => {
+      const el = svg.querySelector(sel)!;
+      // 11 px text, about 6.6 px a character, written out here as the chart's own estimate
+      const [x, y] = [Number(el.getAttribute("x")), Number(el.getAttribute("y"))];
+      const tw = el.textContent!.length * 6.6;
+      const x0 = el.getAttribute("text-anchor") === "end" ? x - tw : x;
+      return { x0, x1: x0 + tw, y0: y - 11, y1: y + 3 };
+    };
+    const now = box("text.current-label");
+    const unseen = box("text.unobserved-label");
+    const apart = now.x1 < unseen.x0 || unseen.x1 < now.x0 || now.y1 < unseen.y0 || unseen.y1 < now.y0;
+    expect(apart, `seen to ${seen} MiB: now ${JSON.stringify(now)}, not observed yet ${JSON.stringify(unseen)}`).toBe(true);
+    // both inside the plot
+    for (const b of [now, unseen]) {
+      expect(b.x0).toBeGreaterThanOrEqual(phone.left);
+      expect(b.x1).toBeLessThanOrEqual(w - phone.right);
+    }
+  }
 });

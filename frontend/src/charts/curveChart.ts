@@ -41,11 +41,36 @@ export type CurveChartOptions = {
 
 const clamp = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, v));
 
+/** Where a label's text starts or ends (its anchor) and its baseline. */
+export type LabelAt = { x: number; y: number; anchor: "start" | "end" };
+/** A label's box, estimated: about 6.6 px a character at the chart's 11 px, 11 px above its
+ *  baseline and 3 below. Never measured, so the same data places every label the same way in a
+ *  test as in the browser. */
+export type Box = { x0: number; x1: number; y0: number; y1: number };
+export function labelBox(at: LabelAt, text: string): Box {
+  const w = text.length * 6.6 + 2;
+  const x0 = at.anchor === "start" ? at.x : at.x - w;
+  return { x0, x1: x0 + w, y0: at.y - 11, y1: at.y + 3 };
+}
+const meet = (a: Box, b: Box, pad = 2) => a.x0 <= b.x1 + pad && a.x1 >= b.x0 - pad && a.y0 <= b.y1 + pad && a.y1 >= b.y0 - pad;
+
+export const UNOBSERVED_TEXT = "not observed yet";
+
+/** Where "not observed yet" goes: at the bottom of the shaded part of the plot, from its left
+ *  edge; when the shaded part is narrower than the label, right-aligned at the plot's right edge
+ *  (it then reaches back over the observed part as little as it can). It once ended 6 px right of
+ *  the shade's edge whatever its width, and at 390 px ran under "now 64 MiB". */
+export function unobservedLabelPlace(unseenX: number, m: Margin, width: number, height: number): LabelAt {
+  const right = width - m.right - 4;
+  const y = height - m.bottom - 8;
+  const start: LabelAt = { x: unseenX + 6, y, anchor: "start" };
+  return labelBox(start, UNOBSERVED_TEXT).x1 <= right ? start : { x: right, y, anchor: "end" };
+}
+
 /** Where the "now" label goes: beside the now-line at the top or the bottom of the plot, on
- *  whichever side the curve (with its band), the target line and the "not observed yet" label leave
- *  free. At the top right only, at 390 px the curve's plateau ran through it on the cluster page.
- *  Its width is estimated (about 6.6 px a character at the chart's 11 px), never measured, so the
- *  same data places it the same way in a test as in the browser. */
+ *  whichever side the curve (with its band), the target line and the other labels (`labels`: their
+ *  boxes, labelBox) leave free; it never covers another label while one place does not. At the top
+ *  right only, at 390 px the curve's plateau ran through it on the cluster page. */
 export function nowLabelPlace(
   data: CurveChartData,
   text: string,
@@ -54,23 +79,19 @@ export function nowLabelPlace(
   m: Margin,
   width: number,
   height: number,
-  unseenX: number | null,
-): { x: number; y: number; anchor: "start" | "end" } {
-  const w = text.length * 6.6 + 2;
+  labels: Box[],
+): LabelAt {
   const xc = x(data.currentBytes);
   const top = m.top + 10;
   const bottom = height - m.bottom - 6;
-  const candidates: Array<{ x: number; y: number; anchor: "start" | "end" }> = [
+  const candidates: LabelAt[] = [
     { x: xc + 4, y: top, anchor: "start" },
     { x: xc - 4, y: top, anchor: "end" },
     { x: xc + 4, y: bottom, anchor: "start" },
     { x: xc - 4, y: bottom, anchor: "end" },
   ];
-  const hits = (c: { x: number; y: number; anchor: "start" | "end" }) => {
-    const x0 = c.anchor === "start" ? c.x : c.x - w;
-    const x1 = x0 + w;
-    const y0 = c.y - 11;
-    const y1 = c.y + 3;
+  const hits = (c: LabelAt) => {
+    const { x0, x1, y0, y1 } = labelBox(c, text);
     if (x0 < m.left || x1 > width - m.right) return Infinity;
     const over = (a0: number, a1: number) => a0 <= y1 + 2 && a1 >= y0 - 2;
     let n = 0;
@@ -86,7 +107,8 @@ export function nowLabelPlace(
       if (over(y(t), y(t)) && x0 <= tx) n += 10;
       if (data.targetBytes !== null && tx >= x0 && tx <= x1 && over(y(t), height - m.bottom)) n += 10;
     }
-    if (unseenX !== null && c.y === bottom && x1 >= unseenX) n += 10; // "not observed yet"
+    // a label over a label reads as neither: worse than any line under it
+    for (const b of labels) if (meet({ x0, x1, y0, y1 }, b)) n += 1000;
     return n;
   };
   let best = candidates[0];
@@ -219,15 +241,16 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
     .attr("y", m.top)
     .attr("width", (d) => Math.max(0, width - m.right - x(d)))
     .attr("height", Math.max(0, plotH));
+  const unseenAt = unseen.map((d) => unobservedLabelPlace(x(d), m, width, height));
   layer("unobserved-label")
     .selectAll("text.unobserved-label")
-    .data(unseen)
+    .data(unseenAt)
     .join("text")
     .attr("class", "unobserved-label")
-    .attr("x", (d) => Math.min(x(d) + 6, width - m.right - 4))
-    .attr("y", height - m.bottom - 8)
-    .attr("text-anchor", (d) => (x(d) + 150 > width - m.right ? "end" : "start"))
-    .text("not observed yet");
+    .attr("x", (d) => d.x)
+    .attr("y", (d) => d.y)
+    .attr("text-anchor", (d) => d.anchor)
+    .text(UNOBSERVED_TEXT);
 
   // Current allocation and the measured hit rate.
   const marks = layer("marks").attr("clip-path", `url(#${clipId})`);
@@ -241,7 +264,7 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
     .attr("y1", m.top)
     .attr("y2", height - m.bottom);
   const nowText = `now ${formatBytes(data.currentBytes)}`;
-  const nowAt = nowLabelPlace(data, nowText, x, y, m, width, height, unseen.length ? x(unseen[0]) : null);
+  const nowAt = nowLabelPlace(data, nowText, x, y, m, width, height, unseenAt.map((at) => labelBox(at, UNOBSERVED_TEXT)));
   marks
     .selectAll("text.current-label")
     .data([data.currentBytes])
@@ -267,11 +290,14 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
   const meets = t !== null && data.targetBytes !== null;
   const tx = meets ? x(data.targetBytes!) : width - m.right;
   const answer = layer("answer").attr("clip-path", `url(#${clipId})`);
+  // red (unreachable) only where the curve was seen out to its end: past what was observed the
+  // answer is "unknown until ...", and a red line beside those words said "unreachable"
+  const unreachable = !meets && (data.observedMaxBytes ?? Infinity) >= fullXDomain(data)[1];
   answer
     .selectAll("path.target-line")
     .data(t === null ? [] : [t])
     .join("path")
-    .attr("class", meets ? "target-line" : "target-line unreachable")
+    .attr("class", unreachable ? "target-line unreachable" : "target-line")
     .attr("d", (d) => `M${m.left},${y(d)}H${tx}` + (meets ? `V${height - m.bottom}` : ""));
   answer
     .selectAll("circle.target-point")
@@ -348,12 +374,19 @@ export function drawCurveChart(svgEl: SVGSVGElement, data: CurveChartData, opts:
     }
   });
 
-  // Hover readout: a rule at the pointer's memory and the curve's value there.
-  svg.on("pointermove", (event: PointerEvent) => {
+  // Readout: a rule at the pointer's memory and the curve's value there, for a mouse hovering and
+  // for a finger touching (pointerdown: a tap sends no move). A finger's pointer leaves as it
+  // lifts, so a touch readout stays until the next tap (outside the plot it clears); a mouse's
+  // clears as the mouse leaves.
+  const readAt = (event: PointerEvent) => {
     const [px] = d3.pointer(event, svgEl);
     opts.onHover?.(px < m.left || px > width - m.right ? null : x.invert(px));
+  };
+  svg.on("pointermove", readAt);
+  svg.on("pointerdown", readAt);
+  svg.on("pointerleave", (event: PointerEvent) => {
+    if (event.pointerType !== "touch") opts.onHover?.(null);
   });
-  svg.on("pointerleave", () => opts.onHover?.(null));
   const hb = data.hoverBytes;
   const readout = layer("readout").attr("pointer-events", "none");
   const hv = hb === null ? [] : [{ bytes: hb, hit: hitAtClamped(data.points, hb) }];

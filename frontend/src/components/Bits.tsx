@@ -45,7 +45,7 @@ export function Breadcrumbs({ items }: { items: Array<[string, string | null]> }
 /** How a curve that rests on `stats` alone is named everywhere (the API's message says the same). */
 export const STATS_ONLY_LABEL = "estimated from stats only";
 
-/** A stats-only server or curve says so (issue 15): memcached refused `watch`, so the curve is a
+/** A stats-only server or curve says so: memcached refused `watch`, so the curve is a
  * model fitted to memcached's counters, not measured reuse, and its band is wider. */
 export function StatsOnlyLabel({ basis, compact = false }: { basis: DataBasis | null; compact?: boolean }) {
   if (basis !== "stats_only" && basis !== "mixed") return null;

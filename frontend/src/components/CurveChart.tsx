@@ -44,7 +44,9 @@ export function CurveChart(props: Props) {
         id: props.id,
         width,
         height,
-        margin: { top: 24, right: 52, bottom: 34, left: narrow ? 44 : 52 },
+        // bottom: the memory ticks' labels end about 20 px under the axis, the axis name's box
+        // starts 24 px under it (its baseline 6 px above the chart's foot); at 34 the two touched
+        margin: { top: 24, right: 52, bottom: 40, left: narrow ? 44 : 52 },
         xDomain: props.zoom,
         onTarget: props.onTarget,
         onZoom: props.onZoom,

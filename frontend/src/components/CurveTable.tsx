@@ -1,7 +1,43 @@
+import { useState } from "react";
 import type { Curve } from "../lib/curve";
 import { monthlyCost } from "../lib/curve";
+import { curveCsv, curveRows } from "../lib/curveCsv";
 import { formatBytes, formatMoney, formatHitRate } from "../lib/format";
 import { TableScroll } from "./TableScroll";
+
+/** Put text on the clipboard: the Clipboard API where the page may use it (a secure context),
+ *  else the copy command (a dashboard served over plain http), the text set in its copy event
+ *  (a textarea's own value would turn the CSV's CRLF line ends into LF) over a selected textarea. */
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch {
+    // refused (no permission): try the copy command
+  }
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.style.position = "fixed";
+  area.style.opacity = "0";
+  document.body.appendChild(area);
+  area.select();
+  const exact = (e: ClipboardEvent) => {
+    e.clipboardData?.setData("text/plain", text);
+    e.preventDefault();
+  };
+  document.addEventListener("copy", exact);
+  try {
+    return document.execCommand("copy");
+  } catch {
+    return false;
+  } finally {
+    document.removeEventListener("copy", exact);
+    area.remove();
+  }
+}
 
 /**
  * The chart's numbers as a table: one row per curve point, today's size and the answer marked.
@@ -15,6 +51,7 @@ export function CurveTable({
   pricePerGbMonth,
   currency,
   observedMaxBytes = null,
+  fileName = "curve.csv",
 }: {
   points: Curve;
   currentBytes: number;
@@ -22,16 +59,37 @@ export function CurveTable({
   pricePerGbMonth: number | null;
   currency: string;
   observedMaxBytes?: number | null;
+  /** The downloaded file's name. */
+  fileName?: string;
 }) {
-  const bound = (bytes: number) => observedMaxBytes !== null && bytes > observedMaxBytes * (1 + 1e-9);
-  const nearest = (b: number | null) =>
-    b === null || !points.length
-      ? -1
-      : points.reduce((best, p, i) => (Math.abs(p.bytes - b) < Math.abs(points[best].bytes - b) ? i : best), 0);
-  const cur = nearest(currentBytes);
-  const tgt = nearest(targetBytes);
+  const rows = curveRows(points, currentBytes, targetBytes, observedMaxBytes);
   const hasBand = points.some((p) => p.lo !== undefined);
+  const [copied, setCopied] = useState<"" | "copied" | "failed">("");
+  const csv = () => curveCsv(rows, pricePerGbMonth, currency);
+  const copy = async () => {
+    setCopied((await copyText(csv())) ? "copied" : "failed");
+    setTimeout(() => setCopied(""), 2500);
+  };
+  const download = () => {
+    const url = URL.createObjectURL(new Blob([csv()], { type: "text/csv;charset=utf-8" }));
+    const a = document.createElement("a");
+    a.href = url;
+    a.download = fileName;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 0);
+  };
   return (
+    <>
+    <div className="row curve-csv">
+      <button type="button" onClick={copy} data-testid="curve-copy-csv">
+        {copied === "copied" ? "Copied" : copied === "failed" ? "Copy refused: use Download CSV" : "Copy as CSV"}
+      </button>
+      <button type="button" onClick={download} data-testid="curve-download-csv">
+        Download CSV
+      </button>
+    </div>
     <TableScroll label="curve table">
       <table className="curve-table" data-testid="curve-table">
         <caption>
@@ -51,27 +109,28 @@ export function CurveTable({
           </tr>
         </thead>
         <tbody>
-          {points.map((p, i) => (
+          {rows.map(({ point: p, bound, mark }) => (
             <tr
               key={p.bytes}
               data-bytes={p.bytes}
               data-hit={p.hit}
-              data-bound={bound(p.bytes) ? "at-least" : undefined}
-              className={[i === cur ? "is-current" : i === tgt ? "is-target" : "", bound(p.bytes) ? "is-unobserved" : ""].join(" ").trim() || undefined}
+              data-bound={bound ? "at-least" : undefined}
+              className={[mark === "today" ? "is-current" : mark === "target" ? "is-target" : "", bound ? "is-unobserved" : ""].join(" ").trim() || undefined}
             >
               <td>{formatBytes(p.bytes)}</td>
-              <td>{bound(p.bytes) ? `at least ${formatHitRate(p.hit)}` : formatHitRate(p.hit)}</td>
+              <td>{bound ? `at least ${formatHitRate(p.hit)}` : formatHitRate(p.hit)}</td>
               {hasBand && (
                 <td>
-                  {bound(p.bytes) ? `from ${formatHitRate(p.lo ?? p.hit)}` : `${formatHitRate(p.lo ?? p.hit)} – ${formatHitRate(p.hi ?? p.hit)}`}
+                  {bound ? `from ${formatHitRate(p.lo ?? p.hit)}` : `${formatHitRate(p.lo ?? p.hit)} – ${formatHitRate(p.hi ?? p.hit)}`}
                 </td>
               )}
               {pricePerGbMonth !== null && <td>{formatMoney(monthlyCost(p.bytes, pricePerGbMonth), currency)}</td>}
-              <td>{i === cur ? "≈ today" : i === tgt ? "≈ target" : bound(p.bytes) ? "not observed yet" : ""}</td>
+              <td>{mark ? `≈ ${mark}` : bound ? "not observed yet" : ""}</td>
             </tr>
           ))}
         </tbody>
       </table>
     </TableScroll>
+    </>
   );
 }

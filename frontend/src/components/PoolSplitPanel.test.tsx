@@ -55,3 +55,20 @@ test("a window whose prefix curve fails its check says the split is not to be tr
   expect(check.textContent).toContain("Not to be trusted");
   expect(check.textContent).toContain("-24.5 pp");
 });
+
+test("a window with a single prefix says quietly that there is nothing to split", async () => {
+  fakeApi({
+    "GET /api/v1/servers/s1/breakdown/split": () => ({
+      status: 422,
+      body: {
+        code: "no_rest",
+        detail: [{ loc: ["query", "prefix"], msg: "prefix 'only' carries 5000 of the window's 5010 reads; the rest had 10", type: "no_rest" }],
+      },
+    }),
+  });
+  render(<PoolSplitPanel id="s1" prefixes={[row("only"), row("(other)", true)]} />);
+  const quiet = await screen.findByTestId("split-nothing", {}, { timeout: 5000 });
+  expect(quiet.textContent).toContain("Nothing to split in this window: prefix 'only' carries 5000");
+  expect(screen.queryByRole("alert")).toBeNull();
+  expect(document.body.textContent).not.toContain("Something went wrong");
+}, 20_000);

@@ -1,4 +1,5 @@
 import { useLayoutEffect, useMemo, useRef, useState } from "react";
+import { ApiError } from "../api/client";
 import { getPoolSplit } from "../api/endpoints";
 import type { PoolSplit, PrefixRow, SplitPoint } from "../api/types";
 import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
@@ -10,8 +11,18 @@ import { SeriesLegend } from "./SeriesLegend";
 // A gain below this is within the curves' own error: one pool is as good.
 const WIN_PP = 0.5;
 
-/** The pool-split what-if (issue 16): the chosen prefix alone in X, every other key in the rest of
- * today's memory, against today's single pool; the model is the backend's (hitcurve/poolsplit.py). */
+/** The backend's answers for a window with nothing to split (one prefix carries (almost) every
+ * read, or the chosen one has too few): said quietly, not as an error. */
+const NOTHING_TO_SPLIT = new Set(["no_rest", "too_few_reads"]);
+
+export function nothingToSplit(e: Error | undefined): string | null {
+  if (!(e instanceof ApiError) || e.status !== 422) return null;
+  const d = e.detail as { code?: string; detail?: Array<{ msg?: string }> } | undefined;
+  return d?.code && NOTHING_TO_SPLIT.has(d.code) ? (d.detail?.[0]?.msg ?? e.message) : null;
+}
+
+/** The pool-split what-if: the chosen prefix alone in X, every other key in the rest of
+ * today's memory, against today's single pool; the model is the backend's (hitcurve/breakdown/poolsplit.py). */
 export function PoolSplitPanel({ id, prefixes }: { id: string; prefixes: PrefixRow[] }) {
   const names = prefixes.filter((p) => !p.other && p.curveStep != null).map((p) => p.prefix);
   const [prefix, setPrefix] = useState(names[0] ?? "");
@@ -64,9 +75,15 @@ export function PoolSplitPanel({ id, prefixes }: { id: string; prefixes: PrefixR
           {sharePct == null ? "—" : `${sharePct} %`}
         </label>
       </div>
-      <Fetched result={s} what="pool split">
-        {(d) => <SplitView d={d} />}
-      </Fetched>
+      {s.state === "error" && nothingToSplit(s.error) ? (
+        <p className="muted" data-testid="split-nothing">
+          Nothing to split in this window: {nothingToSplit(s.error)}.
+        </p>
+      ) : (
+        <Fetched result={s} what="pool split">
+          {(d) => <SplitView d={d} />}
+        </Fetched>
+      )}
     </section>
   );
 }

@@ -1,5 +1,6 @@
 import type { ReactNode } from "react";
 import type { Sizing } from "../api/types";
+import { isUnknown } from "../api/endpoints";
 import { STATS_ONLY_LABEL } from "./Bits";
 import {
   formatBytes,
@@ -33,16 +34,37 @@ export function warmupSentence(s: Sizing): string | null {
   return `memcached still filling${of}${when}`;
 }
 
-/** The -m to set in words: "-m 32", or for a cluster "-m 32 on each of 3 nodes". */
+/** The one -m to set in words: "-m 32", or for a cluster "-m 32 on each of 3 nodes" (the API's
+ * recommended limit, the value the e-mail, the alerts, /metrics and the autoscaler client give). */
 export function limitWords(s: Sizing): string | null {
-  if (s.memoryLimitBytes === null) return null;
-  return s.nodes !== null && s.nodes > 1 ? `${mFlag(s.memoryLimitBytes)} on each of ${s.nodes} nodes` : mFlag(s.memoryLimitBytes);
+  if (s.recommendedBytes === null) return null;
+  return s.nodes !== null && s.nodes > 1 ? `${mFlag(s.recommendedBytes)} on each of ${s.nodes} nodes` : mFlag(s.recommendedBytes);
 }
 
-/** What the answer gives the cluster or server in all: every node's -m (the raw bytes without one). */
+/** The newest curve's own -m beside the one to set, when they differ: what it is and why it
+ * differs, in the API's words (memory_limit_note), capitalised. */
+export function windowLimitWords(s: Sizing): string | null {
+  return s.windowLimitNote ? `${s.windowLimitNote[0].toUpperCase()}${s.windowLimitNote.slice(1)}.` : null;
+}
+
+/** What the answer gives the cluster or server in all: every node's -m to set (the raw bytes without one). */
 export function neededTotal(s: Sizing): number | null {
-  if (s.memoryLimitBytes !== null) return s.memoryLimitBytes * (s.nodes ?? 1);
+  if (s.recommendedBytes !== null) return s.recommendedBytes * (s.nodes ?? 1);
   return s.bytes;
+}
+
+/** Today's -m against the answer in the API's words, capitalised: "At the edge: within the
+ * estimate's band (-m 63 – 69); …" (null while the answer is not known). */
+export function memoryStateSentence(s: Sizing): string | null {
+  const w = s.memoryStateWords;
+  return s.memoryState && w ? `${w[0].toUpperCase()}${w.slice(1)}.` : null;
+}
+
+/** "Unknown until memcached is full …" (null for a known answer): the API's words. */
+export function unknownSentence(s: Sizing): string | null {
+  if (!isUnknown(s.status)) return null;
+  const why = s.unknownUntil ?? (s.status === "warming_up" ? "unknown until memcached is full" : "unknown until the agent has seen further");
+  return `${formatHitRate(s.target)} hit rate: ${why}.`;
 }
 
 /** The change the answer asks for: its -m in all against today's limit, like against like (the
@@ -76,13 +98,13 @@ export function memoryToday(curveBytes: number, s: Sizing | null): string {
 /** The answer in words and numbers: "92 % hit rate needs 11.4 GiB (-m 11674), +3.4 GiB, +$41/month". */
 export function answerSentence(s: Sizing): string {
   const t = `${formatHitRate(s.target)} hit rate`;
-  const warming = s.status === "warming_up";
-  if (s.status === "above_curve" || (warming && s.bytes === null && s.atLeastBytes !== null)) {
+  const unknown = unknownSentence(s);
+  if (unknown) return unknown;
+  if (s.status === "above_curve") {
     // the bound also in the unit memcached is started with: ", -m above 9728"
     const above = s.limitAtLeastBytes !== null ? `, ${mFlag(s.limitAtLeastBytes).replace("-m ", "-m above ")}${s.nodes !== null && s.nodes > 1 ? ` on each of ${s.nodes} nodes` : ""}` : "";
     const bound = s.atLeastBytes !== null ? `more than ${formatBytes(s.atLeastBytes)}${above}` : "more memory than the curve covers";
     const reach = s.maxHitRatio !== null && s.maxBytes !== null ? ` (the curve reaches ${formatHitRate(s.maxHitRatio)} at ${formatBytes(s.maxBytes)})` : "";
-    if (warming) return `For now, ${t} needs ${bound}${reach}: the curve reaches further once memcached is full.`;
     return `${t} needs ${bound}${reach}.`;
   }
   if (s.status === "unreachable" || s.bytes === null) {
@@ -95,7 +117,7 @@ export function answerSentence(s: Sizing): string {
   const parts = [`${t} needs ${formatBytes(total)}${limit ? ` (${limit})` : ""}`];
   if (delta !== null) parts.push(formatBytesDelta(delta));
   if (s.deltaCost !== null) parts.push(`${formatMoneyDelta(s.deltaCost, s.currency)}/month`);
-  return (warming ? "For now, " : "") + parts.join(", ");
+  return parts.join(", ");
 }
 
 /** What to do to see further than the curve does. */
@@ -132,6 +154,7 @@ function eachNode(s: Sizing): ReactNode {
 export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boolean }) {
   const warm = warmupSentence(sizing);
   const fix = remedy(sizing);
+  const windowLine = windowLimitWords(sizing);
   const range = bandText(sizing);
   const conf = sizing.band?.confidence;
   return (
@@ -146,22 +169,33 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
         data-testid="target-answer"
         data-status={sizing.status}
         data-target={sizing.target}
-        data-bytes={sizing.memoryLimitBytes ?? sizing.bytes ?? ""}
+        data-bytes={sizing.recommendedBytes ?? sizing.bytes ?? ""}
       >
         {keepFlags(answerSentence(sizing))}
       </p>
+      {memoryStateSentence(sizing) && (
+        <p className={`memory-state state-${sizing.memoryState}`} data-testid="answer-memory-state" data-state={sizing.memoryState ?? ""}>
+          {keepFlags(memoryStateSentence(sizing)!)}
+        </p>
+      )}
       {fix && <p className="muted small">{fix}</p>}
       <dl className="answer-facts">
-        {sizing.memoryLimitBytes !== null && sizing.status !== "above_curve" && (
+        {sizing.recommendedBytes !== null && sizing.status === "ok" && (
           <div>
             <dt>memcached -m to set</dt>
-            <dd>
-              <code>{mFlag(sizing.memoryLimitBytes)}</code>
-              {eachNode(sizing)}
+            <dd data-testid="answer-limit">
+              <code>{mFlag(sizing.recommendedBytes)}</code>
+              {eachNode(sizing)} {sizing.stable ? "(stable)" : "(settling)"}
+              {windowLine && (
+                <span className="muted small window-limit" data-testid="answer-window-limit">
+                  {" "}
+                  {keepFlags(windowLine)}
+                </span>
+              )}
             </dd>
           </div>
         )}
-        {sizing.bytes !== null && sizing.memoryLimitBytes === null && (
+        {sizing.bytes !== null && sizing.recommendedBytes === null && (
           <div>
             <dt>Memory for target</dt>
             <dd>{formatBytes(sizing.bytes)}</dd>
@@ -177,15 +211,6 @@ export function TargetAnswer({ sizing, pending }: { sizing: Sizing; pending: boo
             <dd data-testid="answer-band" data-band-basis={sizing.band?.basis ?? ""}>
               {range}
               {bandBasisText(sizing) && <span className="muted small band-basis"> {bandBasisText(sizing)}</span>}
-            </dd>
-          </div>
-        )}
-        {sizing.recommendedBytes !== null && (
-          <div>
-            <dt>Recommended for autoscaling</dt>
-            <dd>
-              <code>{mFlag(sizing.recommendedBytes)}</code>
-              {eachNode(sizing)} {sizing.stable ? "(stable)" : "(settling)"}
             </dd>
           </div>
         )}

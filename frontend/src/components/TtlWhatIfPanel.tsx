@@ -10,8 +10,8 @@ import { Fetched } from "./States";
 const TTL_MIN = 1;
 const TTL_MAX = 65536;
 
-/** The TTL what-if (issue 16): a prefix's TTL changed to X seconds, its hit rate and the server's,
- * and the memory it needs for today's hit rate; the model is the backend's (hitcurve/ttlwhatif.py). */
+/** The TTL what-if: a prefix's TTL changed to X seconds, its hit rate and the server's,
+ * and the memory it needs for today's hit rate; the model is the backend's (hitcurve/breakdown/ttlwhatif.py). */
 export function TtlWhatIfPanel({ id, prefixes }: { id: string; prefixes: PrefixRow[] }) {
   const names = prefixes.filter((p) => !p.other && p.ttlWhatIf).map((p) => p.prefix);
   const [prefix, setPrefix] = useState(names[0] ?? "");

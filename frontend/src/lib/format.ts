@@ -48,7 +48,7 @@ function roundForDisplay(v: number): string {
 }
 
 /** "11.4 GiB"; a value that would round to 1024 of a unit moves up to the next unit. The backend's
- *  texts write the same (backend/hitcurve/memlimit.py human_bytes; both check lib/bytes.cases.json). */
+ *  texts write the same (backend/hitcurve/rules/memlimit.py human_bytes; both check lib/bytes.cases.json). */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes)) return "—";
   let [name, size] = byteUnit(bytes);
@@ -69,7 +69,7 @@ export function formatBytesDelta(bytes: number): string {
 }
 
 /** A ratio as percent: 0.92 → "92 %", 0.9234 → "92.3 %" (digits = decimals). The backend's
- *  texts write the same (backend/hitcurve/percent.py; both check lib/percent.cases.json). */
+ *  texts write the same (backend/hitcurve/rules/percent.py; both check lib/percent.cases.json). */
 export function formatPercent(ratio: number, digits = 1): string {
   if (!Number.isFinite(ratio)) return "—";
   const v = ratio * 100;

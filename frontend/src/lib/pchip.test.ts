@@ -5,7 +5,7 @@ const GiB = 1024 ** 3;
 const xs = [0.5, 1, 2, 3, 4, 6, 8].map((g) => g * GiB);
 const ys = [0.3, 0.5, 0.78, 0.8, 0.8, 0.91, 0.93];
 
-// Reference values computed by the sizing API's own implementation (backend hitcurve/curves.py,
+// Reference values computed by the sizing API's own implementation (backend hitcurve/rules/curves.py,
 // Python, written independently): `Pchip.fit(xs, ys)`, then `p(x)` and `p.inverse(t)`.
 const REF_AT: Array<[number, number]> = [
   [0.1, 0.06832], [0.25, 0.16375], [0.75, 0.409], [1.5, 0.6773333333333332], [2.5, 0.7946666666666666],

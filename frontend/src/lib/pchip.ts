@@ -1,5 +1,5 @@
 // Monotone cubic interpolation (Fritsch–Carlson PCHIP with Fritsch–Butland interior slopes) and
-// its inverse — the same interpolation the sizing API uses (backend hitcurve/curves.py), so what
+// its inverse — the same interpolation the sizing API uses (backend hitcurve/rules/curves.py), so what
 // the chart draws and where the target meets it agree with the API's stated answer.
 // (0, 0) is prepended when the first size is > 0: an empty cache hits nothing.
 

@@ -10,7 +10,11 @@ const as = (email: string): Session => ({ user: { id: "u", email, name: null }, 
 const view = { org_name: "Acme", role: "viewer", email: "ada@example.com", invited_by: "boss@example.com", expires_at: "2026-12-01T00:00:00Z" };
 
 test("an invitation is accepted only by a user logged in with the invited e-mail", async () => {
-  const calls = fakeApi({ "GET /api/v1/invitations/tok123": view, "POST /api/v1/invitations/accept": { org_id: "o2", org_name: "Acme", role: "viewer" } });
+  const calls = fakeApi({
+    "GET /api/v1/invitations/tok123": view,
+    "POST /api/v1/invitations/accept": { org_id: "o2", org_name: "Acme", role: "viewer" },
+    "POST /api/v1/auth/switch-org": ME,
+  });
   const joined = vi.fn();
   const { unmount } = render(<InvitePage token="tok123" session={as("eve@example.com")} onJoined={joined} />);
   expect((await screen.findByRole("alert")).textContent).toContain("log in as ada@example.com");
@@ -20,8 +24,11 @@ test("an invitation is accepted only by a user logged in with the invited e-mail
   render(<InvitePage token="tok123" session={as("ADA@example.com")} onJoined={joined} />);
   fireEvent.click(await screen.findByRole("button", { name: "Join Acme" }));
   await vi.waitFor(() => expect(joined).toHaveBeenCalled());
-  const accept = calls.find((c) => c.method === "POST");
-  expect(accept?.body).toEqual({ token: "tok123" });
+  const posts = calls.filter((c) => c.method === "POST");
+  expect(posts.map((c) => [c.url.pathname, c.body])).toEqual([
+    ["/api/v1/invitations/accept", { token: "tok123" }],
+    ["/api/v1/auth/switch-org", { org_id: "o2" }], // on into the organization joined, before onJoined
+  ]);
 });
 
 test("logged out, an invitation offers log-in and sign-up that come back to it", async () => {

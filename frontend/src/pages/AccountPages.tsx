@@ -1,6 +1,6 @@
 // Pages reached from e-mails: confirm a sign-up, forgot password, choose a new password (reset link), an invitation
 // link that the invited person accepts while logged in with the invited e-mail, and the weekly
-// report's unsubscribe link (one click, no log-in).
+// report's recipient confirmation and unsubscribe links (one click, no log-in).
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
 import {
   acceptInvitation,
@@ -8,6 +8,8 @@ import {
   confirmSignup,
   fetchInvitation,
   requestPasswordReset,
+  switchOrg,
+  confirmRecipient,
   unsubscribe,
   type InvitationView,
   type Unsubscribed,
@@ -157,7 +159,8 @@ export function InvitePage({ token, session, onJoined }: { token: string; sessio
     setBusy(true);
     setError(null);
     try {
-      await acceptInvitation(token);
+      const joined = await acceptInvitation(token);
+      await switchOrg(String(joined.org_id)); // on into the organization just joined
       onJoined();
     } catch (err) {
       setError(message(err));
@@ -218,30 +221,63 @@ export function InvitePage({ token, session, onJoined }: { token: string; sessio
   );
 }
 
-/** The weekly report's unsubscribe link: the click in the e-mail is the consent, so the page
- * unsubscribes as it opens (the API call is idempotent) and says what changed. */
-export function UnsubscribePage({ token }: { token: string }) {
+/** Follows a report mail's link once, as its page opens: the API calls are idempotent, but a
+ * second call (React's strict mode runs effects twice) would answer "already". */
+function useFollowedLink(token: string, follow: (token: string) => Promise<Unsubscribed>) {
   const [done, setDone] = useState<Unsubscribed | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const asked = useRef<string | null>(null);
   useEffect(() => {
-    unsubscribe(token).then(setDone, (e) => setError(message(e)));
-  }, [token]);
-  if (error)
-    return (
-      <Card title="Unsubscribe">
+    if (asked.current === token) return;
+    asked.current = token;
+    follow(token).then(setDone, (e) => setError(message(e)));
+  }, [token, follow]);
+  return { done, error };
+}
+
+/** A followed link's page while it waits for the answer, or when the link was refused. */
+function LinkNotDone({ title, error, waiting, children }: { title: string; error: string | null; waiting: string; children?: ReactNode }) {
+  return (
+    <Card title={title}>
+      {error ? (
         <p className="form-error" role="alert">
           {error}
         </p>
+      ) : (
+        <p role="status">{waiting}</p>
+      )}
+      {error && children}
+    </Card>
+  );
+}
+
+/** A report recipient's confirmation link: following it is the consent, so the page confirms as it
+ * opens and says what the address will receive. */
+export function ConfirmReportPage({ token }: { token: string }) {
+  const { done, error } = useFollowedLink(token, confirmRecipient);
+  if (!done) return <LinkNotDone title="Confirm the weekly report" error={error} waiting="Confirming…" />;
+  return (
+    <Card title="Subscription confirmed">
+      <p role="status">
+        <strong>{done.email}</strong> {done.already ? "had already confirmed" : "will receive"} the weekly Hitcurve report about {done.about} of{" "}
+        <strong>{done.orgName}</strong>.
+      </p>
+      <p className="muted">Each report carries a one-click unsubscribe link.</p>
+    </Card>
+  );
+}
+
+/** The weekly report's unsubscribe link: the click in the e-mail is the consent, so the page
+ * unsubscribes as it opens and says what changed. */
+export function UnsubscribePage({ token }: { token: string }) {
+  const { done, error } = useFollowedLink(token, unsubscribe);
+  if (!done)
+    return (
+      <LinkNotDone title="Unsubscribe" error={error} waiting="Unsubscribing…">
         <p>
           <Link href="/reports">Manage report subscriptions</Link> (after logging in)
         </p>
-      </Card>
-    );
-  if (!done)
-    return (
-      <Card title="Unsubscribe">
-        <p role="status">Unsubscribing…</p>
-      </Card>
+      </LinkNotDone>
     );
   return (
     <Card title="You are unsubscribed">

@@ -1,5 +1,15 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
-import { assignServer, createKey, listClusters, listKeys, listServers, revokeKey } from "../api/endpoints";
+import {
+  assignServer,
+  createKey,
+  getAgentInstall,
+  getAgentRelease,
+  listClusters,
+  listKeys,
+  listServers,
+  revokeKey,
+  type InstallVariant,
+} from "../api/endpoints";
 import type { ClusterSummary, KeyInfo, KeyKind, NewKey, ServerSummary } from "../api/types";
 import { CopyBlock } from "../components/Copy";
 import { Link } from "../components/Link";
@@ -7,11 +17,18 @@ import { ActionsTable, ChoiceField } from "../components/Forms";
 import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
-import { agentInstall, DEFAULT_MEMCACHED, sizingCurl, validMemcachedAddress } from "../lib/snippets";
+import { DEFAULT_MEMCACHED, sizingCurl, validMemcachedAddress } from "../lib/snippets";
 import { canWrite, useSession } from "../session";
 
 /** How often the page asks whether the new agent has uploaded. */
 const POLL_MS = 3000;
+/** The kinds of cache host an install block is written for (GET /agent-install's variants). */
+const VARIANTS: ReadonlyArray<readonly [InstallVariant, string]> = [
+  ["systemd", "Debian or Ubuntu with systemd"],
+  ["no-systemd", "Debian or Ubuntu without systemd"],
+  ["container", "Container sidecar (Docker, Podman)"],
+  ["foreground", "Try it in the foreground (no install)"],
+];
 const SCOPES = [
   ["read", "read"],
   ["read_write", "read + start simulations"],
@@ -24,6 +41,7 @@ export function AgentsPage() {
   const [apiToken, setApiToken] = useState<NewKey | null>(null);
   const [shown, setShown] = useState<NewKey | null>(null);
   const [memcached, setMemcached] = useState(DEFAULT_MEMCACHED);
+  const [variant, setVariant] = useState<InstallVariant>("systemd");
   const origin = window.location.origin;
   const valid = validMemcachedAddress(memcached);
   const address = valid ? memcached.trim() : DEFAULT_MEMCACHED;
@@ -47,28 +65,30 @@ export function AgentsPage() {
       <section aria-labelledby="install-title">
         <h2 id="install-title">Install an agent</h2>
         <p>
-          Beside each memcached server: create an agent key above, give the memcached address the agent should watch, and paste this
-          block on that host. It builds and installs the Debian package (binary, systemd unit, user <code>hitcurve</code>), writes its
-          configuration and key, and starts it. Other systems: <code>make -C profiler-agent tarball</code>, the agent image{" "}
-          <code>docker/agent.Dockerfile</code> or the Kubernetes sidecar in <code>deploy/kubernetes/</code>.
+          Beside each memcached server: create an agent key above, pick the kind of host, give the memcached address the agent should
+          watch, and paste the block on that host. It downloads the agent from this Hitcurve, checks it against its SHA-256, installs
+          it, writes its configuration and key, and starts it.
         </p>
-        <label className="field">
-          memcached address (host:port or socket path)
-          <input
-            value={memcached}
-            onChange={(e) => setMemcached(e.target.value)}
-            aria-invalid={!valid}
-            aria-describedby="memcached-help"
-            spellCheck={false}
-            data-testid="memcached-address"
-          />
-        </label>
+        <div className="row-form">
+          <ChoiceField label="Kind of host" value={variant} onChange={(v) => setVariant(v as InstallVariant)} choices={VARIANTS} testId="install-variant" />
+          <label className="field">
+            memcached address (host:port or socket path)
+            <input
+              value={memcached}
+              onChange={(e) => setMemcached(e.target.value)}
+              aria-invalid={!valid}
+              aria-describedby="memcached-help"
+              spellCheck={false}
+              data-testid="memcached-address"
+            />
+          </label>
+        </div>
         <p id="memcached-help" className={valid ? "muted" : "form-error"} role={valid ? undefined : "alert"}>
           {valid
             ? "The address as the agent reaches it; the server is registered under it, so use one per memcached (not 127.0.0.1 on every host)."
             : `“${memcached}” is not host:port or a socket path; the block below keeps ${DEFAULT_MEMCACHED}.`}
         </p>
-        <CopyBlock label="install commands" testId="install-block" text={agentInstall({ key: agentKey?.secret ?? null, backendUrl: origin, memcached: address })} />
+        <InstallBlock variant={variant} memcached={address} agentKey={agentKey?.secret ?? null} />
         {agentKey && <FirstUpload address={address} since={agentKey.at} />}
       </section>
       <KeySection kind="api" title="API tokens" onCreated={created} />
@@ -295,5 +315,45 @@ function KeySection({ kind, title, onCreated }: { kind: KeyKind; title: string; 
         }
       </Fetched>
     </section>
+  );
+}
+
+/** The install block of the chosen kind of host, from the API, with the new agent key in place of
+ * its placeholder; and the release it downloads. */
+function InstallBlock({ variant, memcached, agentKey }: { variant: InstallVariant; memcached: string; agentKey: string | null }) {
+  const block = useAsync((signal) => getAgentInstall(variant, memcached, signal), [variant, memcached]);
+  const release = useAsync((signal) => getAgentRelease(signal), []);
+  return (
+    <Fetched result={block} what="install block">
+      {(b) => {
+        const key = agentKey ?? `${b.key_placeholder}`;
+        const text = b.text.split(b.key_placeholder).join(key);
+        return (
+          <>
+            <p className="muted small" data-testid="install-needs">
+              Needs: {b.needs}.{agentKey ? "" : " Create an agent key above: it takes the place of hca_… in the block."}
+            </p>
+            <CopyBlock label="install commands" testId="install-block" text={text} />
+            {release.state === "ready" && release.data.available && (
+              <p className="muted small" data-testid="agent-release">
+                Agent {release.data.version}:{" "}
+                {release.data.files.map((f, i) => (
+                  <span key={f.name}>
+                    {i > 0 && " · "}
+                    <a href={f.url}>{f.name}</a> <span className="wrap-anywhere">(SHA-256 {f.sha256.slice(0, 12)}…)</span>
+                  </span>
+                ))}
+                {release.data.sha256sums_url && (
+                  <>
+                    {" "}
+                    · <a href={release.data.sha256sums_url}>SHA256SUMS</a>
+                  </>
+                )}
+              </p>
+            )}
+          </>
+        );
+      }}
+    </Fetched>
   );
 }

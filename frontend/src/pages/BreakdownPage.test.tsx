@@ -28,3 +28,12 @@ test("a breakdown from the newest window carries no note", async () => {
   await screen.findByTestId("prefix-table");
   expect(screen.queryByTestId("breakdown-windows-note")).toBeNull();
 });
+
+test("the window's end reads as every other page's times (24-hour, no seconds), not the browser's locale string", async () => {
+  // 21:41:44 local time on Nov 26 (not today): "Nov 26, 21:41", where toLocaleString gave "11/26/2026, 9:41:44 PM"
+  const end = new Date(2026, 10, 26, 21, 41, 44).toISOString();
+  fakeApi({ "GET /api/v1/servers/s3/breakdown": { ...breakdown(null), window_end: end } });
+  render(<BreakdownPage id="s3" />);
+  const line = await screen.findByTestId("breakdown-window");
+  expect(line.textContent).toBe("Window ending Nov 26, 21:41 · prefix rule: before ':'");
+});

@@ -3,17 +3,18 @@ import { getBreakdown } from "../api/endpoints";
 import type { Breakdown, HotKeyRow, PrefixRow } from "../api/types";
 import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { Breadcrumbs, SubjectTabs } from "../components/Bits";
+import { Link } from "../components/Link";
 import { PoolSplitPanel } from "../components/PoolSplitPanel";
 import { TtlWhatIfPanel } from "../components/TtlWhatIfPanel";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useDebounced, useWidth } from "../hooks";
-import { formatBytes, formatPercent, formatHitRate } from "../lib/format";
+import { formatBytes, formatPercent, formatHitRate, formatTime } from "../lib/format";
 import { SeriesLegend } from "../components/SeriesLegend";
 import { TableScroll } from "../components/TableScroll";
 
 const int = (n: number) => n.toLocaleString("en-US");
 
-/** What is in the cache (issue 16): prefixes, TTL-aware memory, hot keys, expired vs evicted. */
+/** What is in the cache: prefixes, TTL-aware memory, hot keys, expired vs evicted. */
 export function BreakdownPage({ id }: { id: string }) {
   const [targetPct, setTargetPct] = useState(90);
   const target = useDebounced(targetPct, 300) / 100;
@@ -45,7 +46,7 @@ export function BreakdownPage({ id }: { id: string }) {
         {(d) =>
           d === null ? (
             <Empty title="No breakdown from this server's agent">
-              <p>Agents from issue 16 on send it by default (`--breakdown 1`); this agent is older or runs without it.</p>
+              <p>Current agents send it by default (`--breakdown 1`); this agent is older or runs without it.</p>
             </Empty>
           ) : (
             <BreakdownView id={id} d={d} />
@@ -60,19 +61,25 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
   const pct = formatHitRate(d.target);
   return (
     <>
-      <p className="muted small">
-        Window ending {new Date(d.windowEnd).toLocaleString()} · prefix rule: {d.prefixRule ?? "—"}
+      <p className="muted small" data-testid="breakdown-window">
+        Window ending {formatTime(new Date(d.windowEnd))} · prefix rule: {d.prefixRule ?? "—"}
       </p>
       {d.windowsNote && (
         <p className="muted small" data-testid="breakdown-windows-note">
           The newest good window ({d.windowsNote}).
         </p>
       )}
+      <p className="muted small" data-testid="memory-answers">
+        The memory to set for {pct} is the server&apos;s answer, on its{" "}
+        <Link href={`/servers/${encodeURIComponent(id)}`}>curve page</Link> (memcached&apos;s curve calibrated to its
+        measured hit rate). The figures below answer other questions: what each prefix would need in a pool of its
+        own, and what expiry saves on the agent&apos;s uncalibrated curve.
+      </p>
       <section className="card" data-testid="prefix-table">
         <h2>Prefixes</h2>
         <p className="muted small">
-          Memory for {pct}: what each prefix would need on its own (its own curve with expiry modelled, as a separate
-          pool).
+          Alone, for {pct}: what each prefix would need in a pool of its own (its own curve with expiry modelled).
+          Memory held: {d.memoryRule}.
         </p>
         <TableScroll>
           <table>
@@ -82,7 +89,7 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
                 <th className="num">Requests</th>
                 <th className="num">Hit rate</th>
                 <th className="num">Memory held</th>
-                <th className="num">Needs for {pct}</th>
+                <th className="num">Alone, for {pct}</th>
                 <th className="num">Expired</th>
                 <th className="num">Evicted</th>
               </tr>
@@ -92,6 +99,22 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
                 <PrefixTr key={p.prefix + p.other} p={p} />
               ))}
             </tbody>
+            <tfoot>
+              <tr data-testid="prefix-total">
+                <th scope="row">All keys</th>
+                <td className="num">{int(d.prefixes.reduce((s, p) => s + p.requests, 0))}</td>
+                <td />
+                <td className="num">
+                  {formatBytes(d.prefixes.reduce((s, p) => s + p.bytes, 0))}
+                  {d.storedBytes != null && <span className="muted small"> of {formatBytes(d.storedBytes)} stored</span>}
+                </td>
+                <td className="num">
+                  {d.prefixesAloneBytes == null ? "—" : formatBytes(d.prefixesAloneBytes)}
+                  <span className="muted small"> in separate pools</span>
+                </td>
+                <td colSpan={2} />
+              </tr>
+            </tfoot>
           </table>
         </TableScroll>
       </section>
@@ -203,9 +226,10 @@ function TtlPanel({ d }: { d: Breakdown }) {
   const pct = formatHitRate(d.target);
   return (
     <section className="card" data-testid="ttl-panel" ref={box}>
-      <h2>Memory with expiry modelled</h2>
+      <h2>What expiry saves</h2>
       <p>
-        For {pct}:{" "}
+        On the agent&apos;s merged curve before calibration (not the memory to set: that is the curve page&apos;s), for{" "}
+        {pct}:{" "}
         <strong>{t.memoryForTarget == null ? "more than the curve shows" : formatBytes(t.memoryForTarget)}</strong> with
         items leaving at their TTL, against{" "}
         {t.memoryForTargetOblivious == null ? "more than the curve shows" : formatBytes(t.memoryForTargetOblivious)} if

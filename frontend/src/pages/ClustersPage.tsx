@@ -2,7 +2,8 @@ import { useState, type FormEvent } from "react";
 import { createCluster, listClusters, listServers } from "../api/endpoints";
 import type { ClusterSummary } from "../api/types";
 import { StatusBadge } from "../components/Bits";
-import { keepFlags, limitAndUsed, limitDelta, limitLabel, limitWords, neededTotal, warmupSentence } from "../components/TargetAnswer";
+import { keepFlags, limitAndUsed, limitDelta, limitLabel, limitWords, memoryStateSentence, neededTotal, warmupSentence, windowLimitWords } from "../components/TargetAnswer";
+import { isUnknown } from "../api/endpoints";
 import { Link } from "../components/Link";
 import { ErrorState, Loading, NoAgentYet } from "../components/States";
 import { useAsync } from "../hooks";
@@ -52,7 +53,10 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
         const needed = ans && c.neededBytes !== null ? neededTotal(ans) : c.neededBytes;
         const delta = ans ? limitDelta(ans) : null;
         const warm = ans ? warmupSentence(ans) : null;
+        const unknown = ans && isUnknown(ans.status) ? ans.unknownUntil ?? "unknown until the agent has seen further" : null;
         const limit = ans && c.neededBytes !== null ? limitWords(ans) : null;
+        const windowLine = ans && c.neededBytes !== null ? windowLimitWords(ans) : null;
+        const against = ans ? memoryStateSentence(ans) : null;
         return (
           <article key={c.id} className="card cluster-card" data-cluster={c.id}>
             <header>
@@ -81,19 +85,31 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
               </div>
               <div>
                 <dt>Needed for target</dt>
-                <dd data-testid="cluster-needed">
-                  {warm && c.neededBytes !== null && "for now "}
-                  {needed !== null
-                    ? formatBytes(needed)
-                    : ans?.atLeastBytes != null
-                      ? `more than ${formatBytes(ans.atLeastBytes)}`
-                      : c.neededUnreachable
-                        ? "more than the curve covers"
-                        : "not enough data"}
-                  {delta !== null && <span className={delta > 0 ? "delta up" : "delta down"}> {formatBytesDelta(delta)}</span>}
-                  {limit && <span className="muted"> · {keepFlags(limit)}</span>}
+                <dd data-testid="cluster-needed" data-status={ans?.status ?? ""}>
+                  {unknown
+                    ? `${unknown[0].toUpperCase()}${unknown.slice(1)}`
+                    : needed !== null
+                      ? formatBytes(needed)
+                      : ans?.atLeastBytes != null
+                        ? `more than ${formatBytes(ans.atLeastBytes)}`
+                        : ans?.status === "unreachable"
+                          ? "no memory size reaches it"
+                          : c.neededUnreachable
+                            ? "more than the curve covers"
+                            : "not enough data"}
+                  {!unknown && delta !== null && <span className={delta > 0 ? "delta up" : "delta down"}> {formatBytesDelta(delta)}</span>}
+                  {!unknown && limit && <span className="muted"> · {keepFlags(limit)}</span>}
+                  {!unknown && windowLine && <span className="muted small window-limit"> {keepFlags(windowLine)}</span>}
                 </dd>
               </div>
+              {against && (
+                <div>
+                  <dt>Today's -m</dt>
+                  <dd data-testid="cluster-memory-state" data-state={ans?.memoryState ?? ""} className={`memory-state state-${ans?.memoryState}`}>
+                    {keepFlags(against)}
+                  </dd>
+                </div>
+              )}
               <div>
                 <dt>Cost / month</dt>
                 <dd>

@@ -40,18 +40,27 @@ test("states the sizing API's answer for the cluster's target, with memory and c
 });
 
 test("a new server's band says it rests on the benchmark's error until a prediction is graded", async () => {
-  const band = { memory_bytes_min: 6 * 2 ** 30, memory_bytes_max: 7 * 2 ** 30, hit_rate_min: 0.6, hit_rate_max: 0.7, confidence: 0.9, basis: "benchmark_prior", graded_predictions: 0, drift_pp: 0.7 };
+  const band = { memory_bytes_min: 6 * 2 ** 30, memory_bytes_max: 7 * 2 ** 30, hit_rate_min: 0.6, hit_rate_max: 0.7, confidence: 0.9, basis: "benchmark_prior" as const, graded_predictions: 0, drift_pp: 0.7 };
   renderPage(3, (u) => sizingFor(u, { band }));
   const range = await screen.findByTestId("answer-band", {}, { timeout: 15_000 });
   expect(range.getAttribute("data-band-basis")).toBe("benchmark_prior");
   expect(plain(range.textContent)).toBe("6.0 GiB – 7.0 GiB from the benchmark's prediction error: no prediction of this server graded yet");
 });
 
-test("a warming server says how full memcached is and that the answer is provisional", async () => {
-  renderPage(3, (u) => sizingFor(u, { status: "warming_up", fill_ratio: 0.64, full_in_seconds: 240, used_bytes: 41 * 2 ** 20, current_memory_limit_bytes: 64 * 2 ** 20 }));
+test("a warming server says how full memcached is and that the answer is unknown until then, with no number", async () => {
+  const until = "unknown until memcached is full (memcached still filling: 41\u00a0MiB of 64\u00a0MiB, full in about 4 min)";
+  renderPage(3, (u) =>
+    sizingFor(u, {
+      status: "warming_up", fill_ratio: 0.64, full_in_seconds: 240, used_bytes: 41 * 2 ** 20, current_memory_limit_bytes: 64 * 2 ** 20,
+      memory_bytes: null, memory_limit_bytes: null, recommended_memory_limit_bytes: null, stable: null, unknown_until: until,
+    }),
+  );
   const warm = await screen.findByTestId("warming", {}, { timeout: 15_000 });
   expect(plain(warm.textContent)).toBe("memcached still filling — 41 MiB of 64 MiB, full in about 4 min. The answer settles once memcached's memory is full.");
-  expect(plain(screen.getByTestId("target-answer").textContent)).toMatch(/^For now, 65 % hit rate needs/);
+  expect(plain(screen.getByTestId("target-answer").textContent)).toBe(
+    "65 % hit rate: unknown until memcached is full (memcached still filling: 41 MiB of 64 MiB, full in about 4 min).",
+  );
+  expect(plain(document.querySelector(".target-panel")!.textContent)).not.toMatch(/-m \d|more than \d/);
   expect(screen.getByTestId("target-answer").textContent).not.toContain("beyond");
 });
 

@@ -5,6 +5,7 @@ import type { CurveView } from "../api/types";
 import { CurveChart } from "../components/CurveChart";
 import { CurveTable } from "../components/CurveTable";
 import { SlabClasses } from "../components/SlabClasses";
+import { FlashTierPanel } from "../components/FlashTierPanel";
 import { StatsOnlyLabel } from "../components/Bits";
 import { Fetched, NoAgentYet } from "../components/States";
 import { keepFlags, memoryToday, TargetAnswer } from "../components/TargetAnswer";
@@ -113,6 +114,8 @@ function CurveBody({ view }: { view: CurveView }) {
         )}
       </header>
 
+      {view.flashTier && <FlashTierPanel tier={view.flashTier} />}
+
       <section className="target-panel" aria-labelledby="target-title">
         <h2 id="target-title" className="sr-only">
           Target
@@ -156,7 +159,7 @@ function CurveBody({ view }: { view: CurveView }) {
         )}
         <p className="muted small">
           {observedMax !== null && observedMax < view.points[view.points.length - 1].bytes
-            ? `Observed up to ${formatBytes(observedMax)} so far; the faded part of the curve is not observed yet, so hit rates there are lower bounds${warming ? "" : " (a larger agent --ghost-factor sees further)"}.`
+            ? `Observed up to ${formatBytes(observedMax)} so far; the faded part of the curve is not observed yet, so hit rates there are lower bounds${warming ? "" : sizing.state === "ready" && sizing.data.status === "unknown" ? " (the agent sees further as memcached evicts)" : " (a larger agent --ghost-factor sees further)"}.`
             : `The curve covers up to ${formatBytes(view.points[view.points.length - 1].bytes)} (${formatHitRate(top)}); past that the agent has not observed enough to say.`}
         </p>
       </section>
@@ -209,6 +212,7 @@ function CurveBody({ view }: { view: CurveView }) {
           pricePerGbMonth={view.pricePerGbMonth}
           currency={view.currency}
           observedMaxBytes={observedMax}
+          fileName={`${view.name.replace(/[^\w.-]+/g, "_")}-curve.csv`}
         />
       )}
 

@@ -7,7 +7,7 @@ import type { Role } from "../api/types";
 import { ActionsTable, ChoiceField } from "../components/Forms";
 import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
-import { formatAge } from "../lib/format";
+import { formatAge, formatTime } from "../lib/format";
 import { useSession } from "../session";
 import { TableScroll } from "../components/TableScroll";
 
@@ -16,8 +16,6 @@ const ROLES: Array<[Role, string]> = [
   ["member", "member (reads and changes)"],
   ["owner", "owner (also manages members)"],
 ];
-
-const day = (iso: string) => new Date(iso).toISOString().slice(0, 16).replace("T", " ") + " UTC";
 
 export function MembersPage() {
   const { session } = useSession();
@@ -98,7 +96,7 @@ export function MembersPage() {
                             <td className="wrap-anywhere">{i.email}</td>
                             <td>{i.role}</td>
                             <td>{formatAge(i.createdAt)}</td>
-                            <td>{day(i.expiresAt)}</td>
+                            <td>{formatTime(new Date(i.expiresAt))}</td>
                             <td>
                               <button type="button" className="danger" onClick={() => revoke(i.id)} aria-label={`Revoke the invitation of ${i.email}`}>
                                 Revoke

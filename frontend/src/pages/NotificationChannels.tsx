@@ -7,12 +7,15 @@ import {
   deleteChannel,
   listChannels,
   listDeliveries,
+  sendOpenAlerts,
   sendTestNotification,
   setChannelEnabled,
   type ChannelDraft,
   type ChannelKind,
 } from "../api/endpoints";
+import { CopyBlock } from "../components/Copy";
 import { ActionsTable, ChoiceField } from "../components/Forms";
+import { PrivateTargets } from "../components/PrivateTargets";
 import { Fetched, FormNotes } from "../components/States";
 import { useAsync } from "../hooks";
 import { formatAge } from "../lib/format";
@@ -42,6 +45,8 @@ export function NotificationChannels() {
   const [draft, setDraft] = useState<ChannelDraft>({ name: "", kind: "webhook", url: "", min_severity: "warning" });
   const [error, setError] = useState<string | null>(null);
   const [note, setNote] = useState<string | null>(null);
+  // the channel just added: its secret (shown once) and the open alerts it can be sent
+  const [created, setCreated] = useState<{ id: string; name: string; secret: string | null; openAlerts: number } | null>(null);
   const act = async (what: () => Promise<string | null>) => {
     setError(null);
     setNote(null);
@@ -58,21 +63,27 @@ export function NotificationChannels() {
     if (draft.kind === "pagerduty") body.routing_key = draft.routing_key?.trim();
     else body.url = draft.url?.trim();
     void act(async () => {
-      const { channel, secret } = await createChannel(body);
+      const { channel, secret, openAlerts } = await createChannel(body);
       setDraft({ ...draft, name: "", url: "", routing_key: "" });
-      return secret
-        ? `Channel “${channel.name}” added. Its signing secret, shown only now: ${secret}`
-        : `Channel “${channel.name}” added.`;
+      setCreated({ id: channel.id, name: channel.name, secret, openAlerts });
+      return `Channel “${channel.name}” added.`;
     });
   };
+  const sendOpen = (c: { id: string; name: string }) =>
+    act(async () => {
+      const n = await sendOpenAlerts(c.id);
+      setCreated((x) => (x ? { ...x, openAlerts: 0 } : x));
+      return `${n} open alert${n === 1 ? "" : "s"} queued for “${c.name}”: see the delivery log below.`;
+    });
   const pd = draft.kind === "pagerduty";
   return (
     <section aria-labelledby="channels-title" className="channels">
       <h2 id="channels-title">Notification channels</h2>
       <p className="muted small">
-        Each alert that opens or resolves is sent once to every enabled channel at or above its severity, retried with backoff
-        when the receiver fails.
+        Each alert that opens or resolves is sent once to every channel enabled at that moment whose minimum severity it meets,
+        retried with backoff when the receiver fails.
       </p>
+      {owner && <PrivateTargets />}
       {owner && (
         <form className="row-form" onSubmit={submit} aria-label="Add a channel">
           <label>
@@ -103,6 +114,30 @@ export function NotificationChannels() {
         </form>
       )}
       <FormNotes ok={note} error={error} />
+      {created && (created.secret || created.openAlerts > 0) && (
+        <div className="card" data-testid="channel-created">
+          {created.secret && (
+            <>
+              <p>
+                The signing secret of “{created.name}”, shown only now: the receiver checks <code>X-Hitcurve-Signature</code> with it.
+              </p>
+              <CopyBlock text={created.secret} label={`Signing secret of ${created.name}`} testId="channel-secret" />
+            </>
+          )}
+          {created.openAlerts > 0 && (
+            <p>
+              {created.openAlerts} alert{created.openAlerts === 1 ? " is" : "s are"} open now that this channel takes; their resolutions reach it
+              either way.{" "}
+              <button type="button" onClick={() => sendOpen(created)}>
+                Send {created.openAlerts === 1 ? "it" : `the ${created.openAlerts}`} to “{created.name}”
+              </button>
+            </p>
+          )}
+          <button type="button" onClick={() => setCreated(null)}>
+            Done
+          </button>
+        </div>
+      )}
       <Fetched result={data} what="notification channels">
         {({ channels, deliveries }) => (
           <>

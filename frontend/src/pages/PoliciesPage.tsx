@@ -38,10 +38,12 @@ export const POLICIES: Array<[string, string]> = [
   ["opt", "Belady OPT (offline bound)"],
 ];
 
-/** Sizes to simulate: eight steps from a quarter of today's memory to twice it, whole MiB. */
+/** Sizes to simulate: eight steps from a sixteenth of today's memory to twice it, whole MiB,
+ * denser below today's memory, where a sample's curves still differ (above the sample's footprint
+ * every policy holds all of it and they meet). */
 export function simulationSizes(currentBytes: number): number[] {
   const MiB = 1024 * 1024;
-  const f = [0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2];
+  const f = [0.0625, 0.125, 0.25, 0.5, 0.75, 1, 1.5, 2];
   return [...new Set(f.map((k) => Math.max(1, Math.round((k * currentBytes) / MiB)) * MiB))];
 }
 const label = (p: string) => POLICIES.find(([k]) => k === p)?.[1] ?? p;
@@ -86,6 +88,8 @@ function Runs({
   const { session } = useSession();
   const sorted = [...runs].sort((a, b) => (b.createdAt ?? "").localeCompare(a.createdAt ?? ""));
   const [picked, setPicked] = useState<string | null>(null);
+  // the shown run is polled while it computes; the list shows its status as polled, not as listed
+  const [latest, setLatest] = useState<Record<string, string>>({});
   const shown = sorted.find((r) => r.id === picked) ?? sorted[0];
   return (
     <>
@@ -97,7 +101,7 @@ function Runs({
             {sorted.map((r) => (
               <li key={r.id}>
                 <button type="button" className="linkish" aria-current={r.id === shown?.id ? "true" : undefined} onClick={() => setPicked(r.id)}>
-                  {r.createdAt ? formatTime(new Date(r.createdAt)) : "—"} · {r.policies.map(label).join(", ")} · {r.status}
+                  {r.createdAt ? formatTime(new Date(r.createdAt)) : "—"} · {r.policies.map(label).join(", ")} · {latest[r.id] ?? r.status}
                 </button>
               </li>
             ))}
@@ -105,7 +109,13 @@ function Runs({
         </nav>
       )}
       {shown ? (
-        <RunView key={shown.id} initial={shown} currentBytes={currentBytes} main={main} />
+        <RunView
+          key={shown.id}
+          initial={shown}
+          currentBytes={currentBytes}
+          main={main}
+          onStatus={(status) => setLatest((m) => (m[shown.id] === status ? m : { ...m, [shown.id]: status }))}
+        />
       ) : (
         <Empty title="No simulation yet">
           <p>Start one above: it replays the last hours of sampled requests the agent uploaded.</p>
@@ -170,10 +180,21 @@ function NewRun({
 }
 
 /** One run: progress while it computes (polled), then curves and the table. */
-function RunView({ initial, currentBytes, main }: { initial: SimulationRun; currentBytes: number | null; main: CurvePoint[] | null }) {
+function RunView({
+  initial,
+  currentBytes,
+  main,
+  onStatus,
+}: {
+  initial: SimulationRun;
+  currentBytes: number | null;
+  main: CurvePoint[] | null;
+  onStatus: (status: string) => void;
+}) {
   // The list carries no results: fetch the run itself, then poll it while it computes.
   const [run, setRun] = useState(initial);
   const [fetched, setFetched] = useState(false);
+  useEffect(() => onStatus(run.status), [run.status, onStatus]);
   useEffect(() => {
     if (fetched && (run.status === "done" || run.status === "failed")) return;
     const t = setTimeout(
@@ -210,12 +231,27 @@ function RunView({ initial, currentBytes, main }: { initial: SimulationRun; curr
       )}
       {run.sample && <SampleLine sample={run.sample} />}
       {run.results.length > 0 && run.sample && <Agreement results={run.results} sample={run.sample} main={main} currentBytes={currentBytes} />}
-      {run.results.length > 0 && <PolicyResults results={run.results} currentBytes={currentBytes} />}
+      {run.results.length > 0 && <PolicyResults results={run.results} currentBytes={currentBytes} sample={run.sample} />}
     </section>
   );
 }
 
-function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; currentBytes: number | null }) {
+/** The size the table compares at: today's memory, unless every policy holds the whole sample there
+ * (at or above its footprint), then the largest simulated size below the footprint. */
+export function comparedAt(sizes: number[], currentBytes: number | null, footprint: number | null): { at: number; why: string | null } {
+  const largest = Math.max(...sizes);
+  const want = currentBytes ?? largest;
+  if (footprint == null || want < footprint) return { at: want, why: null };
+  const below = sizes.filter((x) => x < footprint);
+  if (!below.length) return { at: want, why: `every simulated size holds the whole sample (${formatBytes(footprint)}): the policies cannot differ` };
+  const at = Math.max(...below);
+  return {
+    at,
+    why: `at ${formatBytes(want)} every policy holds the whole sample (${formatBytes(footprint)} of keys), so they would all read the same: compared at ${formatBytes(at)}, below it`,
+  };
+}
+
+function PolicyResults({ results, currentBytes, sample }: { results: PolicyResult[]; currentBytes: number | null; sample: RunSample | null }) {
   const [box, width] = useWidth<HTMLDivElement>();
   const svg = useRef<SVGSVGElement>(null);
   const ordered = useMemo(() => [...results].sort((a, b) => (a.policy === "lru" ? -1 : b.policy === "lru" ? 1 : a.policy.localeCompare(b.policy))), [results]);
@@ -232,8 +268,8 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
       currentBytes,
     });
   });
-  // The table compares at today's memory, or at the largest simulated size without one.
-  const at = currentBytes ?? Math.max(...results.flatMap((r) => r.points.map((p) => p.bytes)));
+  // The table compares at today's memory (or the largest size without one), below the sample's footprint.
+  const { at, why } = comparedAt(results.flatMap((r) => r.points.map((p) => p.bytes)), currentBytes, sample?.footprintBytes ?? null);
   const lru = results.find((r) => r.policy === "lru");
   const lruHit = lru ? hitAt(lru.points, at) : null;
   const costAt = (r: PolicyResult) => {
@@ -249,7 +285,10 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
       </div>
       <TableScroll>
         <table data-testid="policy-table">
-          <caption>At {formatBytes(at)}</caption>
+          <caption>
+            At {formatBytes(at)}
+            {why && <span className="muted small" data-testid="compared-at"> ({why})</span>}
+          </caption>
           <thead>
             <tr>
               <th scope="col">Policy</th>
@@ -276,6 +315,11 @@ function PolicyResults({ results, currentBytes }: { results: PolicyResult[]; cur
           </tbody>
         </table>
       </TableScroll>
+      {sample?.recompute && (
+        <p className="muted small" data-testid="recompute-what">
+          {sample.recompute[0].toUpperCase() + sample.recompute.slice(1)}.
+        </p>
+      )}
     </div>
   );
 }
@@ -290,6 +334,12 @@ function SampleLine({ sample }: { sample: RunSample }) {
         {sample.spanSeconds === null ? "?" : formatDuration(sample.spanSeconds)} of traffic, at a{" "}
         {sample.rate === null ? "?" : formatPercent(sample.rate, sample.rate < 0.01 ? 2 : 0)} sample rate.
       </p>
+      {sample.periodStart !== null && sample.periodEnd !== null && (
+        <p className="muted" data-testid="run-period">
+          Replayed: {formatTime(new Date(sample.periodStart))} to {formatTime(new Date(sample.periodEnd))}
+          {sample.simWarmup ? `; the first ${formatPercent(sample.simWarmup, 0)} of it only warms the simulated caches and is not counted` : ""}.
+        </p>
+      )}
       {sample.notes.map((note) => (
         <p key={note} className={note.startsWith("small sample") ? "warning-note" : "muted small"} role={note.startsWith("small sample") ? "status" : undefined}>
           {note}

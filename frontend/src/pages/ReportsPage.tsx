@@ -5,9 +5,11 @@ import {
   listClusterRows,
   listSubscriptions,
   previewReport,
+  resendConfirmation,
   sendTestReport,
   type ReportPreview,
 } from "../api/endpoints";
+import type { ReportSubscription } from "../api/types";
 import { ActionsTable, ChoiceField } from "../components/Forms";
 import { keepFlags } from "../components/TargetAnswer";
 import { Fetched, FormNotes } from "../components/States";
@@ -30,11 +32,25 @@ export function ReportsPage() {
   const [weekday, setWeekday] = useState(0);
   const [hour, setHour] = useState(8);
   const [error, setError] = useState<string | null>(null);
+  const [ok, setOk] = useState<string | null>(null);
   const add = async (e: FormEvent) => {
     e.preventDefault();
     setError(null);
+    setOk(null);
     try {
-      await createSubscription({ email, cluster_id: cluster || null, weekday, hour_utc: hour });
+      const made = await createSubscription({ email, cluster_id: cluster || null, weekday, hour_utc: hour });
+      if (!made.confirmedAt) setOk(`a confirmation mail is on its way to ${made.email}: no report is sent until its link is followed`);
+      data.reload();
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  const resend = async (s: ReportSubscription) => {
+    setError(null);
+    setOk(null);
+    try {
+      await resendConfirmation(s.id);
+      setOk(`the confirmation mail went to ${s.email} again`);
       data.reload();
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
@@ -69,11 +85,11 @@ export function ReportsPage() {
                 </button>
               </form>
             )}
-            <FormNotes ok={null} error={error} />
+            <FormNotes ok={ok} error={error} />
             {subs.length === 0 ? (
               <p className="state empty">No report subscriptions yet.</p>
             ) : (
-              <ActionsTable testId="subscriptions" columns={["E-mail", "About", "When", "Last sent"]}>
+              <ActionsTable testId="subscriptions" columns={["E-mail", "About", "When", "Recipient", "Last sent"]}>
                     {subs.map((s) => (
                       <tr key={s.id}>
                         <td>{s.email}</td>
@@ -81,8 +97,23 @@ export function ReportsPage() {
                         <td>
                           {DAYS[s.weekday]} {String(s.hourUtc).padStart(2, "0")}:00 UTC{!s.enabled && " (paused)"}
                         </td>
+                        <td data-testid="recipient-state">
+                          {s.confirmedAt ? (
+                            <span className="badge recipient-confirmed">confirmed</span>
+                          ) : (
+                            <>
+                              <span className="badge recipient-pending">pending</span>{" "}
+                              <span className="muted">mailed {formatAge(s.confirmationSentAt)}; nothing is sent until the recipient confirms</span>
+                            </>
+                          )}
+                        </td>
                         <td>{formatAge(s.lastSentAt)}</td>
                         <td>
+                          {canWrite(session) && !s.confirmedAt && (
+                            <button type="button" onClick={() => resend(s)}>
+                              Resend confirmation
+                            </button>
+                          )}{" "}
                           {canWrite(session) && (
                             <button type="button" className="danger" onClick={() => deleteSubscription(s.id).then(data.reload, (e: Error) => setError(e.message))}>
                               Unsubscribe

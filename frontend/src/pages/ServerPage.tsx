@@ -1,4 +1,5 @@
 import { Breadcrumbs, SubjectTabs } from "../components/Bits";
+import { CostView } from "../components/CostView";
 import { CurvePage } from "./CurvePage";
 
 export function ServerPage({ id }: { id: string }) {
@@ -7,6 +8,7 @@ export function ServerPage({ id }: { id: string }) {
       <Breadcrumbs items={[["Servers", "/servers"], ["Server", null]]} />
       <SubjectTabs kind="server" id={id} />
       <CurvePage kind="server" id={id} />
+      <CostView kind="server" id={id} />
     </div>
   );
 }

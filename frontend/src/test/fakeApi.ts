@@ -1,6 +1,7 @@
 // A stand-in for the backend in component tests: answers fetch by method and path, recording
 // every call. JSON shapes follow backend/hitcurve/schemas/api.py.
 import { vi } from "vitest";
+import type { Schemas } from "../api/call";
 
 export type Handler = (url: URL, init: RequestInit | undefined) => { status?: number; body?: unknown } | undefined;
 
@@ -76,7 +77,7 @@ export const CLUSTER = {
 
 /** The sizing answer the fake API gives for a line curve (hit = 0.1 per GiB), like the real one:
  * up to 90 % at 9 GiB; above that a lower bound (above_curve). */
-export function sizingFor(url: URL, extra: Record<string, unknown> = {}) {
+export function sizingFor(url: URL, extra: Partial<Schemas["SizingAnswer"]> = {}): { body: Schemas["SizingAnswer"] } {
   const t = Number(url.searchParams.get("target_hit_ratio"));
   const ok = t <= 0.9;
   const mem = t * 10 * GiB;

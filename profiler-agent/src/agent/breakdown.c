@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PFX_TABLE_BITS 19     /* 512K keys, 3 MiB */
+#define PFX_TABLE_BITS 19     /* 512K keys (2^16 sets x 8 ways), 4 MiB */
 #define DEFER_BITS 14         /* 16K deferred misses, 144 KiB: misses wait a few ms for their set */
 
 static hc_sdc *mk(const ag_bd *b, uint32_t keys, int ttl, double range, uint32_t cells)
@@ -38,13 +38,13 @@ int ag_bd_init(ag_bd *b, const ag_bd_config *c, const char **err)
     b->hot = hc_topk_new(AG_HOT_SLOTS);
     b->hot_bytes = hc_topk_new(AG_HOT_SLOTS);
     b->tw = hc_ttlw_new(&(hc_ttlw_config){.max_keys = AG_TTLW_KEYS, .seed = c->seed});
-    b->pmask = (1u << PFX_TABLE_BITS) - 1;
-    b->ptag = calloc(b->pmask + 1, sizeof *b->ptag);
-    b->pid = calloc(b->pmask + 1, sizeof *b->pid);
+    b->pmask = ((size_t)1 << PFX_TABLE_BITS) / AG_BD_PWAYS - 1;
+    b->pset = aligned_alloc(64, (b->pmask + 1) * sizeof *b->pset);
+    if (b->pset)
+        memset(b->pset, 0, (b->pmask + 1) * sizeof *b->pset);
     b->dkey = calloc((size_t)1 << DEFER_BITS, sizeof *b->dkey);
     b->dset = calloc((size_t)1 << DEFER_BITS, sizeof *b->dset);
-    if (!b->all_ttl || !b->all_obl || !b->hot || !b->hot_bytes || !b->tw || !b->ptag || !b->pid || !b->dkey ||
-        !b->dset) {
+    if (!b->all_ttl || !b->all_obl || !b->hot || !b->hot_bytes || !b->tw || !b->pset || !b->dkey || !b->dset) {
         *err = "out of memory";
         ag_bd_free(b);
         return -1;
@@ -62,8 +62,7 @@ void ag_bd_free(ag_bd *b)
     hc_topk_free(b->hot);
     hc_topk_free(b->hot_bytes);
     hc_ttlw_free(b->tw);
-    free(b->ptag);
-    free(b->pid);
+    free(b->pset);
     free(b->dkey);
     free(b->dset);
     memset(b, 0, sizeof *b);
@@ -100,16 +99,38 @@ void ag_bd_note_prefix(ag_bd *b, uint64_t key, uint16_t pfx)
 {
     if (!b->cfg.enabled)
         return;
-    uint64_t i = tr_mix64(key) & b->pmask;
-    b->ptag[i] = tag_of(key);
-    b->pid[i] = pfx;
+    ag_bd_pset *st = &b->pset[tr_mix64(key) & b->pmask];
+    uint32_t tag = tag_of(key);
+    int w = 0;
+    while (w < AG_BD_PWAYS - 1 && st->tag[w] != tag)
+        w++; /* found, or the last (least recently noted) way is replaced */
+    /* move to the front: ways stay in noting order */
+    memmove(&st->tag[1], &st->tag[0], (size_t)w * sizeof st->tag[0]);
+    memmove(&st->pid[1], &st->pid[0], (size_t)w * sizeof st->pid[0]);
+    st->tag[0] = tag;
+    st->pid[0] = pfx;
 }
 
 /* Prefix of a key as last seen on the ring; 0 ("no prefix") if the table lost it. */
-static uint16_t prefix_of(const ag_bd *b, uint64_t key)
+static uint16_t prefix_of(const ag_bd *b, uint64_t key, int *lost)
 {
-    uint64_t i = tr_mix64(key) & b->pmask;
-    return b->ptag[i] == tag_of(key) ? b->pid[i] : 0;
+    const ag_bd_pset *st = &b->pset[tr_mix64(key) & b->pmask];
+    uint32_t tag = tag_of(key);
+    for (int i = 0; i < AG_BD_PWAYS; i++)
+        if (st->tag[i] == tag)
+            return st->pid[i];
+    *lost = 1;
+    return 0;
+}
+
+/* The same for an event just out of the normaliser (its line was noted moments ago): a loss
+ * here is the table's, counted in diagnostics.prefix_lost. */
+static uint16_t prefix_now(ag_bd *b, uint64_t key)
+{
+    int lost = 0;
+    uint16_t p = prefix_of(b, key, &lost);
+    b->pfx_lost += (uint64_t)lost;
+    return p;
 }
 
 static void left(ag_bd *b, uint64_t key, int cls, int how)
@@ -120,7 +141,8 @@ static void left(ag_bd *b, uint64_t key, int cls, int how)
         else if (how == 1) l->evicted++;
         else l->deleted++;
     }
-    hc_prefixes_left(b->pfx, prefix_of(b, key), key, how);
+    int lost = 0; /* a silent expiry comes long after the key's last line: not counted */
+    hc_prefixes_left(b->pfx, how == 0 ? prefix_of(b, key, &lost) : prefix_now(b, key), key, how);
 }
 
 static void hot(ag_bd *b, uint64_t key, uint32_t size)
@@ -160,8 +182,9 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
             b->dkey[d] = k;
             b->dset[d] = 1;
         }
-        hc_prefixes_read(b->pfx, prefix_of(b, k), k, h, w, t);
-        hc_ttlw_read(b->tw, k, prefix_of(b, k), h, t);
+        uint16_t pf = prefix_now(b, k);
+        hc_prefixes_read(b->pfx, pf, k, h, w, t);
+        hc_ttlw_read(b->tw, k, pf, h, t);
         hot(b, k, q->size);
         b->reads_since_publish++;
         break;
@@ -178,8 +201,9 @@ void ag_bd_event(ag_bd *b, const wn_event *ev, int cls)
             }
             hc_sdc_write(cc, k, 1, t, exp);
         }
-        hc_prefixes_write(b->pfx, prefix_of(b, k), k, w, t, exp);
-        hc_ttlw_store(b->tw, k, prefix_of(b, k), w, q->ttl, t);
+        uint16_t pf = prefix_now(b, k);
+        hc_prefixes_write(b->pfx, pf, k, w, t, exp);
+        hc_ttlw_store(b->tw, k, pf, w, q->ttl, t);
         break;
     }
     case TR_DELETE:
@@ -256,6 +280,7 @@ void ag_bd_window(ag_bd *b)
     hc_topk_scale(b->hot_bytes, 0);
     hc_ttlw_window(b->tw);
     b->expired_reads = 0;
+    b->pfx_lost = 0;
 }
 
 void ag_bd_clear(ag_bd *b)
@@ -270,7 +295,7 @@ void ag_bd_clear(ag_bd *b)
     hc_sdc_clear(b->all_obl);
     hc_prefixes_clear(b->pfx);
     hc_ttlw_clear(b->tw);
-    memset(b->ptag, 0, (b->pmask + 1) * sizeof *b->ptag);
+    memset(b->pset, 0, (b->pmask + 1) * sizeof *b->pset);
     memset(b->dset, 0, (size_t)1 << DEFER_BITS);
 }
 
@@ -278,7 +303,8 @@ size_t ag_bd_bytes(const ag_bd *b)
 {
     if (!b->cfg.enabled)
         return 0;
-    size_t n = sizeof *b + (b->pmask + 1) * 6 + ((size_t)1 << DEFER_BITS) * 9 + hc_topk_bytes(b->hot) +
+    size_t n = sizeof *b + (b->pmask + 1) * sizeof *b->pset + ((size_t)1 << DEFER_BITS) * 9 +
+               hc_topk_bytes(b->hot) +
                hc_topk_bytes(b->hot_bytes) +
                hc_prefixes_bytes(b->pfx) + hc_ttlw_bytes(b->tw);
     hc_sdc_stats st;

@@ -34,9 +34,11 @@ void ag_config_defaults(ag_config *c)
     c->buckets = 128;
     snprintf(c->estimator, sizeof c->estimator, "rounder");
     c->profile_max_keys = 1u << 20;
+    c->lookup_correction = 1;
+    c->invalidations = 1;
     /* 0.05: the worker's policy correction (memcached's segmented LRU beats the LRU model by
      * ~2 pp at N/4 on Zipf traffic) trusts 20k sampled reads after its warm-up; at 0.01 a server
-     * needed ~4M reads for that and answers below today's memory read low until then (issue 14:
+     * needed ~4M reads for that and answers below today's memory read low until then (measured
      * -2.5 pp at M/4). trace_max_records bounds a window's chunk whatever the traffic (the rate
      * halves for the window when it fills), so only quiet servers send more than before. */
     c->trace_rate = 0.05;
@@ -50,6 +52,7 @@ void ag_config_defaults(ag_config *c)
     c->backoff_max_s = 60;
     c->ttl_max_keys = 1u << 18;
     c->breakdown = 1;
+    c->shed = 1;
     snprintf(c->prefix_delimiter, sizeof c->prefix_delimiter, ":");
     c->prefix_depth = 1;
     c->prefix_top = 20;
@@ -86,12 +89,20 @@ void ag_config_usage(void)
         "                           (exact LRU distances, 2x the bytes per tracked key and\n"
         "                           ~2-4x the CPU per event; profiler-agent/README.md)\n"
         "  --profile-max-keys N     keys tracked by the profiler, 0 = all (default 1048576)\n"
+        "  --lookup-correction 0|1  leave touch/gat/incr/decr/delete lookups out of the reads,\n"
+        "                           from memcached's counters (default 1; 0: count every lookup)\n"
+        "  --invalidations 0|1      a miss of a key held as resident is an invalidation unless\n"
+        "                           memcached's counters say evictions were lost (default 1;\n"
+        "                           0: always a lost eviction)\n"
         "  --trace-rate R           key-hash sampling rate of the trace chunks, 0 = off (0.05)\n"
         "  --trace-max-records N    per window; the rate is lowered to stay under (100000)\n"
         "  --reorder-ms MS          gid reordering window (default 1000)\n"
         "  --ring-size N            lines buffered between the reader and the profiler (131072)\n"
         "  --ttl-max-keys N         keys with a TTL tracked for silent expiry (262144)\n"
         "  --breakdown 0|1          TTL-aware curves, prefixes, hot keys, expired vs evicted (1)\n"
+        "  --shed 0|1               when the agent cannot keep up (its ring drops lines for 1 s)\n"
+        "                           shed trace chunks, then the breakdown; said in the log and\n"
+        "                           in diagnostics.shed (default 1)\n"
         "  --prefix-delimiter C     a key's prefix is its first fields split by C (default :)\n"
         "  --prefix-depth N         fields in a prefix, 1..8 (default 1: text before the first C)\n"
         "  --prefix-regex RE        POSIX extended regex instead; group 1 (or the match) is the\n"
@@ -105,6 +116,9 @@ void ag_config_usage(void)
         "  --duration SECONDS       exit after this long (default 0: run until SIGTERM)\n"
         "  --hostname NAME          reported agent hostname (default: gethostname)\n"
         "  --log-level LEVEL        debug, info, warn, error (default info)\n"
+        "  --drop-lines R           testing: drop this share of watch lines at the reader, in\n"
+        "                           runs of 256, counted as the agent's own loss (default 0)\n"
+        "  --breakdown-delay-us N   testing: busy-wait N us per breakdown event (an overload)\n"
         "  --events-log FILE        debugging: write every normalised event as a line\n"
         "                           `op key_hash size clsid ttl gid cause` (op 1 hit .. 5 evict)\n"
         "  --check-config           parse the file and flags, print the settings as a config\n"
@@ -145,6 +159,9 @@ static const opt_def opts[] = {
     OU32("buckets", buckets, 1, 65536),
     OSTR("estimator", estimator),
     OU64("profile-max-keys", profile_max_keys, 0, 1e12),
+    OU32("lookup-correction", lookup_correction, 0, 1),
+    OU32("invalidations", invalidations, 0, 1),
+    ODBL("drop-lines", drop_lines, 0, 0.9),
     ODBL("trace-rate", trace_rate, 0, 1),
     OU32("trace-max-records", trace_max_records, 1, 200000),
     OU64("spool-max-bytes", spool_max_bytes, 4096, 1e15),
@@ -153,6 +170,8 @@ static const opt_def opts[] = {
     OU32("ring-size", ring_size, 1024, 1 << 26),
     OU64("ttl-max-keys", ttl_max_keys, 0, 1e10),
     OU32("breakdown", breakdown, 0, 1),
+    OU32("shed", shed, 0, 1),
+    OU32("breakdown-delay-us", breakdown_delay_us, 0, 100000),
     OSTR("prefix-delimiter", prefix_delimiter),
     OU32("prefix-depth", prefix_depth, 1, 8),
     OSTR("prefix-regex", prefix_regex),
@@ -249,6 +268,23 @@ static int load_file(ag_config *c, const char *path)
     return rc;
 }
 
+/* A double as the shortest text that parses back to it: 0.05, not %.17g's 0.050000000000000003
+ * (both are the same double; an operator reads the first as what they wrote). */
+static void print_double(const char *name, double v)
+{
+    char buf[40];
+    if (v == (double)(long long)v && v > -1e15 && v < 1e15) { /* 30, not 3e+01 */
+        printf("%s = %lld\n", name, (long long)v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    printf("%s = %s\n", name, buf);
+}
+
 /* --check-config: the effective settings in the config file's own syntax, so a packaged
  * file, a compose command or a unit's ExecStart can be checked without starting anything. */
 static void print_config(const ag_config *c)
@@ -259,7 +295,7 @@ static void print_config(const ag_config *c)
         if (o->type == T_STR)
             printf("%s = %s\n", o->name, p);
         else if (o->type == T_DBL)
-            printf("%s = %.17g\n", o->name, *(const double *)p);
+            print_double(o->name, *(const double *)p);
         else if (o->type == T_U32)
             printf("%s = %u\n", o->name, *(const uint32_t *)p);
         else

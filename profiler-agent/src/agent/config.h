@@ -26,6 +26,14 @@ typedef struct ag_config {
     uint32_t buckets;
     char estimator[16];        /* below N: "rounder" (default) or "stacker" (hc_estimator_parse) */
     uint64_t profile_max_keys; /* 0 = track every key */
+    uint32_t lookup_correction;/* 1 (default): other commands' lookups leave the reads
+                                  (lookups.h); 0: every item_get counts as a read */
+    double drop_lines;         /* testing: share of watch lines dropped at the reader (0) */
+    uint32_t shed;             /* 1 (default): under sustained overload shed trace, breakdown */
+    uint32_t breakdown_delay_us; /* testing: busy-wait per breakdown event (an overload) */
+    uint32_t invalidations;    /* 1 (default): a miss of a key held as resident is a lost
+                                  eviction only while memcached's counters say evictions were
+                                  lost, else an invalidation (profile.h); 0: always an eviction */
     double trace_rate;         /* spatial sampling rate of the trace; 0 = no trace */
     uint32_t trace_max_records;/* per window (rate is lowered to stay under) */
     uint64_t spool_max_bytes;
@@ -37,7 +45,7 @@ typedef struct ag_config {
     double upload_timeout_s;
     double backoff_max_s;
     uint64_t ttl_max_keys;     /* bound of the TTL tracker */
-    /* issue 16: TTL-aware curves, prefixes, hot keys (breakdown.h) */
+    /* TTL-aware curves, prefixes, hot keys (breakdown.h) */
     uint32_t breakdown;        /* 1 on (default), 0 off */
     char prefix_delimiter[8];  /* one character (default ":") */
     uint32_t prefix_depth;     /* fields in a prefix (default 1) */

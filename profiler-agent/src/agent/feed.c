@@ -52,6 +52,7 @@ void ag_feed_free(ag_feed *f)
 void ag_feed_clear_keys(ag_feed *f)
 {
     memset(f->ctag, 0, (f->cmask + 1) * sizeof *f->ctag);
+    memset(&f->counters, 0, sizeof f->counters);
     memset(f->pm_key, 0, (f->pm_mask + 1) * sizeof *f->pm_key);
     ag_ttl_clear(&f->ttl);
     ag_bd_clear(&f->bd);
@@ -60,19 +61,35 @@ void ag_feed_clear_keys(ag_feed *f)
 
 static uint32_t tag_of(uint64_t key) { return (uint32_t)(key >> 32) | 1; }
 
-static void class_remember(ag_feed *f, uint64_t key, int cls)
+/* The class table's byte: the class (1..63) and, in its top bit, "an add created the item"
+ * (ag_counter_rule). */
+#define CLS_ADDED 0x80
+enum { KEEP_ADDED = -1 };
+
+/* added: 1 / 0 sets / clears the key's add mark (a store), KEEP_ADDED keeps it (a hit, an
+ * eviction: the item memcached had is the one the last store made). */
+static void class_remember(ag_feed *f, uint64_t key, int cls, int added)
 {
-    if (cls <= 0 || cls > 255)
+    if (cls <= 0 || cls >= CLS_ADDED)
         return;
     uint64_t i = key & f->cmask;
+    int same = f->ctag[i] == tag_of(key);
+    if (added == KEEP_ADDED)
+        added = same && (f->ccls[i] & CLS_ADDED);
     f->ctag[i] = tag_of(key);
-    f->ccls[i] = (uint8_t)cls;
+    f->ccls[i] = (uint8_t)(cls | (added ? CLS_ADDED : 0));
 }
 
 static int class_recall(const ag_feed *f, uint64_t key)
 {
     uint64_t i = key & f->cmask;
-    return f->ctag[i] == tag_of(key) ? f->ccls[i] : -1;
+    return f->ctag[i] == tag_of(key) ? f->ccls[i] & ~CLS_ADDED : -1;
+}
+
+static int added_key(const ag_feed *f, uint64_t key)
+{
+    uint64_t i = key & f->cmask;
+    return f->ctag[i] == tag_of(key) && (f->ccls[i] & CLS_ADDED);
 }
 
 static void trace_add(ag_feed *f, const wn_event *ev, int cls, int64_t cost)
@@ -92,8 +109,20 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
     int64_t cost = -1;
     switch (q->op) {
     case TR_HIT:
+        if (cls > 0 && cls < AG_FEED_CLASSES && added_key(f, q->key)) {
+            f->win.counter_found_cls[cls]++;
+            if (f->counters.engaged[cls]) {
+                /* an incr/decr/ma of a counter: not a read, and memcached does not bump it */
+                f->win.told_counters++;
+                f->win.told_counters_cls[cls]++;
+                class_remember(f, q->key, cls, KEEP_ADDED);
+                return;
+            }
+        }
         f->win.hits++;
-        class_remember(f, q->key, cls);
+        if (cls > 0 && cls < AG_FEED_CLASSES)
+            f->win.hits_cls[cls]++;
+        class_remember(f, q->key, cls, KEEP_ADDED);
         hc_profile_event(f->prof, HC_EV_HIT, cls, q->key, q->size);
         break;
     case TR_MISS: {
@@ -111,9 +140,15 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
     }
     case TR_SET: {
         f->win.sets++;
-        class_remember(f, q->key, cls);
+        class_remember(f, q->key, cls, ev->add);
         hc_profile_event(f->prof, HC_EV_SET, cls, q->key, q->size);
         uint64_t i = tr_mix64(q->key) & f->pm_mask;
+        if (f->pm_key[i] == q->key && f->pm_ts[i] > 0 && cls > 0 && cls < AG_FEED_CLASSES) {
+            /* the refill of a miss: the miss belongs to this class's misses */
+            f->win.misses_cls[cls]++;
+            if (ev->add)
+                f->win.add_refills_cls[cls]++;
+        }
         if (f->pm_key[i] == q->key && f->pm_ts[i] > 0) {
             int64_t d = q->ts_us - f->pm_ts[i];
             if (d >= 0 && d <= MAX_COST_US) {
@@ -133,6 +168,11 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
         f->win.deletes++;
         if (cls <= 0)
             cls = class_recall(f, q->key);
+        if (ev->cause == WN_DELETED) {
+            f->win.told_deletes++;
+            if (cls > 0 && cls < AG_FEED_CLASSES)
+                f->win.told_deletes_cls[cls]++;
+        }
         hc_profile_event(f->prof, HC_EV_DELETE, cls, q->key, q->size);
         /* an expired read of a key whose expiry the tracker had not applied yet (memcached's
          * 1 s clock; our 1 s slack) is that key's expiry */
@@ -141,15 +181,22 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
         break;
     case TR_EVICT:
         f->win.evictions++;
-        class_remember(f, q->key, cls); /* a later miss of this key is this class's ghost hit */
+        /* a later miss of this key is this class's ghost hit */
+        class_remember(f, q->key, cls, KEEP_ADDED);
         hc_profile_event(f->prof, HC_EV_EVICT, cls, q->key, q->size);
         ag_ttl_forget(&f->ttl, q->key);
         break;
     default:
         return;
     }
+    if (f->bd_delay_us && f->bd.cfg.enabled) {
+        int64_t until = ag_mono_us() + f->bd_delay_us;
+        while (ag_mono_us() < until) {
+        }
+    }
     ag_bd_event(&f->bd, ev, cls);
-    trace_add(f, ev, cls, cost);
+    if (!f->trace_shed)
+        trace_add(f, ev, cls, cost);
 }
 
 void ag_feed_expire(ag_feed *f)

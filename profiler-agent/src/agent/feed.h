@@ -22,13 +22,47 @@
 #include "ttl.h"
 #include "watchline.h"
 
+#define AG_FEED_CLASSES 64
+
 typedef struct ag_window_counts {
     uint64_t events, hits, misses, sets, deletes, evictions;
     uint64_t miss_class_known;    /* misses attributed through the class table */
     uint64_t miss_class_deferred; /* misses left to the core (refill SET decides) */
     uint64_t silent_expiries;     /* keys removed because their TTL passed */
     uint64_t cost_samples;
+    /* successful deletes the stream told apart (`deleted` lines, memcached >= 1.6.20: text
+     * and meta protocol, not binary): their lookups left the stream, by class */
+    uint64_t told_deletes, told_deletes_cls[AG_FEED_CLASSES];
+    /* misses refilled by an `add` (where memcached's other commands' misses go: incr on a
+     * counter that does not exist yet, then add), by class; and all misses by class */
+    uint64_t add_refills_cls[AG_FEED_CLASSES], misses_cls[AG_FEED_CLASSES];
+    /* found lookups of keys an `add` created (counters: a rate limiter's add after its first
+     * incr missed, `ma` with N, a binary incr's initial value), by class; and those told apart
+     * as counter lookups (the class's counter rule engaged: kept out of the profile) */
+    uint64_t counter_found_cls[AG_FEED_CLASSES];
+    uint64_t hits_cls[AG_FEED_CLASSES]; /* found lookups fed to the profile, by class */
+    uint64_t told_counters, told_counters_cls[AG_FEED_CLASSES];
 } ag_window_counts;
+
+/* Counter lookups. memcached bumps an item in its LRU on a read, touch or gat (do_item_get with
+ * DO_UPDATE: do_item_bump marks it fetched, then active), not on an incr, decr or ma
+ * (do_add_delta looks it up with DONT_UPDATE; its do_item_update only refreshes the time, and
+ * moves an item to WARM only if a read had already made it active). A counter only ever
+ * incremented is never active: it flows HOT -> COLD and is evicted in insertion order however
+ * often it is incremented. The stream prints an incr's lookup exactly like a read's, so the
+ * agent tells counters apart by key: a key an `add` created is taken for a counter, and in a
+ * class where memcached's counters bear that out (every found lookup of such keys in the window
+ * were incrs or decrs: stats slabs N:incr_hits + N:decr_hits at least as many over recent windows)
+ * its found lookups are kept out of the profile, the next window on: no read, no bump. Found
+ * lookups of such keys beyond memcached's incrs and decrs (an `add` refilling keys that are
+ * read) refute the rule for the class for the profile's life. */
+typedef struct ag_counter_rule {
+    uint8_t engaged[AG_FEED_CLASSES];
+    uint8_t refuted[AG_FEED_CLASSES];
+    /* decayed sums over recent windows (a window's edge can put a few hundred lookups on the
+     * stream's side of it that memcached counts in the next; the sums even that out) */
+    double seen[AG_FEED_CLASSES], arith[AG_FEED_CLASSES], last_arith[AG_FEED_CLASSES];
+} ag_counter_rule;
 
 typedef struct ag_feed {
     hc_profile *prof;
@@ -43,9 +77,12 @@ typedef struct ag_feed {
     ag_costs costs;
     ag_ttl ttl;
     ag_trace trace;
-    ag_bd bd;                /* TTL-aware, prefix and hot-key breakdown (issue 16) */
+    ag_bd bd;                /* TTL-aware, prefix and hot-key breakdown */
     int64_t stream_now_us;   /* latest event ts seen */
+    int trace_shed;          /* overload.h: trace records are not taken */
+    uint32_t bd_delay_us;    /* testing (--breakdown-delay-us): an overloaded breakdown */
     ag_window_counts win;
+    ag_counter_rule counters;
 } ag_feed;
 
 typedef struct ag_feed_config {

@@ -26,8 +26,10 @@
 
 #include "../cli/commands.h"
 #include "config.h"
+#include "extstore.h"
 #include "feed.h"
 #include "log.h"
+#include "overload.h"
 #include "ring.h"
 #include "snapshot.h"
 #include "snapshot_bd.h"
@@ -55,6 +57,7 @@ typedef struct agent {
     ag_uploader up;
     wn_norm *wn;
     ag_feed feed;
+    ag_ext ext;                /* the flash tier: extwrite lines, header items (extstore.h) */
     ag_feed_config fcfg;
     ag_keys keys;              /* prefix ids and clear hot keys (reader thread side) */
     int keys_on;
@@ -87,7 +90,21 @@ typedef struct agent {
     size_t nheld, capheld;
     int64_t cap_poll_at[MC_MAX_CLASSES]; /* last on-demand poll for a class without capacity */
     uint64_t held_dropped;
+    ag_overload ov;            /* own cost, loss sources, shedding (overload.h) */
 } agent;
+
+/* The shed level's work off (or back on: a breakdown that was shed restarts from empty). */
+static void apply_shed(agent *a)
+{
+    a->feed.trace_shed = a->ov.level >= AG_SHED_TRACE;
+    int bd = a->cfg.breakdown && a->ov.level < AG_SHED_BREAKDOWN;
+    if (bd && !a->feed.bd.cfg.enabled) {
+        a->feed.bd.cfg.enabled = 1;
+        ag_bd_clear(&a->feed.bd);
+    }
+    a->feed.bd.cfg.enabled = bd;
+    a->feed.bd_delay_us = a->cfg.breakdown_delay_us;
+}
 
 static int feed_init(agent *a)
 {
@@ -96,6 +113,7 @@ static int feed_init(agent *a)
         ag_log(AG_LOG_ERROR, "profiler_init_failed", "error=\"%s\"", err ? err : "?");
         return -1;
     }
+    apply_shed(a);
     return 0;
 }
 
@@ -170,6 +188,9 @@ static void feed_one(agent *a, const wn_event *in)
                 sync_capacities(a, a->tmp, 0);
         }
     }
+    /* the extwrites logged before this event first, then what the event does to a header */
+    ag_ext_release(&a->ext, a->feed.prof, a->s0, ev->gid, 0);
+    ag_ext_event(&a->ext, ev->req.op, ev->req.key, ev->req.clsid, ev->gid);
     ag_feed_event(&a->feed, ev);
     if (a->cfg.hot_keys_clear && (a->feed.bd.reads_since_publish >= 4096 ||
                                   ev->req.ts_us - a->hot_published_us > 1000000)) {
@@ -217,6 +238,8 @@ static void drain_events(agent *a, int64_t now)
     /* Flushed per batch: tests wait for an event to appear in it instead of sleeping. */
     if (logged && a->events_log)
         fflush(a->events_log);
+    /* extwrites the normaliser's reorder time has passed: every event before them is out */
+    ag_ext_release(&a->ext, a->feed.prof, a->s0, 0, now - (int64_t)(a->cfg.reorder_ms * 1000) - 1000);
     ag_feed_expire(&a->feed);
 }
 
@@ -227,6 +250,7 @@ static void window_counters_start(agent *a)
     a->stream_skip_at_start = wn_get_stats(a->wn)->stream_skipped;
     a->malformed_at_start = atomic_load(&a->watch.malformed);
     ag_feed_window_reset(&a->feed);
+    ag_ext_window_reset(&a->ext);
     hc_profile_reset(a->feed.prof, -1);
 }
 
@@ -244,10 +268,11 @@ static int new_instance(agent *a, const mc_stats *s)
     a->nheld = 0;
     a->resync = 0;
     ag_feed_free(&a->feed);
+    ag_ext_clear(&a->ext);
     if (feed_init(a) < 0)
         return -1;
     /* Attached before memcached's first eviction (or it restarted): every key it evicts from now
-     * on reaches a ghost, which can then be complete (hc_curve.ghost_complete, issue 14). */
+     * on reaches a ghost, which can then be complete (hc_curve.ghost_complete). */
     hc_profile_set_seen_from_start(a->feed.prof, s->evictions == 0);
     sync_capacities(a, s, 1);
     *a->s0 = *s;
@@ -356,8 +381,27 @@ static void finish_close(agent *a)
         ag_writer_spool_counts(&a->writer, &a->spool, &si.pending, &si.pending_bytes,
                                &si.dropped, &si.rejected, &si.sent);
     }
+    ag_lookups lk;
+    ag_lookups_window(&lk, a->s0, a->s1, (int)a->cfg.lookup_correction, &a->feed.win);
+    if (ag_lookups_judge_counters(&a->feed.counters, a->s0, a->s1, lk.enabled, &a->feed.win))
+        ag_log(AG_LOG_INFO, "counter_rule_refuted",
+               "reason=added_keys_read action=their_lookups_counted_as_reads");
+    /* While memcached counts misses of other commands (a delete or touch of a key it had
+     * evicted looks like a read's miss), a miss's ghost hit waits for its refill SET: the
+     * lookups no client refills leave the ghost uncounted (profile.h). */
+    hc_profile_set_refill_rule(a->feed.prof, lk.enabled && lk.miss_share >= AG_REFILL_RULE_SHARE);
     ag_verdict v;
-    ag_window_verdict(&a->cfg, a->s0, a->s1, &a->feed, &loss, &v);
+    ag_window_verdict(&a->cfg, a->s0, a->s1, &a->feed, &loss, &lk, &v);
+    /* flush_all prints no line: every key memcached held is gone, and the ghost's hits since
+     * then were misses. The window is flagged (left out of answers as a lossy one is) and the
+     * profile forgets its keys below, once the snapshot is built. */
+    int flushed = a->s1->cmd_flush > a->s0->cmd_flush;
+    if (flushed) {
+        v.flagged = 1;
+        v.flushed = 1;
+        ag_log(AG_LOG_WARN, "window_flushed", "cmd_flush=%" PRIu64 " action=flagged_keys_forgotten",
+               a->s1->cmd_flush - a->s0->cmd_flush);
+    }
     if (v.blind || loss.worker_dropped + loss.watcher_skipped + loss.stream_skipped +
                        loss.agent_dropped > 0)
         check_lost_evictions(a, a->s0, a->s1);
@@ -403,13 +447,16 @@ static void finish_close(agent *a)
                loss.watcher_skipped);
     } else {
         snap = ag_snapshot_build(&a->cfg, sid, a->s0, a->s1, &a->feed, &loss, &si, &feat, &v,
-                                 stats_only ? &fit : NULL);
+                                 &lk, stats_only ? &fit : NULL);
         if (stats_only)
             ag_log(AG_LOG_INFO, "stats_only_window",
                    "measured_hit_ratio=%.4f items=%.0f model=%s alpha=%.3f keys=%.0f",
                    fit.hit_ratio, fit.current_items, fit.why, fit.alpha, fit.keys);
-        if (snap && a->keys_on)
-            ag_snapshot_breakdown(snap, &a->cfg, &a->feed, &a->keys);
+        if (snap && a->keys_on && a->ov.window_level < AG_SHED_BREAKDOWN)
+            ag_snapshot_breakdown(snap, &a->cfg, &a->feed, &a->keys); /* none partial: shed */
+        json_t *ext = snap ? ag_ext_json(&a->ext, a->s0, a->s1) : NULL;
+        if (ext) /* optional field (protocol v1): the server's flash tier */
+            json_object_set_new(snap, "extstore", ext);
         if (v.check == 0)
             ag_log(AG_LOG_WARN, "self_check_failed",
                    "agent_hit_ratio=%.4f measured_hit_ratio=%.4f tolerance=%.4f reads_seen=%"
@@ -422,7 +469,8 @@ static void finish_close(agent *a)
     json_t *chunk = NULL;
     if (a->spool_on && snap)
         seq_snap = ag_spool_next_seq(&a->spool);
-    if (snap && (a->spool_on || a->cfg.snapshot_dir[0])) {
+    /* a window that shed its trace at any point sends none (a partial chunk would understate) */
+    if (snap && (a->spool_on || a->cfg.snapshot_dir[0]) && a->ov.window_level < AG_SHED_TRACE) {
         chunk = ag_trace_chunk(&a->feed.trace, cid, 0, a->cfg.memcached, a->s1->instance_id,
                                a->s0->wall_us, a->s1->wall_us);
         if (chunk) {
@@ -431,6 +479,8 @@ static void finish_close(agent *a)
             json_object_set_new(chunk, "seq", json_integer((json_int_t)seq_chunk));
         }
     }
+    int shed_next = ag_overload_window(&a->ov, snap, &loss, loss_ratio, a->cfg.loss_threshold,
+                                       a->s1, loss.events_seen);
     if (snap)
         write_outputs(a, snap, sid, chunk, cid, seq_snap, seq_chunk);
     json_decref(snap);
@@ -452,6 +502,11 @@ static void finish_close(agent *a)
     a->s0 = a->s1;
     a->s1 = t;
     ag_feed_window_reset(&a->feed);
+    ag_ext_window_reset(&a->ext);
+    if (shed_next >= 0)
+        apply_shed(a);
+    if (flushed)
+        hc_profile_forget_keys(a->feed.prof);
     hc_profile_reset(a->feed.prof, -1);
     sync_capacities(a, a->s0, 1);
     a->closing = 0;
@@ -516,7 +571,13 @@ static void process_ring(agent *a, ag_item *batch, uint32_t n)
             /* A new watcher starts at a new gid: whatever is held belongs to the old stream. */
             wn_flush(a->wn);
             drain_events(a, batch[i].arrival_us);
+            ag_ext_release(&a->ext, a->feed.prof, a->s0, UINT64_MAX, 0);
             wn_reset(a->wn);
+            continue;
+        }
+        if (l->type == WL_EXTWRITE) { /* not an event: the key stays cached (extstore.h) */
+            a->lines_total++;
+            ag_ext_line(&a->ext, a->feed.prof, a->s0, l, batch[i].arrival_us);
             continue;
         }
         if (l->type != WL_SKIPPED && l->type != WL_OTHER) {
@@ -546,11 +607,13 @@ static int setup(agent *a)
         a->fcfg.prof.sampling = HC_SAMPLE_OFF;
     }
     a->fcfg.prof.emulate_lru = 0;
+    a->fcfg.prof.evict_budget = (int)c->invalidations;
     a->fcfg.ttl_max_keys = c->ttl_max_keys;
     /* The trace goes to the backend and/or, as JSON files, to the snapshot dir. */
     a->fcfg.trace_rate = (c->backend_url[0] || c->snapshot_dir[0]) ? c->trace_rate : 0;
     a->fcfg.trace_max_records = c->trace_max_records;
     a->fcfg.seed = 0x48435f4147454e54ULL;
+    ag_overload_init(&a->ov, (int)c->shed);
     a->fcfg.bd = (ag_bd_config){.enabled = (int)c->breakdown,
                                 .prefix_top = c->prefix_top,
                                 .hot_keys = c->hot_keys,
@@ -643,7 +706,8 @@ int cmd_run(int argc, char **argv)
            a->cfg.snapshot_dir[0] ? a->cfg.snapshot_dir : "none",
            a->spool_on ? a->cfg.spool_dir : "none");
     if (ag_poller_start(&a->poller, a->cfg.memcached, a->cfg.stats_interval_s) < 0 ||
-        ag_watch_start(&a->watch, a->cfg.memcached, &a->ring, a->keys_on ? &a->keys : NULL) < 0) {
+        ag_watch_start(&a->watch, a->cfg.memcached, &a->ring, a->keys_on ? &a->keys : NULL,
+                       a->cfg.drop_lines) < 0) {
         ag_log(AG_LOG_ERROR, "thread_start_failed", "%s", "");
         return 1;
     }
@@ -660,6 +724,9 @@ int cmd_run(int argc, char **argv)
         uint32_t n = ag_ring_pop(&a->ring, batch, BATCH);
         process_ring(a, batch, n);
         drain_events(a, now);
+        if (ag_overload_check(&a->ov, now,
+                              atomic_load(&a->ring.dropped) - atomic_load(&a->watch.injected)) >= 0)
+            apply_shed(a);
         if (now >= next_check) {
             if (check_stats(a) < 0) {
                 rc = 1;
@@ -721,6 +788,7 @@ int cmd_run(int argc, char **argv)
     if (a->events_log)
         fclose(a->events_log);
     ag_feed_free(&a->feed);
+    ag_ext_free(&a->ext);
     if (a->keys_on)
         ag_keys_free(&a->keys);
     wn_free(a->wn);

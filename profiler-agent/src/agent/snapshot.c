@@ -15,11 +15,19 @@ static json_t *num_point(double v, int as_int)
 }
 
 static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *s1, int c,
-                          double *pred_num, double *pred_den)
+                          const ag_lookups *lk, double *pred_num, double *pred_den,
+                          double *error_pp, double *thinned)
 {
     hc_curve cv;
     if (hc_profile_curve(f->prof, c, &cv) != 0)
         return NULL;
+    *thinned += cv.ghost_thinned_items;
+    /* the other commands' lookups out of the class's reads and hits (lookups.h) */
+    double at_n = hc_profile_hit_ratio_at(f->prof, c, (double)cv.capacity_items);
+    double err = 0;
+    at_n = ag_lookups_correct_curve(lk, c, &cv, at_n, &err);
+    if (err > *error_pp)
+        *error_pp = err;
     const mc_class_stats *k = &s1->cls[c];
     /* Sizes: integers when the step is >= 1 item (then rounding keeps them strictly
      * increasing), else 3-decimal reals. */
@@ -39,7 +47,6 @@ static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *
         json_array_append_new(pts, json_pack("[o,f]", num_point(cv.size_items[i], as_int),
                                              round(h * 1e6) / 1e6));
     }
-    double at_n = hc_profile_hit_ratio_at(f->prof, c, (double)cv.capacity_items);
     if (cv.reads > 0 && at_n >= 0) {
         *pred_num += at_n * (double)cv.reads;
         *pred_den += (double)cv.reads;
@@ -52,7 +59,7 @@ static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *
                           (json_int_t)cv.capacity_items, "points", pts, "hits_observed",
                           (json_int_t)cv.hits_observed, "sample_rate", cv.sample_rate);
     /* How far the ghost sees now: the backend answers "unreachable" only where the curve is
-     * measured, and a lower bound beyond this (issue 14: a target above today's memory read
+     * measured, and a lower bound beyond this (a target above today's memory read
      * "unreachable" while the ghost was still filling after the warm-up). */
     json_object_set_new(json_object_get(o, "curve"), "ghost_reach_items",
                         json_integer((json_int_t)llround(cv.ghost_reach_items)));
@@ -79,7 +86,8 @@ static json_t *class_json(const ag_feed *f, const mc_stats *s0, const mc_stats *
 }
 
 void ag_window_verdict(const ag_config *cfg, const mc_stats *s0, const mc_stats *s1,
-                       const ag_feed *feed, const ag_loss *loss, ag_verdict *v)
+                       const ag_feed *feed, const ag_loss *loss, const ag_lookups *lk,
+                       ag_verdict *v)
 {
     memset(v, 0, sizeof *v);
     /* Skipped lines: memcached's log_watcher_skipped counts them when they happen (all
@@ -93,22 +101,17 @@ void ag_window_verdict(const ag_config *cfg, const mc_stats *s0, const mc_stats 
         loss->events_seen + lost ? (double)lost / (double)(loss->events_seen + lost) : 0;
     uint64_t hits = delta(s0->get_hits, s1->get_hits), misses = delta(s0->get_misses, s1->get_misses);
     v->reads_measured = hits + misses;
-    v->reads_seen = feed->win.hits + feed->win.misses;
+    /* Like with like: the agent's lookups less the other commands' (lookups.h), against
+     * memcached's get_hits / get_misses. */
+    v->reads_seen = (uint64_t)llround(ag_lookups_reads(lk, feed->win.hits, feed->win.misses));
     v->measured_hit_ratio = v->reads_measured ? (double)hits / (double)v->reads_measured : -1;
-    v->agent_hit_ratio =
-        v->reads_seen ? (double)feed->win.hits / (double)v->reads_seen : -1;
-    /* Lookups that are not gets (delete, touch, incr/decr) also log an item_get. */
-    uint64_t other =
-        delta(s0->delete_hits + s0->delete_misses, s1->delete_hits + s1->delete_misses) +
-        delta(s0->touch_hits + s0->touch_misses, s1->touch_hits + s1->touch_misses) +
-        delta(s0->incr_hits + s0->incr_misses, s1->incr_hits + s1->incr_misses) +
-        delta(s0->decr_hits + s0->decr_misses, s1->decr_hits + s1->decr_misses);
+    v->agent_hit_ratio = ag_lookups_hit_ratio(lk, feed->win.hits, feed->win.misses);
     /* What loss can explain: every lost line a read of the rarer outcome, at worst (lost
-     * lines are bursty, not a random sample), plus the lookups that are not gets; 0.5 pp for
-     * the window edges (a request straddling the boundary poll). */
-    double contam = v->reads_measured + other ? (double)other / (double)(v->reads_measured + other) : 0;
+     * lines are bursty, not a random sample); 1 pp for the window edges (requests straddling
+     * the boundary poll) and the rounding of the shares. Nothing for the command mix: a
+     * window whose lookups the correction cannot account for is what this check is for. */
     double l = v->loss_ratio < 0.99 ? v->loss_ratio : 0.99;
-    v->tolerance = 0.005 + l / (1 - l) + contam;
+    v->tolerance = AG_SELF_CHECK_PP / 100.0 + l / (1 - l);
     v->blind = v->reads_measured >= 100 &&
                (v->reads_seen * 20 < v->reads_measured || v->loss_ratio > cfg->blind_loss);
     if (v->reads_measured < 100 || v->reads_seen < 50) {
@@ -123,7 +126,7 @@ void ag_window_verdict(const ag_config *cfg, const mc_stats *s0, const mc_stats 
 json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const mc_stats *s0,
                           const mc_stats *s1, const ag_feed *feed, const ag_loss *loss,
                           const ag_spool_info *spool, const ag_features *feat,
-                          const ag_verdict *v, const sm_fit *stats_only)
+                          const ag_verdict *v, const ag_lookups *lk, const sm_fit *stats_only)
 {
     char ws[40], we[40];
     ag_iso8601(s0->wall_us, ws, sizeof ws);
@@ -172,13 +175,33 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
                            v->flagged, "agent_dropped",
                            (json_int_t)loss->agent_dropped, "malformed",
                            (json_int_t)loss->malformed);
+    /* why a flagged window is flagged, for the dashboard: each reason, and the self-check's
+     * figures when it disagreed */
+    if (v->flagged) {
+        json_t *why = json_array();
+        if (v->loss_ratio > cfg->loss_threshold || v->blind)
+            json_array_append_new(why, json_string("stream_loss"));
+        if (v->check == 0) {
+            json_array_append_new(why, json_string("self_check"));
+            json_object_set_new(jl, "self_check",
+                                json_pack("{s:f,s:f,s:f}", "agent_hit_ratio",
+                                          round(v->agent_hit_ratio * 1e6) / 1e6,
+                                          "measured_hit_ratio",
+                                          round(v->measured_hit_ratio * 1e6) / 1e6, "tolerance",
+                                          round(v->tolerance * 1e6) / 1e6));
+        }
+        if (v->flushed)
+            json_array_append_new(why, json_string("flush"));
+        json_object_set_new(jl, "flagged_by", why);
+        json_object_set_new(jl, "threshold", json_real(cfg->loss_threshold));
+    }
 
     json_t *classes = json_array();
-    double pn = 0, pd = 0;
+    double pn = 0, pd = 0, curve_err = 0, thinned = 0;
     for (int c = 1; c < MC_MAX_CLASSES && c < HC_MAX_CLASSES && !stats_only; c++) {
         if (!s1->cls[c].present || !hc_profile_has_class(feed->prof, c))
             continue;
-        json_t *o = class_json(feed, s0, s1, c, &pn, &pd);
+        json_t *o = class_json(feed, s0, s1, c, lk, &pn, &pd, &curve_err, &thinned);
         if (o)
             json_array_append_new(classes, o);
     }
@@ -200,6 +223,11 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
     /* Repairs of lost evictions (cumulative): how much the curve above N leaned on them. */
     json_object_set_new(diag, "surplus_evictions", json_integer((json_int_t)ps.surplus_evictions));
     json_object_set_new(diag, "lost_evict_misses", json_integer((json_int_t)ps.lost_evict_misses));
+    /* ...the repairs taken as invalidations, and the evicted keys a steady loss kept out of
+     * the ghosts (cumulative; the curves above N read low by that share, no gap) */
+    json_object_set_new(diag, "invalidated", json_integer((json_int_t)ps.invalidated));
+    json_object_set_new(diag, "unrefilled_misses", json_integer((json_int_t)ps.unrefilled_misses));
+    json_object_set_new(diag, "ghost_thinned_items", json_integer((json_int_t)llround(thinned)));
     if (pd > 0)
         json_object_set_new(diag, "predicted_hit_ratio_at_current", json_real(pn / pd));
     if (spool->enabled)
@@ -221,6 +249,23 @@ json_t *ag_snapshot_build(const ag_config *cfg, const char *snapshot_id, const m
     json_t *ft = json_pack("{s:s,s:b,s:b,s:I}", "watch", feat->watch_mode, "cfd", feat->cfd,
                            "size", feat->size, "unknown_lines", (json_int_t)feat->unknown_lines);
     json_object_set_new(diag, "self_check", sc);
+    /* What the stream could not tell apart and what the counters corrected (lookups.h) */
+    const ag_window_counts *wc = &feed->win;
+    json_t *lj = json_pack(
+        "{s:b,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:o}", "corrected", lk->enabled,
+        "told_apart",
+        lk->told_deletes ? (lk->told_counters ? "stores, deletes, counters" : "stores, deletes")
+                         : (lk->told_counters ? "stores, counters" : "stores"),
+        "reads_found",
+        (json_int_t)lk->reads_found, "reads_missed", (json_int_t)lk->reads_missed, "other_found",
+        (json_int_t)lk->other_found, "other_missed", (json_int_t)lk->other_missed,
+        "told_deletes", (json_int_t)lk->told_deletes, "told_counters",
+        (json_int_t)lk->told_counters, "found_share",
+        round(lk->found_share_all * 1e6) / 1e6, "miss_share", round(lk->miss_share * 1e6) / 1e6,
+        "curve_error_pp", round(curve_err * 1000) / 1000, "raw_hit_ratio",
+        wc->hits + wc->misses ? json_real((double)wc->hits / (double)(wc->hits + wc->misses))
+                              : json_null());
+    json_object_set_new(diag, "lookups", lj);
     json_object_set_new(diag, "features", ft);
 
     /* How full memcached is: it takes 1 MiB pages until total_malloced reaches -m

@@ -125,6 +125,13 @@ void ag_snapshot_breakdown(json_t *snap, const ag_config *cfg, const ag_feed *fe
     hc_prefix_stat top[HC_PREFIXES_MAX_TOP], tot;
     uint32_t n = hc_prefixes_top(b->pfx, top, HC_PREFIXES_MAX_TOP);
     hc_prefixes_totals(b->pfx, &tot);
+    /* Memory held per prefix is memcached's stored bytes (stats `bytes`, measured.bytes) split in
+     * proportion to the sampled keys' resident bytes: the estimate is in slab chunks and keeps
+     * items whose eviction the stream did not show (page moves, lost lines), so on its own its
+     * sum can pass what memcached holds. Below memcached's figure (keys stored before the agent
+     * started are not known to it) it is left as estimated. Rounded down: the sum never passes. */
+    double stored = (double)json_integer_value(json_object_get(json_object_get(snap, "measured"), "bytes"));
+    double scale = tot.resident_bytes > stored && tot.resident_bytes > 0 ? stored / tot.resident_bytes : 1.0;
     json_t *arr = json_array();
     uint64_t r_sum = 0, h_sum = 0;
     hc_leave_counts l_sum = {0, 0, 0};
@@ -138,7 +145,7 @@ void ag_snapshot_breakdown(json_t *snap, const ag_config *cfg, const ag_feed *fe
         json_t *o = json_pack(
             "{s:s,s:I,s:f,s:I,s:o,s:I,s:o}", "prefix", name, "requests", (json_int_t)top[j].reads,
             "hit_ratio", top[j].reads ? (double)top[j].hits / (double)top[j].reads : 0.0, "bytes",
-            (json_int_t)llround(top[j].resident_bytes), "points",
+            (json_int_t)floor(top[j].resident_bytes * scale), "points",
             cv && b->have_range ? points(cv) : json_array(), "sets", (json_int_t)top[j].sets,
             "left", left_json(&top[j].left));
         json_t *tw = ttlw_json(b, (uint16_t)top[j].prefix);
@@ -164,7 +171,7 @@ void ag_snapshot_breakdown(json_t *snap, const ag_config *cfg, const ag_feed *fe
         snap, "prefix_other",
         json_pack("{s:I,s:o,s:I,s:o}", "requests", (json_int_t)ro, "hit_ratio",
                   ro ? json_real((double)ho / (double)ro) : json_null(), "bytes",
-                  (json_int_t)llround(tot.resident_bytes > b_sum ? tot.resident_bytes - b_sum : 0),
+                  (json_int_t)floor((tot.resident_bytes > b_sum ? tot.resident_bytes - b_sum : 0) * scale),
                   "left", left_json(&lo)));
     /* hot keys */
     json_object_set_new(snap, "hot_keys", hot_list(cfg, b, b->hot, keys, 0));
@@ -176,5 +183,9 @@ void ag_snapshot_breakdown(json_t *snap, const ag_config *cfg, const ag_feed *fe
         json_object_set_new(diag, "prefix_unregistered",
                             json_integer((json_int_t)atomic_load(&keys->overflow)));
         json_object_set_new(diag, "prefix_cut", json_integer((json_int_t)atomic_load(&keys->cut)));
+        json_object_set_new(diag, "prefix_lost", json_integer((json_int_t)b->pfx_lost));
+        json_object_set_new(diag, "prefix_bytes_estimated",
+                            json_integer((json_int_t)llround(tot.resident_bytes)));
+        json_object_set_new(diag, "prefix_bytes_scale", json_real(scale));
     }
 }

@@ -188,14 +188,55 @@ static void enforce_bound(ag_spool *s)
     free(v);
 }
 
+/* The disk is full: delete the oldest entry not being uploaded (the newest window is worth more
+ * to a capacity planner than the oldest, as in enforce_bound) and count it as dropped.
+ * 1 when one was deleted, 0 when none is left to delete. */
+static int drop_oldest_for_space(ag_spool *s, int why)
+{
+    pthread_mutex_lock(&s->io);
+    size_t n;
+    ent *v = list(s, &n);
+    int done = 0;
+    for (size_t i = 0; v && i < n && !done; i++) {
+        if (strcmp(v[i].name, s->inflight) == 0)
+            continue;
+        char p[1024];
+        snprintf(p, sizeof p, "%s/%s", s->dir, v[i].name);
+        if (unlink(p) != 0)
+            continue;
+        pthread_mutex_lock(&s->mu);
+        s->dropped++;
+        s->dropped_bytes += v[i].bytes;
+        s->pending--;
+        s->pending_bytes -= v[i].bytes;
+        uint64_t total = s->dropped;
+        pthread_mutex_unlock(&s->mu);
+        ag_log(AG_LOG_WARN, "spool_disk_full_dropped_oldest",
+               "file=%s bytes=%" PRIu64 " error=\"%s\" dropped_total=%" PRIu64, v[i].name,
+               v[i].bytes, strerror(why), total);
+        done = 1;
+    }
+    free(v);
+    pthread_mutex_unlock(&s->io);
+    return done;
+}
+
 int ag_spool_write(ag_spool *s, uint64_t seq, const char *kind, const char *id, const void *data,
                    size_t len)
 {
     char p[1024];
     snprintf(p, sizeof p, "%s/%016" PRIu64 "-%s-%s.json.gz", s->dir, seq, kind, id);
     /* The write and its fsync hold no lock: the uploader keeps sending meanwhile, and the main
-     * thread's counters never wait on the disk. The entry appears by rename, whole. */
-    int rc = ag_write_atomic(p, data, len);
+     * thread's counters never wait on the disk. The entry appears by rename, whole. On a full
+     * disk (or quota) the oldest entries make room for the new one, one at a time; only when
+     * none is left to delete is the new entry itself lost. */
+    int rc;
+    while ((rc = ag_write_atomic(p, data, len)) < 0 && (errno == ENOSPC || errno == EDQUOT)) {
+        if (!drop_oldest_for_space(s, errno)) {
+            errno = ENOSPC;
+            break;
+        }
+    }
     if (rc < 0)
         ag_log(AG_LOG_ERROR, "spool_write_failed", "file=%s error=\"%s\"", p, strerror(errno));
     return rc;

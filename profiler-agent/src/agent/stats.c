@@ -32,6 +32,11 @@ static void class_field(mc_stats *s, int cls, const char *f, const char *v)
     else if (!strcmp(f, "evicted")) c->evicted = u64(v);
     else if (!strcmp(f, "mem_requested")) c->mem_requested = u64(v);
     else if (!strcmp(f, "age")) c->age = u64(v);
+    else if (!strcmp(f, "get_hits")) c->get_hits = u64(v);
+    else if (!strcmp(f, "delete_hits")) c->delete_hits = u64(v);
+    else if (!strcmp(f, "incr_hits")) c->incr_hits = u64(v);
+    else if (!strcmp(f, "decr_hits")) c->decr_hits = u64(v);
+    else if (!strcmp(f, "touch_hits")) c->touch_hits = u64(v);
 }
 
 void mc_stats_apply(mc_stats *s, const char *group, const char *name, const char *value)
@@ -65,7 +70,7 @@ void mc_stats_apply(mc_stats *s, const char *group, const char *name, const char
         F(get_flushed), F(cmd_set), F(cmd_touch), F(evictions), F(bytes), F(curr_items),
         F(limit_maxbytes), F(total_items), F(delete_hits), F(delete_misses), F(incr_hits),
         F(incr_misses), F(decr_hits), F(decr_misses), F(touch_hits), F(touch_misses),
-        F(cas_hits), F(cas_misses), F(cas_badval), F(reclaimed), F(expired_unfetched),
+        F(cas_hits), F(cas_misses), F(cas_badval), F(cmd_flush), F(reclaimed), F(expired_unfetched),
         F(evicted_unfetched), F(slabs_moved), F(log_worker_dropped), F(log_worker_written),
         F(log_watcher_skipped), F(log_watcher_sent), F(total_malloced), F(hash_bytes),
         F(curr_connections),
@@ -77,6 +82,8 @@ void mc_stats_apply(mc_stats *s, const char *group, const char *name, const char
     }
     if (!strcmp(name, "log_watcher_skipped"))
         s->has_watcher_skipped = 1;
+    if (mc_ext_stats_apply(&s->ext, name, value))
+        return;
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
         if (!strcmp(tab[i].n, name)) {
             *(uint64_t *)((char *)s + tab[i].off) = u64(value);

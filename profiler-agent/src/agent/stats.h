@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "extstats.h"
+
 #define MC_MAX_CLASSES 64
 #define MC_MAX_SETTINGS 128
 
@@ -14,6 +16,9 @@ typedef struct mc_class_stats {
     uint32_t chunk_size;
     uint64_t total_pages, total_chunks, used_chunks;
     uint64_t items, evicted, mem_requested, age;
+    /* `stats slabs` per-class hit counters (misses have no class in memcached): which of the
+     * class's found lookups were reads (get_hits) and which another command's */
+    uint64_t get_hits, delete_hits, incr_hits, decr_hits, touch_hits;
 } mc_class_stats;
 
 typedef struct mc_stats {
@@ -26,11 +31,12 @@ typedef struct mc_stats {
     uint64_t cmd_get, get_hits, get_misses, get_expired, get_flushed, cmd_set, cmd_touch;
     uint64_t evictions, bytes, curr_items, limit_maxbytes, total_items;
     uint64_t delete_hits, delete_misses, incr_hits, incr_misses, decr_hits, decr_misses;
-    uint64_t touch_hits, touch_misses, cas_hits, cas_misses, cas_badval;
+    uint64_t touch_hits, touch_misses, cas_hits, cas_misses, cas_badval, cmd_flush;
     uint64_t reclaimed, expired_unfetched, evicted_unfetched, slabs_moved;
     uint64_t log_worker_dropped, log_worker_written, log_watcher_skipped, log_watcher_sent;
     int has_watcher_skipped;     /* this memcached reports log_watcher_skipped */
     uint64_t total_malloced, hash_bytes, curr_connections;
+    mc_ext_stats ext;            /* the flash tier (extstats.h); ext.present 0 without one */
     mc_class_stats cls[MC_MAX_CLASSES];
     int nsettings;
     char set_name[MC_MAX_SETTINGS][40];

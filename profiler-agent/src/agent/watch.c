@@ -71,6 +71,22 @@ static void drain_before_close(int fd, char *buf)
 }
 
 /* Returns when the connection ends. */
+/* --drop-lines: a run starts after a line with probability p, so the long-run share of dropped
+ * lines is run*p / (1 + run*p) = drop_rate. */
+static int drop_this(ag_watch *w)
+{
+    if (w->drop_left > 0) {
+        w->drop_left--;
+        return 1;
+    }
+    w->drop_rng ^= w->drop_rng << 13, w->drop_rng ^= w->drop_rng >> 7, w->drop_rng ^= w->drop_rng << 17;
+    double u = (double)(w->drop_rng >> 11) / 9007199254740992.0;
+    double p = w->drop_rate / ((1 - w->drop_rate) * AG_DROP_RUN);
+    if (u < p)
+        w->drop_left = AG_DROP_RUN;
+    return 0;
+}
+
 static void read_stream(ag_watch *w, int fd, char *buf)
 {
     size_t start = 0, end = 0;
@@ -153,6 +169,11 @@ static void read_stream(ag_watch *w, int fd, char *buf)
                                                : 0;
             it.arrival_us = now;
             atomic_fetch_add_explicit(&w->lines, 1, memory_order_relaxed);
+            if (w->drop_rate > 0 && drop_this(w)) {
+                atomic_fetch_add_explicit(&w->ring->dropped, 1, memory_order_relaxed);
+                atomic_fetch_add_explicit(&w->injected, 1, memory_order_relaxed);
+                continue;
+            }
             if (it.line.fields)
                 atomic_fetch_or_explicit(&w->fields, it.line.fields, memory_order_relaxed);
             if (it.line.type == WL_GET || it.line.type == WL_STORE)
@@ -223,9 +244,11 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring, ag_keys *keys)
+int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring, ag_keys *keys, double drop_rate)
 {
     memset(w, 0, sizeof *w);
+    w->drop_rate = drop_rate;
+    w->drop_rng = 0x9e3779b97f4a7c15ULL;
     w->addr = addr;
     w->ring = ring;
     w->keys = keys;

@@ -24,15 +24,23 @@ typedef struct ag_watch {
     ag_keys *keys;        /* prefix ids and clear hot-key names (NULL: off) */
     volatile int stop;
     _Atomic uint64_t lines, bytes, malformed, connects;
+    _Atomic uint64_t injected;  /* --drop-lines drops (in ring->dropped too): not an overload */
     _Atomic int connected;
     _Atomic int mode;           /* enum ag_watch_mode */
     _Atomic unsigned fields;    /* WLF_* seen on item lines of the current stream */
     _Atomic uint64_t item_lines_seen;
+    /* fault injection (`--drop-lines`, tests): this share of lines is dropped at the reader in
+     * runs of AG_DROP_RUN, as memcached's worker buffers lose bursts, and counted as the agent's
+     * own drops (loss) */
+    double drop_rate;
+    uint64_t drop_rng;
+    uint32_t drop_left;
 } ag_watch;
+#define AG_DROP_RUN 256
 
 const char *ag_watch_mode_name(int mode);
 
-int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring, ag_keys *keys);
+int ag_watch_start(ag_watch *w, const char *addr, ag_ring *ring, ag_keys *keys, double drop_rate);
 void ag_watch_stop(ag_watch *w);
 
 #endif

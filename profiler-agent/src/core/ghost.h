@@ -1,7 +1,8 @@
 /*
- * COUNTINGGHOST (MIMIR, seed 001 §3.4, Alg. 9-12): a ghost list of (k-1)*N evicted keys kept as
- * F rotating counting Bloom filters (MIMIR: F = 3, each holding (k-1)*N/2; generalised here to
- * F filters of (k-1)*N/(F-1), the oldest one being the flush buffer).
+ * COUNTINGGHOST (MIMIR: Sæmundsson, "Performance Profiling of Cache Systems at Scale", MSc thesis
+ * 2014, §3.4, Alg. 9-12): a ghost list of (k-1)*N evicted keys kept as F rotating counting Bloom
+ * filters (MIMIR: F = 3, each holding (k-1)*N/2; generalised here to F filters of (k-1)*N/(F-1),
+ * the oldest one being the flush buffer).
  *
  * Filters are ordered newest (rank 0) to oldest (rank F-1). A key found in rank r lies between
  * the keys counted in ranks < r and those plus the count of rank r, past the end of the cache.
@@ -29,9 +30,9 @@ typedef struct ghost {
     uint64_t rotations, merges;
     double flushed;       /* entries Alg. 12 flushed (the oldest filter emptied), cumulative: 0
                              while the ghost still holds every key it was given that has not
-                             come back (issue 14: the curve past its entries is then flat) */
+                             come back (the curve past its entries is then flat) */
     double sized_cap_f;   /* cap_f the filters' cells were sized for (ghost_resize) */
-    /* Coverage (issue 14). An evicted key the ghost does not hold (evicted before the events
+    /* Coverage. An evicted key the ghost does not hold (evicted before the events
      * began, flushed, or its EVICT line lost) is read back as a miss at every size; that is right
      * only if it lies beyond k*N. Its LRU position is 1 + the distinct keys referenced since its
      * last reference, which include the N residents and every key evicted after it and not back:

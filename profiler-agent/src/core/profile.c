@@ -46,6 +46,9 @@ typedef struct hc_class {
                                  lost, nothing puts the key into the ghost (hc_profile_check_evictions) */
 
     curveacc acc;
+    double lost_credit;       /* cfg.evict_budget: lost evictions not yet repaired (sampled) */
+    double thinned;           /* evicted keys lost to a steady loss, never in the ghost (sampled;
+                                 hc_profile_check_evictions: they thin it, no gap) */
     double reads;             /* all reads (estimated for deferred misses of sampled keys) */
     uint64_t hits_obs;
     double sampled_w;         /* sum of 1/R over sampled reads */
@@ -67,6 +70,12 @@ struct hc_profile {
     uint64_t thresh;          /* sampled iff mix(h^seed) < thresh (rate < 1) */
     uint64_t *pending;
     uint64_t npending;        /* occupied pending slots: SETs skip the probe when none */
+    /* hc_profile_set_refill_rule: misses waiting for their refill SET before their ghost lookup
+     * counts (key hash, class index; 0 = free) */
+    uint64_t *refill;
+    uint8_t *refill_cls;
+    uint64_t nrefill;
+    int refill_rule;
     int mem_full;             /* memcached allocated all its memory (see hc_profile_set_memory_full) */
     int seen_from_start;      /* hc_profile_set_seen_from_start */
     uint32_t evicts_no_cap[HC_MAX_CLASSES]; /* EVICTs that came before the class had a capacity
@@ -178,8 +187,10 @@ hc_profile *hc_profile_new(const hc_profile_config *cfg, const char **err)
         while (max_slots * KT_LOAD_NUM / KT_LOAD_DEN < p->kt_limit) max_slots <<= 1;
     }
     p->pending = calloc(PENDING_SLOTS, sizeof(uint64_t));
-    if (!p->pending || kt_init(&p->kt, 1024, max_slots) != 0) {
-        free(p->pending); free(p);
+    p->refill = calloc(PENDING_SLOTS, sizeof(uint64_t));
+    p->refill_cls = calloc(PENDING_SLOTS, 1);
+    if (!p->pending || !p->refill || !p->refill_cls || kt_init(&p->kt, 1024, max_slots) != 0) {
+        free(p->pending); free(p->refill); free(p->refill_cls); free(p);
         if (err) *err = "out of memory";
         return NULL;
     }
@@ -202,6 +213,8 @@ void hc_profile_free(hc_profile *p)
     for (int i = 0; i < HC_MAX_CLASSES; i++) class_free(p->cls[i]);
     kt_free(&p->kt);
     free(p->pending);
+    free(p->refill);
+    free(p->refill_cls);
     free(p);
 }
 
@@ -258,6 +271,38 @@ static void add_ghost_hit_or_miss(hc_profile *p, hc_class *k, uint64_t h)
     }
 }
 
+/* hc_profile_set_refill_rule: a miss whose key is read or dropped again before any SET was not
+ * a read memcached's clients refill: a delete or touch of a key memcached had evicted (or a
+ * client that never refills). In a bigger cache that delete would have removed the key, so it
+ * leaves the ghost without counting a hit; the read that follows, if any, misses at every size. */
+static void refill_drop(hc_profile *p, uint64_t slot)
+{
+    uint64_t h = p->refill[slot];
+    hc_class *k = p->cls[p->refill_cls[slot]];
+    p->refill[slot] = 0;
+    p->nrefill--;
+    if (k && k->has_ghost) (void)ghost_lookup(&k->g, kt_ident(h));
+    p->st.unrefilled_misses++;
+}
+
+static uint64_t refill_slot(uint64_t h) { return tr_mix64(h ^ 0x7265666cULL) & (PENDING_SLOTS - 1); }
+
+/* The key's earlier miss, if it waits: resolved as unrefilled (any lookup of the key). */
+static void refill_lookup(hc_profile *p, uint64_t h)
+{
+    uint64_t i = refill_slot(h);
+    if (p->refill[i] == h) refill_drop(p, i);
+}
+
+static void refill_wait(hc_profile *p, int ci, uint64_t h)
+{
+    uint64_t i = refill_slot(h);
+    if (p->refill[i]) refill_drop(p, i);        /* another key's: its refill did not come */
+    p->refill[i] = h;
+    p->refill_cls[i] = (uint8_t)ci;
+    p->nrefill++;
+}
+
 static void lower_rate(hc_profile *p, double new_rate);
 static void evict_surplus(hc_profile *p, hc_class *k, int ci);
 
@@ -292,22 +337,31 @@ static void lost_evict(hc_profile *p, hc_class *k, uint64_t slot)
     est_remove(k, p->kt.act[slot]);
     uint64_t id = p->kt.tag[slot] & ~(uint64_t)0xFF;
     kt_remove_slot(&p->kt, slot);
-    if (k->has_ghost) ghost_evict(&k->g, id);
     p->st.lost_evict_misses++;
+    /* Without a lost eviction to account for it the key was deleted (or flushed): gone at
+     * every size, not a hit for more memory. */
+    if (p->cfg.evict_budget) {
+        if (k->lost_credit < 1) { p->st.invalidated++; return; }
+        k->lost_credit -= 1;
+    }
+    if (k->has_ghost) ghost_evict(&k->g, id);
 }
 
 static void ev_miss(hc_profile *p, hc_class *k, int ci, uint64_t h)
 {
+    if (p->nrefill) refill_lookup(p, h);
     if (p->cfg.evict_surplus) {
         uint64_t slot = kt_find(&p->kt, h);
         if (slot != KT_NONE && kt_class(&p->kt, slot) == ci) lost_evict(p, k, slot);
     }
-    add_ghost_hit_or_miss(p, k, h);
+    if (p->refill_rule && k->has_ghost) refill_wait(p, ci, h);
+    else add_ghost_hit_or_miss(p, k, h);
 }
 
 static void ev_hit(hc_profile *p, hc_class *k, int ci, uint64_t h)
 {
     double s, e, inv = p->inv_rate;
+    if (p->nrefill) refill_lookup(p, h);
     uint64_t slot = kt_find(&p->kt, h);
     if (slot != KT_NONE && kt_class(&p->kt, slot) == ci) {
         est_hit(k, &p->kt.act[slot], 1, &s, &e);
@@ -329,6 +383,17 @@ static void ev_hit(hc_profile *p, hc_class *k, int ci, uint64_t h)
 
 static void ev_set(hc_profile *p, hc_class *k, int ci, uint64_t h)
 {
+    if (p->nrefill) {
+        /* the refill of a waiting miss: a read's miss, its ghost lookup counts (in the class it
+         * missed in) */
+        uint64_t i = refill_slot(h);
+        if (p->refill[i] == h) {
+            hc_class *mk = p->cls[p->refill_cls[i]];
+            p->refill[i] = 0;
+            p->nrefill--;
+            if (mk && mk->active) add_ghost_hit_or_miss(p, mk, h);
+        }
+    }
     uint64_t slot = kt_find(&p->kt, h);
     if (slot != KT_NONE) {
         int oc = kt_class(&p->kt, slot);
@@ -501,8 +566,13 @@ static void evict_surplus(hc_profile *p, hc_class *k, int ci)
             if (jr < j || (jr == j && tr_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
                 est_remove(k, p->kt.act[i]);
                 kt_remove_slot(&p->kt, i);
-                if (k->has_ghost) ghost_evict(&k->g, tg & ~(uint64_t)0xFF);
                 p->st.surplus_evictions++;
+                if (p->cfg.evict_budget && k->lost_credit < 1) {
+                    p->st.invalidated++;    /* a deleted key's place, not an eviction */
+                } else {
+                    if (p->cfg.evict_budget) k->lost_credit -= 1;
+                    if (k->has_ghost) ghost_evict(&k->g, tg & ~(uint64_t)0xFF);
+                }
                 continue;               /* slot i now holds a shifted entry: re-check it */
             }
         }
@@ -593,8 +663,58 @@ void hc_profile_check_evictions(hc_profile *p, int clsid, uint64_t evicted)
      * say how many of the class's evictions are of untracked keys (all of them when none came). */
     double untracked = 1;
     if (p->cfg.evict_surplus && k->evicts_smp > 0) untracked = k->evicts_untracked / k->evicts_smp;
-    ghost_note_lost(&k->g, short_by * p->rate * untracked, HC_GHOST_LOST_TOLERANCE);
+    /* A stretch whose evicted keys are mostly missing (a blind window, a burst) is a gap in the
+     * ghost: the curve past it is not measured. A steady loss only thins the ghost (the lost
+     * lines' keys are spread over the whole span, each stretch keeps most of its keys): the
+     * curve above N reads low by the missing share, it still sees to k*N, and the window is
+     * flagged for its loss anyway. Revoking completeness for thinning moved the loss mark
+     * forward every lossy window, so under a 10-40 % loss the class never became complete
+     * again. */
+    if (short_by * untracked >= HC_GHOST_GAP_SHARE * (double)evicted)
+        ghost_note_lost(&k->g, short_by * p->rate * untracked, HC_GHOST_LOST_TOLERANCE);
+    else
+        k->thinned += short_by * p->rate * untracked;
+    /* cfg.evict_budget: that many repairs of resident keys may be lost evictions (kept until
+     * used, at most the class's size) */
+    k->lost_credit += short_by * p->rate;
+    if (k->lost_credit > k->ns) k->lost_credit = k->ns;
     k->evicts_win = (double)evicted;     /* counted once if called again for the same window */
+}
+
+void hc_profile_set_refill_rule(hc_profile *p, int on)
+{
+    p->refill_rule = on != 0;
+}
+
+void hc_profile_forget_keys(hc_profile *p)
+{
+    for (uint64_t i = 0; i < p->kt.nslots; ) {
+        uint64_t tg = p->kt.tag[i];
+        if (tg) {
+            hc_class *k = p->cls[tg & 0xFF];
+            if (k) est_remove(k, p->kt.act[i]);
+            kt_remove_slot(&p->kt, i);
+            continue;                   /* slot i now holds a shifted entry: re-check it */
+        }
+        i++;
+    }
+    for (int c = 0; c < HC_MAX_CLASSES; c++) {
+        hc_class *k = p->cls[c];
+        if (!k || !k->active || !k->has_ghost) continue;
+        /* an empty ghost: the keys it held are gone too (its completeness stays as it was:
+         * flushed items are reclaimed without a line) */
+        int exact = k->g.exact;
+        double cap = k->g.capacity;
+        uint32_t F = k->g.F;
+        ghost_free(&k->g);
+        if (ghost_init(&k->g, F, cap, p->cfg.ghost_fpp, p->cfg.ghost_keep_coverage, exact) != 0)
+            k->has_ghost = 0;
+        k->lost_credit = 0;
+    }
+    memset(p->pending, 0, PENDING_SLOTS * sizeof(uint64_t));
+    p->npending = 0;
+    memset(p->refill, 0, PENDING_SLOTS * sizeof(uint64_t));
+    p->nrefill = 0;
 }
 
 int hc_profile_set_capacity(hc_profile *p, int clsid, uint64_t items, uint32_t chunk_size)
@@ -712,6 +832,7 @@ int hc_profile_curve(const hc_profile *p, int clsid, hc_curve *out)
     double ghost_items = k->has_ghost && p->rate > 0 ? ghost_entries(&k->g) / p->rate : 0;
     out->ghost_filters = k->has_ghost ? k->g.F : 0;
     out->ghost_dropped_items = k->ghost_dropped + (k->has_ghost && p->rate > 0 ? k->g.flushed / p->rate : 0);
+    out->ghost_thinned_items = p->rate > 0 ? k->thinned / p->rate : 0;
     /* covered from the window's start to now: every read it counted that missed the ghost was a
      * miss at every size of the curve */
     out->ghost_complete = k->has_ghost && k->win_covered && ghost_check_covered((ghost *)&k->g) &&
@@ -754,7 +875,7 @@ void hc_profile_stats_get(const hc_profile *p, hc_profile_stats *out)
     out->table_slots = p->kt.nslots;
     out->bytes_per_slot = sizeof(uint64_t) + sizeof(uint32_t);
     out->sample_rate = p->rate;
-    size_t total = sizeof(*p) + kt_bytes(&p->kt) + PENDING_SLOTS * sizeof(uint64_t);
+    size_t total = sizeof(*p) + kt_bytes(&p->kt) + PENDING_SLOTS * (2 * sizeof(uint64_t) + 1);
     double ge = 0;
     size_t gb = 0, eb = 0;
     for (int i = 0; i < HC_MAX_CLASSES; i++) {

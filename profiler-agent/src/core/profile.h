@@ -2,8 +2,9 @@
  * profile.h — Hitcurve profiler core: public API (STABLE; extend, do not change).
  *
  * Estimates LRU hit-rate curves (HRC) per memcached slab class from a stream of cache events:
- *   - ROUNDER (MIMIR, seed 001 Alg. 1-8) for sizes 0..N (N = the class's current capacity), or
- *     STACKER (seed 001 §3.3.1; exact ranks inside each bucket, cfg.estimator),
+ *   - ROUNDER (MIMIR: Sæmundsson, "Performance Profiling of Cache Systems at Scale", MSc thesis
+ *     2014, Alg. 1-8) for sizes 0..N (N = the class's current capacity), or
+ *     STACKER (Sæmundsson 2014 §3.3.1; exact ranks inside each bucket, cfg.estimator),
  *   - COUNTINGGHOST (rotating counting Bloom filters, Alg. 9-12) for sizes N..k*N,
  *   - SHARDS spatial sampling by key hash (fixed rate, or fixed size = bounded tracked keys with
  *     the rate lowered adaptively) with the SHARDS_adj correction.
@@ -81,6 +82,15 @@ typedef struct hc_profile_config {
      * proof of a lost EVICT: the key goes to the ghost first, then the lookup finds it there.
      * 0: trust the stream (the behaviour before this option existed). */
     int evict_surplus;
+    /* Invalidations the stream does not show (memcached < 1.6.20 prints no line for a delete,
+     * none for flush_all or a binary delete): a key deleted stays "resident" in the profile and
+     * its next read misses, which evict_surplus would take for a lost EVICT and turn into a hit
+     * just past N. 1: such a repair needs a lost eviction to pay for it, the class's credit
+     * (hc_profile_add_lost_evictions: memcached's evictions the stream did not show); without
+     * credit the key was invalidated: it leaves the profile and its read is a miss at every
+     * size, and surplus keys leave without entering the ghost. 0 (default, offline replay
+     * where no counters exist): every repair is a lost EVICT. */
+    int evict_budget;
     /* Estimator below N (enum hc_estimator, default HC_EST_ROUNDER): ROUNDER spreads a hit
      * uniformly over its bucket (12 B per tracked key, O(log B) per event); STACKER keeps the
      * recency order inside each bucket and puts the hit at its exact LRU stack distance (24 B
@@ -135,6 +145,9 @@ typedef struct hc_curve {
                                      evictions, so after memcached fills it takes (k-1)*N of them
                                      before the curve is measured out to k*N; beyond this size the
                                      points are held flat, not measured. */
+    double ghost_thinned_items;   /* evicted keys (unsampled items) lost to a steady stream loss
+                                     since the profile began: missing from the ghost, spread over
+                                     its span (HC_GHOST_GAP_SHARE) */
     uint32_t ghost_filters;       /* F of the class's ghost (0: no ghost): a distance beyond N is
                                      placed to within (k-1) N / (F-1) (the backend's band) */
     double ghost_dropped_items;   /* evicted keys (unsampled items) the class's ghost lost since
@@ -143,7 +156,7 @@ typedef struct hc_curve {
                                      (approximate after sampling-rate changes). A flush while the
                                      newer entries cover (k-1)*N drops only keys beyond k*N, so
                                      a complete ghost may have dropped some */
-    int ghost_complete;           /* issue 14: every key memcached evicted from this class that
+    int ghost_complete;           /* every key memcached evicted from this class that
                                      has not come back and that the ghost does not hold lies beyond
                                      k*N, and did for every read of the window (ghost.h, `covered`).
                                      A read that misses the ghost is then a first read, a read of
@@ -186,6 +199,10 @@ typedef struct hc_profile_stats {
     uint64_t pending_dropped;     /* deferred MISS lookups overwritten before their SET */
     uint64_t surplus_evictions;   /* keys the profile evicted itself (class over capacity) */
     uint64_t lost_evict_misses;   /* MISSes of keys tracked as resident (lost EVICT/DELETE) */
+    uint64_t unrefilled_misses;   /* misses looked up again before a refill SET
+                                     (hc_profile_set_refill_rule): no ghost hit counted */
+    uint64_t invalidated;         /* of them and of the surplus, keys taken as invalidated (no
+                                     lost eviction to pay for them: cfg.evict_budget) */
     size_t estimator_bytes;       /* ROUNDER/STACKER state of all classes (STACKER: its node
                                      pool, 12 B per tracked key, grows by doubling) */
 } hc_profile_stats;
@@ -225,7 +242,22 @@ void hc_profile_set_seen_from_start(hc_profile *p, int yes);
  * the loss are held (hc_curve.ghost_complete). The live agent calls it per class at the close of
  * every window that lost lines (and after a blind stretch). */
 #define HC_GHOST_LOST_TOLERANCE 0.05
+/* Only a stretch that lost at least this share of its evicted keys (of untracked keys: a tracked
+ * one is repaired) counts as a gap in the ghost; a smaller steady loss thins the ghost, counted
+ * in hc_curve.ghost_thinned_items, without revoking completeness. */
+#define HC_GHOST_GAP_SHARE 0.5
 void hc_profile_check_evictions(hc_profile *p, int clsid, uint64_t evicted);
+
+/* on: a MISS's ghost lookup counts only once the key's refill SET arrives; a miss whose key is
+ * looked up again first (or whose wait is overwritten) leaves the ghost uncounted
+ * (stats.unrefilled_misses). For streams where lookups other than reads miss (a delete or touch
+ * of a key memcached evicted looks like a read's miss and would read as a hit for more memory);
+ * the live agent turns it on while memcached counts such misses. Default off. */
+void hc_profile_set_refill_rule(hc_profile *p, int on);
+
+/* Every key memcached held is gone (flush_all): tracked keys and ghost entries are forgotten,
+ * a later read of any of them is a miss at every size. */
+void hc_profile_forget_keys(hc_profile *p);
 
 /* Report one event. op: enum hc_event. size = item size in bytes (0 if unknown; informational).
  * Returns for HC_EV_GET with emulation: 1 hit, 0 miss, -1 key not sampled (unsampled keys are

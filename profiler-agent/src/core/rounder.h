@@ -1,7 +1,8 @@
 /*
- * ROUNDER (MIMIR, seed 001 §3.3, Alg. 3-8): the LRU stack cut into B buckets kept as counters
- * in a circular array. Items carry an activity (the bucket number they were last put in);
- * aging shifts the frame of reference (head/tail move, the two oldest buckets merge) in O(1).
+ * ROUNDER (MIMIR: Sæmundsson, "Performance Profiling of Cache Systems at Scale", MSc thesis 2014,
+ * §3.3, Alg. 3-8): the LRU stack cut into B buckets kept as counters in a circular array. Items
+ * carry an activity (the bucket number they were last put in); aging shifts the frame of
+ * reference (head/tail move, the two oldest buckets merge) in O(1).
  *
  * Deviations from the printed pseudo-code, all needed for correctness:
  *  - HIT ages *before* clamping the activity to the tail (Alg. 4 clamps first: an item in the

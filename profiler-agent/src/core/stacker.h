@@ -1,15 +1,15 @@
 /*
- * STACKER (MIMIR, seed 001 §3.3.1 and §5.2.3): the accurate estimator beside ROUNDER. The LRU
- * stack is cut into B buckets, as in ROUNDER, but the bookkeeping inside a bucket is exact: the
- * tracked items form one recency-ordered doubly linked list (newest first) and each bucket is a
- * contiguous segment of it with known ends. A hit's stack distance is the items of the newer
- * buckets (bucket counters) plus the item's exact rank inside its own bucket (a walk from the
- * nearer end of the segment), so the curve gets the hit at its true distance instead of spread
- * uniformly over the bucket: the error term of Theorem 3 (largest bucket / (M/2)) vanishes and,
- * against an exact LRU event stream, the curve below N *is* the Mattson curve. What is traded:
- * 12 more bytes per tracked item (prev, next, epoch) and a walk of up to half a bucket per hit,
- * O(log B + B/32 + N/(2B)) instead of ROUNDER's O(log B + B/32), with B grown to ~8 sqrt(N)
- * for large classes (below).
+ * STACKER (MIMIR: Sæmundsson, "Performance Profiling of Cache Systems at Scale", MSc thesis 2014,
+ * §3.3.1 and §5.2.3): the accurate estimator beside ROUNDER. The LRU stack is cut into B buckets,
+ * as in ROUNDER, but the bookkeeping inside a bucket is exact: the tracked items form one
+ * recency-ordered doubly linked list (newest first) and each bucket is a contiguous segment of it
+ * with known ends. A hit's stack distance is the items of the newer buckets (bucket counters)
+ * plus the item's exact rank inside its own bucket (a walk from the nearer end of the segment),
+ * so the curve gets the hit at its true distance instead of spread uniformly over the bucket: the
+ * error term of Theorem 3 (largest bucket / (M/2)) vanishes and, against an exact LRU event
+ * stream, the curve below N *is* the Mattson curve. What is traded: 12 more bytes per tracked
+ * item (prev, next, epoch) and a walk of up to half a bucket per hit, O(log B + B/32 + N/(2B))
+ * instead of ROUNDER's O(log B + B/32), with B grown to ~8 sqrt(N) for large classes (below).
  *
  * Why not MIMIR's printed recipe: the thesis omits STACKER's routines ("not shown") and only
  * says its aging loops over the whole cache (O(N) every N/B arrivals) and moves down only the

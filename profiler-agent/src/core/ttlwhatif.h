@@ -1,5 +1,5 @@
 /*
- * ttlwhatif: "if prefix P's TTL were X" (issue 16), measured on a sample of keys by replaying
+ * ttlwhatif: "if prefix P's TTL were X", measured on a sample of keys by replaying
  * their reads and stores against unbounded-memory caches whose items live X seconds, one per
  * TTL of a fixed grid (HC_TTLW_TTLS), plus one whose items live the TTL each store carried
  * (column 0, "today": it reproduces memcached's hits whenever memory evicted nothing, the

@@ -140,7 +140,11 @@ class Client:
             if not line:
                 raise ConnectionError("closed")
             out.append(line)
-            if line.rstrip(b"\r\n") in ends or line.startswith((b"ERROR", b"CLIENT_ERROR", b"SERVER_ERROR")):
+            # an answer is named by its first word: memcached explains some ("BUSY currently
+            # processing reassign request"), and an exact match would wait for ever on those
+            text = line.rstrip(b"\r\n")
+            word = text.split(b" ", 1)[0]
+            if text in ends or word in ends or word in (b"ERROR", b"CLIENT_ERROR", b"SERVER_ERROR"):
                 return out
 
     def get(self, *keys: bytes) -> dict[bytes, bytes]:

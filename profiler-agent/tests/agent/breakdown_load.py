@@ -1,4 +1,4 @@
-"""Seeded load driver with known prefixes, value sizes and TTLs (issue 16's live test and
+"""Seeded load driver with known prefixes, value sizes and TTLs (the breakdown's live test and
 benchmark). It speaks memcached's text protocol over one request/response connection: a get,
 and on a miss a set with the prefix's TTL (the refill), and counts for itself what the agent
 must find: per-prefix gets and hits, and per-key requests and sizes.

@@ -241,9 +241,12 @@ def test_snapshot_contents_and_loss(tmp_path, mc):
     assert busy
     s = busy[0]
     # 500 keys, all fit: the real hit ratio equals the curve at the current size (within the
-    # loss and warm-up noise), and a refill follows every miss (cost samples).
-    cl = [c for c in s["classes"] if c["requests"] > 0][0]
-    assert cl["cost_us"]["count"] > 0 and cl["cost_us"]["p50"] >= 0
+    # loss and warm-up noise), and a refill follows every miss (cost samples, in the windows the
+    # 500 misses fell in: on a busy machine they all fell before the first window this busy).
+    misses = sum(s["measured"]["get_misses"] for s in snaps)
+    costs = [c["cost_us"] for s in snaps for c in s["classes"] if "cost_us" in c]
+    assert sum(c["count"] for c in costs) >= 0.5 * misses > 0, (misses, costs)
+    assert all(0 <= c["p50"] <= c["p90"] <= c["p99"] for c in costs), costs
     assert abs(s["diagnostics"]["predicted_hit_ratio_at_current"] - s["measured"]["hit_ratio"]) < 0.05
 
 
@@ -681,8 +684,12 @@ def test_recompute_cost_from_loadgen_delay(tmp_path, mc):
     assert agent.stop() == 0
     costs = [c["cost_us"] for s in agent.snapshots() for c in s["classes"] if "cost_us" in c]
     assert sum(c["count"] for c in costs) == 40
+    # each miss-to-set gap holds the client's 20 ms sleep, and all 40 fit in the client's own run
+    # time (a fixed upper bound failed at load 30: a 20 ms sleep took 68 ms there)
+    elapsed_us = out["elapsed_s"] * 1e6
     for c in costs:
-        assert 20000 <= c["p50"] <= 40000 and c["mean"] >= 20000
+        assert c["p50"] >= 20000 and c["mean"] >= 20000, c
+    assert sum(c["mean"] * c["count"] for c in costs) <= 1.02 * elapsed_us, (costs, elapsed_us)
 
 
 def test_loadgen_is_deterministic(mc):
@@ -700,6 +707,28 @@ def test_loadgen_is_deterministic(mc):
         finally:
             m.stop()
     assert runs[0] == runs[1] and 0 < runs[0]["hits"] < 20000
+
+
+def test_loadgen_op_mixes(mc):
+    """--delete-frac / --incr-frac / --update-frac are shares of the requests, as memcached counts
+    them; a counter's first incr (NOT_FOUND) is followed by its add; --min-value spreads values."""
+    r = subprocess.run([loadgen_bin(), "--server", mc.addr, "--keys", "2000", "--requests", "20000",
+                        "--delete-frac", "0.22", "--incr-frac", "0.1", "--update-frac", "0.13",
+                        "--min-value", "200", "--value-size", "630"],
+                       capture_output=True, text=True, check=True)  # fmt: skip
+    out = json.loads(r.stdout)
+    c = Client(mc.port)
+    st = c.stats()
+    deletes = int(st["delete_hits"]) + int(st["delete_misses"])
+    incrs = int(st["incr_hits"]) + int(st["incr_misses"])
+    assert out["deletes"] == deletes and abs(deletes / 20000 - 0.22) < 0.02, (out, deletes)
+    assert out["incrs"] == incrs and abs(incrs / 20000 - 0.1) < 0.02, (out, incrs)
+    assert out["updates"] and abs(out["updates"] / 20000 - 0.13) < 0.02, out
+    assert out["gets"] + out["updates"] + deletes + incrs == 20000
+    assert int(st["incr_misses"]) > 0 and int(st["incr_hits"]) > 0  # created on the first, counted after
+    sizes = {len(v) for v in c.get(*[b"k%d" % i for i in range(2000)]).values()}
+    assert min(sizes) >= 200 and max(sizes) <= 630 and len(sizes) > 50, sorted(sizes)[:5]
+    c.close()
 
 
 def test_stacker_estimator_live(tmp_path):
@@ -734,8 +763,10 @@ def test_stacker_estimator_live(tmp_path):
     # evicted too. The window memcached fills in is left out: its stats and its events are read at
     # slightly different moments while the hit ratio climbs fast (under two make test runs it read
     # 0.73 measured against 0.82 predicted there, then 0.8314 = 0.8314 in the next window)
+    # A window's gets are what the load managed in 2 s: 6-9k under CI's load, 20k+ when quiet;
+    # 3,000 gets put the measured ratio within +-0.01 (binomial), well inside the 0.05 below.
     busy = [s for p, s in pairwise(snaps)
-            if s["measured"]["cmd_get"] > 20000 and s["measured"]["evictions"] > 0
+            if s["measured"]["cmd_get"] > 3000 and s["measured"]["evictions"] > 0
             and p["measured"]["evictions"] > 0]  # fmt: skip
     assert busy, [(s["measured"]["cmd_get"], s["measured"]["evictions"]) for s in snaps]
     for s in busy:

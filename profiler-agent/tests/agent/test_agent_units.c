@@ -1,6 +1,6 @@
 /*
  * Unit tests of the live agent's building blocks (TTL tracker, trace sampler, cost
- * percentiles, stats parsing, spool, gzip, the disk writer thread). Built and run by test_agent_units.py.
+ * percentiles, stats parsing, spool, gzip, the disk writer thread, the lookup shares). Built and run by test_agent_units.py.
  * Expected values are computed independently (closed forms, zlib's own inflate).
  */
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "../../src/agent/costs.h"
+#include "../../src/agent/lookups.h"
 #include "../../src/agent/pagemove.h"
 #include "../../src/agent/spool.h"
 #include "../../src/agent/stats.h"
@@ -361,8 +362,92 @@ static void test_writer(void)
         fprintf(stderr, "cleanup failed\n");
 }
 
+/* Other commands' lookups out of the reads, from memcached's counters (lookups.h). */
+static void test_lookups(void)
+{
+    static mc_stats s0, s1;
+    ag_window_counts win;
+    memset(&win, 0, sizeof win);
+    /* a rate limiter's first hits: 594 get hits, 6 get misses, 400 incr misses */
+    s1.get_hits = 594, s1.get_misses = 6, s1.incr_misses = 400;
+    s1.cls[1].present = 1, s1.cls[1].get_hits = 300, s1.cls[1].delete_hits = 100;
+    s1.cls[2].present = 1, s1.cls[2].get_hits = 294, s1.cls[2].touch_hits = 98;
+    s1.delete_hits = 100, s1.touch_hits = 98;
+    ag_lookups lk;
+    ag_lookups_window(&lk, &s0, &s1, 1, &win);
+    CHECK(fabs(lk.miss_share - 400.0 / 406) < 1e-9, "miss share %g", lk.miss_share);
+    CHECK(fabs(lk.found_share[1] - 0.25) < 1e-9 && fabs(lk.found_share[2] - 0.25) < 1e-9,
+          "found shares %g %g", lk.found_share[1], lk.found_share[2]);
+    /* the stream saw every lookup: 594 + 198 found, 406 missing -> memcached's 0.99 exactly */
+    double h = ag_lookups_hit_ratio(&lk, 792, 406);
+    CHECK(fabs(h - 0.99) < 1e-9, "agent hit ratio %.6f", h);
+    CHECK(fabs(ag_lookups_reads(&lk, 792, 406) - 600) < 1e-6, "reads %g", ag_lookups_reads(&lk, 792, 406));
+    /* the same with a tenth of the lines lost alike: the ratio is the same */
+    CHECK(fabs(ag_lookups_hit_ratio(&lk, 713, 365) - 0.99) < 0.002, "lossy");
+    /* deletes the stream told apart (`deleted` lines) are not removed twice */
+    win.told_deletes = 100, win.told_deletes_cls[1] = 100;
+    ag_lookups_window(&lk, &s0, &s1, 1, &win);
+    CHECK(lk.found_share[1] == 0 && lk.other_found == 98, "told deletes: %g %llu",
+          lk.found_share[1], (unsigned long long)lk.other_found);
+    /* the 400 incr misses were refilled by adds into class 1: they come out of class 1's
+     * misses, none of class 2's (a get's refill is a set) */
+    win.misses = 406, win.add_refills_cls[1] = 400;
+    ag_lookups_window(&lk, &s0, &s1, 1, &win);
+    CHECK(lk.miss_by_class && fabs(lk.add_removed[1] - 400) < 1e-6 && lk.add_removed[2] == 0 &&
+              fabs(lk.miss_share_rest) < 1e-9,
+          "by class: %g %g rest %g", lk.add_removed[1], lk.add_removed[2], lk.miss_share_rest);
+    {
+        hc_curve c2;
+        memset(&c2, 0, sizeof c2);
+        c2.capacity_items = 100, c2.reads = 100, c2.hits_observed = 90, c2.npoints = 2;
+        c2.size_items[0] = 100, c2.size_items[1] = 200, c2.hit_ratio[0] = 0.9, c2.hit_ratio[1] = 0.95;
+        lk.found_share[2] = 0;
+        double e2;
+        ag_lookups_correct_curve(&lk, 2, &c2, 0.9, &e2);
+        CHECK(c2.reads == 100 && fabs(c2.hit_ratio[1] - 0.95) < 1e-9, "class 2 keeps its misses");
+        c2.reads = 450, c2.hits_observed = 0, c2.hit_ratio[0] = 0, c2.hit_ratio[1] = 50.0 / 450;
+        ag_lookups_correct_curve(&lk, 1, &c2, 0, &e2);
+        CHECK(c2.reads == 50 && fabs(c2.hit_ratio[1] - 1.0) < 1e-9,
+              "class 1: 400 of its 450 misses out, from the cold ones: reads %llu, 2N %g",
+              (unsigned long long)c2.reads, c2.hit_ratio[1]);
+    }
+    win.misses = 0, win.add_refills_cls[1] = 0;
+    /* off: every lookup a read */
+    ag_lookups_window(&lk, &s0, &s1, 0, &win);
+    CHECK(fabs(ag_lookups_hit_ratio(&lk, 792, 406) - 792.0 / 1198) < 1e-9, "off");
+
+    /* a class's curve: N = 100, reads 1000, 500 hits at N, 100 ghost hits out to 2N; a fifth
+     * of the found lookups and half the missing ones were other commands' */
+    hc_curve cv;
+    memset(&cv, 0, sizeof cv);
+    cv.capacity_items = 100, cv.reads = 1000, cv.hits_observed = 500, cv.npoints = 4;
+    double sz[4] = {50, 100, 150, 200}, hr[4] = {0.4, 0.5, 0.6, 0.6};
+    memcpy(cv.size_items, sz, sizeof sz);
+    memcpy(cv.hit_ratio, hr, sizeof hr);
+    memset(&lk, 0, sizeof lk);
+    lk.enabled = 1, lk.found_share[1] = 0.2, lk.miss_share = 0.5;
+    double err;
+    ag_lookups_correct_curve(&lk, 1, &cv, 0.5, &err);
+    /* 100 found and 250 missing lookups leave (the 250 from the 400 cold misses): 650 reads */
+    CHECK(cv.reads == 650, "reads %llu", (unsigned long long)cv.reads);
+    CHECK(fabs(cv.hit_ratio[0] - 320.0 / 650) < 1e-9 && fabs(cv.hit_ratio[1] - 400.0 / 650) < 1e-9 &&
+              fabs(cv.hit_ratio[3] - 500.0 / 650) < 1e-9,
+          "curve %g %g %g", cv.hit_ratio[0], cv.hit_ratio[1], cv.hit_ratio[3]);
+    /* bound: the 100 ghost hits could all have been other commands' (100 / 650) */
+    CHECK(fabs(err - 100.0 * 100 / 650) < 1e-6, "error bound %g pp", err);
+    /* more other misses than cold ones: the rest come out of the ghost's hits */
+    cv.reads = 1000, cv.hits_observed = 500;
+    memcpy(cv.hit_ratio, hr, sizeof hr);
+    lk.found_share[1] = 0, lk.miss_share = 0.9;
+    ag_lookups_correct_curve(&lk, 1, &cv, 0.5, &err);
+    CHECK(cv.reads == 550 && fabs(cv.hit_ratio[3] - 550.0 / 550) < 1e-9,
+          "450 misses out, 50 of them ghost hits: reads %llu, 2N %g", (unsigned long long)cv.reads,
+          cv.hit_ratio[3]);
+}
+
 int main(void)
 {
+    test_lookups();
     test_stats_versions();
     test_page_moves();
     test_stats_model();

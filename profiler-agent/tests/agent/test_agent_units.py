@@ -14,7 +14,7 @@ def test_agent_units(tmp_path):
     srcs = [
         str(AGENT / "src/agent" / f)
         for f in ("costs.c", "spool.c", "stats.c", "trace.c", "ttl.c", "util.c", "log.c", "mcconn.c",
-                  "statsmodel.c", "pagemove.c", "writer.c")
+                  "statsmodel.c", "pagemove.c", "writer.c", "lookups.c", "extstats.c")
     ]
     subprocess.run(
         [

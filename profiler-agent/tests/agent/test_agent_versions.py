@@ -1,4 +1,4 @@
-"""The agent on every memcached version, through a recording proxy (issue 15): what it sends
+"""The agent on every memcached version, through a recording proxy: what it sends
 (never anything from the hazard list, one watcher connection for its life) and the stats-only
 mode where `watch` is refused. Real memcached processes (the version matrix of
 scripts/memcached-versions.sh), the real agent binary."""

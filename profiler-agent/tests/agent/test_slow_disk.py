@@ -1,4 +1,4 @@
-"""A disk whose fsync does not finish must not hold up a window (issue 13).
+"""A disk whose fsync does not finish must not hold up a window.
 
 Under two concurrent `make test` runs one fsync held the agent 80 s with no window: the spool
 entry and the snapshot-dir files were fsync'ed on the main thread. `slow_fsync.c`, preloaded

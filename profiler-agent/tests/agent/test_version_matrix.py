@@ -1,4 +1,4 @@
-"""The live agent against every memcached of the version matrix (issue 15): the acceptance
+"""The live agent against every memcached of the version matrix: the acceptance
 table of profiler-agent/README.md, measured again on every `make test`, every row must pass.
 The memcacheds are built once by scripts/memcached-versions.sh (cached under .run/memcached/);
 version_matrix.py says what each row measures."""

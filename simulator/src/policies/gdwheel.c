@@ -1,5 +1,6 @@
 /*
- * GD-Wheel (Li & Cox, seed 002): GreedyDual (H(p) = L + c(p) on insert and hit; evict the
+ * GD-Wheel (Li & Cox, EuroSys'15, "GD-Wheel: A Cost-Aware Replacement Policy for Key-Value
+ * Stores"): GreedyDual (H(p) = L + c(p) on insert and hit; evict the
  * minimum H and set L to it) on Hierarchical Cost Wheels. Level j holds objects whose H
  * lies in L's current level-(j+1) window but not its level-j window, in slot
  * floor(H / N^j) mod N; the top level holds the rest. Eviction scans level 0 from L mod N;

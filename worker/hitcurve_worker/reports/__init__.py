@@ -1,2 +1,3 @@
-"""Weekly e-mail reports: content (content.py), Jinja2 rendering (render.py, templates/), SMTP
-(mail.py, settings.py), Celery tasks (tasks.py) and a preview command (__main__.py)."""
+"""Weekly e-mail reports, the worker's part: dispatch and send (tasks.py, schedule.py) and a
+preview command (__main__.py). What a report says and how it is rendered live in hitcurve.reports
+(backend/hitcurve/reports/README.md)."""

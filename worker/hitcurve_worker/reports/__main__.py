@@ -7,9 +7,9 @@ import argparse
 import sys
 import uuid
 
+from hitcurve.reports.content import build_report
+from hitcurve.reports.render import render
 from hitcurve_worker.reliability import now, session
-from hitcurve_worker.reports.content import build_report
-from hitcurve_worker.reports.render import render
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
-"""Weekly report e-mails: a dispatcher (beat, hourly) finds the subscriptions whose weekly period
-has ended and not been sent, records a delivery row per (subscription, period) and enqueues one
+"""Weekly report e-mails: a dispatcher (beat, hourly) finds the confirmed subscriptions whose
+weekly period has ended and not been sent, records a delivery row per (subscription, period) and enqueues one
 `hitcurve.send_report` per row. Sending holds the delivery row's lock (SKIP LOCKED: a second run
 at the same time does nothing), renders the subscription's own organization only, sends over
 SMTP and marks the row sent and the subscription's last_sent_at in the same transaction. So a
@@ -22,10 +22,10 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from hitcurve.core import task_names as names
 from hitcurve.core.tasks import queue_for
 from hitcurve.models import ReportDelivery, ReportSubscription
+from hitcurve.reports.mail import send
+from hitcurve.reports.message import compose
 from hitcurve_worker.celery_app import app
 from hitcurve_worker.reliability import RETRY_OPTS, RETRYABLE, describe, now, session
-from hitcurve_worker.reports.mail import send
-from hitcurve_worker.reports.message import compose
 from hitcurve_worker.reports.schedule import period_of
 from hitcurve_worker.reports.settings import smtp_settings
 
@@ -46,7 +46,15 @@ def dispatch(at: datetime | None = None, sender: Any = None) -> dict[str, int]:
     queued = 0
     with session() as db:
         subs = (
-            db.execute(select(ReportSubscription).where(ReportSubscription.enabled.is_(True))).scalars().all()
+            db.execute(
+                select(ReportSubscription).where(
+                    # a recipient who has not confirmed gets nothing (ReportSubscription.confirmed_at)
+                    ReportSubscription.enabled.is_(True),
+                    ReportSubscription.confirmed_at.is_not(None),
+                )
+            )
+            .scalars()
+            .all()
         )
         todo: list[tuple[uuid.UUID, datetime]] = []
         for s in subs:
@@ -107,6 +115,10 @@ def deliver(subscription_id: uuid.UUID, period_start: datetime) -> dict[str, Any
         ).scalar_one_or_none()
         if sub is None or not sub.enabled:
             row.status, row.error = "skipped", "subscription disabled or deleted"
+            db.commit()
+            return {"status": "skipped"}
+        if sub.confirmed_at is None:  # its address changed since the period was recorded
+            row.status, row.error = "skipped", "the recipient has not confirmed"
             db.commit()
             return {"status": "skipped"}
         at = now()

@@ -8,14 +8,15 @@ from datetime import UTC, datetime
 from fastapi import APIRouter, BackgroundTasks, Request, Response
 from sqlalchemy import select, update
 
-from hitcurve import account_mail as mail
-from hitcurve.api.deps import DbDep, OwnerDep, UserDep, client_ip
+from hitcurve.api.deps import MAIL_UNAVAILABLE, DbDep, OwnerDep, UserDep, client_ip, require_mail
 from hitcurve.core.audit import audit
-from hitcurve.core.errors import ApiError, not_found
+from hitcurve.core.domain import NotFound
+from hitcurve.core.errors import ApiError
 from hitcurve.core.mail import send_text
 from hitcurve.core.security import hash_password, refuse_weak
 from hitcurve.crud import accounts
 from hitcurve.models import Invitation, Organization, User
+from hitcurve.notify import account_mail as mail
 from hitcurve.schemas.api import (
     Accepted,
     InvitationAcceptIn,
@@ -35,12 +36,16 @@ router = APIRouter(tags=["auth"])
     status_code=201,
     response_model=InvitationOut,
     summary="Invite an e-mail address into the current organization (owners only)",
-    responses={409: {"description": "already a member of this organization"}},
+    responses={
+        409: {"description": "already a member of this organization"},
+        **MAIL_UNAVAILABLE,
+    },
 )
 def invite(body: InvitationIn, me: OwnerDep, db: DbDep, tasks: BackgroundTasks) -> InvitationOut:
     email = body.email.lower()
     if accounts.is_member(db, me.org_id, email):
         raise ApiError(409, "already_member", "this e-mail is already a member of this organization")
+    require_mail()
     inv, secret = accounts.create_invitation(db, me.org_id, email, body.role, me.user_id)
     org = db.get(Organization, me.org_id)
     inviter = db.get(User, me.user_id)
@@ -81,7 +86,7 @@ def revoke_invitation(invitation_id: uuid.UUID, me: OwnerDep, db: DbDep) -> Resp
         .returning(Invitation.id)
     ).first()
     if done is None:
-        raise not_found("invitation")
+        raise NotFound("invitation")
     audit(
         db,
         "member.invitation_revoked",
@@ -155,12 +160,14 @@ def accept_invitation(body: InvitationAcceptIn, me: UserDep, db: DbDep, request:
     "/auth/password-reset",
     status_code=202,
     response_model=Accepted,
+    responses=MAIL_UNAVAILABLE,
     summary="Mail a single-use password-reset link (answers the same for unknown e-mails)",
 )
 def request_password_reset(
     body: PasswordResetIn, request: Request, db: DbDep, tasks: BackgroundTasks
 ) -> Accepted:
     email = body.email.strip().lower()
+    require_mail()
     ip = client_ip(request)
     made = accounts.create_password_reset(db, email, ip)
     audit(db, "password.reset_requested", ip=ip, email=email, user_id=made[0].id if made else None)

@@ -2,6 +2,7 @@
 log-out, password change, organization switch, memberships. Members join through invitations
 they accept (account.py)."""
 
+import time
 import uuid
 from datetime import UTC, datetime
 
@@ -9,23 +10,27 @@ from fastapi import APIRouter, BackgroundTasks, Request, Response
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
 
-from hitcurve import account_mail as mail
 from hitcurve.api.deps import (
     CSRF_COOKIE,
+    MAIL_UNAVAILABLE,
     SESSION_COOKIE,
     DbDep,
     OwnerDep,
     UserDep,
     client_ip,
+    require_mail,
 )
+from hitcurve.core import ratelimit
 from hitcurve.core.audit import audit
 from hitcurve.core.config import get_settings
-from hitcurve.core.errors import ApiError, not_found
+from hitcurve.core.domain import NotFound, Unavailable
+from hitcurve.core.errors import ApiError
 from hitcurve.core.mail import send_text
 from hitcurve.core.security import hash_password, refuse_weak, verify_password
 from hitcurve.crud import accounts
-from hitcurve.crud.accounts import login_failures, revoke_sessions
-from hitcurve.models import LoginAttempt, User, UserSession
+from hitcurve.crud.accounts import revoke_sessions
+from hitcurve.models import User, UserSession
+from hitcurve.notify import account_mail as mail
 from hitcurve.schemas.api import (
     Accepted,
     LoginIn,
@@ -73,6 +78,7 @@ def _start_session(
     "/auth/signup",
     status_code=202,
     response_model=Accepted,
+    responses=MAIL_UNAVAILABLE,
     summary="Start an account: a confirmation link goes to the e-mail (same answer for taken e-mails)",
 )
 def signup(body: SignupIn, request: Request, db: DbDep, tasks: BackgroundTasks) -> Accepted:
@@ -80,8 +86,20 @@ def signup(body: SignupIn, request: Request, db: DbDep, tasks: BackgroundTasks) 
     creates the account and its organization (POST /auth/signup/confirm); the owner of a taken
     address gets a notice instead. Mails go out after the response."""
     email = body.email.lower()
-    refuse_weak(body.password, "password", email, body.display_name)
     ip = client_ip(request)
+    # counted before any password work (strength check, hashing); Redis unreachable: not counted,
+    # the hashing is still bounded (core.security.password_slot)
+    limit = get_settings().signup_max_per_ip_per_hour
+    count = ratelimit.count_in_window("signup_ip", ip, 3600)
+    if count is not None and count > limit:
+        raise ApiError(
+            429,
+            "too_many_signups",
+            f"more than {limit} sign-ups from this address in an hour; try again later",
+            headers={"Retry-After": str(3600 - int(time.time()) % 3600)},
+        )
+    refuse_weak(body.password, "password", email, body.display_name)
+    require_mail()
     taken, secret = accounts.create_signup(db, email, body.password, body.display_name, body.org_name, ip)
     audit(db, "user.signup_requested", ip=ip, email=email, existing=taken, mailed=secret is not None)
     db.commit()
@@ -136,12 +154,8 @@ def login(body: LoginIn, request: Request, response: Response, db: DbDep) -> MeO
     s = get_settings()
     email = body.email.strip().lower()
     ip = client_ip(request)
-    fails, ip_fails, all_fails = login_failures(db, email, ip)
-    if (
-        fails >= s.login_max_failures_per_email
-        or ip_fails >= s.login_max_failures_per_ip
-        or all_fails >= s.login_max_failures_global
-    ):
+    attempt = accounts.reserve_login_attempt(db, email, ip)
+    if attempt is None:
         audit(db, "login.throttled", ip=ip, email=email)
         db.commit()
         raise ApiError(
@@ -151,12 +165,21 @@ def login(body: LoginIn, request: Request, response: Response, db: DbDep) -> MeO
             headers={"Retry-After": str(s.login_window_s)},
         )
     user = db.execute(select(User).where(User.email == email)).scalar_one_or_none()
-    ok = verify_password(user.password_hash if user else None, body.password)
-    db.add(LoginAttempt(email=email, ip=ip, succeeded=ok))
+    # the attempt is recorded (as failed until it succeeds) and the connection returned to the
+    # pool before the password work, which waits for a slot of its own (core.security)
+    db.commit()
+    try:
+        ok = verify_password(user.password_hash if user else None, body.password)
+    except Unavailable:
+        # every password slot busy: no guess was checked, so none counts toward a limit
+        accounts.forget_login_attempt(db, attempt.id)
+        db.commit()
+        raise
     if not ok or user is None:
         audit(db, "login.failed", ip=ip, user_id=user.id if user else None, email=email)
         db.commit()
         raise ApiError(401, "bad_credentials", "wrong e-mail or password")
+    accounts.login_succeeded(db, attempt.id)
     org_id = accounts.first_org(db, user.id)
     if org_id is None:
         db.commit()
@@ -212,7 +235,7 @@ def change_password(body: PasswordChangeIn, me: UserDep, request: Request, db: D
 )
 def switch_org(body: SwitchOrgIn, me: UserDep, db: DbDep) -> MeOut:
     if not accounts.belongs(db, me.user, body.org_id):
-        raise not_found("organization")
+        raise NotFound("organization")
     sess = db.get(UserSession, me.session_id)
     assert sess is not None and me.user_id is not None
     sess.org_id = body.org_id

@@ -1,22 +1,27 @@
 """Clusters and servers: CRUD, latest curves (per class, merged, calibrated), history and accuracy
-(HTTP only: queries in hitcurve.crud, the listed state in hitcurve.overview, the curve bodies in
-hitcurve.curve_views, the sizing answer in hitcurve.sizing)."""
+(HTTP only: queries in hitcurve.crud, the listed state in hitcurve.views.overview, the curve bodies in
+hitcurve.views.curves, the sizing answer in hitcurve.sizing)."""
 
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
-from sqlalchemy import select
 
-from hitcurve import curve_views
 from hitcurve.api.deps import DbDep, Limit, MemberDep, Offset, ReaderDep
+from hitcurve.core import tasks
 from hitcurve.core.audit import audit
-from hitcurve.core.errors import ApiError
+from hitcurve.core.task_names import DELIVER_ALERT
 from hitcurve.crud.history import accuracy, history
-from hitcurve.crud.inventory import get_cluster, get_server
+from hitcurve.crud.inventory import (
+    change_cluster,
+    get_cluster,
+    get_server,
+    name_free,
+    resolve_alerts_of_deleted_cluster,
+    resolve_alerts_of_emptied_cluster,
+)
 from hitcurve.models import Cluster, Server
-from hitcurve.overview import cluster_out, cluster_rows, server_rows, thresholds_out
 from hitcurve.schemas.api import (
     AccuracyOut,
     ClusterCurveOut,
@@ -30,6 +35,8 @@ from hitcurve.schemas.api import (
     ServerPatch,
     ThresholdsOut,
 )
+from hitcurve.views import curves as curve_views
+from hitcurve.views.overview import cluster_out, cluster_rows, server_rows, thresholds_out
 
 router = APIRouter(tags=["inventory"])
 
@@ -56,8 +63,7 @@ def list_clusters(me: ReaderDep, db: DbDep, limit: Limit = 100, offset: Offset =
     responses={409: {"description": "a cluster with this name exists"}},
 )
 def create_cluster(body: ClusterIn, me: MemberDep, db: DbDep) -> ClusterOut:
-    if db.execute(select(Cluster.id).where(Cluster.org_id == me.org_id, Cluster.name == body.name)).first():
-        raise ApiError(409, "name_taken", "a cluster with this name already exists")
+    name_free(db, me.org_id, body.name)
     c = Cluster(org_id=me.org_id, **body.model_dump())
     db.add(c)
     db.flush()
@@ -74,21 +80,7 @@ def read_cluster(cluster_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ClusterOut:
 @router.patch("/clusters/{cluster_id}", response_model=ClusterOut, summary="Change a cluster")
 def update_cluster(cluster_id: uuid.UUID, body: ClusterPatch, me: MemberDep, db: DbDep) -> ClusterOut:
     c = get_cluster(db, me.org_id, cluster_id)
-    changes = body.model_dump(exclude_unset=True)
-    for field in ("name", "price_per_gb_month", "target_hit_ratio"):
-        if field in changes and changes[field] is None:
-            raise ApiError(422, "invalid_request", f"{field} cannot be null")
-    if (
-        "name" in changes
-        and changes["name"] != c.name
-        and db.execute(
-            select(Cluster.id).where(Cluster.org_id == me.org_id, Cluster.name == changes["name"])
-        ).first()
-    ):
-        raise ApiError(409, "name_taken", "a cluster with this name already exists")
-    for k, v in changes.items():
-        setattr(c, k, v)
-    c.updated_at = _now()
+    changes = change_cluster(db, c, body.model_dump(exclude_unset=True), _now())
     audit(
         db,
         "cluster.updated",
@@ -103,10 +95,13 @@ def update_cluster(cluster_id: uuid.UUID, body: ClusterPatch, me: MemberDep, db:
 
 
 @router.delete(
-    "/clusters/{cluster_id}", status_code=204, summary="Delete a cluster (its servers are unassigned)"
+    "/clusters/{cluster_id}",
+    status_code=204,
+    summary="Delete a cluster (its servers are unassigned; its open alerts resolve, the channels told)",
 )
 def delete_cluster(cluster_id: uuid.UUID, me: MemberDep, db: DbDep) -> Response:
     c = get_cluster(db, me.org_id, cluster_id)
+    deliveries = resolve_alerts_of_deleted_cluster(db, c, _now())
     db.delete(c)
     audit(
         db,
@@ -117,6 +112,8 @@ def delete_cluster(cluster_id: uuid.UUID, me: MemberDep, db: DbDep) -> Response:
         target_id=cluster_id,
     )
     db.commit()
+    for d in deliveries:  # after the commit; a lost one is sent by the worker's re-enqueue job
+        tasks.send(DELIVER_ALERT, d)
     return Response(status_code=204)
 
 
@@ -153,7 +150,11 @@ def update_server(server_id: uuid.UUID, body: ServerPatch, me: MemberDep, db: Db
     s = get_server(db, me.org_id, server_id)
     if body.cluster_id is not None:
         get_cluster(db, me.org_id, body.cluster_id)
+    left = s.cluster_id if s.cluster_id != body.cluster_id else None
     s.cluster_id = body.cluster_id
+    db.flush()
+    # the cluster it left may now be empty: its alerts resolve, and the channels hear of it
+    deliveries = resolve_alerts_of_emptied_cluster(db, me.org_id, left, _now()) if left else []
     audit(
         db,
         "server.assigned",
@@ -164,6 +165,8 @@ def update_server(server_id: uuid.UUID, body: ServerPatch, me: MemberDep, db: Db
         cluster_id=str(body.cluster_id) if body.cluster_id else None,
     )
     db.commit()
+    for d in deliveries:  # after the commit; a lost one is sent by the worker's re-enqueue job
+        tasks.send(DELIVER_ALERT, d)
     return s
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from hitcurve.api.deps import DbDep, MemberDep, OwnerDep, forget_secret
 from hitcurve.core.audit import audit
-from hitcurve.core.errors import not_found
+from hitcurve.core.domain import NotFound
 from hitcurve.core.security import AGENT_KEY_PREFIX, API_TOKEN_PREFIX, new_secret, sha256_hex
 from hitcurve.models import AgentKey, ApiToken
 from hitcurve.schemas.api import AgentKeyCreated, AgentKeyIn, ApiTokenCreated, ApiTokenIn, ApiTokenOut, KeyOut
@@ -61,7 +61,7 @@ def revoke_agent_key(key_id: uuid.UUID, me: OwnerDep, db: DbDep) -> Response:
         select(AgentKey).where(AgentKey.id == key_id, AgentKey.org_id == me.org_id)
     ).scalar_one_or_none()
     if row is None:
-        raise not_found("agent key")
+        raise NotFound("agent key")
     if row.revoked_at is None:
         row.revoked_at = datetime.now(UTC)
         audit(
@@ -125,7 +125,7 @@ def revoke_api_token(token_id: uuid.UUID, me: OwnerDep, db: DbDep) -> Response:
         select(ApiToken).where(ApiToken.id == token_id, ApiToken.org_id == me.org_id)
     ).scalar_one_or_none()
     if row is None:
-        raise not_found("API token")
+        raise NotFound("API token")
     if row.revoked_at is None:
         row.revoked_at = datetime.now(UTC)
         audit(

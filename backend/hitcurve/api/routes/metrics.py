@@ -1,4 +1,4 @@
-"""GET /api/v1/metrics (and /metrics): the organization's metrics (hitcurve.metrics) in
+"""GET /api/v1/metrics (and /metrics): the organization's metrics (hitcurve.views.metrics) in
 Prometheus' text exposition format, for a scrape with an API token (scope read is enough)."""
 
 from fastapi import APIRouter
@@ -7,7 +7,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from hitcurve.api.deps import DbDep, ReaderDep
-from hitcurve.metrics import OrgCollector
+from hitcurve.views.metrics import OrgCollector
 
 router = APIRouter(tags=["metrics"])
 

@@ -7,13 +7,25 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, BackgroundTasks, Query, Response
 
-from hitcurve.api.deps import DbDep, Limit, MemberDep, Offset, OwnerDep, ReaderDep, WriterDep
+from hitcurve.api.deps import (
+    MAIL_UNAVAILABLE,
+    DbDep,
+    Limit,
+    MemberDep,
+    Offset,
+    OwnerDep,
+    ReaderDep,
+    WriterDep,
+    require_mail,
+)
 from hitcurve.core.audit import audit
 from hitcurve.core.errors import ApiError
-from hitcurve.core.tasks import RUN_SIMULATION, enqueue_after_commit
+from hitcurve.core.mail import send_text
+from hitcurve.core.tasks import enqueue_simulation
 from hitcurve.crud import operations as crud
 from hitcurve.crud.inventory import get_cluster, get_server
-from hitcurve.models import Alert, AuditLog, ReportSubscription, SimulationRun
+from hitcurve.models import Alert, AuditLog, Cluster, Organization, ReportSubscription, SimulationRun, User
+from hitcurve.notify import account_mail as mail
 from hitcurve.schemas.api import (
     AlertOut,
     AuditOut,
@@ -37,7 +49,11 @@ def _now() -> datetime:
     status_code=202,
     response_model=SimulationRunOut,
     summary="Request a policy simulation on a server's or cluster's sampled traces (runs in the worker)",
-    responses={404: {"description": "no such server or cluster"}, 422: {"description": "invalid request"}},
+    responses={
+        404: {"description": "no such server or cluster"},
+        422: {"description": "invalid request"},
+        429: {"description": "as many of the organization's runs queued or running as it may have"},
+    },
 )
 def create_simulation(
     body: SimulationIn, me: WriterDep, db: DbDep, background: BackgroundTasks
@@ -50,6 +66,7 @@ def create_simulation(
         assert body.cluster_id is not None
         get_cluster(db, me.org_id, body.cluster_id)
     start, end = crud.simulation_window(body)
+    crud.claim_simulation_slot(db, me.org_id)
     run = SimulationRun(
         org_id=me.org_id,
         server_id=body.server_id,
@@ -75,7 +92,7 @@ def create_simulation(
         target_id=run.id,
     )
     db.commit()
-    background.add_task(enqueue_after_commit, RUN_SIMULATION, SimulationRun, run.id)
+    background.add_task(enqueue_simulation, me.org_id, run.id)
     return SimulationRunOut.model_validate(run)
 
 
@@ -138,16 +155,74 @@ def list_subscriptions(me: ReaderDep, db: DbDep) -> list[ReportSubscription]:
     return crud.subscriptions(db, me.org_id)
 
 
+def _confirmation(db: DbDep, me: MemberDep, sub: ReportSubscription) -> tuple[str, str, str]:
+    """(recipient, subject, text) of a subscription's confirmation mail, with the token's link."""
+    org = db.get(Organization, me.org_id)
+    user = db.get(User, me.user_id) if me.user_id else None
+    cluster = db.get(Cluster, sub.cluster_id) if sub.cluster_id else None
+    about = cluster.name if cluster is not None else "all clusters"
+    who = user.email if user is not None else "A member"
+    return (
+        sub.email,
+        *mail.report_confirm(
+            sub.email, who, org.name if org else "an organization", about, crud.confirmation_token(sub)
+        ),
+    )
+
+
+def _own_email(db: DbDep, me: MemberDep) -> str | None:
+    user = db.get(User, me.user_id) if me.user_id else None
+    return user.email if user is not None else None
+
+
+def _mail_confirmation(
+    db: DbDep, me: MemberDep, sub: ReportSubscription, at: datetime, tasks: BackgroundTasks
+) -> None:
+    """Count, audit and (after the response) send the subscription's confirmation mail."""
+    crud.claim_confirmation_mail(db, sub, at)
+    audit(
+        db,
+        crud.CONFIRMATION_SENT,
+        org_id=me.org_id,
+        user_id=me.user_id,
+        target_type="report_subscription",
+        target_id=sub.id,
+        email=sub.email,
+    )
+    tasks.add_task(send_text, *_confirmation(db, me, sub))
+
+
 @router.post(
     "/report-subscriptions",
     status_code=201,
     response_model=SubscriptionOut,
     summary="Subscribe an address to the weekly report of a cluster (or the whole organization)",
+    description="An address other than your own gets a confirmation mail; no report is sent to it "
+    "until its recipient follows the mail's link (confirmed_at).",
+    responses={
+        409: {"description": "as many recipients as the organization may have"},
+        429: {"description": "as many confirmation mails today as the organization may send"},
+        **MAIL_UNAVAILABLE,
+    },
 )
-def create_subscription(body: SubscriptionIn, me: MemberDep, db: DbDep) -> ReportSubscription:
+def create_subscription(
+    body: SubscriptionIn, me: MemberDep, db: DbDep, tasks: BackgroundTasks
+) -> ReportSubscription:
     if body.cluster_id is not None:
         get_cluster(db, me.org_id, body.cluster_id)
+    at = _now()
     s = ReportSubscription(org_id=me.org_id, user_id=me.user_id, **body.model_dump())
+    mail_needed = crud.needs_confirmation(s, _own_email(db, me), at)
+    if mail_needed:
+        require_mail()
+    if not crud.room_for_subscription(db, me.org_id):
+        db.rollback()
+        raise ApiError(
+            409,
+            "too_many_recipients",
+            f"an organization may have at most {crud.MAX_REPORT_RECIPIENTS} report subscriptions; "
+            "remove one first",
+        )
     db.add(s)
     db.flush()
     audit(
@@ -159,6 +234,40 @@ def create_subscription(body: SubscriptionIn, me: MemberDep, db: DbDep) -> Repor
         target_id=s.id,
         email=body.email,
     )
+    if mail_needed:
+        _mail_confirmation(db, me, s, at, tasks)
+    db.commit()
+    return s
+
+
+@router.post(
+    "/report-subscriptions/{sub_id}/confirmation",
+    response_model=SubscriptionOut,
+    summary="Send a pending subscription's confirmation mail again",
+    responses={
+        409: {"description": "the recipient already confirmed"},
+        429: {"description": "a confirmation mail went out a few minutes ago, or too many today"},
+        **MAIL_UNAVAILABLE,
+    },
+)
+def resend_confirmation(
+    sub_id: uuid.UUID, me: MemberDep, db: DbDep, tasks: BackgroundTasks
+) -> ReportSubscription:
+    s = crud.get_subscription(db, me.org_id, sub_id)
+    if s.confirmed_at is not None:
+        raise ApiError(409, "already_confirmed", f"{s.email} already confirmed this subscription")
+    at = _now()
+    wait = crud.resend_wait_s(s, at)
+    if wait:
+        raise ApiError(
+            429,
+            "confirmation_recently_sent",
+            f"a confirmation mail went to {s.email} less than {crud.CONFIRMATION_RESEND_S // 60} "
+            "minutes ago; ask the recipient to look for it, or send it again later",
+            headers={"Retry-After": str(wait)},
+        )
+    require_mail()
+    _mail_confirmation(db, me, s, at, tasks)
     db.commit()
     return s
 
@@ -171,10 +280,13 @@ def read_subscription(sub_id: uuid.UUID, me: ReaderDep, db: DbDep) -> ReportSubs
 
 
 @router.patch(
-    "/report-subscriptions/{sub_id}", response_model=SubscriptionOut, summary="Change a subscription"
+    "/report-subscriptions/{sub_id}",
+    response_model=SubscriptionOut,
+    summary="Change a subscription (a new address is pending until its recipient confirms)",
+    responses=MAIL_UNAVAILABLE,
 )
 def update_subscription(
-    sub_id: uuid.UUID, body: SubscriptionPatch, me: MemberDep, db: DbDep
+    sub_id: uuid.UUID, body: SubscriptionPatch, me: MemberDep, db: DbDep, tasks: BackgroundTasks
 ) -> ReportSubscription:
     s = crud.get_subscription(db, me.org_id, sub_id)
     changes = body.model_dump(exclude_unset=True)
@@ -183,8 +295,15 @@ def update_subscription(
             raise ApiError(422, "invalid_request", f"{field} cannot be null")
     if changes.get("cluster_id") is not None:
         get_cluster(db, me.org_id, changes["cluster_id"])
+    # a new address is a new recipient: it confirms before anything is sent to it
+    readdressed = "email" in changes and changes["email"] != s.email
+    at = _now()
     for k, v in changes.items():
         setattr(s, k, v)
+    if readdressed and crud.needs_confirmation(s, _own_email(db, me), at):
+        require_mail()
+        s.confirmation_sent_at = None
+        _mail_confirmation(db, me, s, at, tasks)
     audit(
         db,
         "report_subscription.updated",

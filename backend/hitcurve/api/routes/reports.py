@@ -1,19 +1,20 @@
 """The weekly e-mail from the dashboard: a preview and "send me a test" for the logged-in user
-(the organization is the session's), and the one-click unsubscribe of the e-mail's signed link,
-which needs no session (RFC 8058: mail clients POST to the List-Unsubscribe URL)."""
+(the organization is the session's), the recipient's confirmation of a subscription and the
+one-click unsubscribe, both by the signed links of their e-mails, which need no session (RFC 8058:
+mail clients POST to the List-Unsubscribe URL)."""
 
 import uuid
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, BackgroundTasks, Query, Request
 
-from hitcurve.api.deps import DbDep, UserDep, client_ip
+from hitcurve.api.deps import MAIL_UNAVAILABLE, DbDep, UserDep, client_ip, require_mail
 from hitcurve.core.audit import audit
 from hitcurve.core.errors import ApiError
 from hitcurve.core.mail import send_message
 from hitcurve.crud import reports
 from hitcurve.models import User
-from hitcurve.schemas.api import Accepted, ReportPreviewOut, ReportTestIn, UnsubscribeOut
+from hitcurve.schemas.api import Accepted, ReportConfirmedOut, ReportPreviewOut, ReportTestIn, UnsubscribeOut
 
 router = APIRouter(tags=["operations"])
 
@@ -42,15 +43,36 @@ def preview_report(
     "/reports/test",
     status_code=202,
     response_model=Accepted,
+    responses=MAIL_UNAVAILABLE,
     summary="Send the weekly e-mail now, marked as a test, to your own address",
 )
 def send_test_report(body: ReportTestIn, me: UserDep, db: DbDep, tasks: BackgroundTasks) -> Accepted:
     email = _email(db, me.user_id)
     msg = reports.test_message(db, me.org_id, body.cluster_id, email)
+    require_mail()
     audit(db, "report.test_sent", org_id=me.org_id, user_id=me.user_id, email=email)
     db.commit()
     tasks.add_task(send_message, msg)
     return Accepted(detail=f"a test report is on its way to {email}")
+
+
+Followed = TypeVar("Followed", UnsubscribeOut, ReportConfirmedOut)
+
+
+def _followed(db: DbDep, request: Request, action: str, out: Followed, org_id: uuid.UUID | None) -> Followed:
+    """Audit what a mailed link changed (nothing to audit when it was done already) and commit."""
+    if not out.already:
+        audit(
+            db,
+            action,
+            org_id=org_id,
+            ip=client_ip(request),
+            target_type="report_subscription",
+            target_id=out.subscription_id,
+            email=out.email,
+        )
+    db.commit()
+    return out
 
 
 @router.post(
@@ -67,16 +89,21 @@ def unsubscribe(token: str, request: Request, db: DbDep) -> UnsubscribeOut:
             "unsubscribe_invalid",
             "this unsubscribe link is not valid; manage reports from the dashboard",
         )
-    out, org_id = done
-    if not out.already:
-        audit(
-            db,
-            "report_subscription.unsubscribed",
-            org_id=org_id,
-            ip=client_ip(request),
-            target_type="report_subscription",
-            target_id=out.subscription_id,
-            email=out.email,
+    return _followed(db, request, "report_subscription.unsubscribed", *done)
+
+
+@router.post(
+    "/reports/confirm/{token}",
+    response_model=ReportConfirmedOut,
+    summary="Confirm a report recipient with the confirmation mail's signed link (no log-in; idempotent)",
+    responses={404: {"description": "the link is not valid (or its subscription changed or is gone)"}},
+)
+def confirm_recipient(token: str, request: Request, db: DbDep) -> ReportConfirmedOut:
+    done = reports.confirm(db, token)
+    if done is None:
+        raise ApiError(
+            404,
+            "confirmation_invalid",
+            "this confirmation link is not valid: the subscription was removed or its address changed",
         )
-    db.commit()
-    return out
+    return _followed(db, request, "report_subscription.confirmed", *done)

@@ -1,0 +1,68 @@
+"""What the cost answer reads of a subject's recent windows (hitcurve.cost.prices): its reads per
+second and the agents' measured miss-to-set time, each server over the span before its newest
+window. Scoped by org_id."""
+
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any, NamedTuple
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.orm import Session
+
+from hitcurve.models import Snapshot, SnapshotClass
+
+# The span of windows before each server's newest that its rates are taken over.
+RATE_SPAN = timedelta(hours=1)
+
+
+class WindowRates(NamedTuple):
+    reads_per_second: float | None  # summed over the servers; None without windows
+    refills: int  # misses refilled by a SET the agents timed
+    refill_seconds_mean: float | None  # their mean miss-to-set time (None: none timed)
+
+
+def _recent(org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]) -> tuple[Any, Any]:
+    last = (
+        select(Snapshot.server_id, func.max(Snapshot.window_end).label("last"))
+        .where(Snapshot.org_id == org_id, Snapshot.server_id.in_(server_ids))
+        .group_by(Snapshot.server_id)
+        .subquery()
+    )
+    return last, and_(
+        Snapshot.org_id == org_id,
+        Snapshot.server_id == last.c.server_id,
+        Snapshot.window_end > last.c.last - RATE_SPAN,
+    )
+
+
+def window_rates(db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]) -> WindowRates:
+    if not server_ids:
+        return WindowRates(None, 0, None)
+    last, recent = _recent(org_id, server_ids)
+    seconds = func.sum(func.extract("epoch", Snapshot.window_end - Snapshot.window_start))
+    rows = db.execute(
+        select(Snapshot.server_id, func.sum(Snapshot.cmd_get), seconds)
+        .join(last, recent)
+        .group_by(Snapshot.server_id)
+    ).all()
+    per = [float(g) / float(s) for _, g, s in rows if s and float(s) > 0]
+    timed = db.execute(
+        select(
+            func.sum(SnapshotClass.cost_count),
+            func.sum(SnapshotClass.cost_count * SnapshotClass.cost_mean_us),
+        )
+        .select_from(Snapshot)
+        .join(last, recent)
+        .join(
+            SnapshotClass,
+            and_(
+                SnapshotClass.org_id == Snapshot.org_id,
+                SnapshotClass.snapshot_id == Snapshot.id,
+                SnapshotClass.window_end == Snapshot.window_end,
+            ),
+        )
+        .where(SnapshotClass.cost_count > 0, SnapshotClass.cost_mean_us.is_not(None))
+    ).one()
+    n, total_us = int(timed[0] or 0), float(timed[1] or 0.0)
+    return WindowRates(sum(per) if per else None, n, total_us / n / 1e6 if n else None)

@@ -1,0 +1,158 @@
+"""GET /sizing/{clusters|servers}/{id}/cost against real PostgreSQL: the cluster's miss cost
+entered or measured (the agents' cost_us at a CPU price), stored by the migration and changed in
+the cluster's settings; the reads per second from the uploaded windows; the optimum the same as
+the pure cost answer on the sizing routes' own basis, and at the tangent point worked out by hand."""
+
+import html
+import math
+import uuid
+from datetime import datetime
+
+import pytest
+
+from conftest import insert_server_curve, upload_snapshot
+from hitcurve.core.db import get_sessionmaker
+from hitcurve.cost import model
+from hitcurve.cost.answer import cost_answer
+from hitcurve.cost.subject import subject_basis, subject_prices
+from hitcurve.models import ClusterCurve
+from hitcurve.rules.memlimit import human_bytes
+from hitcurve.schemas.sizing import Subject
+
+MIB = 1 << 20
+S = 32 * MIB
+XS = [float(MIB * k) for k in range(1, 257)]
+YS = [0.95 * (1 - math.exp(-x / S)) for x in XS]
+READS = 1_200_000 / 60  # make_snapshot: 1.2 M gets in a 60 s window
+PRICE = 1000.0  # per GiB-month: a MiB costs about 1 a month
+# the tangent of 0.95 (1 - e^(-x/S)): x* = S ln(0.95 B / (a S)); B = 4 a S / 0.95 puts it at S ln 4
+A_S = PRICE * S / model.GIB
+MISS = 4 * A_S / 0.95 / (READS * model.SECONDS_PER_MONTH) * 1e6
+
+
+def _cluster(account, **prices) -> tuple[str, str]:
+    cid = account.post("/api/v1/clusters", json={"name": "web", "price_per_gb_month": PRICE, **prices})
+    assert cid.status_code == 201, cid.text
+    sid, snap = upload_snapshot(account)
+    assert account.patch(f"/api/v1/servers/{sid}", json={"cluster_id": cid.json()["id"]}).status_code == 200
+    insert_server_curve(account.org_id, sid, snap, XS, YS, hit_ratio_calibrated=YS, current_bytes=64 * MIB)
+    with get_sessionmaker()() as db:  # the worker's cluster curve of its one server
+        db.add(
+            ClusterCurve(
+                org_id=uuid.UUID(account.org_id), cluster_id=uuid.UUID(cid.json()["id"]),
+                window_end=datetime.fromisoformat(snap["window"]["end"]), basis="calibrated",
+                sizes_bytes=XS, hit_ratios=YS, current_bytes=64 * MIB, server_count=1,
+            )
+        )  # fmt: skip
+        db.commit()
+    return cid.json()["id"], sid
+
+
+def test_an_entered_miss_cost_gives_the_tangent_point(account) -> None:
+    cid, sid = _cluster(account, miss_cost_per_million=MISS)
+    r = account.get(f"/api/v1/sizing/clusters/{cid}/cost")
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["status"] == "ok", a["message"]
+    assert a["prices"]["reads_per_second"] == pytest.approx(READS)
+    assert a["prices"]["miss_cost_source"] == "entered" and a["prices"]["miss_cost_per_million"] == MISS
+    assert abs(a["optimal_memory_bytes"] - S * math.log(4)) < 0.25 * MIB
+    assert a["saving_per_month"] > 0 and a["today"]["memory_bytes"] == 64 * MIB
+    # the same answer as the pure function on the basis the /sizing routes read
+    with get_sessionmaker()() as db:
+        org = uuid.UUID(account.org_id)
+        b = subject_basis(db, "cluster", org, uuid.UUID(cid))
+        pure = cost_answer(
+            Subject(type="cluster", id=uuid.UUID(cid)), b, subject_prices(db, "cluster", org, uuid.UUID(cid))
+        )
+    assert a["optimal_memory_bytes"] == pure.optimal_memory_bytes
+    assert a["optimal_memory_limit_bytes"] == pure.optimal_memory_limit_bytes
+    assert a["saving_per_month"] == pytest.approx(pure.saving_per_month)
+    # the server answers at its cluster's prices over its own windows (here the same one)
+    s = account.get(f"/api/v1/sizing/servers/{sid}/cost").json()
+    assert s["optimal_memory_bytes"] == a["optimal_memory_bytes"]
+
+
+def test_a_measured_miss_cost_prices_the_agents_refill_time(account) -> None:
+    cid, _ = _cluster(account, miss_cost_source="measured")
+    a = account.get(f"/api/v1/sizing/clusters/{cid}/cost").json()
+    assert a["status"] == "no_prices" and "CPU-hour price" in a["message"]
+    assert a["optimal_memory_bytes"] is None
+    r = account.patch(f"/api/v1/clusters/{cid}", json={"cpu_price_per_hour": 0.05})
+    assert r.status_code == 200 and r.json()["cpu_price_per_hour"] == 0.05
+    assert r.json()["miss_cost_source"] == "measured"
+    a = account.get(f"/api/v1/sizing/clusters/{cid}/cost").json()
+    # make_snapshot: every class timed 100 refills of 2,100.5 us on average
+    assert a["prices"]["recompute_seconds_per_miss"] == pytest.approx(2100.5e-6)
+    assert a["prices"]["miss_cost_per_million"] == pytest.approx(2100.5 * 0.05 / 3600)
+    assert a["status"] in ("ok", "above_curve"), a["message"]
+
+
+def test_the_miss_cost_settings_are_checked(account, other) -> None:
+    cid, sid = _cluster(account)
+    a = account.get(f"/api/v1/sizing/clusters/{cid}/cost").json()
+    assert a["status"] == "no_prices" and "enter what a million misses cost" in a["message"]
+    for bad in ({"miss_cost_per_million": -1}, {"cpu_price_per_hour": "x"}, {"miss_cost_source": "guess"},
+                {"miss_cost_source": None}):  # fmt: skip
+        r = account.patch(f"/api/v1/clusters/{cid}", json=bad)
+        assert r.status_code == 422, (bad, r.text)
+    assert (
+        account.patch(f"/api/v1/clusters/{cid}", json={"miss_cost_per_million": 2.5}).json()[
+            "miss_cost_per_million"
+        ]
+        == 2.5
+    )
+    assert other.get(f"/api/v1/sizing/clusters/{cid}/cost").status_code == 404
+    assert other.get(f"/api/v1/sizing/servers/{sid}/cost").status_code == 404
+
+
+def test_no_curve_is_not_enough_data(account) -> None:
+    cid = account.post("/api/v1/clusters", json={"name": "empty"}).json()["id"]
+    r = account.get(f"/api/v1/sizing/clusters/{cid}/cost")
+    assert r.status_code == 409 and r.json()["code"] == "not_enough_data"
+
+
+def test_the_api_the_email_and_metrics_give_one_cost_answer(account, anon) -> None:
+    """One question, one answer: the weekly e-mail's row (HTML and text) and the /metrics gauges
+    read the very cost answer GET /sizing/clusters/{id}/cost gives."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from conftest import bearer
+    from hitcurve.cost.answer import cost_row
+    from hitcurve.schemas.cost import CostAnswer
+
+    cid, _ = _cluster(account, miss_cost_per_million=MISS)
+    a = CostAnswer.model_validate(account.get(f"/api/v1/sizing/clusters/{cid}/cost").json())
+    assert a.status == "ok" and a.optimal is not None
+    row = cost_row(a)
+    assert row.startswith(f"{human_bytes(a.optimal_memory_bytes)} (-m ")  # type: ignore[arg-type]
+    p = account.get("/api/v1/reports/preview", params={"cluster_id": cid}).json()
+    assert f"Cost-optimal memory:          {row}\n" in p["text"]
+    assert f'<td data-row="cost-optimal">{html.escape(row)}</td>' in p["html"]
+    token = account.api_token("read")
+    fams = {
+        f.name: f for f in text_string_to_metric_families(anon.get("/metrics", headers=bearer(token)).text)
+    }
+
+    def value(name: str) -> float:
+        hits = [s.value for s in fams[name].samples if s.labels.get("cluster_id") == cid]
+        assert len(hits) == 1, (name, fams[name].samples)
+        return float(hits[0])
+
+    assert value("hitcurve_cluster_cost_optimum_known") == 1
+    assert value("hitcurve_cluster_cost_optimal_memory_bytes") == a.optimal_memory_bytes
+    assert value("hitcurve_cluster_cost_optimal_monthly") == pytest.approx(a.optimal.total, rel=1e-12)
+    assert value("hitcurve_cluster_cost_saving_monthly") == pytest.approx(a.saving_per_month, rel=1e-12)
+    # without a miss cost: known 0 and no optimum sample, and no e-mail figure either
+    account.patch(f"/api/v1/clusters/{cid}", json={"miss_cost_per_million": None})
+    fams = {
+        f.name: f for f in text_string_to_metric_families(anon.get("/metrics", headers=bearer(token)).text)
+    }
+    assert value("hitcurve_cluster_cost_optimum_known") == 0
+    assert not [
+        s
+        for s in fams["hitcurve_cluster_cost_optimal_memory_bytes"].samples
+        if s.labels.get("cluster_id") == cid
+    ]
+    p = account.get("/api/v1/reports/preview", params={"cluster_id": cid}).json()
+    assert "Cost-optimal memory:          the cost-optimal size needs a miss cost" in p["text"]

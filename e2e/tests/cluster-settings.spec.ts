@@ -1,0 +1,43 @@
+import { test } from "@playwright/test";
+import { api, expect, expectedBytesText, GiB, logIn, plain, shots } from "./helpers";
+
+// A cluster's settings are edited on its page (target, price, node size, name) and the cluster is
+// deleted there; what the page saves is what the API then answers.
+test("a cluster is created, edited and deleted from the dashboard", async ({ page }) => {
+  await logIn(page);
+  const name = `edit-me-${Date.now()}`;
+  await page.getByRole("button", { name: "New cluster" }).click();
+  await page.getByLabel("Name").fill(name);
+  await page.getByRole("button", { name: "Create" }).click();
+  await page.getByRole("link", { name }).click();
+
+  const panel = page.getByTestId("cluster-settings");
+  await expect(panel.getByTestId("cluster-node-size")).toContainText("not set");
+  await panel.getByRole("button", { name: "Edit settings" }).click();
+  const form = page.getByTestId("cluster-settings-form");
+  await form.getByLabel("Target hit rate (%)").fill("95");
+  await form.getByLabel("Price per GB-month ($)").fill("7.5");
+  await form.getByRole("spinbutton", { name: "Node size" }).fill("2");
+  await form.getByLabel("Node size unit").selectOption("GiB");
+  await form.getByLabel("Name").fill(`${name}-renamed`);
+  await shots(page, "cluster-settings-form"); // the open form fits 390 px too (its selects included)
+  await form.getByRole("button", { name: "Save" }).click();
+
+  await expect(panel.getByTestId("cluster-target")).toHaveText(/^95\s%$/);
+  expect(plain(await panel.getByTestId("cluster-node-size").textContent())).toBe(expectedBytesText(2 * GiB));
+  await panel.scrollIntoViewIfNeeded();
+  await shots(page, "cluster-settings");
+  const id = page.url().split("/").pop()!;
+  const saved = await api<{ name: string; target_hit_ratio: number; price_per_gb_month: number; node_size_bytes: number }>(
+    page,
+    `/clusters/${id}`,
+  );
+  expect(saved).toMatchObject({ name: `${name}-renamed`, target_hit_ratio: 0.95, price_per_gb_month: 7.5, node_size_bytes: 2 * GiB });
+
+  page.once("dialog", (d) => d.accept());
+  await panel.getByRole("button", { name: "Delete cluster" }).click();
+  await expect(page.getByRole("heading", { name: "Clusters" })).toBeVisible();
+  await expect(page.getByRole("link", { name: `${name}-renamed` })).toHaveCount(0);
+  const r = await page.request.get(`/api/v1/clusters/${id}`);
+  expect(r.status()).toBe(404);
+});
