@@ -54,6 +54,8 @@ test("password reset by e-mail: same answer for unknown e-mails, single-use link
 });
 
 test("an invitation joins the organization only when the invited user accepts it", async ({ page, browser }) => {
+  // two accounts, three log-ins (each an argon2 hash) and a mail: at CI's load over 180 s
+  test.slow();
   const started = Date.now();
   const invitee = `invitee-${started}@example.com`;
   const invPassword = "amber walrus kitchen lamp";

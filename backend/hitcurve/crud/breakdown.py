@@ -46,7 +46,9 @@ def newest_good_breakdown(
             Snapshot.flag_detail,
         )
         .where(Snapshot.org_id == org_id, Snapshot.server_id == server_id, Snapshot.breakdown.is_not(None))
-        .order_by(Snapshot.window_end.desc())
+        # two windows can end at the same second (an agent restarted within it): the one
+        # received last is the newer
+        .order_by(Snapshot.window_end.desc(), Snapshot.received_at.desc())
         .limit(LOOK_BACK)
     ).all()
     if not rows:

@@ -199,7 +199,7 @@ def test_evictions_and_counts_match_stats(tmp_path):
 
 
 def test_snapshot_contents_and_loss(tmp_path, mc):
-    agent = Agent(tmp_path, mc.addr, "--interval", "1", "--ghost-factor", "2")
+    agent = Agent(tmp_path, mc.addr, "--interval", "2", "--ghost-factor", "2")
     agent.wait_log("memcached_instance")
     agent.wait_log("watch_connected")
     c = Client(mc.port)
@@ -237,9 +237,11 @@ def test_snapshot_contents_and_loss(tmp_path, mc):
             assert all(0 <= y <= 1 for y in ys) and all(b >= a for a, b in pairwise(ys))
             assert xs[-1] >= cl["curve"]["current_items"]
     assert total_gets >= 3150
-    busy = [s for s in snaps if s["measured"]["cmd_get"] > 1000]
-    assert busy
-    s = busy[0]
+    # the busiest window: 2-s windows split the 3,000 reads over more windows the slower the
+    # client runs (at CI's load none held 1,000), so the check takes the one holding the most,
+    # and needs enough reads in it for the comparison below to mean something
+    s = max(snaps, key=lambda s: s["measured"]["cmd_get"])
+    assert s["measured"]["cmd_get"] >= 400, [x["measured"]["cmd_get"] for x in snaps]
     # 500 keys, all fit: the real hit ratio equals the curve at the current size (within the
     # loss and warm-up noise), and a refill follows every miss (cost samples, in the windows the
     # 500 misses fell in: on a busy machine they all fell before the first window this busy).
