@@ -1,4 +1,4 @@
-"""Issue 16's breakdown through the real upload and read APIs (real PostgreSQL): the agent's
+"""The prefix breakdown through the real upload and read APIs (real PostgreSQL): the agent's
 optional fields are validated with their limits at ingestion, stored with the snapshot, and
 GET /servers/{id}/breakdown answers per-prefix memory for a target, hot keys, TTL-aware vs
 oblivious memory and expired vs evicted."""

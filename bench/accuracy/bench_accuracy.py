@@ -202,13 +202,13 @@ def windows_since(snapdir: Path, t0: float, seen: dict[str, float]) -> int:
 def stationary_phase(
     port: int, wl: dict, scan_end: int | None, snapdir: Path, t0: float, windows: int, chunk: int
 ) -> tuple[float, int]:
-    """Issue 14's stability check needs STABLE_POLLS windows of stationary traffic; the measured
-    phase alone gave 7-9 of the agent's 1 s windows on the loaded machine (they stretch to ~2.5 s),
-    and the last 30 polls of a run then reached back into the warm-up. So the workload continues
-    (same distribution, new seeds, the scan carried on) in chunks of `chunk` requests until the
-    agent has closed `windows` windows that started at or after t0 (the measured phase's start:
-    memcached full, the warm-up behind it): counted in windows, not in wall time. Returns the
-    time the traffic stopped and the requests sent."""
+    """The stability check (the recommended limit held steady over the polls) needs STABLE_POLLS windows of
+    stationary traffic; the measured phase alone gave 7-9 of the agent's 1 s windows on the loaded machine
+    (they stretch to ~2.5 s), and the last 30 polls of a run then reached back into the warm-up. So the
+    workload continues (same distribution, new seeds, the scan carried on) in chunks of `chunk` requests until
+    the agent has closed `windows` windows that started at or after t0 (the measured phase's start: memcached
+    full, the warm-up behind it): counted in windows, not in wall time. Returns the time the traffic stopped
+    and the requests sent."""
     seed, sent = 3, 0
     seen: dict[str, float] = {}
     while windows_since(snapdir, t0, seen) < windows:

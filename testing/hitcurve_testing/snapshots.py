@@ -292,7 +292,7 @@ def whatif_columns(today_ttl: float, resident: float, window_s: float) -> dict[s
 
 
 def add_breakdown(snap: dict[str, Any], *, hashed: bool = True, seed: int = 1) -> dict[str, Any]:
-    """Issue 16's optional fields (docs/agent-protocol.md "Breakdown") on a make_snapshot()
+    """The breakdown's optional fields (docs/agent-protocol.md "Breakdown") on a make_snapshot()
     document: per class ttl_points and left, merged ttl_points and the oblivious curve, four
     prefixes plus other (`sess` with its TTL what-if at a TTL of 3 s), hot keys."""
     rnd = random.Random(seed)

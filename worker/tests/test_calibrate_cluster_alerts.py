@@ -68,7 +68,7 @@ MIB = 1 << 20
 
 
 def test_a_flat_model_is_matched_by_a_ratio_not_rescaled_to_its_knee() -> None:
-    """Issue 16: a TTL-aware model is flat once memory holds the expiry-bounded working set. A
+    """A TTL-aware model is flat once memory holds the expiry-bounded working set. A
     measured point a hair below that plateau would move a size rescaling to the knee (halving the
     effective capacity here); with flat_tolerance the curve is scaled by the ratio instead."""
     mem = np.linspace(1, 100, 100) * MIB
@@ -94,10 +94,10 @@ def _cliff_model(memory: np.ndarray, now: float) -> np.ndarray:
 
 
 def test_above_today_the_ghost_keeps_its_size_axis() -> None:
-    """Issue 14, scan mix at 4M: the model read 0.1-0.6 pp under memcached at today's memory; a
-    rescaling of the whole axis by s = 1.006-1.036 moved the cliff at 4.1 N onto 4 N (+4 pp there).
-    Above today's memory the model is the ghost, counted in memcached's own evictions: the
-    calibration adds the offset at today's memory, (s - 1) x today, and no more."""
+    """Calibration above today's memory, scan mix at 4M: the model read 0.1-0.6 pp under memcached at today's
+    memory; a rescaling of the whole axis by s = 1.006-1.036 moved the cliff at 4.1 N onto 4 N (+4 pp there).
+    Above today's memory the model is the ghost, counted in memcached's own evictions: the calibration adds
+    the offset at today's memory, (s - 1) x today, and no more."""
     now = 1.0 * GIB
     memory = np.linspace(0.05, 5.0, 100) * GIB
     model = _cliff_model(memory, now)

@@ -1,4 +1,4 @@
-"""Issue 19, backpressure: with the workers stopped under load, uploads are still accepted and
+"""Backpressure: with the workers stopped under load, uploads are still accepted and
 stored, /health shows the lag growing, and after the restart every upload becomes exactly one
 curve, in window order per server, with duplicate deliveries (the agent retrying an upload, the
 broker handing a task over twice) changing nothing. Real PostgreSQL, Redis and worker processes.

@@ -376,10 +376,10 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
 def test_no_critical_or_curve_error_alert_while_memcached_warms_up(
     worker: WorkerProc, client: Any, org: Org
 ) -> None:
-    """Issue 14: a server whose memcached is still filling raises neither the cluster's critical
-    sizing alert nor the curve-error alert, although its hit rate is far below the target and its
-    predictions miss by 15 pp a window; once memory is full (two full windows) and the agent has
-    seen out to the target (its evictions since it attached), the rules speak."""
+    """A filling server: a server whose memcached is still filling raises neither the cluster's critical
+    sizing alert nor the curve-error alert, although its hit rate is far below the target and its predictions
+    miss by 15 pp a window; once memory is full (two full windows) and the agent has seen out to the target
+    (its evictions since it attached), the rules speak."""
     from hitcurve_testing.snapshots import make_snapshot
 
     with db() as s:

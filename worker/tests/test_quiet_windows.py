@@ -1,4 +1,4 @@
-"""Issue 14, item 8, end to end: uploads through the backend's agent API, a real Celery worker
+"""Quiet windows end to end: uploads through the backend's agent API, a real Celery worker
 computing the curves, and the sizing API answering. Traffic stops for two windows, then the agent
 restarts and its first window lost 20 % of the events: the answers before, during and after stay
 within 1 pp; the quiet windows are said so (servers list, curve page, answer) and never graded;

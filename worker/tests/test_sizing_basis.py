@@ -161,7 +161,7 @@ def test_stats_only_windows_become_a_curve_and_an_answer_that_names_its_basis(cl
 
 
 def test_ttl_traffic_is_sized_on_the_agents_merged_ttl_aware_curve(client: Any, org: Org) -> None:
-    """Issue 16: a window whose traffic carries TTLs (hitcurve/rules/ttl.py: the agent's TTL-aware and
+    """TTL-aware sizing: a window whose traffic carries TTLs (hitcurve/rules/ttl.py: the agent's TTL-aware and
     TTL-oblivious curves differ by >= TTL_CURVE_GAP_PP) is sized on the agent's merged TTL-aware
     curve, calibrated through memcached's measured point, and the answer says so (ttl_aware, the
     message); a window where expiry moves the curve less, and one from an agent without the

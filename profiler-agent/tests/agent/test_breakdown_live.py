@@ -1,6 +1,6 @@
-"""Issue 16 against real memcached: a seeded workload with known prefixes, value sizes and TTLs
-(breakdown_load.py) beside the agent. What the agent reports per prefix, its hot keys and its
-expired/evicted counts are compared with what the load driver counted itself and with
+"""The agent's breakdown (prefixes, hot keys, TTL curves) against real memcached: a seeded workload with known
+prefixes, value sizes and TTLs (breakdown_load.py) beside the agent. What the agent reports per prefix, its
+hot keys and its expired/evicted counts are compared with what the load driver counted itself and with
 memcached's own counters.
 
 The driver paces itself (memcached's logger thread drops lines when it does not get the CPU,
