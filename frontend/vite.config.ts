@@ -9,5 +9,12 @@ export default defineConfig({
     proxy: { "/api": process.env.HITCURVE_API_URL ?? "http://127.0.0.1:8000" },
   },
   build: { outDir: "dist", sourcemap: true },
-  test: { environment: "jsdom", globals: true, include: ["src/**/*.test.{ts,tsx}"] },
+  test: {
+    environment: "jsdom",
+    globals: true,
+    include: ["src/**/*.test.{ts,tsx}"],
+    // A time-out here only catches a test that hangs: beside `make test`'s other lanes on 2 cores
+    // (load 45) a render of 1 s took over the default 5 s.
+    testTimeout: 60_000,
+  },
 });
