@@ -5,15 +5,17 @@ demo's numbers: memcached -m 64, a 90 % target whose -m to set is 66 MiB, band 6
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hitcurve.rules import alerts, shortage
+from hitcurve.rules import alerts, knowledge, shortage
 from hitcurve.rules.curves import Pchip
+from hitcurve.rules.windows import WindowCurve
 from hitcurve.schemas.sizing import CurveInfo, Subject
 from hitcurve.sizing.answers import memory_answer
 from hitcurve.sizing.basis import Basis
+from hitcurve.sizing.recent_windows import basis_from_windows
 from hitcurve_worker.cluster_alerts import alerts_for
 
 MIB = 1 << 20
@@ -200,3 +202,56 @@ def test_a_shortage_past_the_curve_opens_once_it_holds() -> None:
     # count toward holding
     b.history_seen = [None] * 3 + [0.0, None, None]
     assert memory_answer(SUBJECT, b, 0.9).stable is False and _alerts(b)[alerts.MEMORY_SHORT] is None
+
+
+def _window(k: int, ys: list[float]) -> WindowCurve:
+    """Window k (a minute each) of a -m 32 memcached, full, 20,000 reads."""
+    return WindowCurve(
+        window_end=T0 + timedelta(minutes=k),
+        sizes_bytes=[float(MIB * x) for x in range(1, 161)],
+        hit_ratios=ys,
+        reads=20_000,
+        loss_ratio=0.0,
+        flagged=False,
+        current_bytes=32 * MIB,
+        measured_hit_ratio=0.88,
+    )
+
+
+def _first_known(windows_after_fill: int) -> Basis:
+    """Two windows right after memcached filled, whose curves level off at 60 %, then windows whose
+    own curves reach 90 % at 36 MiB: the answer (the newest windows combined, hitcurve.rules.windows)
+    is unknown while a levelled-off window is among them, and known from the first window without
+    one; the band -m 34 - 40 lies wholly above today's -m 32."""
+    low = [min(0.6, 0.6 * (x / 20) ** 0.3) for x in range(1, 161)]
+    good = [min(0.97, 0.9 * (x / 36) ** 0.15) for x in range(1, 161)]
+    wins = [_window(k, low) for k in range(2)]
+    wins += [_window(2 + k, good) for k in range(windows_after_fill)]
+    b = basis_from_windows(wins, limit_bytes=32 * MIB)
+    assert b is not None
+    b.nodes = 1
+    b.conf_high, b.conf_low = _curve(34.0), _curve(40.0)
+    # the agent has seen out to 60 MiB (memcached's evictions since it attached), in every window
+    b.sight = knowledge.Sight(None, 60.0 * MIB, b.main.x_max, 32.0 * MIB)
+    b.history_seen = [60.0 * MIB] * len(b.history)
+    return b
+
+
+def test_the_first_known_answer_after_unknown_windows_has_not_held() -> None:
+    """A live -m 32 memcached: its answer said "unknown" for two windows whose own curves already
+    reached 90 % (the levelled-off windows combined with them did not), then its first known answer
+    was short and counted as held (the hysteresis read those windows' own curves), and a memory alert
+    opened that the next window resolved. The answer has held only after 3 windows known in a row:
+    at the edge for now until then, short and one alert after."""
+    for after_fill in (3, 4):  # a levelled-off window among the newest 5: not seen to reach 90 %
+        assert memory_answer(SUBJECT, _first_known(after_fill), 0.9).status == "unknown"
+    b = _first_known(5)
+    ans = memory_answer(SUBJECT, b, 0.9)
+    assert ans.status == "ok" and ans.recommended_memory_limit_bytes == 36 * MIB
+    assert ans.stable is False and ans.memory_state == shortage.AT_EDGE, ans.message
+    assert ans.memory_state_words is not None and "still settling" in ans.memory_state_words
+    assert _alerts(b)[alerts.MEMORY_SHORT] is None
+    held = _first_known(7)
+    ans = memory_answer(SUBJECT, held, 0.9)
+    assert ans.stable is True and ans.memory_state == shortage.SHORT, ans.message
+    assert _alerts(held)[alerts.MEMORY_SHORT] is not None

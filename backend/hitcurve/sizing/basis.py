@@ -63,6 +63,11 @@ class Basis:
     # None: not said): a window answers the recommended limit only for a target it had seen
     history_current: list[float] = field(default_factory=list)
     history_seen: list[float | None] = field(default_factory=list)
+    # the curve the answer read as of each history window (the windows up to it combined,
+    # hitcurve.rules.windows.combine) and its ghost reach then; None where not kept (older windows, a
+    # cluster's stored curves): that window's own curve stands in (sizing.headline.answered_then)
+    history_answer: list[Pchip | None] = field(default_factory=list)
+    history_reach: list[float | None] = field(default_factory=list)
 
     def fresh_info(self) -> CurveInfo:
         """The curve's facts with its age as of now (a Basis may come from the cache)."""

@@ -149,7 +149,19 @@ def use_windows(b: Basis, wins: list[windows.WindowCurve]) -> windows.Combined |
     b.history = [Pchip.fit(wins[i].sizes_bytes, wins[i].hit_ratios) for i in kept]
     b.history_ends = [ends[i] for i in kept]
     b.history_current = [float(wins[i].current_bytes) for i in kept]
+    # the curve the answer read as of each of the last windows the -m to set must have held over
+    # (sizing.headline.answered_then): a live -m 32 memcached's answer said "unknown" for two
+    # windows whose own curves reached 90 % within what they had seen (combined with the windows
+    # just after the fill, they did not), so its first known answer counted as held and opened a
+    # memory alert that the next window resolved
     comb = windows.combine(wins)
+    last = len(kept) - hysteresis.HOLD_WINDOWS
+    then = [
+        (comb if i == len(wins) - 1 else windows.combine(wins[: i + 1])) if n >= last else None
+        for n, i in enumerate(kept)
+    ]
+    b.history_answer = [Pchip.fit(c.sizes_bytes, c.hit_ratios) if c is not None else None for c in then]
+    b.history_reach = [c.newest.ghost_reach_bytes if c is not None else None for c in then]
     if comb is None:
         return None
     b.main = Pchip.fit(comb.sizes_bytes, comb.hit_ratios)
