@@ -3,6 +3,7 @@
 //   node bench/live/shots.mjs API_URL OUT_DIR LABEL
 // Run from the repository root; Chromium comes from e2e/node_modules (make build installs it).
 import { createRequire } from "node:module";
+import fs from "node:fs";
 import path from "node:path";
 
 const require = createRequire(path.resolve("e2e/package.json"));
@@ -24,6 +25,8 @@ try {
     await page.getByTestId("clusters").waitFor({ timeout: 60000 }).catch(() => {});
     await page.waitForTimeout(1500);
     await page.screenshot({ path: `${out}/${label}-clusters-${width}.png`, fullPage: true });
+    // the page's text beside each picture, to read every -m the page names
+    fs.writeFileSync(`${out}/${label}-clusters-${width}.txt`, await page.locator("body").innerText());
     const servers = await (await page.request.get("/api/v1/servers")).json();
     for (const s of servers) {
       await page.goto(`/servers/${s.id}`);
@@ -31,6 +34,7 @@ try {
       await page.waitForTimeout(1500);
       const name = s.address.replace(/[^0-9]+/g, "-");
       await page.screenshot({ path: `${out}/${label}-server-${name}-${width}.png`, fullPage: true });
+      fs.writeFileSync(`${out}/${label}-server-${name}-${width}.txt`, await page.locator("body").innerText());
       const [sw, iw] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
       if (sw > iw) console.log(`${label} ${s.address} at ${width} px scrolls sideways (${sw} > ${iw})`);
     }
