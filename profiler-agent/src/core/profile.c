@@ -334,14 +334,23 @@ static int track_new(hc_profile *p, hc_class *k, int ci, uint64_t h)
  * evicted key we know of) instead of a cold miss. */
 static void lost_evict(hc_profile *p, hc_class *k, uint64_t slot)
 {
+    /* the tracked keys referenced after this one (whole age buckets newer than its own) */
+    double newer = 0;
+    if (p->cfg.evict_budget) {
+        uint32_t j = est_rank_of(k, p->kt.act[slot]), nb = est_nbuckets(k);
+        for (uint32_t i = j + 1; i < nb; i++) newer += (double)est_rank_count(k, i);
+    }
     est_remove(k, p->kt.act[slot]);
     uint64_t id = p->kt.tag[slot] & ~(uint64_t)0xFF;
     kt_remove_slot(&p->kt, slot);
     p->st.lost_evict_misses++;
     /* Without a lost eviction to account for it the key was deleted (or flushed): gone at
-     * every size, not a hit for more memory. */
+     * every size, not a hit for more memory. Nor can a key fewer than HC_EVICT_MIN_NEWER x N
+     * keys deep have been evicted, credit or not (memcached evicts from COLD's tail: every
+     * key of HOT was set after it); a deleted key read again soon is that shallow, and spending
+     * the credit of a lost EVICT on it turned each into a ghost hit just past N. */
     if (p->cfg.evict_budget) {
-        if (k->lost_credit < 1) { p->st.invalidated++; return; }
+        if (k->lost_credit < 1 || newer < HC_EVICT_MIN_NEWER * k->ns) { p->st.invalidated++; return; }
         k->lost_credit -= 1;
     }
     if (k->has_ghost) ghost_evict(&k->g, id);

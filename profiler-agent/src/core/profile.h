@@ -88,7 +88,10 @@ typedef struct hc_profile_config {
      * just past N. 1: such a repair needs a lost eviction to pay for it, the class's credit
      * (hc_profile_add_lost_evictions: memcached's evictions the stream did not show); without
      * credit the key was invalidated: it leaves the profile and its read is a miss at every
-     * size, and surplus keys leave without entering the ghost. 0 (default, offline replay
+     * size, and surplus keys leave without entering the ghost. A resident key's miss spends no
+     * credit and is an invalidation while fewer than HC_EVICT_MIN_NEWER x N tracked keys are
+     * newer than it: memcached evicts from COLD's tail, and every item of HOT (hot_lru_pct,
+     * 20 % of the class by default) was set after the evicted one. 0 (default, offline replay
      * where no counters exist): every repair is a lost EVICT. */
     int evict_budget;
     /* Estimator below N (enum hc_estimator, default HC_EST_ROUNDER): ROUNDER spreads a hit
@@ -246,6 +249,8 @@ void hc_profile_set_seen_from_start(hc_profile *p, int yes);
  * one is repaired) counts as a gap in the ghost; a smaller steady loss thins the ghost, counted
  * in hc_curve.ghost_thinned_items, without revoking completeness. */
 #define HC_GHOST_GAP_SHARE 0.5
+/* cfg.evict_budget: the fewest newer keys (x N) a key memcached evicted can have (HOT's share) */
+#define HC_EVICT_MIN_NEWER 0.2
 void hc_profile_check_evictions(hc_profile *p, int clsid, uint64_t evicted);
 
 /* on: a MISS's ghost lookup counts only once the key's refill SET arrives; a miss whose key is
