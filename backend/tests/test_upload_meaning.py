@@ -9,7 +9,6 @@ for NaN is one pass whatever the strings hold."""
 import asyncio
 import gzip
 import json
-import statistics
 import time
 import uuid
 from types import SimpleNamespace
@@ -206,6 +205,11 @@ def test_the_scan_for_nan_is_one_pass_whatever_the_strings_hold() -> None:
             assert body is poison and getattr(exc, "code", None) == "malformed_json", exc
         return time.perf_counter() - t
 
-    poisoned = statistics.median(took(poison) for _ in range(5))
-    clean = statistics.median(took(plain) for _ in range(5))
-    assert poisoned < 5 * clean + 0.005, (poisoned, clean)
+    # interleaved, the fastest of 7 each: on a loaded machine a stall lands in one phase (at load
+    # 50 the medians of 5 poisons then 5 plain bodies read 20 ms against 0.5 ms); 50 ms of slack
+    # is still 460 times under the 23 s the per-quote scan took
+    poisoned, clean = [], []
+    for _ in range(7):
+        poisoned.append(took(poison))
+        clean.append(took(plain))
+    assert min(poisoned) < 5 * min(clean) + 0.05, (poisoned, clean)

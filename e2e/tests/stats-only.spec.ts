@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { api, e2eEnv, expect, freePort, signUpConfirmed, waitPort } from "./helpers";
 
-// Issue 15, end to end: a real memcached that refuses `watch` (-W, as ElastiCache Serverless
+// Stats-only sizing end to end: a real memcached that refuses `watch` (-W, as ElastiCache Serverless
 // does), the real agent (it falls back to its stats-only mode) uploading to this backend, the
 // worker's own task on its uploads (the e2e backend runs no worker: e2e/process_uploads.py runs
 // it in process, as seed.py does), and the page and the sizing API saying what the curve rests on.

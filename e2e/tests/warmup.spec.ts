@@ -7,7 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, freePort, plain, signUpConfirmed } from "./helpers";
 
-// Issue 14, warm-up end to end: a real memcached (-m 16) filling under traffic from this test,
+// Warm-up end to end: a real memcached (-m 16) filling under traffic from this test,
 // the real agent (2 s windows) uploading to the real backend, a real Celery worker computing the
 // curves, and the dashboard in Chromium. Until memcached is full the server and its cluster say
 // "warming up" in the API and in the UI (card and curve page), no critical alert exists and no
