@@ -18,6 +18,7 @@ def test_program_prints_its_version(program: str) -> None:
     assert re.search(rf"^{program} \d+\.\d+\.\d+", out.stdout), out.stdout
 
 
+@pytest.mark.slow  # the whole install script: apt, the venv and node_modules checked
 def test_second_install_installs_nothing() -> None:
     out = subprocess.run(
         ["bash", str(ROOT / "scripts/install.sh")], capture_output=True, text=True, timeout=300
@@ -48,6 +49,7 @@ def _build_c(*components: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # make itself, recursing into four made-up components
 def test_c_builds_print_one_line_per_component_unless_one_fails(tmp_path: Path) -> None:
     ok = _build_c(_component(tmp_path, "quiet-a", False), _component(tmp_path, "quiet-b", False))
     assert ok.returncode == 0, ok.stderr

@@ -230,6 +230,7 @@ def test_files_have_commands() -> None:
     assert {"compose", "agent.Dockerfile"} <= where and any(w.startswith("deploy/") for w in where)
 
 
+@pytest.mark.slow  # each case starts its real program: celery, alembic, the API's imports take seconds each
 @pytest.mark.parametrize(("where", "argv"), ALL, ids=[f"{w}: {a[0]}" for w, a in ALL])
 def test_command_flags_accepted_by_the_real_program(where: str, argv: list[str], tmp_path: Path) -> None:
     program = os.path.basename(argv[0])
@@ -286,6 +287,7 @@ def _dockerfile_runs() -> Iterator[tuple[str, str]]:
             yield df.name, m.group(1)
 
 
+@pytest.mark.slow  # reads apt's whole package cache
 def test_dockerfile_apt_packages_exist_in_debian() -> None:
     """The images are Debian 12 (bookworm), like this machine: every package they install is
     in apt's index here."""

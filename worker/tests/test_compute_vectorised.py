@@ -5,6 +5,7 @@ against an independent evaluation of the class curves within 1e-12 (pure, no dat
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,6 +32,16 @@ def _classes(seed: int) -> list[ClassCurve]:
     return classes_from_rows([row_from_protocol(c) for c in protocol])
 
 
+# The edit loop (make check) runs the first EDIT_LOOP_SEEDS of each sweep: between them they draw
+# every case _classes() makes (each page size, a class without reads or items, a short curve, concave
+# curves, a single class, a merge without moves, one without a join); the other seeds are `slow`.
+EDIT_LOOP_SEEDS = 20
+
+
+def seeds(n: int) -> list[int | Any]:
+    return [s if s < EDIT_LOOP_SEEDS else pytest.param(s, marks=pytest.mark.slow) for s in range(n)]
+
+
 def taper_reference(memory: np.ndarray, current_bytes: float, classes: list[ClassCurve]) -> np.ndarray:
     """policy_correction.taper as it was before the vectorised rewrite, one class at a time."""
     memory = np.asarray(memory, dtype=np.float64)
@@ -52,7 +63,7 @@ def taper_reference(memory: np.ndarray, current_bytes: float, classes: list[Clas
     return num / den if den > 0 else np.zeros_like(memory)
 
 
-@pytest.mark.parametrize("seed", range(200))
+@pytest.mark.parametrize("seed", seeds(200))
 def test_taper_equals_its_per_class_reference(seed: int) -> None:
     classes = _classes(seed)
     res = merge(classes)
@@ -71,7 +82,7 @@ def _g_independent(c: ClassCurve, pages: int) -> float:
     return c.requests * float(c.hit_ratio_at(items))
 
 
-@pytest.mark.parametrize("seed", range(150))
+@pytest.mark.parametrize("seed", seeds(150))
 def test_each_moves_gain_is_its_two_classes_after_the_moves_above_it(seed: int) -> None:
     classes = _classes(seed)
     res = merge(classes)
@@ -98,7 +109,7 @@ def test_each_moves_gain_is_its_two_classes_after_the_moves_above_it(seed: int) 
     assert sum(m.hit_gain or 0 for m in res.moves) == pytest.approx(res.rebalance_gain, abs=1e-12)
 
 
-@pytest.mark.parametrize("seed", range(50))
+@pytest.mark.parametrize("seed", seeds(50))
 def test_page_values_of_all_classes_at_once_equal_each_class_alone(seed: int) -> None:
     """_PageFns' items per page (all classes at once) and g (rows bounded by arithmetic when every
     curve has one width) against each ClassCurve on its own, chunks above a page included."""
@@ -126,7 +137,7 @@ def test_page_values_of_all_classes_at_once_equal_each_class_alone(seed: int) ->
     assert got.tolist() == pytest.approx(want, abs=1e-9, rel=1e-12)
 
 
-@pytest.mark.parametrize("seed", range(100))
+@pytest.mark.parametrize("seed", seeds(100))
 def test_proportional_join_equals_every_class_and_point_spelled_out(seed: int) -> None:
     """The join evaluated class by grid point (broadcast) against every (class, point) pair in
     one flat evaluation, as before: the same floats."""
