@@ -46,6 +46,7 @@ def free_port() -> int:
 
 
 _built = False
+_build_lock = threading.Lock()  # tests start agents from several threads at once
 
 # Every process started here, so a failing test cannot leave memcached or an agent running.
 _started: list[subprocess.Popen] = []
@@ -64,9 +65,11 @@ def agent_bin() -> str:
     env = os.environ.get("HITCURVE_AGENT_BIN")
     if env:
         return env
-    if not _built:
-        subprocess.run(["make", "-s", "-C", str(ROOT / "profiler-agent"), "all"], check=True)
-        _built = True
+    with _build_lock:
+        # one make at a time: concurrent ones relinking the same binary left it missing
+        if not _built:
+            subprocess.run(["make", "-s", "-C", str(ROOT / "profiler-agent"), "all"], check=True)
+            _built = True
     return str(ROOT / "bin" / "hitcurve-agent")
 
 
