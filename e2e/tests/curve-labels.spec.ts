@@ -6,8 +6,9 @@ import { e2eEnv, expect, logInAs, seedStates } from "./helpers";
 // "now 64 MiB", "not observed yet", the axis names and ticks, the target's knob. At 390 px the
 // demo's filling server read "now 64 MiB" across "not observed yet". The states are
 // e2e/consistency_states.py's (real `make demo` windows: memcached filling, just full, steady, and a
-// three-node cluster), seeded in an account of this spec's own; each state's server page and
-// cluster page is shot at both widths (SHOTS: HITCURVE_E2E_SHOTS, default artifacts/).
+// three-node cluster), in the account consistency.spec.ts reads (seeded once per run, by whichever
+// spec runs first); each state's server page and cluster page is shot at both widths (SHOTS:
+// HITCURVE_E2E_SHOTS, default artifacts/).
 
 const SHOTS = process.env.HITCURVE_E2E_SHOTS ?? "artifacts";
 const STATES = ["filling", "just-full", "steady", "multi-node"];
@@ -59,7 +60,7 @@ function overlaps(boxes: Box[]): string[] {
 test("the curve chart's labels do not overlap at 1440 and 390 px", async ({ page, baseURL }) => {
   test.setTimeout(900_000);
   const env = { ...process.env, ...e2eEnv(baseURL!) };
-  const seeded = seedStates<Seeded>(env, "curve-labels@example.com", STATES.join(","));
+  const seeded = seedStates<Seeded>(env);
   await logInAs(page, seeded.email, seeded.password);
   mkdirSync(SHOTS, { recursive: true });
 

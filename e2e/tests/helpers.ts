@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect as baseExpect, type Page } from "@playwright/test";
 import net from "node:net";
@@ -148,13 +148,22 @@ export function e2eEnv(baseURL: string): Record<string, string> {
 
 /** Seed e2e/consistency_states.py's states (real `make demo` windows replayed through the upload
  * path and the worker's task) with `args` (seed [EMAIL [STATE,...]]) under the environment `env`,
- * and answer its JSON line. Synchronous: it takes a minute or more, and the test waits for it. */
+ * and answer its JSON line. Synchronous: it takes minutes on a loaded machine, and the test waits
+ * for it. Seeded once per run and database: the answer is kept in the run's output directory
+ * (Playwright empties it when a run starts), so a second spec asking for the same states logs in
+ * to the same account instead of replaying every window again. */
 export function seedStates<T>(env: NodeJS.ProcessEnv, ...args: string[]): T {
+  const db = String(env.HITCURVE_DATABASE_URL ?? "").split("/").pop();
+  const kept = join(ROOT, "e2e/test-results", `.seeded-${db}-${args.join("-") || "all"}.json`);
+  if (existsSync(kept)) return JSON.parse(readFileSync(kept, "utf8")) as T;
   const out = execFileSync(join(ROOT, ".venv/bin/python"), [join(ROOT, "e2e/consistency_states.py"), "seed", ...args], {
     env,
     maxBuffer: 1 << 24,
   });
-  return JSON.parse(out.toString().trim().split("\n").pop()!) as T;
+  const line = out.toString().trim().split("\n").pop()!;
+  mkdirSync(dirname(kept), { recursive: true });
+  writeFileSync(kept, line);
+  return JSON.parse(line) as T;
 }
 
 /** Log in as an account a seed made. */
