@@ -8,6 +8,40 @@
 #define PENDING_BITS 16       /* 64K outstanding misses */
 #define MAX_COST_US (60LL * 1000000) /* a refill later than this is not a recompute */
 
+void ag_feed_config_from(const ag_config *c, ag_feed_config *fc)
+{
+    hc_profile_config_default(&fc->prof);
+    fc->prof.buckets = c->buckets;
+    fc->prof.estimator = hc_estimator_parse(c->estimator);   /* validated by the config */
+    fc->prof.ghost_factor = c->ghost_factor;
+    /* The ghost resolves distances beyond N only to one filter's span (N/8 by default, see
+     * hc_ghost_filters_for): a reuse cliff above N then stays a cliff. */
+    fc->prof.ghost_filters = c->ghost_filters ? c->ghost_filters : hc_ghost_filters_for(c->ghost_factor);
+    if (fc->prof.ghost_filters < 2)
+        fc->prof.ghost_filters = 2;
+    if (c->profile_max_keys > 0) {
+        fc->prof.sampling = HC_SAMPLE_FIXED_SIZE;
+        fc->prof.sample_max_keys = c->profile_max_keys;
+    } else {
+        fc->prof.sampling = HC_SAMPLE_OFF;
+    }
+    fc->prof.emulate_lru = 0;
+    fc->prof.evict_budget = (int)c->invalidations;
+    fc->ttl_max_keys = c->ttl_max_keys;
+    /* The trace goes to the backend and/or, as JSON files, to the snapshot dir. */
+    fc->trace_rate = (c->backend_url[0] || c->snapshot_dir[0]) ? c->trace_rate : 0;
+    fc->trace_max_records = c->trace_max_records;
+    fc->seed = 0x48435f4147454e54ULL;
+    fc->bd = (ag_bd_config){.enabled = (int)c->breakdown,
+                            .prefix_top = c->prefix_top,
+                            .hot_keys = c->hot_keys,
+                            .class_keys = 1024,
+                            .merged_keys = 32768,
+                            .prefix_keys = 1024,
+                            .ghost_factor = c->ghost_factor,
+                            .seed = fc->seed + 16};
+}
+
 int ag_feed_init(ag_feed *f, const ag_feed_config *cfg, const char **err)
 {
     memset(f, 0, sizeof *f);

@@ -17,6 +17,7 @@
 
 #include "../core/profile.h"
 #include "breakdown.h"
+#include "config.h"
 #include "costs.h"
 #include "trace.h"
 #include "ttl.h"
@@ -94,6 +95,9 @@ typedef struct ag_feed_config {
     ag_bd_config bd;
 } ag_feed_config;
 
+/* The feed's configuration from the agent's (run.c, and bench/linepath.c that replays the same
+ * line path offline). */
+void ag_feed_config_from(const ag_config *c, ag_feed_config *fc);
 int ag_feed_init(ag_feed *f, const ag_feed_config *cfg, const char **err);
 void ag_feed_free(ag_feed *f);
 /* Drop every key-level state (new memcached instance): profile recreated by the caller. */

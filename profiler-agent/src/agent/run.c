@@ -591,37 +591,8 @@ static void process_ring(agent *a, ag_item *batch, uint32_t n)
 static int setup(agent *a)
 {
     ag_config *c = &a->cfg;
-    hc_profile_config_default(&a->fcfg.prof);
-    a->fcfg.prof.buckets = c->buckets;
-    a->fcfg.prof.estimator = hc_estimator_parse(c->estimator);   /* validated by the config */
-    a->fcfg.prof.ghost_factor = c->ghost_factor;
-    /* The ghost resolves distances beyond N only to one filter's span (N/8 by default, see
-     * hc_ghost_filters_for): a reuse cliff above N then stays a cliff. */
-    a->fcfg.prof.ghost_filters = c->ghost_filters ? c->ghost_filters : hc_ghost_filters_for(c->ghost_factor);
-    if (a->fcfg.prof.ghost_filters < 2)
-        a->fcfg.prof.ghost_filters = 2;
-    if (c->profile_max_keys > 0) {
-        a->fcfg.prof.sampling = HC_SAMPLE_FIXED_SIZE;
-        a->fcfg.prof.sample_max_keys = c->profile_max_keys;
-    } else {
-        a->fcfg.prof.sampling = HC_SAMPLE_OFF;
-    }
-    a->fcfg.prof.emulate_lru = 0;
-    a->fcfg.prof.evict_budget = (int)c->invalidations;
-    a->fcfg.ttl_max_keys = c->ttl_max_keys;
-    /* The trace goes to the backend and/or, as JSON files, to the snapshot dir. */
-    a->fcfg.trace_rate = (c->backend_url[0] || c->snapshot_dir[0]) ? c->trace_rate : 0;
-    a->fcfg.trace_max_records = c->trace_max_records;
-    a->fcfg.seed = 0x48435f4147454e54ULL;
+    ag_feed_config_from(c, &a->fcfg);
     ag_overload_init(&a->ov, (int)c->shed);
-    a->fcfg.bd = (ag_bd_config){.enabled = (int)c->breakdown,
-                                .prefix_top = c->prefix_top,
-                                .hot_keys = c->hot_keys,
-                                .class_keys = 1024,
-                                .merged_keys = 32768,
-                                .prefix_keys = 1024,
-                                .ghost_factor = c->ghost_factor,
-                                .seed = a->fcfg.seed + 16};
     if (c->breakdown) {
         char err[200];
         if (ag_keys_init(&a->keys, c->prefix_delimiter[0], (int)c->prefix_depth, c->prefix_regex,
