@@ -115,17 +115,18 @@ int wl_parse_ts(const char *s, size_t len, int64_t *ts_us)
 
 static enum wl_status status_of(const char *v, size_t n)
 {
-    static const struct { const char *s; enum wl_status st; } tab[] = {
-        {"found", WS_FOUND}, {"not_found", WS_NOT_FOUND}, {"expired", WS_EXPIRED},
-        {"flushed", WS_FLUSHED}, {"stored", WS_STORED}, {"not_stored", WS_NOT_STORED},
-        {"exists", WS_EXISTS}, {"too_large", WS_TOO_LARGE}, {"no_memory", WS_NO_MEMORY},
-    };
-    if (n == 5 && memcmp(v, "found", 5) == 0) /* most lines: no table walk */
-        return WS_FOUND;
-    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
-        if (strlen(tab[i].s) == n && memcmp(tab[i].s, v, n) == 0)
-            return tab[i].st;
-    return WS_UNKNOWN;
+#define IS(lit) (memcmp(v, lit, sizeof(lit) - 1) == 0)
+    switch (n) { /* by length first: one or two compares a line, no table walk */
+    case 5: return IS("found") ? WS_FOUND : WS_UNKNOWN;
+    case 6: return IS("stored") ? WS_STORED : IS("exists") ? WS_EXISTS : WS_UNKNOWN;
+    case 7: return IS("expired") ? WS_EXPIRED : IS("flushed") ? WS_FLUSHED : WS_UNKNOWN;
+    case 9:
+        return IS("not_found") ? WS_NOT_FOUND : IS("too_large") ? WS_TOO_LARGE
+             : IS("no_memory") ? WS_NO_MEMORY : WS_UNKNOWN;
+    case 10: return IS("not_stored") ? WS_NOT_STORED : WS_UNKNOWN;
+    default: return WS_UNKNOWN;
+    }
+#undef IS
 }
 
 /* Types memcached prints that the normaliser has no use for; anything else is WL_UNKNOWN. */
@@ -176,7 +177,82 @@ static size_t find_space(const char *s, size_t i, size_t len)
     return i;
 }
 
-#define NAME_IS(lit) (nlen == sizeof(lit) - 1 && memcmp(name, lit, nlen) == 0)
+/* The fields wl_parse knows, by name. */
+enum wl_field { F_OTHER, F_TS, F_GID, F_SKIPPED, F_TYPE, F_KEY, F_STATUS, F_CLSID, F_CFD,
+                F_SIZE, F_TTL, F_LA, F_FETCH, F_CMD };
+
+static enum wl_field field_of(const char *name, size_t n)
+{
+#define IS(lit) (memcmp(name, lit, sizeof(lit) - 1) == 0)
+    switch (n) { /* by length first: one or two integer compares a token */
+    case 2: return IS("ts") ? F_TS : IS("la") ? F_LA : F_OTHER;
+    case 3:
+        return IS("gid") ? F_GID : IS("key") ? F_KEY : IS("cfd") ? F_CFD : IS("ttl") ? F_TTL
+             : IS("cmd") ? F_CMD : F_OTHER;
+    case 4: return IS("type") ? F_TYPE : IS("size") ? F_SIZE : F_OTHER;
+    case 5: return IS("clsid") ? F_CLSID : IS("fetch") ? F_FETCH : F_OTHER;
+    case 6: return IS("status") ? F_STATUS : F_OTHER;
+    case 7: return IS("skipped") ? F_SKIPPED : F_OTHER;
+    default: return F_OTHER;
+    }
+#undef IS
+}
+
+/* Fast paths for numeric values: the digits are read where they are, in the one pass that
+ * also finds the value's end. They succeed only for the shape memcached prints (1 to 19
+ * digits, then a space or the line's end) and return the value's end; anything else returns
+ * 0 and the caller parses the value's exact span with parse_u64 / parse_i64 / wl_parse_ts,
+ * so odd input gets exactly the answer it got before. */
+static size_t digits(const char *s, size_t i, size_t len, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t j = i;
+    for (; j < len && j - i < 20; j++) {
+        unsigned d = (unsigned char)s[j] - '0';
+        if (d > 9)
+            break;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return j;
+}
+
+static size_t fast_u64(const char *s, size_t i, size_t len, uint64_t *out)
+{
+    size_t j = digits(s, i, len, out);
+    if (j == i || j - i >= 20 || (j < len && s[j] != ' '))
+        return 0;
+    return j;
+}
+
+static size_t fast_i64(const char *s, size_t i, size_t len, int64_t *out)
+{
+    int neg = i < len && s[i] == '-';
+    uint64_t u;
+    size_t j = fast_u64(s, i + (size_t)neg, len, &u);
+    if (!j || u > (uint64_t)INT64_MAX)
+        return 0;
+    *out = neg ? -(int64_t)u : (int64_t)u;
+    return j;
+}
+
+static size_t fast_ts(const char *s, size_t i, size_t len, int64_t *ts_us)
+{
+    uint64_t sec, usec = 0;
+    size_t j = digits(s, i, len, &sec);
+    if (j == i || j - i >= 20)
+        return 0;
+    if (j < len && s[j] == '.') {
+        size_t k = digits(s, j + 1, len, &usec);
+        if (k == j + 1 || k - j - 1 >= 20 || usec >= 1000000)
+            return 0;
+        j = k;
+    }
+    if ((j < len && s[j] != ' ') || sec > (uint64_t)INT64_MAX / 1000000 - 1)
+        return 0;
+    *ts_us = (int64_t)sec * 1000000 + (int64_t)usec;
+    return j;
+}
 
 int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
 {
@@ -202,38 +278,78 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
             i++;
             continue;
         }
-        /* The name is a few bytes: scan it for '='; the value (a key can be 250 bytes) is
-         * scanned for its end 8 bytes at a time. A byte loop over the whole token was ~1,000
-         * instructions a line, most of the reader's CPU. */
+        /* The name is a few bytes: scan it for '='. */
         size_t j = i;
         while (j < len && line[j] != '=' && line[j] != ' ')
             j++;
-        const char *eq = j < len && line[j] == '=' ? line + j : NULL;
-        if (eq)
-            j = find_space(line, j + 1, len);
-        const char *tok = line + i;
-        size_t tlen = j - i;
-        if (!eq) {
+        if (j == len || line[j] != '=') {
             /* Free text (connerr msg=..., proxy_req req=get a b): fine after a non-item
              * type, garbage anywhere else. */
             bad = 1;
             i = j + 1;
             continue;
         }
-        const char *name = tok;
-        size_t nlen = (size_t)(eq - tok);
-        const char *v = eq + 1;
-        size_t vlen = tlen - nlen - 1;
+        enum wl_field f = field_of(line + i, j - i);
+        size_t vs = j + 1, ve = 0; /* the value: [vs, ve), ve a space or len */
+        const char *v = line + vs;
         uint64_t u;
         int64_t s;
-        if (NAME_IS("ts")) {
-            if (wl_parse_ts(v, vlen, &out->ts_us) < 0)
-                return -1;
-        } else if (NAME_IS("gid")) {
-            if (parse_u64(v, vlen, &out->gid) < 0)
-                return -1;
+        switch (f) {
+        case F_TS:
+            if (!(ve = fast_ts(line, vs, len, &out->ts_us))) {
+                ve = find_space(line, vs, len);
+                if (wl_parse_ts(v, ve - vs, &out->ts_us) < 0)
+                    return -1;
+            }
+            break;
+        case F_GID:
+            if (!(ve = fast_u64(line, vs, len, &out->gid))) {
+                ve = find_space(line, vs, len);
+                if (parse_u64(v, ve - vs, &out->gid) < 0)
+                    return -1;
+            }
             out->has_gid = 1;
-        } else if (NAME_IS("skipped")) {
+            break;
+        case F_CLSID:
+            if (!(ve = fast_u64(line, vs, len, &u))) {
+                ve = find_space(line, vs, len);
+                if (parse_u64(v, ve - vs, &u) < 0) {
+                    bad = 1;
+                    break;
+                }
+            }
+            /* 0 is "no class" (misses); > 255 only on garbage failure lines. */
+            out->clsid = (u == 0 || u > 255) ? -1 : (int16_t)u;
+            break;
+        case F_CFD: case F_SIZE: case F_TTL: case F_LA:
+            if (f == F_CFD)
+                out->fields |= WLF_CFD;
+            else if (f == F_SIZE)
+                out->fields |= WLF_SIZE;
+            if (!(ve = fast_i64(line, vs, len, &s))) {
+                ve = find_space(line, vs, len);
+                if (parse_i64(v, ve - vs, &s) < 0) {
+                    bad = 1;
+                    break;
+                }
+            }
+            if (f == F_CFD)
+                out->cfd = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+            else if (f == F_SIZE)
+                out->size = (s < 0 || s > UINT32_MAX) ? 0 : (uint32_t)s;
+            else if (f == F_TTL) /* item_store: 0 = never expires; eviction: -1 = never */
+                out->ttl = (s <= 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+            else
+                out->la = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
+            break;
+        default:
+            break;
+        }
+        if (!ve) /* a text value, or a number that took the exact path and failed */
+            ve = find_space(line, vs, len);
+        size_t vlen = ve - vs;
+        switch (f) {
+        case F_SKIPPED:
             /* Only a leading skipped=N is the watcher's loss count; compact_read_end carries
              * a skipped= field of its own. */
             if (i == 0) {
@@ -242,55 +358,34 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
                 out->type = WL_SKIPPED;
                 have_type = 1;
             }
-        } else if (NAME_IS("type")) {
+            break;
+        case F_TYPE:
             if (!have_type) /* proxy_req has a second, numeric type= */
                 out->type = (uint8_t)type_of(v, vlen);
             have_type = 1;
-        } else if (NAME_IS("key")) {
+            break;
+        case F_KEY:
             key = v;
             keylen = vlen;
             have_key = 1;
-        } else if (NAME_IS("status")) {
+            break;
+        case F_STATUS:
             out->status = (uint8_t)status_of(v, vlen);
             have_status = 1;
-        } else if (NAME_IS("clsid")) {
-            if (parse_u64(v, vlen, &u) < 0)
-                bad = 1;
-            /* 0 is "no class" (misses); > 255 only on garbage failure lines. */
-            else
-                out->clsid = (u == 0 || u > 255) ? -1 : (int16_t)u;
-        } else if (NAME_IS("cfd")) {
-            if (parse_i64(v, vlen, &s) < 0)
-                bad = 1;
-            else
-                out->cfd = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
-            out->fields |= WLF_CFD;
-        } else if (NAME_IS("size")) {
-            if (parse_i64(v, vlen, &s) < 0)
-                bad = 1;
-            else
-                out->size = (s < 0 || s > UINT32_MAX) ? 0 : (uint32_t)s;
-            out->fields |= WLF_SIZE;
-        } else if (NAME_IS("ttl")) {
-            if (parse_i64(v, vlen, &s) < 0)
-                bad = 1;
-            /* item_store: 0 = never expires; eviction: -1 = never expires. */
-            else
-                out->ttl = (s <= 0 || s > INT32_MAX) ? -1 : (int32_t)s;
-        } else if (NAME_IS("la")) {
-            if (parse_i64(v, vlen, &s) < 0)
-                bad = 1;
-            else
-                out->la = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
-        } else if (NAME_IS("fetch")) {
+            break;
+        case F_FETCH:
             out->fetched = vlen == 3 && memcmp(v, "yes", 3) == 0;
-        } else if (NAME_IS("cmd")) {
+            break;
+        case F_CMD: {
             size_t c = vlen < sizeof out->cmd - 1 ? vlen : sizeof out->cmd - 1;
             memcpy(out->cmd, v, c);
             out->cmd[c] = 0;
+            break;
         }
-        /* Unknown names are other versions' additions: ignored. */
-        i = j + 1;
+        default: /* numbers (above), or other versions' additions: ignored */
+            break;
+        }
+        i = ve + 1;
     }
     if (!have_type)
         return -1;
