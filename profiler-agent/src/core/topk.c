@@ -9,6 +9,8 @@ struct hc_topk {
     hc_topk_slot *slot;
     uint32_t *heap;      /* slot indices, min-heap by count */
     uint32_t *hpos;      /* slot -> heap position */
+    double *hcnt;        /* hcnt[i] == slot[heap[i]].count: the heap's walk compares counts
+                            without going through the slots (half the cost of an update) */
     uint32_t *idx;       /* key index: slot + 1, 0 empty (linear probing) */
     uint32_t imask;
     double total;
@@ -28,9 +30,10 @@ hc_topk *hc_topk_new(uint32_t k)
     t->slot = calloc(k, sizeof *t->slot);
     t->heap = calloc(k, sizeof *t->heap);
     t->hpos = calloc(k, sizeof *t->hpos);
+    t->hcnt = calloc(k, sizeof *t->hcnt);
     t->idx = calloc(ic, sizeof *t->idx);
     t->imask = ic - 1;
-    if (!t->slot || !t->heap || !t->hpos || !t->idx) {
+    if (!t->slot || !t->heap || !t->hpos || !t->hcnt || !t->idx) {
         hc_topk_free(t);
         return NULL;
     }
@@ -43,7 +46,7 @@ void hc_topk_free(hc_topk *t)
 {
     if (!t)
         return;
-    free(t->slot); free(t->heap); free(t->hpos); free(t->idx);
+    free(t->slot); free(t->heap); free(t->hpos); free(t->hcnt); free(t->idx);
     free(t);
 }
 
@@ -89,30 +92,29 @@ static void idx_del(hc_topk *t, uint64_t key)
     t->idx[i] = 0;
 }
 
-static double cnt(const hc_topk *t, uint32_t hp) { return t->slot[t->heap[hp]].count; }
-
-static void swap(hc_topk *t, uint32_t a, uint32_t b)
-{
-    uint32_t x = t->heap[a];
-    t->heap[a] = t->heap[b];
-    t->heap[b] = x;
-    t->hpos[t->heap[a]] = a;
-    t->hpos[t->heap[b]] = b;
-}
-
+/* The slot at heap position i moves down past every child with a smaller count (counts only
+ * grow). It is carried in hand and written once where it stops: the same places as swapping
+ * it level by level, half the stores. */
 static void sift_down(hc_topk *t, uint32_t i)
 {
+    uint32_t s = t->heap[i];
+    double x = t->hcnt[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= t->k)
-            return;
-        if (c + 1 < t->k && cnt(t, c + 1) < cnt(t, c))
+            break;
+        if (c + 1 < t->k && t->hcnt[c + 1] < t->hcnt[c])
             c++;
-        if (cnt(t, c) >= cnt(t, i))
-            return;
-        swap(t, i, c);
+        if (t->hcnt[c] >= x)
+            break;
+        t->heap[i] = t->heap[c];
+        t->hcnt[i] = t->hcnt[c];
+        t->hpos[t->heap[i]] = i;
         i = c;
     }
+    t->heap[i] = s;
+    t->hcnt[i] = x;
+    t->hpos[s] = i;
 }
 
 uint32_t hc_topk_add(hc_topk *t, uint64_t key, double w, int *replaced)
@@ -131,6 +133,7 @@ uint32_t hc_topk_add(hc_topk *t, uint64_t key, double w, int *replaced)
         *replaced = 1;
     }
     t->slot[s].count += w;
+    t->hcnt[t->hpos[s]] = t->slot[s].count;
     sift_down(t, t->hpos[s]);           /* counts only grow: the slot can only move down */
     return (uint32_t)s;
 }
@@ -169,6 +172,7 @@ void hc_topk_scale(hc_topk *t, double f)
     if (f <= 0) {
         memset(t->slot, 0, (size_t)t->k * sizeof *t->slot);
         memset(t->idx, 0, ((size_t)t->imask + 1) * sizeof *t->idx);
+        memset(t->hcnt, 0, (size_t)t->k * sizeof *t->hcnt);
         for (uint32_t i = 0; i < t->k; i++)
             t->heap[i] = t->hpos[i] = i;
         t->total = 0;
@@ -177,11 +181,12 @@ void hc_topk_scale(hc_topk *t, double f)
     for (uint32_t i = 0; i < t->k; i++) {
         t->slot[i].count *= f;
         t->slot[i].err *= f;
+        t->hcnt[i] *= f; /* the same product as its slot's count */
     }
     t->total *= f; /* uniform scaling keeps the heap order */
 }
 
 size_t hc_topk_bytes(const hc_topk *t)
 {
-    return sizeof *t + (size_t)t->k * (sizeof *t->slot + 8) + ((size_t)t->imask + 1) * 4;
+    return sizeof *t + (size_t)t->k * (sizeof *t->slot + 16) + ((size_t)t->imask + 1) * 4;
 }
