@@ -93,6 +93,7 @@ def test_human_bytes_picks_the_unit() -> None:
     assert memlimit.human_bytes(1536) == "1.5\u00a0KiB"
 
 
+@pytest.mark.live  # a real memcached process
 @pytest.mark.parametrize("mem_mb", [6, 13])
 def test_model_matches_a_real_memcached(mem_mb: int) -> None:
     """memcached -m N filled with one class holds exactly what the model says, and the model
