@@ -1,5 +1,5 @@
 /*
- * Issue 16's view of the event stream, beside the per-class LRU profile: TTL-aware curves
+ * The breakdown's view of the event stream, beside the per-class LRU profile: TTL-aware curves
  * (SHARDS++, core/sdcurve) per class in items and merged in bytes, the merged TTL-oblivious
  * curve from the same estimator (so the two differ only in expiry), per-prefix curves and
  * counts (core/prefixes), hot keys by requests and by requests x size (core/topk,

@@ -1,4 +1,4 @@
-/* Issue 16's fields of a snapshot (docs/agent-protocol.md, "Breakdown"): per class
+/* The breakdown's fields of a snapshot (docs/agent-protocol.md, "Breakdown"): per class
  * `curve.ttl_points` and `left`, top-level `ttl_points` and `ttl`, `prefixes`,
  * `prefix_other`, `prefix_rule`, `hot_keys`, `hot_keys_by_bytes`. Added to the document
  * ag_snapshot_build made. */
