@@ -237,19 +237,30 @@ def test_snapshot_contents_and_loss(tmp_path, mc):
             assert all(0 <= y <= 1 for y in ys) and all(b >= a for a, b in pairwise(ys))
             assert xs[-1] >= cl["curve"]["current_items"]
     assert total_gets >= 3150
-    # the busiest window: 2-s windows split the 3,000 reads over more windows the slower the
-    # client runs (at CI's load none held 1,000), so the check takes the one holding the most,
-    # and needs enough reads in it for the comparison below to mean something
-    s = max(snaps, key=lambda s: s["measured"]["cmd_get"])
-    assert s["measured"]["cmd_get"] >= 400, [x["measured"]["cmd_get"] for x in snaps]
-    # 500 keys, all fit: the real hit ratio equals the curve at the current size (within the
-    # loss and warm-up noise), and a refill follows every miss (cost samples, in the windows the
-    # 500 misses fell in: on a busy machine they all fell before the first window this busy).
+    # a refill follows every miss (cost samples, in the windows the 500 misses fell in: on a
+    # busy machine they may all fall in one window)
     misses = sum(s["measured"]["get_misses"] for s in snaps)
     costs = [c["cost_us"] for s in snaps for c in s["classes"] if "cost_us" in c]
     assert sum(c["count"] for c in costs) >= 0.5 * misses > 0, (misses, costs)
     assert all(0 <= c["p50"] <= c["p90"] <= c["p99"] for c in costs), costs
-    assert abs(s["diagnostics"]["predicted_hit_ratio_at_current"] - s["measured"]["hit_ratio"]) < 0.05
+    # 500 keys, all fit: the curve at the current size predicts the real hit ratio of the reads it
+    # covers. Over the whole run, not one window: memcached's counters are read at a window's end
+    # and its watch lines arrive later, so at load a window's misses are split between its stats
+    # and the next window's curve (CI: one window 0.721 predicted against 0.667 measured); summed
+    # over every window that split cancels. keep_logger_awake's 150 reads of __warmup__, a key
+    # never set, are in no class (a miss's class is known only from the refill that follows) and
+    # so in no curve: they leave the measured side too.
+    reads = [
+        (
+            x["diagnostics"]["hits"] + x["diagnostics"]["misses"],
+            x["diagnostics"]["predicted_hit_ratio_at_current"],
+        )
+        for x in snaps
+        if "predicted_hit_ratio_at_current" in x["diagnostics"]  # absent: no class read in the window
+    ]
+    predicted = sum(n * p for n, p in reads) / sum(n for n, _ in reads)
+    measured = sum(x["measured"]["get_hits"] for x in snaps) / (total_gets - 150)
+    assert abs(predicted - measured) < 0.02, (predicted, measured, [n for n, _ in reads])
 
 
 def test_a_filling_cache_is_not_mistaken_for_lost_evictions(tmp_path, mc):
