@@ -17,7 +17,6 @@ import { api, e2eEnv, expect, freePort, signUpConfirmed, waitPort } from "./help
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const SHOTS = process.env.HITCURVE_E2E_SHOTS ?? "artifacts";
 
-const pct = (x: string) => `${(100 * Number(x)).toFixed(1)} %`;
 
 test.describe("a flagged window says why it was left out", () => {
   const procs: ChildProcess[] = [];
@@ -72,11 +71,10 @@ test.describe("a flagged window says why it was left out", () => {
     await expect.poll(() => (log.match(/self_check=disagrees/g) ?? []).length, { timeout: 30_000, message: log }).toBeGreaterThanOrEqual(3);
     agent.kill("SIGTERM");
     await new Promise((r) => agent.once("exit", r));
-    // what the agent said of each window it flagged for its self-check: its figure and memcached's
-    // (its self_check_failed lines: the figures its snapshots carry; the window line's memcached
-    // figure is get_hits / (get_hits + get_misses) alone)
+    // what the agent said of each window it flagged for its self-check: its figure and memcached's,
+    // in percent (its log has 4 decimals, the snapshot 6: the note's 82.9 may be the log's 0.8295)
     const said = [...log.matchAll(/self_check_failed agent_hit_ratio=([\d.]+) measured_hit_ratio=([\d.]+)/g)]
-      .map((m) => `the agent read ${pct(m[1])} against memcached's ${pct(m[2])}`);
+      .map((m) => [100 * Number(m[1]), 100 * Number(m[2])]);
 
     type Row = { id: string; address: string };
     await expect.poll(async () => (await api<Row[]>(page, "/servers")).find((s) => s.address === address)?.id, { timeout: 60_000 }).toBeTruthy();
@@ -90,10 +88,11 @@ test.describe("a flagged window says why it was left out", () => {
 
     // The answers leave them out, and say why with the figures the agent logged.
     const note = (await api<Curve>(page, `/servers/${id}/curve`)).merged!.windows_note!;
-    const figures = /self-check disagreed: (the agent read \d+\.\d % against memcached's \d+\.\d %), more than its (\d+\.\d) pp tolerance/.exec(note);
+    const figures = /self-check disagreed: the agent read (\d+\.\d) % against memcached's (\d+\.\d) %, more than its (\d+\.\d) pp tolerance/.exec(note);
     expect(figures, note).not.toBeNull();
-    expect(said).toContain(figures![1]);
-    expect(Number(figures![2])).toBeGreaterThanOrEqual(1.0);
+    const [agentPct, mcPct] = [Number(figures![1]), Number(figures![2])];
+    expect(said.some(([a, m]) => Math.abs(a - agentPct) <= 0.06 && Math.abs(m - mcPct) <= 0.06), `${note}\n${JSON.stringify(said)}`).toBe(true);
+    expect(Number(figures![3])).toBeGreaterThanOrEqual(1.0);
     const answer = await api<{ message: string }>(page, `/sizing/servers/${id}/memory?target_hit_ratio=0.5`);
     expect(answer.message).toContain(figures![0]);
 
