@@ -17,7 +17,6 @@ import { api, e2eEnv, expect, freePort, signUpConfirmed, waitPort } from "./help
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const SHOTS = process.env.HITCURVE_E2E_SHOTS ?? "artifacts";
 
-
 test.describe("a flagged window says why it was left out", () => {
   const procs: ChildProcess[] = [];
   let dir = "";
