@@ -129,6 +129,11 @@ def test_the_api_the_email_and_metrics_give_one_cost_answer(account, anon) -> No
     p = account.get("/api/v1/reports/preview", params={"cluster_id": cid}).json()
     assert f"Cost-optimal memory:          {row}\n" in p["text"]
     assert f'<td data-row="cost-optimal">{html.escape(row)}</td>' in p["html"]
+    # the serverless maximum for the cluster's target: the API's words, in both parts of the mail
+    s = a.serverless
+    assert s is not None and s.data_storage_maximum_gb is not None and s.total_per_month is not None
+    assert f"Serverless instead:           {s.message}\n" in p["text"]
+    assert f'<td data-row="serverless">{html.escape(s.message)}</td>' in p["html"]
     token = account.api_token("read")
     fams = {
         f.name: f for f in text_string_to_metric_families(anon.get("/metrics", headers=bearer(token)).text)
@@ -156,3 +161,67 @@ def test_the_api_the_email_and_metrics_give_one_cost_answer(account, anon) -> No
     ]
     p = account.get("/api/v1/reports/preview", params={"cluster_id": cid}).json()
     assert "Cost-optimal memory:          the cost-optimal size needs a miss cost" in p["text"]
+
+
+def test_a_finished_runs_policies_in_money(account) -> None:
+    """GET /simulations/{id}/cost: the cluster's target and prices over the stored results, the same
+    rows as the pure comparison; 409 before the run is done; 404 for another org's run."""
+    from datetime import UTC, timedelta
+
+    from hitcurve.cost import policies
+    from hitcurve.models import SimulationResult, SimulationRun
+
+    cid, sid = _cluster(account, miss_cost_per_million=MISS, target_hit_ratio=0.9)
+    now = datetime.now(UTC)
+    pts = {"lru": [(32, 0.70), (64, 0.80), (128, 1.0)], "gdwheel": [(32, 0.75), (64, 0.90), (128, 0.95)]}
+    with get_sessionmaker()() as db:
+        run = SimulationRun(
+            org_id=uuid.UUID(account.org_id), cluster_id=uuid.UUID(cid), policies=list(pts),
+            sizes_bytes=[k * MIB for k in (32, 64, 128)], window_start=now - timedelta(hours=1),
+            window_end=now, status="running", progress=0.5,
+        )  # fmt: skip
+        db.add(run)
+        db.flush()
+        for p, rows in pts.items():
+            for mb, hr in rows:
+                db.add(
+                    SimulationResult(
+                        org_id=run.org_id,
+                        run_id=run.id,
+                        policy=p,
+                        size_bytes=mb * MIB,
+                        hit_ratio=hr,
+                        requests=1000,
+                        details={"sample_rate": 0.01, "span_seconds": 3600.0},
+                    )  # fmt: skip
+                )
+        db.commit()
+        run_id = str(run.id)
+    r = account.get(f"/api/v1/simulations/{run_id}/cost")
+    assert r.status_code == 409 and r.json()["code"] == "simulation_not_finished", r.text
+    with get_sessionmaker()() as db:
+        db.get(SimulationRun, uuid.UUID(run_id)).status = "done"  # type: ignore[union-attr]
+        db.commit()
+    r = account.get(f"/api/v1/simulations/{run_id}/cost")
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["target_hit_ratio"] == 0.9 and a["memory_bytes"] == 64 * MIB  # today's memory, the curve's
+    by = {row["policy"]: row for row in a["rows"]}
+    assert [row["policy"] for row in a["rows"]] == ["lru", "gdwheel"]
+    # PRICE a GiB-month; LRU needs 96 MiB for 90 %, GD-Wheel 64
+    assert by["gdwheel"]["memory_saving_per_month"] == pytest.approx(32 * MIB * PRICE / model.GIB)
+    month = READS * model.SECONDS_PER_MONTH * MISS / 1e6
+    assert by["gdwheel"]["misses_saving_per_month"] == pytest.approx(0.1 * month)
+    assert "gdwheel needs the least memory" in a["message"]
+    want = policies.compare(
+        {p: [policies.Point(mb * MIB, hr, None) for mb, hr in rows] for p, rows in pts.items()},
+        policies.Sample(0.01, 3600.0), 0.9, 64 * MIB, PRICE, "entered", MISS, READS, None,
+    )  # fmt: skip
+    assert [row["misses_per_month_at"] for row in a["rows"]] == pytest.approx(
+        [w.misses_per_month_at for w in want]
+    )
+    # compared at another memory, and an unknown run
+    r = account.get(f"/api/v1/simulations/{run_id}/cost", params={"memory_bytes": 100 * MIB})
+    assert r.status_code == 200 and r.json()["rows"][0]["hit_ratio_at"] == 1.0
+    assert account.get(f"/api/v1/simulations/{uuid.uuid4()}/cost").status_code == 404
+    assert account.get(f"/api/v1/simulations/{run_id}/cost", params={"memory_bytes": 0}).status_code == 422

@@ -15,7 +15,7 @@ GB = 10**9
 
 def test_the_shipped_catalogue_is_dated_and_sourced() -> None:
     doc = json.loads(catalogue.PATH.read_text())
-    assert doc["as_of"] == "2026-12-02" and doc["unverified"]
+    assert doc["as_of"] == "2026-12-03" and doc["unverified"]
     for t in doc["types"] + doc["shapes"]:
         assert t["sources"] and all(s in doc["sources"] for s in t["sources"]), t["name"]
     for s in doc["sources"].values():

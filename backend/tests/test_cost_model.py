@@ -155,7 +155,7 @@ def test_the_answer_gives_the_optimum_its_band_and_the_saving_against_today() ->
     assert {o.name: o.count for o in ans.node_options} == {
         "cache.t2.medium": 1, "cache.m4.large": 1, "cache.r4.large": 1
     }  # fmt: skip
-    assert ans.cheapest_node is None and ans.catalogue_as_of == "2026-12-02" and ans.memorystore_nodes == 1
+    assert ans.cheapest_node is None and ans.catalogue_as_of == "2026-12-03" and ans.memorystore_nodes == 1
     assert len(ans.points) == 64 and min(pt.total for pt in ans.points) >= ans.optimal.total - 1e-12
 
 
@@ -195,3 +195,36 @@ def test_a_server_in_no_cluster_is_told_to_join_one() -> None:
     p = CostPrices(memory_per_gib_month=0.0, miss_cost_per_million=None, reads_per_second=None)
     ans = cost_answer(SUBJECT, _basis(), p)
     assert ans.status == "no_prices" and "needs a cluster: assign the server to one" in ans.message
+
+
+def test_the_serverless_maximum_is_the_memory_answers_one_m_in_whole_gb() -> None:
+    from hitcurve.cost import serverless
+    from hitcurve.sizing.answers import memory_answer
+
+    b = _basis()
+    ans = cost_answer(SUBJECT, b, _prices(), target=0.9)
+    a = memory_answer(SUBJECT, b, 0.9)
+    s = ans.serverless
+    assert s is not None and s.status == "ok" and a.recommended_memory_limit_bytes is not None
+    assert s.data_storage_maximum_gb == serverless.maximum_gb(a.recommended_memory_limit_bytes) == 1
+    # full: 1 GB (the minimum) x $0.125 x 730 h, and 100 reads + 10 refills a second at 1 ECPU
+    assert s.storage_per_month == pytest.approx(0.125 * 730)
+    assert s.ecpu_per_second == pytest.approx(110.0)
+    assert s.total_per_month == pytest.approx(91.25 + 110 * model.SECONDS_PER_MONTH / 1e6 * 0.0034)
+    assert "allow at most 1 GB of data storage" in s.message
+    # no miss cost: no optimum, but the serverless maximum needs none
+    p = _prices().model_copy(update=dict(miss_cost_per_million=None))
+    nop = cost_answer(SUBJECT, b, p, target=0.9)
+    assert (
+        nop.status == "no_prices"
+        and nop.serverless is not None
+        and nop.serverless.data_storage_maximum_gb == 1
+    )
+    # while memcached fills, no maximum either: the memory answer has none
+    filling = cost_answer(
+        SUBJECT, _basis(fill=FillState(True, 0.5, 600, 32 * MIB, 64 * MIB)), _prices(), target=0.9
+    )
+    assert filling.serverless is not None and filling.serverless.status == "warming_up"
+    assert filling.serverless.data_storage_maximum_gb is None and filling.serverless.total_per_month is None
+    # no target (a server in no cluster): no serverless answer
+    assert cost_answer(SUBJECT, b, _prices()).serverless is None

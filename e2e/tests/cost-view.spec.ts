@@ -2,9 +2,18 @@ import { test } from "@playwright/test";
 import { api, expect, logIn, plain } from "./helpers";
 
 // The cost view on a cluster's page: with no miss cost it says what it needs; a miss cost entered
-// in the cluster's settings makes the view state the API's own answer (words, chart, node types
-// and the catalogue's date). Screenshots at 1440 and 390 px.
-type Cost = { status: string; message: string; optimal_memory_bytes: number | null; catalogue_as_of: string | null; points: unknown[] };
+// in the cluster's settings makes the view state the API's own answer (words, chart, node types,
+// the serverless maximum for the cluster's target and the catalogue's date). Screenshots at 1440
+// and 390 px.
+type Serverless = { status: string; message: string; data_storage_maximum_gb: number | null };
+type Cost = {
+  status: string;
+  message: string;
+  optimal_memory_bytes: number | null;
+  catalogue_as_of: string | null;
+  points: unknown[];
+  serverless: Serverless | null;
+};
 
 test("the cost view states the cost answer the API gives", async ({ page }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
@@ -31,8 +40,16 @@ test("the cost view states the cost answer the API gives", async ({ page }) => {
   if (a.points.length) await expect(view.getByTestId("cost-chart").locator("path.cost-total")).toHaveCount(1);
   if (a.status === "ok") {
     await expect(view.getByTestId("cost-chart").locator("line.cost-optimum")).toHaveCount(1);
-    await expect(view.getByTestId("cost-nodes")).toContainText(`Node catalogue of ${a.catalogue_as_of}`);
+    await expect(view.getByTestId("cost-nodes")).toContainText("× cache.");
   }
+  await expect(view.getByTestId("cost-catalogue")).toContainText(`catalogue of ${a.catalogue_as_of}, from`);
+  // the serverless answer for the cluster's target needs no miss cost: always there, the API's words
+  expect(a.serverless, "a cluster's cost answer has its serverless maximum").not.toBeNull();
+  const sl = view.getByTestId("cost-serverless");
+  await expect(sl).toHaveAttribute("data-status", a.serverless!.status);
+  expect(ageless(await sl.locator("p").textContent())).toBe(ageless(a.serverless!.message));
+  if (a.serverless!.data_storage_maximum_gb !== null)
+    await expect(sl.getByTestId("serverless-max")).toHaveText(`${a.serverless!.data_storage_maximum_gb} GB`);
   const shots = process.env.HITCURVE_E2E_SHOTS ?? "artifacts";
   await view.scrollIntoViewIfNeeded();
   await page.screenshot({ path: `${shots}/cost-view-1440.png`, fullPage: true });

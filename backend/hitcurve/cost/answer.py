@@ -7,12 +7,14 @@ memcached fills, nor while a size past what the agent has seen could still cost 
 
 from hitcurve.cost import catalogue as nodes
 from hitcurve.cost import model
+from hitcurve.cost import serverless as sl
 from hitcurve.rules import band as band_model
 from hitcurve.rules import knowledge
 from hitcurve.rules.curves import Pchip
 from hitcurve.rules.percent import hit_rate as pct
-from hitcurve.schemas.cost import CostAnswer, CostPoint, CostPrices, NodeOptionOut
+from hitcurve.schemas.cost import CostAnswer, CostPoint, CostPrices, NodeOptionOut, ServerlessOut
 from hitcurve.schemas.sizing import Subject
+from hitcurve.sizing.answers import memory_answer
 from hitcurve.sizing.basis import Basis
 from hitcurve.sizing.limits import levelled_off, limit_for
 from hitcurve.sizing.prose import hb, set_m, stats_only_first, tail
@@ -78,15 +80,56 @@ def node_fields(cat: nodes.Catalogue, memory_bytes: float) -> dict[str, object]:
     )
 
 
+def serverless_out(
+    subject: Subject, b: Basis, target: float, reads_per_second: float | None, p: sl.ServerlessPrices
+) -> ServerlessOut:
+    """A serverless cache for `target`: the maximum data storage from the memory answer's one -m to
+    set (the answer every surface gives for the target), and the bill at it."""
+    a = memory_answer(subject, b, target)
+    head = dict(name=p.name, region=p.region, target_hit_ratio=target, status=a.status)
+    per = dict(per_gb_hour=p.per_gb_hour, per_million_ecpu=p.per_million_ecpu)
+    if a.status != "ok" or a.recommended_memory_limit_bytes is None:
+        why = a.unknown_until or a.message
+        return ServerlessOut(
+            **head, **per, message=f"the maximum data storage to allow for {pct(target)}: {why}"
+        )
+    need = a.recommended_memory_limit_bytes * (b.nodes or 1)
+    bill = sl.bill(need, target, reads_per_second, p)
+    words = f"{p.name}: for {pct(target)} allow at most {bill.maximum_gb} GB of data storage"
+    if bill.total is not None and bill.ecpu_per_second is not None:
+        words += (
+            f", about {money(bill.total)} a month full: {money(bill.storage or 0.0)} for "
+            f"{bill.metered_gb:g} GB stored and {money(bill.requests or 0.0)} for "
+            f"{bill.ecpu_per_second:,.0f} ECPUs a second (one a read and one a refill, {p.region})"
+        )
+    elif bill.storage is not None:
+        words += (
+            f", {money(bill.storage)} a month for {bill.metered_gb:g} GB stored (requests: no reads measured)"
+        )
+    return ServerlessOut(
+        **head, **per, data_storage_maximum_gb=bill.maximum_gb, metered_gb=bill.metered_gb,
+        storage_per_month=bill.storage, requests_per_month=bill.requests,
+        ecpu_per_second=bill.ecpu_per_second, total_per_month=bill.total, message=words,
+    )  # fmt: skip
+
+
 def cost_answer(
-    subject: Subject, b: Basis, prices: CostPrices, cat: nodes.Catalogue | None = None
+    subject: Subject,
+    b: Basis,
+    prices: CostPrices,
+    cat: nodes.Catalogue | None = None,
+    target: float | None = None,
 ) -> CostAnswer:
     """The cost-optimal size of a subject (statuses in schemas.cost.CostAnswer), with the node
-    catalogue's answers for it (default: the shipped node_types.json)."""
+    catalogue's answers for it (default: the shipped node_types.json) and, for a target hit ratio
+    (the cluster's), a serverless cache's maximum and bill."""
     cat = cat or nodes.load()
     base = dict(
         subject=subject, basis=b.basis, policy=b.policy, prices=prices, nodes=b.nodes,
         catalogue_as_of=cat.as_of, catalogue_sources=sorted(set(cat.sources.values())),
+        serverless=None
+        if target is None or cat.serverless is None
+        else serverless_out(subject, b, target, prices.reads_per_second, cat.serverless),
     )  # fmt: skip
     info = b.fresh_info()
     if prices.miss_cost_per_million is None or prices.reads_per_second is None:

@@ -4,7 +4,8 @@ cheapest priced type and count. A type without a verified memory figure answers 
 without a price, no cost. The catalogue's GB are taken as 10^9 bytes (its pages do not say
 which; the smaller reading, so a count is never short). Memorystore for Memcached has no fixed
 types: its node is a shape (vCPUs, memory within the documented bounds), answered as the fewest
-nodes of at most its largest memory."""
+nodes of at most its largest memory. A serverless cache (ElastiCache Serverless) has no node:
+its rates and storage minimum are read here, its bill is cost.serverless's."""
 
 import json
 import math
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hitcurve.cost.model import HOURS_PER_MONTH
+from hitcurve.cost.serverless import ServerlessPrices
 
 PATH = Path(__file__).with_name("node_types.json")
 GB = 10**9
@@ -39,6 +41,7 @@ class Catalogue:
     types: list[NodeType]
     shape_max_bytes: float | None
     shape_max_nodes: int | None
+    serverless: ServerlessPrices | None = None  # the first serverless entry, at the default region
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,20 @@ def parse(doc: dict[str, Any]) -> Catalogue:
             for t in doc["types"]
         ]
         shape = (doc.get("shapes") or [None])[0]
+        sl = (doc.get("serverless") or [None])[0]
+        serverless = (
+            None
+            if sl is None
+            else ServerlessPrices(
+                name=str(sl["name"]),
+                region=region,
+                per_gb_hour=_num((sl.get("per_gb_hour") or {}).get(region), f"{sl['name']} per_gb_hour"),
+                per_million_ecpu=_num(
+                    (sl.get("per_million_ecpu") or {}).get(region), f"{sl['name']} per_million_ecpu"
+                ),
+                minimum_gb=_num(sl["minimum_gb"], f"{sl['name']} minimum_gb") or 0.0,
+            )
+        )
         return Catalogue(
             as_of=str(doc["as_of"]),
             region=region,
@@ -87,6 +104,7 @@ def parse(doc: dict[str, Any]) -> Catalogue:
             types=types,
             shape_max_bytes=None if shape is None else float(shape["max_gb"]) * GB,
             shape_max_nodes=None if shape is None else int(shape["max_nodes"]),
+            serverless=serverless,
         )
     except (KeyError, TypeError) as e:
         raise ValueError(f"node catalogue: missing or malformed field {e}") from None

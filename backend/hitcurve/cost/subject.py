@@ -41,6 +41,19 @@ def subject_basis(db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id:
     return b
 
 
+def subject_target(db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id: uuid.UUID) -> float | None:
+    """The cluster's target hit ratio (a server's: its cluster's; None in no cluster)."""
+    if kind == "cluster":
+        return float(get_cluster(db, org_id, subject_id).target_hit_ratio)
+    s = get_server(db, org_id, subject_id)
+    return None if s.cluster_id is None else float(get_cluster(db, org_id, s.cluster_id).target_hit_ratio)
+
+
 def subject_cost(db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id: uuid.UUID) -> CostAnswer:
     b = subject_basis(db, kind, org_id, subject_id)
-    return cost_answer(Subject(type=kind, id=subject_id), b, subject_prices(db, kind, org_id, subject_id))
+    return cost_answer(
+        Subject(type=kind, id=subject_id),
+        b,
+        subject_prices(db, kind, org_id, subject_id),
+        target=subject_target(db, kind, org_id, subject_id),
+    )

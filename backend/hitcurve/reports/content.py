@@ -92,6 +92,13 @@ class ClusterReport:
         return cost_row(self.cost) if self.cost is not None else None
 
     @property
+    def serverless_line(self) -> str | None:
+        """The serverless row: the cost answer's serverless words (the maximum data storage to allow
+        for the target and its bill)."""
+        s = self.cost.serverless if self.cost is not None else None
+        return s.message if s is not None else None
+
+    @property
     def warming_all_week(self) -> bool:
         """Every window of the period was taken while memcached was still filling."""
         return self.windows > 0 and self.warmup_windows == self.windows
@@ -204,7 +211,12 @@ def _cluster_report(
     try:
         basis, _ = cluster_basis(db, org_id, c.id, None)
         sizing = memory_answer(Subject(type="cluster", id=c.id), basis, float(c.target_hit_ratio))
-        cost = cost_answer(Subject(type="cluster", id=c.id), basis, cluster_prices(db, org_id, c, server_ids))
+        cost = cost_answer(
+            Subject(type="cluster", id=c.id),
+            basis,
+            cluster_prices(db, org_id, c, server_ids),
+            target=float(c.target_hit_ratio),
+        )
         allocated = float(basis.info.current_bytes) if basis.info.current_bytes is not None else None
         xs = [basis.main.x_max * i / (CHART_SAMPLES - 1) for i in range(CHART_SAMPLES)]
         points = [(x, basis.main(x)) for x in xs]

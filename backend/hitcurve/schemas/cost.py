@@ -47,6 +47,36 @@ class NodeOptionOut(BaseModel):
     )
 
 
+class ServerlessOut(BaseModel):
+    """A serverless memcached for the subject's target hit rate (hitcurve/cost/serverless.py)."""
+
+    name: str = Field(description="the serverless service the catalogue prices (node_types.json)")
+    region: str
+    target_hit_ratio: float
+    status: str = Field(
+        description="the memory answer's status for the target (GET /sizing/.../memory); ok has a maximum"
+    )
+    data_storage_maximum_gb: int | None = Field(
+        default=None,
+        description="CacheUsageLimits.DataStorage.Maximum to allow: the one -m to set for the target "
+        "(summed over a cluster's nodes), in whole GB (10^9 bytes) rounded up",
+    )
+    metered_gb: float | None = Field(
+        default=None, description="the storage billed when full: the maximum, at least the service's minimum"
+    )
+    storage_per_month: float | None = None
+    requests_per_month: float | None = Field(
+        default=None,
+        description="the reads plus a refilling SET per miss at the target, at 1 ECPU each (a floor: a "
+        "request over 1 KB counts one per KB)",
+    )
+    ecpu_per_second: float | None = None
+    total_per_month: float | None = None
+    per_gb_hour: float | None = None
+    per_million_ecpu: float | None = None
+    message: str
+
+
 class CostAnswer(BaseModel):
     subject: Subject
     status: Literal["ok", "warming_up", "unknown", "above_curve", "no_prices"] = Field(
@@ -101,10 +131,48 @@ class CostAnswer(BaseModel):
     memorystore_nodes: int | None = Field(
         default=None, description="Memorystore for Memcached: the fewest nodes of its largest node memory"
     )
+    serverless: ServerlessOut | None = Field(
+        default=None,
+        description="a serverless cache for the cluster's target: the maximum data storage to allow and "
+        "the monthly bill at it (null for a server in no cluster, or with no serverless entry)",
+    )
     catalogue_as_of: str | None = Field(default=None, description="the node catalogue's date")
     catalogue_sources: list[str] = Field(
         default_factory=list, description="the node catalogue's source pages"
     )
     unknown_until: str | None = None
     curve: CurveInfo
+    message: str
+
+
+class PolicyMoneyOut(BaseModel):
+    policy: str
+    memory_bytes_for_target: float | None = Field(
+        description="the memory the policy needs for the target on its simulated sizes (linear between "
+        "them); null when its largest size falls short"
+    )
+    memory_bytes_for_target_at_least: float | None = Field(
+        default=None, description="null memory_bytes_for_target: the target needs more than this"
+    )
+    memory_per_month_for_target: float | None = Field(description="that memory at the cluster's price")
+    memory_saving_per_month: float | None = Field(
+        description="LRU's memory for the target minus this policy's, at the cluster's price (> 0: cheaper)"
+    )
+    hit_ratio_at: float | None = Field(description="the simulated hit ratio at the compared memory")
+    misses_per_month_at: float | None = Field(
+        description="what the policy's misses cost a month at the compared memory: entered, its misses "
+        "at the cluster's miss cost; measured, the refill time of its misses from the sample, scaled to "
+        "the traffic, at the cluster's CPU-hour price"
+    )
+    misses_saving_per_month: float | None = Field(description="LRU's minus this policy's (> 0: cheaper)")
+
+
+class PolicyCostAnswer(BaseModel):
+    run_id: str
+    target_hit_ratio: float | None = Field(
+        description="the cluster's target (null: the subject is in no cluster)"
+    )
+    memory_bytes: float = Field(description="the memory the misses are compared at")
+    prices: CostPrices
+    rows: list[PolicyMoneyOut] = Field(default_factory=list, description="LRU first, then by name")
     message: str

@@ -521,6 +521,10 @@ function run(r: S["SimulationRunOut"]): SimulationRun {
 }
 
 const subject = (kind: "server" | "cluster", id: string) => (kind === "server" ? { server_id: id } : { cluster_id: id });
+/** A finished run's policies in money (GET /simulations/{id}/cost), as the API gives it. */
+export type PolicyCostAnswer = S["PolicyCostAnswer"];
+export const getPolicyCost = (id: string, memoryBytes: number, signal?: AbortSignal): Promise<PolicyCostAnswer> =>
+  api("get", "/simulations/{run_id}/cost", { path: { run_id: id }, query: { memory_bytes: Math.round(memoryBytes) }, signal });
 export const listSimulations = async (kind: "server" | "cluster", id: string, signal?: AbortSignal) =>
   (await api("get", "/simulations", { query: subject(kind, id), signal })).map(run);
 export const getSimulation = async (id: string, signal?: AbortSignal) => run(await api("get", "/simulations/{run_id}", { path: { run_id: id }, signal }));

@@ -898,6 +898,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/simulations/{run_id}/cost": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A finished run's policies in money: memory for the target and the misses' cost, against LRU
+         * @description hitcurve/cost/policies.py: at the subject's cluster's target, the memory each policy needs and its price; at memory_bytes (default: today's memory), what each policy's misses cost a month (the entered miss cost, or the measured refill time at the CPU-hour price); each against LRU. 409 simulation_not_finished before the run is done.
+         */
+        get: operations["simulation_cost_api_v1_simulations__run_id__cost_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/alerts": {
         parameters: {
             query?: never;
@@ -2044,6 +2064,8 @@ export interface components {
              * @description Memorystore for Memcached: the fewest nodes of its largest node memory
              */
             memorystore_nodes?: number | null;
+            /** @description a serverless cache for the cluster's target: the maximum data storage to allow and the monthly bill at it (null for a server in no cluster, or with no serverless entry) */
+            serverless?: components["schemas"]["ServerlessOut"] | null;
             /**
              * Catalogue As Of
              * @description the node catalogue's date
@@ -2733,6 +2755,69 @@ export interface components {
             /** Email */
             email: string;
         };
+        /** PolicyCostAnswer */
+        PolicyCostAnswer: {
+            /** Run Id */
+            run_id: string;
+            /**
+             * Target Hit Ratio
+             * @description the cluster's target (null: the subject is in no cluster)
+             */
+            target_hit_ratio: number | null;
+            /**
+             * Memory Bytes
+             * @description the memory the misses are compared at
+             */
+            memory_bytes: number;
+            prices: components["schemas"]["CostPrices"];
+            /**
+             * Rows
+             * @description LRU first, then by name
+             */
+            rows?: components["schemas"]["PolicyMoneyOut"][];
+            /** Message */
+            message: string;
+        };
+        /** PolicyMoneyOut */
+        PolicyMoneyOut: {
+            /** Policy */
+            policy: string;
+            /**
+             * Memory Bytes For Target
+             * @description the memory the policy needs for the target on its simulated sizes (linear between them); null when its largest size falls short
+             */
+            memory_bytes_for_target: number | null;
+            /**
+             * Memory Bytes For Target At Least
+             * @description null memory_bytes_for_target: the target needs more than this
+             */
+            memory_bytes_for_target_at_least?: number | null;
+            /**
+             * Memory Per Month For Target
+             * @description that memory at the cluster's price
+             */
+            memory_per_month_for_target: number | null;
+            /**
+             * Memory Saving Per Month
+             * @description LRU's memory for the target minus this policy's, at the cluster's price (> 0: cheaper)
+             */
+            memory_saving_per_month: number | null;
+            /**
+             * Hit Ratio At
+             * @description the simulated hit ratio at the compared memory
+             */
+            hit_ratio_at: number | null;
+            /**
+             * Misses Per Month At
+             * @description what the policy's misses cost a month at the compared memory: entered, its misses at the cluster's miss cost; measured, the refill time of its misses from the sample, scaled to the traffic, at the cluster's CPU-hour price
+             */
+            misses_per_month_at: number | null;
+            /**
+             * Misses Saving Per Month
+             * @description LRU's minus this policy's (> 0: cheaper)
+             */
+            misses_saving_per_month: number | null;
+        };
         /** PrefixOut */
         PrefixOut: {
             /** Prefix */
@@ -2920,6 +3005,53 @@ export interface components {
              * @description the cluster to assign the server to; null to unassign
              */
             cluster_id: string | null;
+        };
+        /**
+         * ServerlessOut
+         * @description A serverless memcached for the subject's target hit rate (hitcurve/cost/serverless.py).
+         */
+        ServerlessOut: {
+            /**
+             * Name
+             * @description the serverless service the catalogue prices (node_types.json)
+             */
+            name: string;
+            /** Region */
+            region: string;
+            /** Target Hit Ratio */
+            target_hit_ratio: number;
+            /**
+             * Status
+             * @description the memory answer's status for the target (GET /sizing/.../memory); ok has a maximum
+             */
+            status: string;
+            /**
+             * Data Storage Maximum Gb
+             * @description CacheUsageLimits.DataStorage.Maximum to allow: the one -m to set for the target (summed over a cluster's nodes), in whole GB (10^9 bytes) rounded up
+             */
+            data_storage_maximum_gb?: number | null;
+            /**
+             * Metered Gb
+             * @description the storage billed when full: the maximum, at least the service's minimum
+             */
+            metered_gb?: number | null;
+            /** Storage Per Month */
+            storage_per_month?: number | null;
+            /**
+             * Requests Per Month
+             * @description the reads plus a refilling SET per miss at the target, at 1 ECPU each (a floor: a request over 1 KB counts one per KB)
+             */
+            requests_per_month?: number | null;
+            /** Ecpu Per Second */
+            ecpu_per_second?: number | null;
+            /** Total Per Month */
+            total_per_month?: number | null;
+            /** Per Gb Hour */
+            per_gb_hour?: number | null;
+            /** Per Million Ecpu */
+            per_million_ecpu?: number | null;
+            /** Message */
+            message: string;
         };
         /** SignupConfirmIn */
         SignupConfirmIn: {
@@ -6638,6 +6770,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimulationRunOut"];
+                };
+            };
+            /** @description Validation Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HTTPValidationError"];
+                };
+            };
+        };
+    };
+    simulation_cost_api_v1_simulations__run_id__cost_get: {
+        parameters: {
+            query?: {
+                memory_bytes?: number | null;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PolicyCostAnswer"];
                 };
             };
             /** @description Validation Error */

@@ -1,5 +1,6 @@
 // The cost view beside the hit-rate curve: the cost answer's words, its chart (charts/costChart),
-// the managed node types that hold the optimum, and the catalogue's date and sources. Every number
+// the managed node types that hold the optimum, a serverless cache's maximum data storage for the
+// target with its bill, and the catalogue's date and sources. Every number
 // is the API's (GET /sizing/.../cost), the same answer the e-mail and /metrics give.
 import { useLayoutEffect, useRef } from "react";
 import { ApiError } from "../api/client";
@@ -74,6 +75,26 @@ function CostBody({ a }: { a: CostAnswer }) {
           <svg ref={svg} data-testid="cost-chart" role="img" aria-label="Total cost per month versus memory: memory, misses and their sum" />
         </div>
       )}
+      {a.serverless && (
+        <div data-testid="cost-serverless" data-status={a.serverless.status}>
+          <h3>Serverless instead</h3>
+          <p>{a.serverless.message}</p>
+          {a.serverless.data_storage_maximum_gb != null && (
+            <dl className="kv">
+              <div>
+                <dt>Maximum data storage to allow</dt>
+                <dd data-testid="serverless-max">{a.serverless.data_storage_maximum_gb} GB</dd>
+              </div>
+              {a.serverless.total_per_month != null && (
+                <div>
+                  <dt>Per month, full</dt>
+                  <dd data-testid="serverless-total">{formatMoney(a.serverless.total_per_month)}</dd>
+                </div>
+              )}
+            </dl>
+          )}
+        </div>
+      )}
       {!!a.node_options?.length && (
         <div data-testid="cost-nodes">
           <h3>Managed node types for the optimum</h3>
@@ -85,17 +106,21 @@ function CostBody({ a }: { a: CostAnswer }) {
             ))}
           </ul>
           <p className="muted">
-            {a.cheapest_node ? `Cheapest: ${a.cheapest_node.count} × ${a.cheapest_node.name}. ` : "No type in the catalogue has a verified price. "}
-            Node catalogue of {a.catalogue_as_of}, from{" "}
-            {a.catalogue_sources?.map((u, i) => (
-              <span key={u}>
-                {i ? ", " : ""}
-                <a href={u}>{sourceLabel(u)}</a>
-              </span>
-            ))}
-            .
+            {a.cheapest_node ? `Cheapest: ${a.cheapest_node.count} × ${a.cheapest_node.name}.` : "No type in the catalogue has a verified price."}
           </p>
         </div>
+      )}
+      {(!!a.node_options?.length || a.serverless) && (
+        <p className="muted" data-testid="cost-catalogue">
+          Node and serverless catalogue of {a.catalogue_as_of}, from{" "}
+          {a.catalogue_sources?.map((u, i) => (
+            <span key={u}>
+              {i ? ", " : ""}
+              <a href={u}>{sourceLabel(u)}</a>
+            </span>
+          ))}
+          .
+        </p>
       )}
     </>
   );

@@ -34,7 +34,18 @@ const result = (policy: string, hit: number) => ({
 
 test("a finished run shows as done in the run list, its period, warm-up and what the recompute time covers", async () => {
   let polls = 0;
-  fakeApi({
+  const money = {
+    run_id: "r1", target_hit_ratio: 0.9, memory_bytes: 8 * MiB, message: "at 90 % fifo needs the least memory, 3.00 a month less than LRU",
+    prices: { memory_per_gib_month: 4, miss_cost_per_million: 1, reads_per_second: 100 },
+    rows: [
+      { policy: "lru", memory_bytes_for_target: 16 * MiB, memory_per_month_for_target: 12, memory_saving_per_month: null,
+        hit_ratio_at: 0.6, misses_per_month_at: 105.12, misses_saving_per_month: null },
+      { policy: "fifo", memory_bytes_for_target: null, memory_bytes_for_target_at_least: 8 * MiB, memory_per_month_for_target: null,
+        memory_saving_per_month: null, hit_ratio_at: 0.55, misses_per_month_at: 118.26, misses_saving_per_month: -13.14 },
+    ],
+  };
+  const calls = fakeApi({
+    "GET /api/v1/simulations/r1/cost": () => ({ body: money }),
     "GET /api/v1/simulations": () => ({ body: [runRow("pending"), { ...runRow("done"), id: "r0", policies: ["lru"], created_at: "2026-12-01T00:00:00Z" }] }),
     "GET /api/v1/simulations/r1": () => ({ body: ++polls < 2 ? runRow("running") : runRow("done", [result("lru", 0.6), result("fifo", 0.55)]) }),
     "GET /api/v1/simulations/r0": () => ({ body: { ...runRow("done"), id: "r0", policies: ["lru"] } }),
@@ -51,4 +62,12 @@ test("a finished run shows as done in the run list, its period, warm-up and what
   expect(list.textContent).not.toContain("pending");
   expect((await screen.findByTestId("run-period")).textContent).toMatch(/Replayed: .* to .*first 20\s% of it only warms the simulated caches/);
   expect(screen.getByTestId("recompute-what").textContent).toMatch(/^Recompute time: the summed delay between each miss and its refill/);
+  // in money: the API's rows at the size the table compares at, nothing computed here
+  const table = await screen.findByTestId("policy-money-table", {}, { timeout: 5000 });
+  expect(calls.find((c) => c.url.pathname === "/api/v1/simulations/r1/cost")?.url.searchParams.get("memory_bytes")).toBe(String(8 * MiB));
+  expect(screen.getByTestId("policy-money-message").textContent).toBe(money.message);
+  const lru = table.querySelector('tr[data-policy="lru"]')!.textContent!;
+  expect(lru).toMatch(/16(\.0)?\sMiB.*\$12.*\$105/);
+  const fifo = table.querySelector('tr[data-policy="fifo"]')!.textContent!;
+  expect(fifo).toMatch(/more than 8(\.0)?\sMiB.*\$118\+\$13/);
 }, 20_000);

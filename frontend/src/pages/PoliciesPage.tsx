@@ -3,6 +3,7 @@ import { getClusterCurve, getServerCurve, getSimulation, listSimulations, startS
 import type { PolicyResult, RunSample, SimulationRun } from "../api/types";
 import { drawMultiCurveChart, type Series } from "../charts/multiCurveChart";
 import { Breadcrumbs, SubjectTabs } from "../components/Bits";
+import { PolicyMoney } from "../components/PolicyMoney";
 import { Empty, Fetched } from "../components/States";
 import { useAsync, useWidth } from "../hooks";
 import { hitAt, type CurvePoint } from "../lib/curve";
@@ -231,7 +232,9 @@ function RunView({
       )}
       {run.sample && <SampleLine sample={run.sample} />}
       {run.results.length > 0 && run.sample && <Agreement results={run.results} sample={run.sample} main={main} currentBytes={currentBytes} />}
-      {run.results.length > 0 && <PolicyResults results={run.results} currentBytes={currentBytes} sample={run.sample} />}
+      {run.results.length > 0 && (
+        <PolicyResults results={run.results} currentBytes={currentBytes} sample={run.sample} runId={run.status === "done" ? run.id : null} />
+      )}
     </section>
   );
 }
@@ -251,7 +254,17 @@ export function comparedAt(sizes: number[], currentBytes: number | null, footpri
   };
 }
 
-function PolicyResults({ results, currentBytes, sample }: { results: PolicyResult[]; currentBytes: number | null; sample: RunSample | null }) {
+function PolicyResults({
+  results,
+  currentBytes,
+  sample,
+  runId,
+}: {
+  results: PolicyResult[];
+  currentBytes: number | null;
+  sample: RunSample | null;
+  runId: string | null;
+}) {
   const [box, width] = useWidth<HTMLDivElement>();
   const svg = useRef<SVGSVGElement>(null);
   const ordered = useMemo(() => [...results].sort((a, b) => (a.policy === "lru" ? -1 : b.policy === "lru" ? 1 : a.policy.localeCompare(b.policy))), [results]);
@@ -315,6 +328,7 @@ function PolicyResults({ results, currentBytes, sample }: { results: PolicyResul
           </tbody>
         </table>
       </TableScroll>
+      {runId && <PolicyMoney runId={runId} at={at} label={label} />}
       {sample?.recompute && (
         <p className="muted small" data-testid="recompute-what">
           {sample.recompute[0].toUpperCase() + sample.recompute.slice(1)}.

@@ -22,6 +22,7 @@ from hitcurve.core.audit import audit
 from hitcurve.core.errors import ApiError
 from hitcurve.core.mail import send_text
 from hitcurve.core.tasks import enqueue_simulation
+from hitcurve.cost.simulated import policy_cost
 from hitcurve.crud import operations as crud
 from hitcurve.crud.inventory import get_cluster, get_server
 from hitcurve.models import Alert, AuditLog, Cluster, Organization, ReportSubscription, SimulationRun, User
@@ -35,6 +36,7 @@ from hitcurve.schemas.api import (
     SubscriptionOut,
     SubscriptionPatch,
 )
+from hitcurve.schemas.cost import PolicyCostAnswer
 
 router = APIRouter(tags=["operations"])
 
@@ -113,6 +115,24 @@ def list_simulations(
 )
 def read_simulation(run_id: uuid.UUID, me: ReaderDep, db: DbDep) -> SimulationRunOut:
     return crud.simulation_run(db, me.org_id, run_id)
+
+
+@router.get(
+    "/simulations/{run_id}/cost",
+    response_model=PolicyCostAnswer,
+    summary="A finished run's policies in money: memory for the target and the misses' cost, against LRU",
+    description="hitcurve/cost/policies.py: at the subject's cluster's target, the memory each policy needs "
+    "and its price; at memory_bytes (default: today's memory), what each policy's misses cost a month "
+    "(the entered miss cost, or the measured refill time at the CPU-hour price); each against LRU. "
+    "409 simulation_not_finished before the run is done.",
+)
+def simulation_cost(
+    run_id: uuid.UUID,
+    me: ReaderDep,
+    db: DbDep,
+    memory_bytes: Annotated[int | None, Query(ge=1, le=1 << 50)] = None,
+) -> PolicyCostAnswer:
+    return policy_cost(db, me.org_id, run_id, None if memory_bytes is None else float(memory_bytes))
 
 
 # --- alerts -----------------------------------------------------------------------------------
