@@ -4,8 +4,12 @@ import { Link } from "./Link";
 
 const STATUS_TEXT: Record<Status, string> = { ok: "OK", warning: "Warning", critical: "Critical", no_data: "No data", warming_up: "Warming up" };
 
-export function StatusBadge({ status }: { status: Status }) {
-  return <span className={`badge status-${status}`}>{STATUS_TEXT[status]}</span>;
+/** The status badge. A cluster warns for an open alert or for a measured hit rate below its target
+ * (rules/status.py cluster_status); with no alert open, it says which, so that it is not read as an
+ * alert beside "No open alerts". */
+export function StatusBadge({ status, openAlerts }: { status: Status; openAlerts?: number }) {
+  const text = status === "warning" && openAlerts === 0 ? "Below target" : STATUS_TEXT[status];
+  return <span className={`badge status-${status}`}>{text}</span>;
 }
 
 /** Curve / History / Policies tabs for one server or cluster. */

@@ -63,7 +63,7 @@ function ClusterCards({ clusters }: { clusters: ClusterSummary[] }) {
               <h2>
                 <Link href={`/clusters/${c.id}`}>{c.name}</Link>
               </h2>
-              <StatusBadge status={c.status} />
+              <StatusBadge status={c.status} openAlerts={c.openAlerts} />
             </header>
             <dl className="kv">
               <div>
