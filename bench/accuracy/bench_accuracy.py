@@ -58,6 +58,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import cost_terms
 import memory_terms
 
 ROOT = Path(__file__).resolve().parents[2]  # bench/accuracy/ -> repository
@@ -730,6 +731,7 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
         "mem": mem,
         "rows": rows,
         "memory_terms": memory_terms.score(last.basis, measured, mem),
+        "cost_terms": cost_terms.score(last.basis, measured, mem),
         "m_check": m_check,
         "stability": {
             "polls": len(recs),
@@ -847,6 +849,7 @@ def summary(results: list[dict]) -> None:
         f"(stated confidence {conf:.0%})" + ("" if inside / len(rows) >= conf else "  MISSED")
     )
     print(memory_terms.summary(results))
+    print(cost_terms.summary(results))
     beyond = [r["workload"] for r in results if r["rows"][-1]["status"] != "ok"]
     print(f"4M answered inside the curve: {'all' if not beyond else 'NOT for ' + ', '.join(beyond)}")
     rss = [r["agent_peak_rss_kib"] for r in results if r["agent_peak_rss_kib"]]

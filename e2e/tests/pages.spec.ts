@@ -48,8 +48,17 @@ test("history shows measured versus predicted and the error", async ({ page }) =
 
 test("policy comparison: curves and table of a finished run, progress of a running one", async ({ page }) => {
   const id = await serverId(page, "10.0.0.7:11211");
+  const priced = page.waitForResponse((r) => /\/api\/v1\/simulations\/[^/]+\/cost/.test(r.url()));
   await page.goto(`/servers/${id}/policies`);
   await expect(page.getByTestId("policy-chart").locator("path.series")).toHaveCount(3);
+  // in money: the API's answer for the compared size, stated as it is (GET /simulations/{id}/cost)
+  const money = (await (await priced).json()) as { message: string; rows: Array<{ policy: string }> };
+  // the API's words, each policy named as the page names it
+  const names: Record<string, string> = { gdwheel: "GD-Wheel", "nbq-clock": "NbQ-CLOCK" };
+  const words = Object.entries(names).reduce((w, [k, v]) => w.split(`${k}'`).join(`${v}'`).split(`${k} `).join(`${v} `), money.message);
+  await expect(page.getByTestId("policy-money-message")).toHaveText(words);
+  await expect(page.getByTestId("policy-money-table").locator("tbody tr")).toHaveCount(money.rows.length);
+  expect(money.rows.map((r) => r.policy)[0]).toBe("lru");
   const rows = page.getByTestId("policy-table").locator("tbody tr");
   await expect(rows).toHaveCount(3);
   await expect(rows.filter({ hasText: "GD-Wheel" })).toContainText(/−78\s%/);

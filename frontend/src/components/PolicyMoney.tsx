@@ -19,6 +19,11 @@ export function PolicyMoney({ runId, at, label }: { runId: string; at: number; l
   );
 }
 
+/** The API's words with each policy's name as the page shows it ("nbq-clock" → "NbQ-CLOCK"). */
+export function named(words: string, policies: string[], label: (p: string) => string): string {
+  return policies.reduce((w, p) => w.replace(new RegExp(`(^|[\\s(])${p.replace(/[-]/g, "\\-")}(?=['\\s,;:)]|$)`, "g"), `$1${label(p)}`), words);
+}
+
 const money = (v: number | null | undefined) => (v == null ? "—" : formatMoney(v));
 const saving = (v: number | null | undefined) => (v == null ? "" : formatMoneyDelta(-v));
 
@@ -26,7 +31,7 @@ function MoneyTable({ a, label }: { a: PolicyCostAnswer; label: (p: string) => s
   const target = a.target_hit_ratio;
   return (
     <>
-      <p data-testid="policy-money-message">{a.message}</p>
+      <p data-testid="policy-money-message">{named(a.message, (a.rows ?? []).map((r) => r.policy), label)}</p>
       <TableScroll>
         <table data-testid="policy-money-table">
           <caption>

@@ -65,7 +65,7 @@ test("a finished run shows as done in the run list, its period, warm-up and what
   // in money: the API's rows at the size the table compares at, nothing computed here
   const table = await screen.findByTestId("policy-money-table", {}, { timeout: 5000 });
   expect(calls.find((c) => c.url.pathname === "/api/v1/simulations/r1/cost")?.url.searchParams.get("memory_bytes")).toBe(String(8 * MiB));
-  expect(screen.getByTestId("policy-money-message").textContent).toBe(money.message);
+  expect(screen.getByTestId("policy-money-message").textContent).toBe(money.message.replace("fifo", "FIFO"));
   const lru = table.querySelector('tr[data-policy="lru"]')!.textContent!;
   expect(lru).toMatch(/16(\.0)?\sMiB.*\$12.*\$105/);
   const fifo = table.querySelector('tr[data-policy="fifo"]')!.textContent!;
