@@ -828,6 +828,14 @@ def print_result(r: dict) -> None:
         f"the raw -m changed {st['raw_changes']} times "
         f"(recommended {st['recommended_mib']} MiB, raw {st['raw_mib']} MiB)"
     )
+    if r.get("cost_terms"):
+        print(
+            f"   cost-optimal -m against real memcached's grid (memory {cost_terms.PRICE_PER_GIB_MONTH:g} a "
+            f"GiB-month, {cost_terms.READS_PER_SECOND:g} reads/s, a whole miss ratio priced as lambda MiB):"
+        )
+        print("     " + cost_terms.HEADER)
+        for line in cost_terms.lines(r["cost_terms"]):
+            print("     " + line)
     sys.stdout.flush()
 
 
