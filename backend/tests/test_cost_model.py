@@ -101,6 +101,27 @@ def test_past_the_seen_part_a_size_is_cheaper_only_if_its_memory_alone_costs_les
     assert not model.cheaper_past(p, 10 * MIB, 10.0)
 
 
+def test_past_a_curves_end_the_least_follows_its_last_slope_unless_it_steepens() -> None:
+    def prices(per_miss_ratio_month: float) -> model.Prices:
+        # memory 1 a MiB-month; one read a second, a whole miss ratio costing the given amount a month
+        return model.Prices(1024.0, per_miss_ratio_month / model.SECONDS_PER_MONTH * 1e6, 1.0)
+
+    def concave(x: float) -> float:  # 0.02 a MiB up to 90 MiB (0.8), then 0.01 a MiB (0.9 at 100)
+        mb = x / MIB
+        return 0.9 - 0.01 * (100.0 - mb) if mb >= 90 else 0.8 - 0.02 * (90.0 - mb)
+
+    def steepening(x: float) -> float:  # 0.002 a MiB up to 90 MiB, then 0.01 a MiB
+        mb = x / MIB
+        return 0.9 - 0.01 * (100.0 - mb) if mb >= 90 else 0.8 - 0.002 * (90.0 - mb)
+
+    # misses at 50 a month: a MiB past the end saves 0.5 of misses, less than it costs: the end's total
+    assert model.least_past(concave, 100 * MIB, prices(50.0)) == pytest.approx(100 + 0.1 * 50)
+    # 1,000 a month: each MiB saves 10; the hit ratio would reach 1 at 110 MiB: its memory
+    assert model.least_past(concave, 100 * MIB, prices(1000.0)) == pytest.approx(110.0)
+    # steepening at its end: nothing bounds it but a hit ratio of 1, the end's memory alone
+    assert model.least_past(steepening, 100 * MIB, prices(1000.0)) == pytest.approx(100.0)
+
+
 def _basis(seen: float | None = None, fill: FillState = FULL, band: bool = True) -> Basis:
     xs = [float(MIB * k) for k in range(1, 321)]
     ys = [1 - math.exp(-x / (64 * MIB)) for x in xs]
@@ -181,6 +202,40 @@ def test_a_total_still_falling_at_the_curves_end_is_a_bound() -> None:
     ans = cost_answer(SUBJECT, _basis(), _prices(miss_per_million=1000.0))
     assert ans.status == "above_curve" and ans.optimal_memory_bytes is None
     assert ans.optimal_memory_bytes_at_least == 320 * MIB
+
+
+def test_a_curve_rising_again_at_its_end_gives_the_least_within_it_or_a_size_past_it() -> None:
+    # a scan's loop: 0.6 from 32 MiB on, rising again over the last 20 MiB (0.6 -> 0.7 at 160 MiB)
+    xs = [float(MIB * k) for k in (1, 8, 16, 24, 32, 64, 100, 140, 150, 160)]
+    ys = [0.05, 0.3, 0.5, 0.58, 0.6, 0.6, 0.6, 0.6, 0.65, 0.7]
+    b = _basis()
+    b.main, b.conf_low, b.conf_high = Pchip.fit(xs, ys), None, None
+    b.info = b.info.model_copy(update=dict(max_bytes=xs[-1], max_hit_ratio=ys[-1]))
+    b.sight = knowledge.Sight(FULL, xs[-1], xs[-1], 64 * MIB)
+    # memory 1 a MiB-month (1024 a GiB-month); a whole miss ratio 1,000 a month: the least within the
+    # curve is 32 MiB (32 + 400 = 432); memory at 160 MiB alone costs 160, so a larger size could cost less
+    per_million = 1000.0 / (100.0 * model.SECONDS_PER_MONTH) * 1e6
+    p = CostPrices(
+        memory_per_gib_month=1024.0, miss_cost_per_million=per_million, miss_cost_source="entered",
+        reads_per_second=100.0,
+    )  # fmt: skip
+    ans = cost_answer(SUBJECT, b, p)
+    assert ans.status == "past_curve", ans.message
+    assert ans.optimal_memory_bytes is None and ans.optimal_memory_limit_bytes is None
+    assert ans.optimal_within_curve_bytes is not None
+    # where the slope falls to 1/1000 a MiB, just short of the plateau at 32 MiB
+    assert 30 * MIB <= ans.optimal_within_curve_bytes <= 32 * MIB
+    assert ans.optimal is not None and ans.optimal.total == pytest.approx(432.0, abs=2.0)
+    assert ans.searched_bytes_max == 160 * MIB
+    assert "or more than 160\xa0MiB" in ans.message and "--ghost-factor" in ans.message
+    # misses ten times cheaper: the least (at 24 MiB, 24 + 42 = 66) is below 160 MiB of memory alone
+    p2 = p.model_copy(update=dict(miss_cost_per_million=per_million / 10))
+    ans = cost_answer(SUBJECT, b, p2)
+    assert ans.status == "ok" and ans.optimal_memory_bytes is not None
+    assert ans.optimal_memory_bytes < 40 * MIB and ans.optimal_within_curve_bytes is None
+    # the same curve levelled off at its end (no rise over its last fifth) keeps its least
+    b.main = Pchip.fit(xs, [min(y, 0.6) for y in ys])
+    assert cost_answer(SUBJECT, b, p).status == "ok"
 
 
 def test_without_a_miss_cost_or_reads_there_is_no_optimum() -> None:

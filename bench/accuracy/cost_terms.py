@@ -87,6 +87,9 @@ def score(basis: Any, measured: dict[float, float], mem_mb: int) -> list[dict]:
                 for v in (a.optimal_memory_limit_bytes_min, a.optimal_memory_limit_bytes_max)
             ],
             "ok": a.status == "ok" and opt is not None and lo <= opt <= hi,
+            # past_curve: the least within the curve's reach, or a size past its end (a bound)
+            "within_mb": None if a.optimal_within_curve_bytes is None else a.optimal_within_curve_bytes / MIB,
+            "searched_max_mb": None if a.searched_bytes_max is None else a.searched_bytes_max / MIB,
         }
         h = None if opt is None else interp_hit(grid, opt)
         row["extra_pct"] = (
@@ -105,9 +108,11 @@ def lines(rows: list[dict]) -> list[str]:
         lo, hi = r["band_mb"]
         band = "" if lo is None else f" ({lo:.0f}-{'?' if hi is None else f'{hi:.0f}'})"
         ans = "-" if r["answer_mb"] is None else f"{r['answer_mb']:.0f}{band}"
+        if r.get("within_mb") is not None:
+            ans = f"{r['within_mb']:.0f} or >{r['searched_max_mb']:.0f}"
         extra = "-" if r["extra_pct"] is None else f"{r['extra_pct']:+.1f} %"
         out.append(
-            f"{r['lambda_mib']:>12.0f}  {r['grid_mb']:>15.0f}  {ans:>16}  {r['status']:>6}  {extra:>10}  "
+            f"{r['lambda_mib']:>12.0f}  {r['grid_mb']:>15.0f}  {ans:>16}  {r['status']:>10}  {extra:>10}  "
             f"{'ok' if r['ok'] else 'MISSED'}"
         )
     return out
@@ -119,6 +124,7 @@ def summary(results: list[dict]) -> str:
         return "cost-optimal -m: no rows"
     ok = sum(1 for row in rows if row["ok"])
     known = sum(1 for row in rows if row["status"] == "ok")
+    bounds = sum(1 for row in rows if row["status"] in ("past_curve", "above_curve"))
     extra = [row["extra_pct"] for row in rows if row["extra_pct"] is not None]
     worst = (
         f"; at the answer's -m memcached's total is at most {max(extra):+.1f} % over the grid's least"
@@ -127,5 +133,5 @@ def summary(results: list[dict]) -> str:
     )
     return (
         f"cost-optimal -m: {ok}/{len(rows)} price points within one grid step of real memcached's "
-        f"optimum ({known} known){worst}"
+        f"optimum ({known} known, {bounds} bounds past the curve's end){worst}"
     )

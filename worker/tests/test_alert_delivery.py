@@ -121,8 +121,8 @@ def test_each_state_change_reaches_each_channel_once(
         )
         assert _change(org, cluster_id, firing, celery_client) == 5  # not the critical-only channel
         paths = ("/hook", "/slack", "/pd", "/am", "/flaky")
-        wait_for(lambda: all(rx.at(p) for p in paths) and len(rx.at("/flaky")) == 3, 60, "opened everywhere")
-        wait_for(lambda: all(d.status == "delivered" for d in _deliveries(org)), 60, "deliveries recorded")
+        wait_for(lambda: all(rx.at(p) for p in paths) and len(rx.at("/flaky")) == 3, what="opened everywhere")
+        wait_for(lambda: all(d.status == "delivered" for d in _deliveries(org)), what="deliveries recorded")
 
         # Refreshing the open alert is no state change; redelivered tasks send nothing again.
         assert _change(org, cluster_id, firing, celery_client) == 0
@@ -167,9 +167,9 @@ def test_each_state_change_reaches_each_channel_once(
 
         # Resolution: once per channel that takes it at the time, same PagerDuty dedup key.
         assert _change(org, cluster_id, None, celery_client) == 5
-        wait_for(lambda: all(len(rx.at(p)) == 2 for p in ("/hook", "/slack", "/pd", "/am")), 60, "resolved")
-        wait_for(lambda: len(rx.at("/flaky")) == 4, 60, "flaky resolved")
-        wait_for(lambda: all(d.status == "delivered" for d in _deliveries(org)), 60, "resolutions recorded")
+        wait_for(lambda: all(len(rx.at(p)) == 2 for p in ("/hook", "/slack", "/pd", "/am")), what="resolved")
+        wait_for(lambda: len(rx.at("/flaky")) == 4, what="flaky resolved")
+        wait_for(lambda: all(d.status == "delivered" for d in _deliveries(org)), what="resolutions recorded")
         assert _change(org, cluster_id, None, celery_client) == 0  # already resolved
         _redeliver(org, celery_client)
         assert {p: len(rx.at(p)) for p in paths} == {"/hook": 2, "/slack": 2, "/pd": 2, "/am": 2, "/flaky": 4}
@@ -200,7 +200,7 @@ def test_a_receiver_that_keeps_failing_ends_failed_after_the_attempts(
         cid = cl.id
         assert _change(org, cid, Firing(MEMORY_SHORT, "critical", "x", {}), celery_client) == 2
         # 503 is retried until HITCURVE_WEBHOOK_MAX_ATTEMPTS (4 here); 400 is not retried
-        wait_for(lambda: all(d.status == "failed" for d in _deliveries(org)), 90, "both failed")
+        wait_for(lambda: all(d.status == "failed" for d in _deliveries(org)), what="both failed")
         by = {d.last_error.split(":")[0]: d for d in _deliveries(org) if d.last_error}
         assert by["HTTP 400"].attempts == 1 and len(rx.at("/bad")) == 1
         assert by["HTTP 503"].attempts == 4 and len(rx.at("/gone")) == 4
@@ -239,10 +239,10 @@ def test_a_channel_added_while_an_alert_is_open_hears_it_resolve_and_gets_the_op
         remember(db, crud.queue_open_alerts(db, chans["asked"], datetime.now(UTC)))
         db.commit()
         assert enqueue_remembered(db, sender=celery_client) == 1
-        wait_for(lambda: len(rx.at("/asked")) == 1, 60, "the open alert sent to the channel that asked")
+        wait_for(lambda: len(rx.at("/asked")) == 1, what="the open alert sent to the channel that asked")
         assert "needs 80 MiB" in json.loads(rx.at("/asked")[0].body)["text"]
         assert rx.at("/quiet") == []
 
         assert _change(org, cid, None, celery_client) == 2  # the resolution reaches both
-        wait_for(lambda: len(rx.at("/asked")) == 2 and len(rx.at("/quiet")) == 1, 60, "resolved on both")
+        wait_for(lambda: len(rx.at("/asked")) == 2 and len(rx.at("/quiet")) == 1, what="resolved on both")
         assert all("resolved" in json.loads(r.body)["text"] for r in (rx.at("/asked")[1], rx.at("/quiet")[0]))

@@ -49,7 +49,7 @@ def test_sigkill_mid_task_then_restart_completes_once(
             assert upload(client, org, snap).status_code == 202
             ids.append(uuid.UUID(snap["snapshot_id"]))
         for sid in ids:  # both tasks started (their attempt is committed) and sit inside the pause
-            wait_for(lambda sid=sid: _row(sid)[1] >= 1, 30, "the tasks to start")
+            wait_for(lambda sid=sid: _row(sid)[1] >= 1, what="the tasks to start")
         time.sleep(1.0)
         assert w1.proc.poll() is None
     finally:
@@ -65,7 +65,7 @@ def test_sigkill_mid_task_then_restart_completes_once(
         counts = requeue(min_age_s=0, sender=celery_client)
         assert counts["snapshots_drained"] >= 2, counts
         for sid in ids:
-            wait_for(lambda sid=sid: _row(sid)[0] == "processed", 60, "the snapshot after the restart")
+            wait_for(lambda sid=sid: _row(sid)[0] == "processed", what="the snapshot after the restart")
         for sid in ids:
             assert _row(sid) == ("processed", 2, 1, 1)
         # A late redelivery of the original message (or a second re-enqueue) changes nothing.

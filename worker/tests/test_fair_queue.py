@@ -42,7 +42,7 @@ def _server_with_trace(client: Any, org: Org, n: int) -> uuid.UUID:
             st = db.execute(select(TraceChunk.status).where(TraceChunk.id.in_(ids))).scalars().all()
         return len(st) == 2 and set(st) == {"processed"}
 
-    wait_for(processed, 120, "the trace chunks")
+    wait_for(processed, what="the trace chunks")
     with get_sessionmaker()() as db:
         return db.execute(select(Server.id).where(Server.address == address)).scalar_one()
 
@@ -97,7 +97,7 @@ def test_a_small_run_is_not_queued_behind_another_organizations_large_runs(
             enqueue_simulation(big.id, rid)
         total = BIG_RUNS * len(BIG_POLICIES)
         # the other organization asks once the worker is busy with the large runs
-        wait_for(lambda: _units_done(big_runs) >= 1, 120, "the first unit of the large runs")
+        wait_for(lambda: _units_done(big_runs) >= 1, what="the first unit of the large runs")
         small_run = _run(small, small_server, ["lru"])
         enqueue_simulation(small.id, small_run)
         with get_sessionmaker()() as db:

@@ -80,7 +80,7 @@ def test_upload_becomes_a_merged_calibrated_curve(worker: WorkerProc, client: An
     r = upload(client, org, snap)
     assert r.status_code == 202, r.text
     sid = uuid.UUID(snap["snapshot_id"])
-    wait_for(lambda: status_of(Snapshot, sid) == "processed", 30, "the snapshot to be processed")
+    wait_for(lambda: status_of(Snapshot, sid) == "processed", what="the snapshot to be processed")
     latency = time.monotonic() - t0
     print(f"\nupload -> processed curve: {latency * 1000:.0f} ms")
     with db() as s:
@@ -123,7 +123,7 @@ def test_upload_becomes_a_merged_calibrated_curve(worker: WorkerProc, client: An
         )
         assert upload(client, org, nxt).status_code == 202
         nid = uuid.UUID(nxt["snapshot_id"])
-        wait_for(lambda: status_of(Snapshot, nid) == "processed", 30, f"the window at +{minutes} min")
+        wait_for(lambda: status_of(Snapshot, nid) == "processed", what=f"the window at +{minutes} min")
         return nid
 
     # The next window is predicted from this window's calibrated curve.
@@ -146,7 +146,7 @@ def test_rerunning_a_processed_snapshot_changes_nothing(worker: WorkerProc, clie
     snap = synthetic_snapshot(address=f"10.1.0.2:{uuid.uuid4().int % 60000}", n_classes=12, total_pages=64)
     assert upload(client, org, snap).status_code == 202
     sid = uuid.UUID(snap["snapshot_id"])
-    wait_for(lambda: status_of(Snapshot, sid) == "processed", 30, "processing")
+    wait_for(lambda: status_of(Snapshot, sid) == "processed", what="processing")
 
     def state() -> tuple[Any, ...]:
         with db() as s:
@@ -278,7 +278,7 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
         assert upload(client, org, snap).status_code == 202
         ids.append(uuid.UUID(snap["snapshot_id"]))
     for i in ids:
-        wait_for(lambda i=i: status_of(Snapshot, i) == "processed", 30, "first snapshots")
+        wait_for(lambda i=i: status_of(Snapshot, i) == "processed", what="first snapshots")
     with db() as s:
         s.execute(
             update(Server)
@@ -300,7 +300,7 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
             assert upload(client, org, snap).status_code == 202
             batch.append(uuid.UUID(snap["snapshot_id"]))
         for i in batch:
-            wait_for(lambda i=i: status_of(Snapshot, i) == "processed", 30, "cluster snapshots")
+            wait_for(lambda i=i: status_of(Snapshot, i) == "processed", what="cluster snapshots")
     with db() as s:
         cc = newest_cluster_curve(s, cluster_id)
         assert cc.server_count == 3 and cc.current_bytes == 3 * (128 << 20)
@@ -346,7 +346,7 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
     for snap in (quiet, lossy):
         assert upload(client, org, snap).status_code == 202
         sid = uuid.UUID(snap["snapshot_id"])
-        wait_for(lambda sid=sid: status_of(Snapshot, sid) == "processed", 30, "quiet/lossy")
+        wait_for(lambda sid=sid: status_of(Snapshot, sid) == "processed", what="quiet/lossy")
     with db() as s:
         after = newest_cluster_curve(s, cluster_id)
         assert after.id != cc.id and after.server_count == 3
@@ -367,7 +367,7 @@ def test_cluster_curve_and_alerts_open_once_and_resolve(worker: WorkerProc, clie
         seed=99,
     )
     assert upload(client, org, snap).status_code == 202
-    wait_for(lambda: status_of(Snapshot, uuid.UUID(snap["snapshot_id"])) == "processed", 30, "last snapshot")
+    wait_for(lambda: status_of(Snapshot, uuid.UUID(snap["snapshot_id"])) == "processed", what="last snapshot")
     with db() as s:
         rows = s.execute(select(Alert.kind, Alert.state).where(Alert.cluster_id == cluster_id)).all()
     assert sorted(rows) == [("memory_short", "resolved"), ("savings_available", "open")]
@@ -400,7 +400,7 @@ def test_no_critical_or_curve_error_alert_while_memcached_warms_up(
             snap["memory"]["evictions_total"] = evicted
         assert upload(client, org, snap).status_code == 202
         sid = uuid.UUID(snap["snapshot_id"])
-        wait_for(lambda: status_of(Snapshot, sid) == "processed", 60, f"window {minute}")
+        wait_for(lambda: status_of(Snapshot, sid) == "processed", what=f"window {minute}")
 
     def alerts_now() -> list[tuple[str, str]]:
         with db() as s:
@@ -499,7 +499,7 @@ def test_trace_chunks_and_a_simulation_run_complete(worker: WorkerProc, client: 
         assert r.status_code == 202, r.text
         chunk_ids.append(uuid.UUID(body["chunk_id"]))
     for c in chunk_ids:
-        wait_for(lambda c=c: status_of(TraceChunk, c) == "processed", 30, "trace chunk processing")
+        wait_for(lambda c=c: status_of(TraceChunk, c) == "processed", what="trace chunk processing")
     with db() as s:
         server_id = s.execute(
             select(Server.id).where(Server.org_id == org.id, Server.address == address)
@@ -526,8 +526,8 @@ def test_trace_chunks_and_a_simulation_run_complete(worker: WorkerProc, client: 
         run_id, bad_id = run.id, bad.id
     send("hitcurve.run_simulation", str(run_id))
     send("hitcurve.run_simulation", str(bad_id))
-    wait_for(lambda: status_of(SimulationRun, run_id) == "done", 90, "the simulation run")
-    wait_for(lambda: status_of(SimulationRun, bad_id) == "failed", 30, "the bad run to fail")
+    wait_for(lambda: status_of(SimulationRun, run_id) == "done", what="the simulation run")
+    wait_for(lambda: status_of(SimulationRun, bad_id) == "failed", what="the bad run to fail")
     with db() as s:
         r = s.get(SimulationRun, run_id)
         assert r is not None and r.progress == 1.0 and r.finished_at is not None
@@ -565,7 +565,7 @@ def test_trace_chunks_and_a_simulation_run_complete(worker: WorkerProc, client: 
     body = _trace(small_address, 300, 9, start)
     assert upload(client, org, body, kind="traces").status_code == 202
     small_chunk = uuid.UUID(body["chunk_id"])
-    wait_for(lambda: status_of(TraceChunk, small_chunk) == "processed", 30, "the small chunk")
+    wait_for(lambda: status_of(TraceChunk, small_chunk) == "processed", what="the small chunk")
     with db() as s:
         small_server = s.execute(
             select(Server.id).where(Server.org_id == org.id, Server.address == small_address)
@@ -582,7 +582,7 @@ def test_trace_chunks_and_a_simulation_run_complete(worker: WorkerProc, client: 
         s.commit()
         small_id = small.id
     send("hitcurve.run_simulation", str(small_id))
-    wait_for(lambda: status_of(SimulationRun, small_id) == "failed", 60, "the small run to be refused")
+    wait_for(lambda: status_of(SimulationRun, small_id) == "failed", what="the small run to be refused")
     with db() as s:
         refused = s.get(SimulationRun, small_id)
         assert refused is not None and "only 300 sampled requests" in (refused.error or "")

@@ -59,7 +59,7 @@ def test_simulation_burst_does_not_delay_a_snapshot(
         address = f"10.19.0.1:{uuid.uuid4().int % 60000}"
         first = synthetic_snapshot(address=address, n_classes=30, total_pages=256, end=end, hit_ratio=0.7)
         assert upload(client, org, first).status_code == 202
-        wait_for(lambda: _processed_curve(uuid.UUID(first["snapshot_id"])), 120, "the first curve")
+        wait_for(lambda: _processed_curve(uuid.UUID(first["snapshot_id"])), what="the first curve")
         with get_sessionmaker()() as db:
             server_id = db.execute(select(Server.id).where(Server.address == address)).scalar_one()
             runs = [
@@ -87,7 +87,7 @@ def test_simulation_burst_does_not_delay_a_snapshot(
             address=address, n_classes=30, total_pages=256, end=end + timedelta(minutes=1), hit_ratio=0.7
         )
         assert upload(client, org, second).status_code == 202
-        wait_for(lambda: _processed_curve(uuid.UUID(second["snapshot_id"])), 120, "the second curve")
+        wait_for(lambda: _processed_curve(uuid.UUID(second["snapshot_id"])), what="the second curve")
         # the curve is stored while the whole burst still waits on its own queue
         assert r.llen(s.celery_batch_queue) == BURST
         with get_sessionmaker()() as db:

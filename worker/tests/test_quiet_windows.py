@@ -50,7 +50,7 @@ def processed(snap: dict[str, Any]) -> None:
         with get_sessionmaker()() as db:
             return db.execute(select(Snapshot.status).where(Snapshot.id == sid)).scalar_one() == "processed"
 
-    wait_for(done, 60, "snapshot processed")
+    wait_for(done, what="snapshot processed")
 
 
 @pytest.fixture

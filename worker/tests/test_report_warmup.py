@@ -58,7 +58,7 @@ def org_filling(client: Any, name: str, fills: list[float], subnet: int) -> tupl
         )
         assert upload(client, org, snap).status_code == 202
         sid = uuid.UUID(snap["snapshot_id"])
-        wait_for(lambda sid=sid: _status(sid) == "processed", 60, "snapshot processed")
+        wait_for(lambda sid=sid: _status(sid) == "processed", what="snapshot processed")
         if i == 0:
             with get_sessionmaker()() as s:
                 s.execute(update(Server).where(Server.org_id == org.id).values(cluster_id=cluster_id))

@@ -142,7 +142,7 @@ def org_with_cluster(
             assert upload(client, org, snap).status_code == 202
             ids.append(uuid.UUID(snap["snapshot_id"]))
         for sid in ids:
-            wait_for(lambda sid=sid: status(sid) == "processed", 60, "snapshots processed")
+            wait_for(lambda sid=sid: status(sid) == "processed", what="snapshots processed")
         if round_ == 0:
             with db() as s:
                 s.execute(
@@ -201,7 +201,7 @@ def test_report_numbers_are_the_sizing_apis_and_orgs_stay_apart(
     sa, sb = subscribe(a, "ops@acme.test"), subscribe(b, "root@bravo.test")
     out = run(celery_client, "hitcurve.dispatch_weekly_reports")
     assert out["queued"] >= 2
-    wait_for(lambda: inbox.to("ops@acme.test") and inbox.to("root@bravo.test"), 60, "both reports")
+    wait_for(lambda: inbox.to("ops@acme.test") and inbox.to("root@bravo.test"), what="both reports")
     [ma], [mb] = inbox.to("ops@acme.test"), inbox.to("root@bravo.test")
     ta, tb = text_of(ma), text_of(mb)
 
@@ -282,7 +282,7 @@ def test_running_twice_sends_once(
 ) -> None:
     sub = subscribe(two_orgs["a"], "twice@acme.test", two_orgs["ca"])
     run(celery_client, "hitcurve.dispatch_weekly_reports")
-    wait_for(lambda: inbox.to("twice@acme.test"), 60, "the report")
+    wait_for(lambda: inbox.to("twice@acme.test"), what="the report")
     [d] = deliveries(sub)
     # the dispatcher again, and the sending task itself again, directly
     run(celery_client, "hitcurve.dispatch_weekly_reports")
@@ -304,7 +304,7 @@ def test_empty_org_says_no_agent_has_reported(worker: WorkerProc, inbox: Inbox, 
     org = make_org("Fresh Org")
     subscribe(org, "new@fresh.test")
     run(celery_client, "hitcurve.dispatch_weekly_reports")
-    wait_for(lambda: inbox.to("new@fresh.test"), 60, "the report")
+    wait_for(lambda: inbox.to("new@fresh.test"), what="the report")
     [m] = inbox.to("new@fresh.test")
     assert "No agent has reported yet" in text_of(m)
     assert "No agent has reported yet" in html_of(m)
@@ -318,7 +318,7 @@ def test_nothing_is_sent_to_a_recipient_who_has_not_confirmed(
     pending = subscribe(org, "pending@pending.test", confirmed=False)
     confirmed = subscribe(org, "confirmed@pending.test")
     run(celery_client, "hitcurve.dispatch_weekly_reports")
-    wait_for(lambda: inbox.to("confirmed@pending.test"), 60, "the confirmed recipient's report")
+    wait_for(lambda: inbox.to("confirmed@pending.test"), what="the confirmed recipient's report")
     assert deliveries(pending) == [] and inbox.to("pending@pending.test") == []
     # a period recorded before the address changed (and lost its confirmation) is skipped
     [d] = deliveries(confirmed)
@@ -383,13 +383,13 @@ def test_smtp_down_is_retried_not_lost(private_env: dict[str, str], redis_index:
         from hitcurve_worker.reports.tasks import dispatch
 
         dispatch(sender=sender)
-        wait_for(lambda: any(d.status == "failed" for d in deliveries(sub)), 60, "a failed attempt")
+        wait_for(lambda: any(d.status == "failed" for d in deliveries(sub)), what="a failed attempt")
         [d] = deliveries(sub)
         assert "Connection" in (d.error or "") or "refused" in (d.error or "").lower()
         ctl = Controller(box, hostname="127.0.0.1", port=port)
         ctl.start()
-        wait_for(lambda: box.to("late@down.test"), 90, "the retried report")
-        wait_for(lambda: deliveries(sub)[0].status == "sent", 30, "the delivery marked sent")
+        wait_for(lambda: box.to("late@down.test"), what="the retried report")
+        wait_for(lambda: deliveries(sub)[0].status == "sent", what="the delivery marked sent")
         assert len(box.to("late@down.test")) == 1
     finally:
         w.stop()
@@ -411,7 +411,7 @@ def test_the_email_has_its_chart_inline_links_into_the_dashboard_and_a_working_u
     ca = two_orgs["ca"]
     sub = subscribe(two_orgs["a"], "chart@acme.test", ca)
     run(celery_client, "hitcurve.dispatch_weekly_reports")
-    wait_for(lambda: inbox.to("chart@acme.test"), 60, "the report")
+    wait_for(lambda: inbox.to("chart@acme.test"), what="the report")
     [m] = inbox.to("chart@acme.test")
     html, text = html_of(m), text_of(m)
 

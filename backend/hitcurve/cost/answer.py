@@ -17,7 +17,7 @@ from hitcurve.schemas.sizing import Subject
 from hitcurve.sizing.answers import memory_answer
 from hitcurve.sizing.basis import Basis
 from hitcurve.sizing.limits import levelled_off, limit_for
-from hitcurve.sizing.prose import hb, set_m, stats_only_first, tail
+from hitcurve.sizing.prose import ghost_words, hb, set_m, stats_only_first, tail
 from hitcurve.sizing.sight import sight_of
 
 CHART_POINTS = 64
@@ -158,8 +158,10 @@ def cost_answer(
             f"{money(opt.total)} a month the seen part's best size ({hb(opt.memory_bytes)}) costs; {tail(b)}"
         )
         return CostAnswer(**common, status="unknown", unknown_until=until, message=stats_only_first(b, msg))
-    at_end = opt.memory_bytes >= hi * (1 - 1e-9)
-    if at_end and not levelled_off(b) and model.cheaper_past(p, hi, opt.total):
+    # the refinement may stop a hair short of the end; within 0.1 % of it counts as the end
+    at_end = opt.memory_bytes >= hi * (1 - 1e-3)
+    past = model.least_past(b.main, hi, p)
+    if at_end and not levelled_off(b) and model.better(past, opt.total):
         msg = (
             f"the total cost still falls at the curve's end ({hb(hi)}, {money(opt.total)} a month): the "
             f"cost-optimal size is more than that; {tail(b)}"
@@ -167,6 +169,19 @@ def cost_answer(
         return CostAnswer(
             **common, status="above_curve", optimal_memory_bytes_at_least=_ceil(hi), optimal=point(opt),
             message=stats_only_first(b, msg),
+        )  # fmt: skip
+    if not levelled_off(b) and model.better(past, opt.total):
+        # a least inside the curve, but the curve still rises at its end (a scan's loop beginning to
+        # fit, say) so that a size past the end could cost less (cost.model.least_past)
+        msg = (
+            f"the cost-optimal size is {hb(opt.memory_bytes)} ({money(opt.total)} a month, the least "
+            f"within the curve's reach) or more than {hb(hi)}: the curve still rises at its end, and a "
+            f"larger cache could cost as little as {money(past)} a month; {ghost_words()} sees further; "
+            f"{tail(b)}"
+        )
+        return CostAnswer(
+            **common, status="past_curve", optimal=point(opt),
+            optimal_within_curve_bytes=_ceil(opt.memory_bytes), message=stats_only_first(b, msg),
         )  # fmt: skip
     band: dict[str, object] = {}
     rng = ""

@@ -82,7 +82,7 @@ def _total(curve: Curve, x: float, p: Prices) -> float:
     return cost_at(curve, x, p).total
 
 
-def _better(a: float, b: float) -> bool:
+def better(a: float, b: float) -> bool:
     """Total a is lower than b by more than a tie."""
     return a < b - TIE * max(abs(a), abs(b), 1e-300)
 
@@ -100,7 +100,7 @@ def optimum(curve: Curve, lo: float, hi: float, p: Prices, knots: Sequence[float
     totals = [_total(curve, x, p) for x in xs]
     best = 0
     for i in range(1, len(xs)):
-        if _better(totals[i], totals[best]):
+        if better(totals[i], totals[best]):
             best = i
     x = _refine(curve, xs[max(0, best - 1)], xs[min(len(xs) - 1, best + 1)], xs[best], p)
     return cost_at(curve, x, p)
@@ -124,7 +124,7 @@ def _refine(curve: Curve, a: float, b: float, x0: float, p: Prices) -> float:
             d = a + g * (b - a)
             fd = _total(curve, d, p)
     x = c if fc <= fd else d
-    return x if _better(_total(curve, x, p), _total(curve, x0, p)) else x0
+    return x if better(_total(curve, x, p), _total(curve, x0, p)) else x0
 
 
 def cheaper_past(p: Prices, seen: float, best_total: float) -> bool:
@@ -132,6 +132,25 @@ def cheaper_past(p: Prices, seen: float, best_total: float) -> bool:
     seen x the price per byte (its misses cost at least nothing), so not when that is already as
     much: then an optimum found within the seen part is the optimum of every size."""
     return seen * p.per_byte_month < best_total
+
+
+def least_past(curve: Curve, end: float, p: Prices) -> float:
+    """The least total any size past a curve's `end` could cost, as far as the curve says.
+
+    Past its end the curve is assumed to rise no faster than over its last tenth, while it is not
+    steepening there (a curve of reuse distances flattens as it goes; a scan's loop beginning to fit
+    steepens it): with that slope s the misses fall linearly until the hit ratio reaches 1, so the
+    least is the end's own total when a byte of memory costs more than the misses it saves, else the
+    memory of the size where the hit ratio would reach 1. A curve steepening at its end bounds
+    nothing but the hit ratio of 1: the least is the end's memory alone."""
+    h_end = min(1.0, max(0.0, float(curve(end))))
+    h_9, h_8 = float(curve(0.9 * end)), float(curve(0.8 * end))
+    s1, s0 = (h_end - h_9) / (0.1 * end), (h_9 - h_8) / (0.1 * end)
+    if s1 > s0 * (1 + 1e-9) and s1 > 0:
+        return end * p.per_byte_month
+    if s1 * p.per_miss_ratio_month <= p.per_byte_month:
+        return cost_at(curve, end, p).total
+    return (end + (1.0 - h_end) / s1) * p.per_byte_month
 
 
 def sample(curve: Curve, lo: float, hi: float, p: Prices, points: int = 64) -> list[Cost]:

@@ -79,19 +79,27 @@ class ServerlessOut(BaseModel):
 
 class CostAnswer(BaseModel):
     subject: Subject
-    status: Literal["ok", "warming_up", "unknown", "above_curve", "no_prices"] = Field(
+    status: Literal["ok", "warming_up", "unknown", "above_curve", "past_curve", "no_prices"] = Field(
         description="ok: the cost-optimal size is known; warming_up and unknown as in the sizing answer "
         "(hitcurve/rules/knowledge.py): no optimum, no -m; unknown also when a size past the part of the "
         "curve the agent has seen could still cost less (its memory alone would not cost more than the "
         "optimum found); above_curve: the agent has seen the whole curve and the total cost still falls "
-        "at its end (optimal_memory_bytes_at_least); no_prices: no miss cost (enter one in the cluster's "
-        "settings, or a CPU price for the measured one) or no reads measured"
+        "at its end (optimal_memory_bytes_at_least); past_curve: the total has a least inside the curve "
+        "(optimal_within_curve_bytes) but the curve still rises at its end and a larger size, whose memory "
+        "alone costs less than that least, could cost less: the optimum is there or past the curve's end "
+        "(searched_bytes_max), no -m; no_prices: no miss cost (enter one in the cluster's settings, or a "
+        "CPU price for the measured one) or no reads measured"
     )
     basis: str
     policy: str | None = None
     prices: CostPrices
     optimal_memory_bytes: int | None = Field(default=None, description="the size of least total cost")
     optimal_memory_bytes_at_least: int | None = None
+    optimal_within_curve_bytes: int | None = Field(
+        default=None,
+        description="past_curve: the size of least total cost within the curve's reach (the optimum, "
+        "unless a size past the curve's end costs less)",
+    )
     optimal_memory_limit_bytes: int | None = Field(
         default=None, description="optimal_memory_bytes as memcached's -m (per node for a cluster)"
     )

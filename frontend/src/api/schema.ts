@@ -1989,10 +1989,10 @@ export interface components {
             subject: components["schemas"]["Subject"];
             /**
              * Status
-             * @description ok: the cost-optimal size is known; warming_up and unknown as in the sizing answer (hitcurve/rules/knowledge.py): no optimum, no -m; unknown also when a size past the part of the curve the agent has seen could still cost less (its memory alone would not cost more than the optimum found); above_curve: the agent has seen the whole curve and the total cost still falls at its end (optimal_memory_bytes_at_least); no_prices: no miss cost (enter one in the cluster's settings, or a CPU price for the measured one) or no reads measured
+             * @description ok: the cost-optimal size is known; warming_up and unknown as in the sizing answer (hitcurve/rules/knowledge.py): no optimum, no -m; unknown also when a size past the part of the curve the agent has seen could still cost less (its memory alone would not cost more than the optimum found); above_curve: the agent has seen the whole curve and the total cost still falls at its end (optimal_memory_bytes_at_least); past_curve: the total has a least inside the curve (optimal_within_curve_bytes) but the curve still rises at its end and a larger size, whose memory alone costs less than that least, could cost less: the optimum is there or past the curve's end (searched_bytes_max), no -m; no_prices: no miss cost (enter one in the cluster's settings, or a CPU price for the measured one) or no reads measured
              * @enum {string}
              */
-            status: "ok" | "warming_up" | "unknown" | "above_curve" | "no_prices";
+            status: "ok" | "warming_up" | "unknown" | "above_curve" | "past_curve" | "no_prices";
             /** Basis */
             basis: string;
             /** Policy */
@@ -2005,6 +2005,11 @@ export interface components {
             optimal_memory_bytes?: number | null;
             /** Optimal Memory Bytes At Least */
             optimal_memory_bytes_at_least?: number | null;
+            /**
+             * Optimal Within Curve Bytes
+             * @description past_curve: the size of least total cost within the curve's reach (the optimum, unless a size past the curve's end costs less)
+             */
+            optimal_within_curve_bytes?: number | null;
             /**
              * Optimal Memory Limit Bytes
              * @description optimal_memory_bytes as memcached's -m (per node for a cluster)
