@@ -6,7 +6,7 @@ the pure cost answer on the sizing routes' own basis, and at the tangent point w
 import html
 import math
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -225,3 +225,69 @@ def test_a_finished_runs_policies_in_money(account) -> None:
     assert r.status_code == 200 and r.json()["rows"][0]["hit_ratio_at"] == 1.0
     assert account.get(f"/api/v1/simulations/{uuid.uuid4()}/cost").status_code == 404
     assert account.get(f"/api/v1/simulations/{run_id}/cost", params={"memory_bytes": 0}).status_code == 422
+
+
+def test_misses_priced_per_prefix_from_the_agents_breakdown(account, anon) -> None:
+    """A cluster prices a prefix's misses apart: the setting is checked and stored, the answer
+    reads the server's breakdown window (its prefixes' curves and read shares), moves the optimum
+    out for a dear prefix with a long curve, names a priced prefix without a curve, and the e-mail
+    and /metrics give that same answer."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from conftest import bearer
+    from hitcurve.cost.answer import cost_row
+    from hitcurve.schemas.cost import CostAnswer
+    from hitcurve_testing.snapshots import add_breakdown, make_snapshot
+
+    cid, sid = _cluster(account, miss_cost_per_million=MISS)
+    one = account.get(f"/api/v1/sizing/clusters/{cid}/cost").json()
+    assert one["status"] == "ok" and one["prefix_costs"] == [], one["message"]
+    bad = {
+        "too many": {f"p{i}": 1.0 for i in range(17)},
+        "negative": {"feed": -1.0},
+        "other": {"(other)": 1.0},
+        "empty name": {"": 1.0},
+        "long name": {"x" * 129: 1.0},
+        "not a number": {"feed": "dear"},
+    }
+    for why, v in bad.items():
+        r = account.patch(f"/api/v1/clusters/{cid}", json={"prefix_miss_costs": v})
+        assert r.status_code == 422, (why, r.text)
+    assert "at most 16 priced prefixes, not 17" in account.patch(
+        f"/api/v1/clusters/{cid}", json={"prefix_miss_costs": bad["too many"]}
+    ).text
+    got = account.get("/api/v1/clusters").json()
+    assert next(c for c in got if c["id"] == cid)["prefix_miss_costs"] is None  # nothing stored
+    # the server's newest window carries a breakdown: feed has 240,000 of 1.2 M reads and a long curve
+    end = datetime.fromisoformat(one["curve"]["window_end"]) + timedelta(minutes=1)
+    snap = add_breakdown(make_snapshot("10.0.0.7:11211", end=end))
+    key = account.extra["agent_key"]
+    assert account.client.post("/api/v1/agent/snapshots", json=snap, headers=bearer(key)).status_code == 202
+    costs = {"feed": 10 * MISS, "nope": 1.0}
+    r = account.patch(f"/api/v1/clusters/{cid}", json={"prefix_miss_costs": costs})
+    assert r.status_code == 200 and r.json()["prefix_miss_costs"] == costs, r.text
+    a = CostAnswer.model_validate(account.get(f"/api/v1/sizing/clusters/{cid}/cost").json())
+    assert a.status == "ok" and a.optimal_memory_bytes is not None, a.message
+    assert [p.prefix for p in a.prefix_costs] == ["feed"] and a.prefixes_without_curve == ["nope"]
+    assert a.prefix_costs[0].read_share == pytest.approx(240_000 / 1_200_000)
+    assert a.optimal_memory_bytes > 1.2 * one["optimal_memory_bytes"]
+    assert "a million misses cost of feed" in a.message
+    assert "for want of a curve in the agents' windows: nope" in a.message
+    # the server's own answer prices its prefixes too (its cluster's settings)
+    s = account.get(f"/api/v1/sizing/servers/{sid}/cost").json()
+    assert [p["prefix"] for p in s["prefix_costs"]] == ["feed"]
+    # one answer: the e-mail's row and the /metrics gauge are this answer's
+    p = account.get("/api/v1/reports/preview", params={"cluster_id": cid}).json()
+    assert f"Cost-optimal memory:          {cost_row(a)}\n" in p["text"]
+    token = account.api_token("read")
+    fams = {
+        f.name: f for f in text_string_to_metric_families(anon.get("/metrics", headers=bearer(token)).text)
+    }
+    gauge = fams["hitcurve_cluster_cost_optimal_memory_bytes"]
+    opt = [s.value for s in gauge.samples if s.labels.get("cluster_id") == cid]
+    assert opt == [a.optimal_memory_bytes]
+    # cleared: one price again
+    r = account.patch(f"/api/v1/clusters/{cid}", json={"prefix_miss_costs": None})
+    assert r.status_code == 200 and r.json()["prefix_miss_costs"] is None
+    again = account.get(f"/api/v1/sizing/clusters/{cid}/cost").json()
+    assert again["prefix_costs"] == [] and again["optimal_memory_bytes"] == one["optimal_memory_bytes"]

@@ -20,19 +20,28 @@ test("a cluster is created, edited and deleted from the dashboard", async ({ pag
   await form.getByRole("spinbutton", { name: "Node size" }).fill("2");
   await form.getByLabel("Node size unit").selectOption("GiB");
   await form.getByLabel("Name").fill(`${name}-renamed`);
+  // misses priced per prefix: a line the form cannot read is named and nothing is saved
+  await form.getByLabel("Miss cost per prefix").fill("page = 40\nsess");
+  await form.getByRole("button", { name: "Save" }).click();
+  await expect(form.getByRole("alert")).toContainText("line 2 (“sess”)");
+  await form.getByLabel("Miss cost per prefix").fill("page = 40\nsess = 0.5");
   await shots(page, "cluster-settings-form"); // the open form fits 390 px too (its selects included)
   await form.getByRole("button", { name: "Save" }).click();
 
   await expect(panel.getByTestId("cluster-target")).toHaveText(/^95\s%$/);
+  await expect(panel.getByTestId("cluster-prefix-costs")).toContainText("page: $40, sess: $0.50 per million misses");
   expect(plain(await panel.getByTestId("cluster-node-size").textContent())).toBe(expectedBytesText(2 * GiB));
   await panel.scrollIntoViewIfNeeded();
   await shots(page, "cluster-settings");
   const id = page.url().split("/").pop()!;
-  const saved = await api<{ name: string; target_hit_ratio: number; price_per_gb_month: number; node_size_bytes: number }>(
+  const saved = await api<{ name: string; target_hit_ratio: number; price_per_gb_month: number; node_size_bytes: number; prefix_miss_costs: Record<string, number> }>(
     page,
     `/clusters/${id}`,
   );
-  expect(saved).toMatchObject({ name: `${name}-renamed`, target_hit_ratio: 0.95, price_per_gb_month: 7.5, node_size_bytes: 2 * GiB });
+  expect(saved).toMatchObject({
+    name: `${name}-renamed`, target_hit_ratio: 0.95, price_per_gb_month: 7.5, node_size_bytes: 2 * GiB,
+    prefix_miss_costs: { page: 40, sess: 0.5 },
+  });
 
   page.once("dialog", (d) => d.accept());
   await panel.getByRole("button", { name: "Delete cluster" }).click();

@@ -13,6 +13,7 @@ type Cost = {
   catalogue_as_of: string | null;
   points: unknown[];
   serverless: Serverless | null;
+  prefix_costs: Array<{ prefix: string; read_share: number }>;
 };
 
 test("the cost view states the cost answer the API gives", async ({ page }) => {
@@ -28,6 +29,8 @@ test("the cost view states the cost answer the API gives", async ({ page }) => {
   await panel.getByRole("button", { name: "Edit settings" }).click();
   const form = page.getByTestId("cluster-settings-form");
   await form.getByLabel("Miss cost per million").fill("0.05");
+  // the user prefix's misses (from a server's breakdown window) at 10x the rest's
+  await form.getByLabel("Miss cost per prefix").fill("user = 0.5");
   await form.getByRole("button", { name: "Save" }).click();
   await expect(panel.getByTestId("cluster-miss-cost")).toContainText("per million misses");
 
@@ -42,6 +45,9 @@ test("the cost view states the cost answer the API gives", async ({ page }) => {
     await expect(view.getByTestId("cost-chart").locator("line.cost-optimum")).toHaveCount(1);
     await expect(view.getByTestId("cost-nodes")).toContainText("× cache.");
   }
+  // the priced prefix, from the servers' breakdown windows, listed as the API gives it
+  expect(a.prefix_costs.map((p) => p.prefix)).toEqual(["user"]);
+  await expect(view.getByTestId("cost-prefixes")).toContainText("user: $0.50 per million misses");
   await expect(view.getByTestId("cost-catalogue")).toContainText(`catalogue of ${a.catalogue_as_of}, from`);
   // the serverless answer for the cluster's target needs no miss cost: always there, the API's words
   expect(a.serverless, "a cluster's cost answer has its serverless maximum").not.toBeNull();

@@ -91,15 +91,15 @@ def _march(Hm: list[float], hP, s: float, kappa: float, dm: float) -> tuple[list
     return xs, ys, hr
 
 
-def rest_curve(
+def _fitted(
     merged: Sequence[Sequence[float]],
     prefix: Sequence[Sequence[float]],
     share: float,
     occupancy: float,
     today: float,
-) -> RestCurve:
-    """The rest's curve alone: merged minus P at the natural partition, kappa fitted so that P
-    holds `occupancy` (its measured share of resident bytes) of a pool of `today` bytes."""
+) -> tuple[float, float, float, tuple[list, list, list]]:
+    """The march with kappa fitted so that P holds `occupancy` (its measured share of resident
+    bytes) of a pool of `today` bytes: (kappa, the share it got, the step dm, the march)."""
     hP = _lin(prefix)
     m_max = float(merged[-1][0])
     dm = m_max / STEPS
@@ -119,9 +119,42 @@ def rest_curve(
         else:
             hi = mid
     kappa = 2.0 ** ((lo + hi) / 2)
-    got, (_, ys, hr) = held(kappa)
+    got, m = held(kappa)
+    return kappa, got, dm, m
+
+
+def rest_curve(
+    merged: Sequence[Sequence[float]],
+    prefix: Sequence[Sequence[float]],
+    share: float,
+    occupancy: float,
+    today: float,
+) -> RestCurve:
+    """The rest's curve alone: merged minus P at the natural partition, kappa fitted so that P
+    holds `occupancy` (its measured share of resident bytes) of a pool of `today` bytes."""
+    kappa, got, _, (_, ys, hr) = _fitted(merged, prefix, share, occupancy, today)
     # a curve is non-decreasing; the subtraction's noise is not
     return RestCurve(np.asarray(ys), np.maximum.accumulate(np.asarray(hr)), kappa, got)
+
+
+def pooled_prefix_curve(
+    merged: Sequence[Sequence[float]],
+    prefix: Sequence[Sequence[float]],
+    share: float,
+    occupancy: float,
+    today: float,
+    measured_hit_ratio: float | None = None,
+) -> tuple[list[float], list[float]]:
+    """P's hit ratio inside the shared pool as the pool grows: at pool size M, P's own curve at
+    the bytes x(M) it holds there (the march above, kappa fitted to its measured occupancy; the
+    merged curve calibrated as for a split). Returns sizes M (from 0) and P's hit ratios; a
+    read-weighted sum over every part gives the merged curve back. For a miss cost per prefix
+    (hitcurve.cost.prefixes): which part's misses a byte of the pool saves."""
+    merged, _ = calibrate(merged, today, measured_hit_ratio)
+    _, _, dm, (xs, _, _) = _fitted(merged, prefix, share, occupancy, today)
+    hP = _lin(prefix)
+    sizes = [i * dm for i in range(len(xs))]
+    return sizes, [float(v) for v in np.maximum.accumulate(np.asarray([hP(x) for x in xs]))]
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,20 @@ memcached fills, nor while a size past what the agent has seen could still cost 
 
 from hitcurve.cost import catalogue as nodes
 from hitcurve.cost import model
+from hitcurve.cost import prefixes as pp
 from hitcurve.cost import serverless as sl
 from hitcurve.rules import band as band_model
 from hitcurve.rules import knowledge
 from hitcurve.rules.curves import Pchip
 from hitcurve.rules.percent import hit_rate as pct
-from hitcurve.schemas.cost import CostAnswer, CostPoint, CostPrices, NodeOptionOut, ServerlessOut
+from hitcurve.schemas.cost import (
+    CostAnswer,
+    CostPoint,
+    CostPrices,
+    NodeOptionOut,
+    PrefixCostOut,
+    ServerlessOut,
+)
 from hitcurve.schemas.sizing import Subject
 from hitcurve.sizing.answers import memory_answer
 from hitcurve.sizing.basis import Basis
@@ -48,8 +56,51 @@ def search_range(b: Basis) -> tuple[float, float]:
     return lo, max(lo, hi)
 
 
-def _side_optimum(curve: Pchip | None, lo: float, hi: float, p: model.Prices) -> model.Cost | None:
-    return None if curve is None else model.optimum(curve, lo, hi, p, curve.x)
+def _side_optimum(
+    curve: Pchip | None, lo: float, hi: float, p: model.Prices, terms: pp.Terms | None
+) -> model.Cost | None:
+    return None if curve is None else model.optimum(curve, lo, hi, p, curve.x, _misses(curve, p, terms))
+
+
+def _misses(curve: Pchip, p: model.Prices, terms: pp.Terms | None) -> model.Misses | None:
+    """The misses' cost with the priced prefixes at their prices (cost.prefixes); None: one price."""
+    if terms is None or not terms.terms:
+        return None
+    return pp.prefix_misses(curve, terms.terms, p.miss_cost_per_million, p.reads_per_second)
+
+
+def _prefix_rows(terms: pp.Terms | None, at: float) -> list[PrefixCostOut]:
+    """Per priced prefix (its servers summed): its share of the reads, its hit ratio in the pool of
+    `at` bytes and what its misses cost a month there."""
+    if terms is None:
+        return []
+    rows: dict[str, list[pp.PrefixTerm]] = {}
+    for t in terms.terms:
+        rows.setdefault(t.prefix, []).append(t)
+    out = []
+    for name, ts in sorted(rows.items()):
+        share = sum(t.read_share for t in ts)
+        hit = sum(t.read_share * t.hit_at(at) for t in ts) / share if share else 0.0
+        out.append(
+            PrefixCostOut(
+                prefix=name, miss_cost_per_million=ts[0].per_million, read_share=share, hit_ratio=hit,
+            )
+        )  # fmt: skip
+    return out
+
+
+def _prefix_words(terms: pp.Terms | None, p: model.Prices) -> str:
+    if terms is None or (not terms.terms and not terms.without_curve):
+        return ""
+    priced = sorted({(t.prefix, t.per_million) for t in terms.terms})
+    words = ", ".join(f"of {name} {money(c)}" for name, c in priced)
+    txt = f"; a million misses cost {words}, of the rest {money(p.miss_cost_per_million)}" if priced else ""
+    if terms.without_curve:
+        txt += (
+            f"; priced at the cluster's miss cost for want of a curve in the agents' windows: "
+            f"{', '.join(terms.without_curve)}"
+        )
+    return txt
 
 
 def _no_prices(p: CostPrices) -> str:
@@ -119,10 +170,12 @@ def cost_answer(
     prices: CostPrices,
     cat: nodes.Catalogue | None = None,
     target: float | None = None,
+    terms: pp.Terms | None = None,
 ) -> CostAnswer:
     """The cost-optimal size of a subject (statuses in schemas.cost.CostAnswer), with the node
-    catalogue's answers for it (default: the shipped node_types.json) and, for a target hit ratio
-    (the cluster's), a serverless cache's maximum and bill."""
+    catalogue's answers for it (default: the shipped node_types.json), for a target hit ratio
+    (the cluster's) a serverless cache's maximum and bill, and with `terms` misses priced per
+    prefix (cost.prefixes)."""
     cat = cat or nodes.load()
     base = dict(
         subject=subject, basis=b.basis, policy=b.policy, prices=prices, nodes=b.nodes,
@@ -143,14 +196,17 @@ def cost_answer(
             message=stats_only_first(b, f"the cost-optimal size is {until}; {tail(b)}"),
         )  # fmt: skip
     lo, hi = search_range(b)
+    misses = _misses(b.main, p, terms)
     today_x = float(b.info.current_bytes or 0)
-    today = model.cost_at(b.main, today_x, p) if today_x > 0 else None
-    opt = model.optimum(b.main, lo, hi, p, b.main.x)
-    points = [point(c) for c in model.sample(b.main, lo, hi, p, CHART_POINTS)]
+    today = model.cost_at(b.main, today_x, p, misses) if today_x > 0 else None
+    opt = model.optimum(b.main, lo, hi, p, b.main.x, misses)
+    points = [point(c) for c in model.sample(b.main, lo, hi, p, CHART_POINTS, misses)]
     common = dict(
         **base, curve=info, points=points, searched_bytes_min=lo, searched_bytes_max=hi,
-        today=point(today) if today else None,
+        today=point(today) if today else None, prefix_costs=_prefix_rows(terms, opt.memory_bytes),
+        prefixes_without_curve=terms.without_curve if terms else [],
     )  # fmt: skip
+    per_prefix = _prefix_words(terms, p)
     if not sight.whole and model.cheaper_past(p, hi, opt.total):
         until = sight.until(knowledge.NOT_SEEN)
         msg = (
@@ -158,13 +214,14 @@ def cost_answer(
             f"{money(opt.total)} a month the seen part's best size ({hb(opt.memory_bytes)}) costs; {tail(b)}"
         )
         return CostAnswer(**common, status="unknown", unknown_until=until, message=stats_only_first(b, msg))
-    # the refinement may stop a hair short of the end; within 0.1 % of it counts as the end
-    at_end = opt.memory_bytes >= hi * (1 - 1e-3)
-    past = model.least_past(b.main, hi, p)
+    # within 1 % of the end (less than a step of the optimum's grid, cost.model.GRID_POINTS) is the
+    # end: "at 159 MiB or more than 160" says no more than "more than 160"
+    at_end = opt.memory_bytes >= hi * (1 - 1e-2)
+    past = model.least_past(b.main, hi, p, misses)
     if at_end and not levelled_off(b) and model.better(past, opt.total):
         msg = (
             f"the total cost still falls at the curve's end ({hb(hi)}, {money(opt.total)} a month): the "
-            f"cost-optimal size is more than that; {tail(b)}"
+            f"cost-optimal size is more than that{per_prefix}; {tail(b)}"
         )
         return CostAnswer(
             **common, status="above_curve", optimal_memory_bytes_at_least=_ceil(hi), optimal=point(opt),
@@ -176,8 +233,8 @@ def cost_answer(
         msg = (
             f"the cost-optimal size is {hb(opt.memory_bytes)} ({money(opt.total)} a month, the least "
             f"within the curve's reach) or more than {hb(hi)}: the curve still rises at its end, and a "
-            f"larger cache could cost as little as {money(past)} a month; {ghost_words()} sees further; "
-            f"{tail(b)}"
+            f"larger cache could cost as little as {money(past)} a month; {ghost_words()} sees further"
+            f"{per_prefix}; {tail(b)}"
         )
         return CostAnswer(
             **common, status="past_curve", optimal=point(opt),
@@ -185,7 +242,7 @@ def cost_answer(
         )  # fmt: skip
     band: dict[str, object] = {}
     rng = ""
-    sides = [_side_optimum(c, lo, hi, p) for c in (b.conf_low, b.conf_high)]
+    sides = [_side_optimum(c, lo, hi, p, terms) for c in (b.conf_low, b.conf_high)]
     if all(s is not None for s in sides):
         xs = [opt.memory_bytes] + [s.memory_bytes for s in sides if s is not None]
         # an end at the edge of the seen part may lie past it
@@ -210,7 +267,7 @@ def cost_answer(
     msg = (
         f"the least total cost is {money(opt.total)} a month at {hb(opt.memory_bytes)}: {set_m(b, limit)}"
         f"{rng}; {money(opt.memory)} memory and {money(opt.misses)} misses at a hit rate of "
-        f"{pct(opt.hit_ratio)}{now_txt}; {tail(b)}"
+        f"{pct(opt.hit_ratio)}{now_txt}{per_prefix}; {tail(b)}"
     )
     return CostAnswer(
         **common,

@@ -7,7 +7,9 @@ import uuid
 from sqlalchemy.orm import Session
 
 from hitcurve.cost.answer import cost_answer
+from hitcurve.cost.prefixes import Terms, server_terms
 from hitcurve.cost.prices import cluster_prices
+from hitcurve.crud.costs import window_rates
 from hitcurve.crud.inventory import cluster_server_ids, get_cluster, get_server
 from hitcurve.schemas.cost import CostAnswer, CostPrices
 from hitcurve.schemas.sizing import Subject, SubjectKind
@@ -49,11 +51,34 @@ def subject_target(db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id
     return None if s.cluster_id is None else float(get_cluster(db, org_id, s.cluster_id).target_hit_ratio)
 
 
+def subject_terms(
+    db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id: uuid.UUID, b: Basis, prices: CostPrices
+) -> Terms | None:
+    """The cluster's priced prefixes over the subject's servers (cost.prefixes); None when the
+    cluster prices none, or when there is no miss cost or read rate to price the rest at."""
+    if prices.miss_cost_per_million is None or prices.reads_per_second is None:
+        return None
+    if kind == "cluster":
+        c, ids = get_cluster(db, org_id, subject_id), cluster_server_ids(db, org_id, subject_id)
+    else:
+        s = get_server(db, org_id, subject_id)
+        if s.cluster_id is None:
+            return None
+        c, ids = get_cluster(db, org_id, s.cluster_id), [subject_id]
+    if not c.prefix_miss_costs:
+        return None
+    reads = window_rates(db, org_id, ids).per_server or {}
+    subject_bytes = float(b.info.current_bytes or 0) if kind == "cluster" else None
+    return server_terms(db, org_id, reads, c.prefix_miss_costs, subject_bytes or None)
+
+
 def subject_cost(db: Session, kind: SubjectKind, org_id: uuid.UUID, subject_id: uuid.UUID) -> CostAnswer:
     b = subject_basis(db, kind, org_id, subject_id)
+    prices = subject_prices(db, kind, org_id, subject_id)
     return cost_answer(
         Subject(type=kind, id=subject_id),
         b,
-        subject_prices(db, kind, org_id, subject_id),
+        prices,
         target=subject_target(db, kind, org_id, subject_id),
+        terms=subject_terms(db, kind, org_id, subject_id, b, prices),
     )

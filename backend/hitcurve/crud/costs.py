@@ -20,6 +20,7 @@ class WindowRates(NamedTuple):
     reads_per_second: float | None  # summed over the servers; None without windows
     refills: int  # misses refilled by a SET the agents timed
     refill_seconds_mean: float | None  # their mean miss-to-set time (None: none timed)
+    per_server: dict[uuid.UUID, float] | None = None  # reads per second of each server with windows
 
 
 def _recent(org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]) -> tuple[Any, Any]:
@@ -38,7 +39,7 @@ def _recent(org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]) -> tuple[Any, An
 
 def window_rates(db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]) -> WindowRates:
     if not server_ids:
-        return WindowRates(None, 0, None)
+        return WindowRates(None, 0, None, {})
     last, recent = _recent(org_id, server_ids)
     seconds = func.sum(func.extract("epoch", Snapshot.window_end - Snapshot.window_start))
     rows = db.execute(
@@ -46,7 +47,8 @@ def window_rates(db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]
         .join(last, recent)
         .group_by(Snapshot.server_id)
     ).all()
-    per = [float(g) / float(s) for _, g, s in rows if s and float(s) > 0]
+    by_server = {sid: float(g) / float(s) for sid, g, s in rows if s and float(s) > 0}
+    per = list(by_server.values())
     timed = db.execute(
         select(
             func.sum(SnapshotClass.cost_count),
@@ -65,4 +67,4 @@ def window_rates(db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]
         .where(SnapshotClass.cost_count > 0, SnapshotClass.cost_mean_us.is_not(None))
     ).one()
     n, total_us = int(timed[0] or 0), float(timed[1] or 0.0)
-    return WindowRates(sum(per) if per else None, n, total_us / n / 1e6 if n else None)
+    return WindowRates(sum(per) if per else None, n, total_us / n / 1e6 if n else None, by_server)

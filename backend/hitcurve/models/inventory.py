@@ -46,6 +46,9 @@ class Cluster(Base):
     miss_cost_source: Mapped[str] = mapped_column(
         String(16), nullable=False, default="entered", server_default="entered"
     )
+    # Prefixes whose misses cost apart from the rest: {prefix: money per million misses}
+    # (hitcurve.cost.prefixes; at most cost.prefixes.MAX_PRICED_PREFIXES, checked by the API).
+    prefix_miss_costs: Mapped[dict[str, float] | None] = mapped_column(JSONB)
     created_at: Mapped[datetime] = now_col()
     updated_at: Mapped[datetime] = now_col()
 

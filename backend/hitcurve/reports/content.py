@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from hitcurve.core.domain import NotEnoughDataError
 from hitcurve.cost.answer import cost_answer, cost_row
 from hitcurve.cost.prices import cluster_prices
+from hitcurve.cost.subject import subject_terms
 from hitcurve.crud.history import accuracy, history, warmup_windows
 from hitcurve.models import Alert, Cluster, Organization, Server, Snapshot
 from hitcurve.notify.payloads import server_name
@@ -211,11 +212,13 @@ def _cluster_report(
     try:
         basis, _ = cluster_basis(db, org_id, c.id, None)
         sizing = memory_answer(Subject(type="cluster", id=c.id), basis, float(c.target_hit_ratio))
+        prices = cluster_prices(db, org_id, c, server_ids)
         cost = cost_answer(
             Subject(type="cluster", id=c.id),
             basis,
-            cluster_prices(db, org_id, c, server_ids),
+            prices,
             target=float(c.target_hit_ratio),
+            terms=subject_terms(db, "cluster", org_id, c.id, basis, prices),
         )
         allocated = float(basis.info.current_bytes) if basis.info.current_bytes is not None else None
         xs = [basis.main.x_max * i / (CHART_SAMPLES - 1) for i in range(CHART_SAMPLES)]

@@ -209,6 +209,36 @@ CpuPrice = Annotated[
         "time at it",
     ),
 ]
+# Limits of a cluster's prefix_miss_costs (hitcurve.cost.prefixes prices them).
+MAX_PRICED_PREFIXES = 16
+MAX_PREFIX_LENGTH = 128
+_PREFIX_COSTS_DOC = (
+    "prefixes whose misses cost apart from the rest: {prefix: what a million of its misses cost}, "
+    "the prefixes as the agent names them (its --prefix-delimiter/--prefix-depth rule, the breakdown's "
+    f"names); at most {MAX_PRICED_PREFIXES}; null or {{}} prices every miss at the cluster's miss cost"
+)
+
+
+def _prefix_costs(v: dict[str, float] | None) -> dict[str, float] | None:
+    if v is None:
+        return None
+    if len(v) > MAX_PRICED_PREFIXES:
+        raise ValueError(f"at most {MAX_PRICED_PREFIXES} priced prefixes, not {len(v)}")
+    for name in v:
+        if not name or len(name) > MAX_PREFIX_LENGTH or not name.isprintable():
+            raise ValueError(
+                f"a prefix is 1 to {MAX_PREFIX_LENGTH} printable characters, as the agent names it: "
+                f"{name[:40]!r}"
+            )
+        if name == "(other)":
+            raise ValueError("'(other)' is every unnamed prefix: price those with miss_cost_per_million")
+    return v
+
+
+PrefixMissCosts = Annotated[
+    dict[str, MissCost], AfterValidator(_prefix_costs), Field(description=_PREFIX_COSTS_DOC)
+]
+
 _SOURCE_DOC = (
     "entered: miss_cost_per_million as given; measured: the agents' mean miss-to-set time (their "
     "per-class cost_us) priced as CPU time at cpu_price_per_hour"
@@ -223,6 +253,7 @@ class ClusterIn(In):
     miss_cost_per_million: MissCost | None = None
     cpu_price_per_hour: CpuPrice | None = None
     miss_cost_source: MissCostSource = Field(default="entered", description=_SOURCE_DOC)
+    prefix_miss_costs: PrefixMissCosts | None = None
 
 
 class ClusterPatch(In):
@@ -233,6 +264,7 @@ class ClusterPatch(In):
     miss_cost_per_million: MissCost | None = None
     cpu_price_per_hour: CpuPrice | None = None
     miss_cost_source: MissCostSource | None = Field(default=None, description=_SOURCE_DOC)
+    prefix_miss_costs: PrefixMissCosts | None = None
 
 
 class ClusterOut(Out):
@@ -244,6 +276,7 @@ class ClusterOut(Out):
     miss_cost_per_million: float | None = None
     cpu_price_per_hour: float | None = None
     miss_cost_source: MissCostSource = "entered"
+    prefix_miss_costs: dict[str, float] | None = Field(default=None, description=_PREFIX_COSTS_DOC)
     created_at: datetime
     server_count: int = 0
     # Summary of the latest state, filled by GET /clusters so overview pages need no more requests.

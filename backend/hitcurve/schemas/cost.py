@@ -77,6 +77,18 @@ class ServerlessOut(BaseModel):
     message: str
 
 
+class PrefixCostOut(BaseModel):
+    """A prefix whose misses the cluster prices apart (its servers summed)."""
+
+    prefix: str
+    miss_cost_per_million: float = Field(description="what a million of this prefix's misses cost")
+    read_share: float = Field(description="its share of the subject's reads in the agents' windows")
+    hit_ratio: float = Field(
+        description="its hit ratio inside the shared pool at the optimum (ok) or the least found: its own "
+        "curve at the bytes it would hold there (hitcurve/breakdown/poolsplit.py)"
+    )
+
+
 class CostAnswer(BaseModel):
     subject: Subject
     status: Literal["ok", "warming_up", "unknown", "above_curve", "past_curve", "no_prices"] = Field(
@@ -126,6 +138,17 @@ class CostAnswer(BaseModel):
     searched_bytes_min: float | None = None
     searched_bytes_max: float | None = Field(
         default=None, description="the sizes searched end here: the curve's end, or as far as it is seen"
+    )
+    prefix_costs: list[PrefixCostOut] = Field(
+        default_factory=list,
+        description="the priced prefixes (the cluster's prefix_miss_costs) with a curve in the agents' "
+        "windows: misses(x) = reads x [C (1 - H(x)) + sum (C_P - C) s_P (1 - h_P(x))] "
+        "(hitcurve/cost/prefixes.py)",
+    )
+    prefixes_without_curve: list[str] = Field(
+        default_factory=list,
+        description="priced prefixes no window had a curve for (too few reads, or not among the agent's "
+        "top prefixes): priced at the cluster's miss cost",
     )
     node_options: list[NodeOptionOut] = Field(
         default_factory=list,

@@ -145,6 +145,8 @@ export interface ClusterSettings {
   missCostPerMillion: number | null;
   cpuPricePerHour: number | null;
   missCostSource: "entered" | "measured";
+  /** Prefixes whose misses cost apart: prefix → money per million misses (empty: none). */
+  prefixMissCosts: Record<string, number>;
 }
 const clusterSettings = (c: S["ClusterOut"]): ClusterSettings => ({
   id: String(c.id),
@@ -156,6 +158,7 @@ const clusterSettings = (c: S["ClusterOut"]): ClusterSettings => ({
   missCostPerMillion: num(c.miss_cost_per_million),
   cpuPricePerHour: num(c.cpu_price_per_hour),
   missCostSource: c.miss_cost_source === "measured" ? "measured" : "entered",
+  prefixMissCosts: c.prefix_miss_costs ?? {},
 });
 export const getClusterSettings = async (id: string, signal?: AbortSignal) => clusterSettings(await api("get", "/clusters/{cluster_id}", { path: { cluster_id: id }, signal }));
 export const updateCluster = async (
@@ -168,6 +171,7 @@ export const updateCluster = async (
     miss_cost_per_million?: number | null;
     cpu_price_per_hour?: number | null;
     miss_cost_source?: "entered" | "measured";
+    prefix_miss_costs?: Record<string, number> | null;
   },
 ) => clusterSettings(await api("patch", "/clusters/{cluster_id}", { path: { cluster_id: id }, body }));
 /** The cost answer (GET /sizing/{servers|clusters}/{id}/cost) as the API gives it: the chart,

@@ -1885,6 +1885,10 @@ export interface components {
              * @enum {string}
              */
             miss_cost_source?: "entered" | "measured";
+            /** Prefix Miss Costs */
+            prefix_miss_costs?: {
+                [key: string]: number;
+            } | null;
         };
         /** ClusterOut */
         ClusterOut: {
@@ -1911,6 +1915,13 @@ export interface components {
              * @enum {string}
              */
             miss_cost_source?: "entered" | "measured";
+            /**
+             * Prefix Miss Costs
+             * @description prefixes whose misses cost apart from the rest: {prefix: what a million of its misses cost}, the prefixes as the agent names them (its --prefix-delimiter/--prefix-depth rule, the breakdown's names); at most 16; null or {} prices every miss at the cluster's miss cost
+             */
+            prefix_miss_costs?: {
+                [key: string]: number;
+            } | null;
             /**
              * Created At
              * Format: date-time
@@ -1983,6 +1994,10 @@ export interface components {
              * @description entered: miss_cost_per_million as given; measured: the agents' mean miss-to-set time (their per-class cost_us) priced as CPU time at cpu_price_per_hour
              */
             miss_cost_source?: ("entered" | "measured") | null;
+            /** Prefix Miss Costs */
+            prefix_miss_costs?: {
+                [key: string]: number;
+            } | null;
         };
         /** CostAnswer */
         CostAnswer: {
@@ -2057,6 +2072,16 @@ export interface components {
              * @description the sizes searched end here: the curve's end, or as far as it is seen
              */
             searched_bytes_max?: number | null;
+            /**
+             * Prefix Costs
+             * @description the priced prefixes (the cluster's prefix_miss_costs) with a curve in the agents' windows: misses(x) = reads x [C (1 - H(x)) + sum (C_P - C) s_P (1 - h_P(x))] (hitcurve/cost/prefixes.py)
+             */
+            prefix_costs?: components["schemas"]["PrefixCostOut"][];
+            /**
+             * Prefixes Without Curve
+             * @description priced prefixes no window had a curve for (too few reads, or not among the agent's top prefixes): priced at the cluster's miss cost
+             */
+            prefixes_without_curve?: string[];
             /**
              * Node Options
              * @description ok: the managed node types that hold the optimal size, and how many of each (hitcurve/cost/node_types.json; the priced cheapest first)
@@ -2822,6 +2847,29 @@ export interface components {
              * @description LRU's minus this policy's (> 0: cheaper)
              */
             misses_saving_per_month: number | null;
+        };
+        /**
+         * PrefixCostOut
+         * @description A prefix whose misses the cluster prices apart (its servers summed).
+         */
+        PrefixCostOut: {
+            /** Prefix */
+            prefix: string;
+            /**
+             * Miss Cost Per Million
+             * @description what a million of this prefix's misses cost
+             */
+            miss_cost_per_million: number;
+            /**
+             * Read Share
+             * @description its share of the subject's reads in the agents' windows
+             */
+            read_share: number;
+            /**
+             * Hit Ratio
+             * @description its hit ratio inside the shared pool at the optimum (ok) or the least found: its own curve at the bytes it would hold there (hitcurve/breakdown/poolsplit.py)
+             */
+            hit_ratio: number;
         };
         /** PrefixOut */
         PrefixOut: {

@@ -1,6 +1,7 @@
-// A cluster's own settings on its page: the target hit rate, the memory price, the node size (the
-// "how many nodes" answer needs it) and the name, editable by members; and deleting the cluster,
-// which leaves its servers unassigned with their curves.
+// A cluster's own settings on its page: the target hit rate, the memory price, the miss cost (and
+// per prefix where prefixes differ), the node size (the "how many nodes" answer needs it) and the
+// name, editable by members; and deleting the cluster, which leaves its servers unassigned with
+// their curves.
 import { useState, type FormEvent } from "react";
 import { deleteCluster, getClusterSettings, updateCluster, type ClusterSettings } from "../api/endpoints";
 import { useAsync } from "../hooks";
@@ -10,6 +11,29 @@ import { canWrite, useSession } from "../session";
 import { Fetched } from "./States";
 
 const MIB = 1024 * 1024;
+
+/** "prefix = cost" lines (one a line, blank lines skipped) to the API's {prefix: cost}; the API
+ * checks names and limits, this only reads the lines and says which one it cannot read. */
+export function parsePrefixCosts(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "") return;
+    const at = line.lastIndexOf("=");
+    const name = at < 0 ? "" : line.slice(0, at).trim();
+    const cost = at < 0 ? NaN : Number(line.slice(at + 1).trim());
+    if (name === "" || line.slice(at + 1).trim() === "" || !Number.isFinite(cost)) {
+      throw new Error(`line ${i + 1} (“${line}”): write a prefix, “=”, and what a million of its misses cost, e.g. “page = 40”`);
+    }
+    out[name] = cost;
+  });
+  return out;
+}
+
+const prefixCostsText = (costs: Record<string, number>) =>
+  Object.entries(costs)
+    .map(([name, cost]) => `${name} = ${cost}`)
+    .join("\n");
 /** Node sizes are entered in MiB or GiB; what is stored is bytes. */
 const NODE_UNITS = [
   ["MiB", MIB],
@@ -63,6 +87,18 @@ export function ClusterSettingsPanel({ id, onChanged }: { id: string; onChanged?
                   </dd>
                 </div>
                 <div>
+                  <dt>Miss cost per prefix</dt>
+                  <dd data-testid="cluster-prefix-costs">
+                    {Object.keys(c.prefixMissCosts).length === 0 ? (
+                      <span className="muted">none: every miss at the miss cost above</span>
+                    ) : (
+                      Object.entries(c.prefixMissCosts)
+                        .map(([name, cost]) => `${name}: ${formatMoney(cost)}`)
+                        .join(", ") + " per million misses"
+                    )}
+                  </dd>
+                </div>
+                <div>
                   <dt>Node size</dt>
                   <dd data-testid="cluster-node-size">
                     {c.nodeSizeBytes === null ? <span className="muted">not set: answers count memory, not nodes</span> : formatBytes(c.nodeSizeBytes)}
@@ -95,6 +131,7 @@ function SettingsForm({ cluster, onCancel, onSaved }: { cluster: ClusterSettings
   const [source, setSource] = useState<"entered" | "measured">(cluster.missCostSource);
   const [miss, setMiss] = useState(cluster.missCostPerMillion === null ? "" : String(cluster.missCostPerMillion));
   const [cpu, setCpu] = useState(cluster.cpuPricePerHour === null ? "" : String(cluster.cpuPricePerHour));
+  const [perPrefix, setPerPrefix] = useState(prefixCostsText(cluster.prefixMissCosts));
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
@@ -102,6 +139,7 @@ function SettingsForm({ cluster, onCancel, onSaved }: { cluster: ClusterSettings
     setError(null);
     setBusy(true);
     try {
+      const prefixCosts = parsePrefixCosts(perPrefix);
       await updateCluster(cluster.id, {
         name,
         target_hit_ratio: Number(target) / 100,
@@ -110,6 +148,7 @@ function SettingsForm({ cluster, onCancel, onSaved }: { cluster: ClusterSettings
         miss_cost_source: source,
         miss_cost_per_million: miss.trim() === "" ? null : Number(miss),
         cpu_price_per_hour: cpu.trim() === "" ? null : Number(cpu),
+        prefix_miss_costs: Object.keys(prefixCosts).length === 0 ? null : prefixCosts,
       });
       onSaved();
     } catch (err) {
@@ -146,6 +185,10 @@ function SettingsForm({ cluster, onCancel, onSaved }: { cluster: ClusterSettings
       <label>
         CPU-hour price ($, empty: not set)
         <input type="number" min={0} step="any" value={cpu} onChange={(e) => setCpu(e.target.value)} aria-label="CPU-hour price" />
+      </label>
+      <label>
+        Miss cost per prefix ($ per million, one “prefix = cost” a line; the rest at the miss cost)
+        <textarea rows={3} value={perPrefix} onChange={(e) => setPerPrefix(e.target.value)} aria-label="Miss cost per prefix" placeholder="page = 40" spellCheck={false} />
       </label>
       <label>
         Node size (empty: not set)

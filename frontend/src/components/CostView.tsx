@@ -1,5 +1,5 @@
 // The cost view beside the hit-rate curve: the cost answer's words, its chart (charts/costChart),
-// the managed node types that hold the optimum, a serverless cache's maximum data storage for the
+// the prefixes whose misses the cluster prices apart, the managed node types that hold the optimum, a serverless cache's maximum data storage for the
 // target with its bill, and the catalogue's date and sources. Every number
 // is the API's (GET /sizing/.../cost), the same answer the e-mail and /metrics give.
 import { useLayoutEffect, useRef } from "react";
@@ -7,7 +7,7 @@ import { ApiError } from "../api/client";
 import { getCost, type CostAnswer } from "../api/endpoints";
 import { drawCostChart } from "../charts/costChart";
 import { useAsync, useWidth } from "../hooks";
-import { formatBytes, formatMoney } from "../lib/format";
+import { formatBytes, formatHitRate, formatMoney, formatPercent } from "../lib/format";
 import { Fetched } from "./States";
 
 /** A source page by its host and its page name (two pages of one host stay apart). */
@@ -69,6 +69,19 @@ function CostBody({ a }: { a: CostAnswer }) {
             <dd data-testid="cost-saving">{formatMoney(a.saving_per_month ?? 0)} per month</dd>
           </div>
         </dl>
+      )}
+      {!!a.prefix_costs?.length && (
+        <div data-testid="cost-prefixes">
+          <h3>Misses priced per prefix</h3>
+          <ul>
+            {a.prefix_costs.map((p) => (
+              <li key={p.prefix}>
+                {p.prefix}: {formatMoney(p.miss_cost_per_million)} per million misses, {formatPercent(p.read_share)} of the reads, hit
+                rate {formatHitRate(p.hit_ratio)} {a.status === "ok" ? "at the optimum" : "at the least found"}
+              </li>
+            ))}
+          </ul>
+        </div>
       )}
       {!!a.points?.length && (
         <div ref={box} className="chart cost-chart">
