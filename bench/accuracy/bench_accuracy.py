@@ -731,7 +731,13 @@ def bench_workload(name: str, a: argparse.Namespace, binary: str, cache: Measure
         "mem": mem,
         "rows": rows,
         "memory_terms": memory_terms.score(last.basis, measured, mem),
-        "cost_terms": cost_terms.score(last.basis, measured, mem),
+        "cost_terms": cost_terms.score(
+            last.basis,
+            measured,
+            mem,
+            # real memcached past the grid, where an answer past the curve's end is a bound to check
+            {f: cache.get(wl, int(mem * f), a.warm, a.measured) for f in cost_terms.PAST_FACTORS},
+        ),
         "m_check": m_check,
         "stability": {
             "polls": len(recs),

@@ -13,7 +13,11 @@ from the smallest size out to the largest). The prices are fixed here, not fitte
 
 A price point is met when the cost answer is known (status ok) and its optimal -m lies within one
 step of the grid's optimum: between the grid's sizes on either side of it (at an end of the grid,
-from its neighbour to the end and past it). Also said: what the grid's own totals cost at the
+from its neighbour to the end and past it). An answer past the curve's end is a bound, not an
+optimum (above_curve: more than the curve's end; past_curve: the least within the curve, or more
+than its end); it is checked against real memcached run past the grid as well (PAST_FACTORS x M):
+it holds when, within one step of the least of the grid and those sizes (between its neighbours),
+lies a size past the curve's end, or (past_curve) the least within the curve. Also said: what the grid's own totals cost at the
 answer's -m (memcached's hit ratio there, linear in log size between the grid's points) over the
 grid's least, a figure of what the product's -m would cost in money.
 """
@@ -30,6 +34,8 @@ PRICE_PER_GIB_MONTH = 4.0
 READS_PER_SECOND = 1000.0
 # MiB of memory a whole miss ratio costs as much as, a month: 2^3 .. 2^12
 LAMBDA_MIB = [2.0**k for k in range(3, 13)]
+# memcached past the grid (x M), for the answers past the curve's end (the agent's ghost reaches 5 M)
+PAST_FACTORS = (5.0, 6.0, 8.0)
 
 
 def prices(lam_mib: float) -> Any:
@@ -64,11 +70,32 @@ def interp_hit(grid: list[tuple[float, float]], mb: float) -> float | None:
     return h0 + f * (h1 - h0)
 
 
-def score(basis: Any, measured: dict[float, float], mem_mb: int) -> list[dict]:
+def bound_holds(a: Any, wide: list[tuple[float, float]], lam: float) -> bool | None:
+    """Whether an answer past the curve's end holds on real memcached over the grid and past it
+    (`wide`): the least total lies past the curve's end, or for past_curve within one step of the
+    least within the curve. None for an answer that is not a bound."""
+    if a.status not in ("above_curve", "past_curve") or a.searched_bytes_max is None:
+        return None
+    totals = [grid_total(mb, hit, lam) for mb, hit in wide]
+    i = min(range(len(wide)), key=lambda k: (totals[k], k))
+    # within one step, as for an optimum: the sizes either side of the least bound where it lies
+    lo = wide[i - 1][0] if i > 0 else 0.0
+    hi = wide[i + 1][0] if i + 1 < len(wide) else math.inf
+    if hi > a.searched_bytes_max / MIB:
+        return True
+    if a.status == "past_curve" and a.optimal_within_curve_bytes is not None:
+        return lo <= a.optimal_within_curve_bytes / MIB <= hi
+    return False
+
+
+def score(
+    basis: Any, measured: dict[float, float], mem_mb: int, past: dict[float, float] | None = None
+) -> list[dict]:
     from hitcurve.cost.answer import cost_answer
     from hitcurve.schemas.sizing import Subject
 
     grid = sorted((f * mem_mb, hit) for f, hit in measured.items())
+    wide = sorted(grid + [(f * mem_mb, hit) for f, hit in (past or {}).items()])
     rows = []
     for lam in LAMBDA_MIB:
         totals = [grid_total(mb, hit, lam) for mb, hit in grid]
@@ -90,6 +117,8 @@ def score(basis: Any, measured: dict[float, float], mem_mb: int) -> list[dict]:
             # past_curve: the least within the curve's reach, or a size past its end (a bound)
             "within_mb": None if a.optimal_within_curve_bytes is None else a.optimal_within_curve_bytes / MIB,
             "searched_max_mb": None if a.searched_bytes_max is None else a.searched_bytes_max / MIB,
+            "wide_mb": wide[min(range(len(wide)), key=lambda k: (grid_total(*wide[k], lam), k))][0],
+            "bound_holds": bound_holds(a, wide, lam) if past else None,
         }
         h = None if opt is None else interp_hit(grid, opt)
         row["extra_pct"] = (
@@ -99,7 +128,9 @@ def score(basis: Any, measured: dict[float, float], mem_mb: int) -> list[dict]:
     return rows
 
 
-HEADER = "lambda (MiB)  grid optimum -m  answer -m (band)  status  extra cost  met"
+HEADER = (
+    "lambda (MiB)  grid optimum -m  answer -m (band)  status  extra cost  met  least with past-grid sizes"
+)
 
 
 def lines(rows: list[dict]) -> list[str]:
@@ -113,7 +144,8 @@ def lines(rows: list[dict]) -> list[str]:
         extra = "-" if r["extra_pct"] is None else f"{r['extra_pct']:+.1f} %"
         out.append(
             f"{r['lambda_mib']:>12.0f}  {r['grid_mb']:>15.0f}  {ans:>16}  {r['status']:>10}  {extra:>10}  "
-            f"{'ok' if r['ok'] else 'MISSED'}"
+            f"{'ok' if r['ok'] else 'MISSED':>6}  {r.get('wide_mb', 0):.0f}"
+            + ("" if r.get("bound_holds") is None else f" (bound {'holds' if r['bound_holds'] else 'FAILS'})")
         )
     return out
 
@@ -125,6 +157,15 @@ def summary(results: list[dict]) -> str:
     ok = sum(1 for row in rows if row["ok"])
     known = sum(1 for row in rows if row["status"] == "ok")
     bounds = sum(1 for row in rows if row["status"] in ("past_curve", "above_curve"))
+    held = sum(1 for row in rows if row.get("bound_holds"))
+    checked = sum(1 for row in rows if row.get("bound_holds") is not None)
+    unmet = [
+        f"{r['workload']} lambda {row['lambda_mib']:.0f}: answer {row['answer_mb']:.0f}, "
+        f"least {row['wide_mb']:.0f}"
+        for r in results
+        for row in r.get("cost_terms", [])
+        if row["status"] == "ok" and not row["ok"] and row["answer_mb"] is not None
+    ]
     extra = [row["extra_pct"] for row in rows if row["extra_pct"] is not None]
     worst = (
         f"; at the answer's -m memcached's total is at most {max(extra):+.1f} % over the grid's least"
@@ -133,5 +174,6 @@ def summary(results: list[dict]) -> str:
     )
     return (
         f"cost-optimal -m: {ok}/{len(rows)} price points within one grid step of real memcached's "
-        f"optimum ({known} known, {bounds} bounds past the curve's end){worst}"
+        f"optimum ({known} known, {bounds} bounds past the curve's end, {held}/{checked} of them holding "
+        f"on memcached past the grid){worst}" + (f"; known but missed: {'; '.join(unmet)}" if unmet else "")
     )
