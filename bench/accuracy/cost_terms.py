@@ -18,8 +18,8 @@ optimum (above_curve: more than the curve's end; past_curve: the least within th
 than its end); it is checked against real memcached run past the grid as well (PAST_FACTORS x M):
 it holds when, within one step of the least of the grid and those sizes (between its neighbours),
 lies a size past the curve's end, or (past_curve) the least within the curve. Also said: what the
-grid's own totals cost at the answer's -m (memcached's hit ratio there, linear in log size between the grid's points) over the
-grid's least, a figure of what the product's -m would cost in money.
+grid's own totals cost at the answer's -m (memcached's hit ratio there, linear in log size between
+the grid's points) over the grid's least, a figure of what the product's -m would cost in money.
 """
 
 from __future__ import annotations
