@@ -568,11 +568,30 @@ static void evict_surplus(hc_profile *p, hc_class *k, int ci)
         double frac = (excess - cum) / (double)est_rank_count(k, j);
         fthr = frac >= 1 ? UINT64_MAX : (uint64_t)ldexp(frac, 64);
     }
+    rounder_cut cut;
+    if (!k->stk) rounder_cut_init(&cut, &k->r, j);
+    const uint64_t *tag = p->kt.tag;
+    const uint8_t c8 = (uint8_t)ci;
     for (uint64_t i = 0; i < p->kt.nslots; ) {
-        uint64_t tg = p->kt.tag[i];
+        /* One pass over the whole table for one class: skip other classes' slots 8 at a time
+         * (a branch-free test the compiler vectorises; the scan was ~7 instructions a slot). */
+        while (i + 8 <= p->kt.nslots) {
+            int any = 0;
+            for (int u = 0; u < 8; u++) any |= (uint8_t)tag[i + u] == c8;
+            if (any) break;
+            i += 8;
+        }
+        if (i >= p->kt.nslots) break;
+        uint64_t tg = tag[i];
         if (tg && (int)(tg & 0xFF) == ci) {
-            uint32_t jr = est_rank_of(k, p->kt.act[i]);
-            if (jr < j || (jr == j && tr_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
+            int side;
+            if (k->stk) {
+                uint32_t jr = stacker_rank_of(&k->s, p->kt.act[i]);
+                side = jr < j ? -1 : jr > j;
+            } else {
+                side = rounder_rank_side(&cut, p->kt.act[i]);
+            }
+            if (side < 0 || (side == 0 && tr_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
                 est_remove(k, p->kt.act[i]);
                 kt_remove_slot(&p->kt, i);
                 p->st.surplus_evictions++;
