@@ -67,6 +67,16 @@ static void test_keytable(void)
         if (s != KT_NONE && t.act[s] != i) ok = 0;
     }
     CHECK(ok, "backward-shift deletion keeps the others reachable");
+    /* kt_scan_class: the next slot of a class (0: empty slots too), from every start */
+    int scan_bad = 0;
+    for (int c = 0; c < 64; c += 7) {
+        for (uint64_t i = 0; i <= t.nslots; i++) {
+            uint64_t want = i;
+            while (want < t.nslots && (int)(t.tag[want] & 0xFF) != c) want++;
+            if (kt_scan_class(&t, i, c) != want) scan_bad++;
+        }
+    }
+    CHECK(scan_bad == 0, "kt_scan_class finds the next slot of a class (%d starts differ)", scan_bad);
     /* key hash 0 and keys differing only in the low byte (the class bits): one identity */
     uint64_t s0 = kt_insert(&t, 0, 3, 77);
     CHECK(s0 != KT_NONE && kt_find(&t, 0) == s0 && t.tag[s0] != 0, "hash 0 is storable");

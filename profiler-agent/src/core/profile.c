@@ -570,19 +570,10 @@ static void evict_surplus(hc_profile *p, hc_class *k, int ci)
     }
     rounder_cut cut;
     if (!k->stk) rounder_cut_init(&cut, &k->r, j);
-    const uint64_t *tag = p->kt.tag;
-    const uint8_t c8 = (uint8_t)ci;
     for (uint64_t i = 0; i < p->kt.nslots; ) {
-        /* One pass over the whole table for one class: skip other classes' slots 8 at a time
-         * (a branch-free test the compiler vectorises; the scan was ~7 instructions a slot). */
-        while (i + 8 <= p->kt.nslots) {
-            int any = 0;
-            for (int u = 0; u < 8; u++) any |= (uint8_t)tag[i + u] == c8;
-            if (any) break;
-            i += 8;
-        }
+        i = kt_scan_class(&p->kt, i, ci); /* one pass over the whole table for one class */
         if (i >= p->kt.nslots) break;
-        uint64_t tg = tag[i];
+        uint64_t tg = p->kt.tag[i];
         if (tg && (int)(tg & 0xFF) == ci) {
             int side;
             if (k->stk) {
