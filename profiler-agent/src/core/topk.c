@@ -1,6 +1,7 @@
 #include "topk.h"
 #include "trmix.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,8 @@ struct hc_topk {
     uint32_t *heap;      /* slot indices, min-heap by count */
     uint32_t *hpos;      /* slot -> heap position */
     double *hcnt;        /* hcnt[i] == slot[heap[i]].count: the heap's walk compares counts
-                            without going through the slots (half the cost of an update) */
+                            without going through the slots (half the cost of an update);
+                            hcnt[k] = +inf, so a last node's missing right child never wins */
     uint32_t *idx;       /* key index: slot + 1, 0 empty (linear probing) */
     uint32_t imask;
     double total;
@@ -30,7 +32,7 @@ hc_topk *hc_topk_new(uint32_t k)
     t->slot = calloc(k, sizeof *t->slot);
     t->heap = calloc(k, sizeof *t->heap);
     t->hpos = calloc(k, sizeof *t->hpos);
-    t->hcnt = calloc(k, sizeof *t->hcnt);
+    t->hcnt = calloc((size_t)k + 1, sizeof *t->hcnt);
     t->idx = calloc(ic, sizeof *t->idx);
     t->imask = ic - 1;
     if (!t->slot || !t->heap || !t->hpos || !t->hcnt || !t->idx) {
@@ -39,6 +41,7 @@ hc_topk *hc_topk_new(uint32_t k)
     }
     for (uint32_t i = 0; i < k; i++)
         t->heap[i] = t->hpos[i] = i;
+    t->hcnt[k] = HUGE_VAL;
     return t;
 }
 
@@ -103,7 +106,7 @@ static void sift_down(hc_topk *t, uint32_t i)
         uint32_t c = 2 * i + 1;
         if (c >= t->k)
             break;
-        if (c + 1 < t->k && t->hcnt[c + 1] < t->hcnt[c])
+        if (t->hcnt[c + 1] < t->hcnt[c]) /* c + 1 == k: the +inf sentinel */
             c++;
         if (t->hcnt[c] >= x)
             break;
