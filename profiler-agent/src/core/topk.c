@@ -16,6 +16,8 @@ struct hc_topk {
     uint32_t *idx;       /* key index: slot + 1, 0 empty (linear probing) */
     uint32_t imask;
     double total;
+    int admission;       /* randomized admission (RAP) */
+    uint64_t seed, flips;
 };
 
 hc_topk *hc_topk_new(uint32_t k)
@@ -120,6 +122,20 @@ static void sift_down(hc_topk *t, uint32_t i)
     t->hpos[s] = i;
 }
 
+void hc_topk_set_admission(hc_topk *t, uint64_t seed)
+{
+    t->admission = 1;
+    t->seed = seed;
+    t->flips = 0;
+}
+
+/* RAP's coin: admit with probability w / (c + w), c the smallest count. */
+static int admit(hc_topk *t, uint64_t key, double c, double w)
+{
+    uint64_t u = tr_mix64(key ^ t->seed ^ (++t->flips * 0x9E3779B97F4A7C15ULL));
+    return (double)(u >> 11) * 0x1p-53 * (c + w) < w;
+}
+
 uint32_t hc_topk_add(hc_topk *t, uint64_t key, double w, int *replaced)
 {
     t->total += w;
@@ -128,6 +144,8 @@ uint32_t hc_topk_add(hc_topk *t, uint64_t key, double w, int *replaced)
     if (s < 0) {
         s = t->heap[0];                 /* the smallest counter */
         hc_topk_slot *o = &t->slot[s];
+        if (t->admission && o->used && !admit(t, key, o->count, w))
+            return HC_TOPK_NONE;
         if (o->used)
             idx_del(t, o->key);
         double base = o->used ? o->count : 0;
@@ -179,6 +197,7 @@ void hc_topk_scale(hc_topk *t, double f)
         for (uint32_t i = 0; i < t->k; i++)
             t->heap[i] = t->hpos[i] = i;
         t->total = 0;
+        t->flips = 0;
         return;
     }
     for (uint32_t i = 0; i < t->k; i++) {
