@@ -15,8 +15,9 @@
  *    thread's) on one core, and under callgrind an instruction count free of the live agent's
  *    sockets, threads and idle waits.
  *
- * usage: linepath STREAM.watch [--lines N] [--dump OUT.json]
- *        (STREAM.watch.stats.json beside it, as agent_cost.py record writes it)
+ * usage: linepath STREAM.watch [--lines N] [--dump OUT.json] [--hot-keys N]
+ *        (STREAM.watch.stats.json beside it, as agent_cost.py record writes it; --hot-keys as
+ *        the agent's, up to 100 listed in the dump, for bench/hotkeys_check.py)
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -145,16 +146,19 @@ int main(int argc, char **argv)
 {
     const char *file = NULL, *dump = NULL;
     size_t max_lines = 0;
+    long hot_keys = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--lines") && i + 1 < argc)
             max_lines = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
             dump = argv[++i];
+        else if (!strcmp(argv[i], "--hot-keys") && i + 1 < argc)
+            hot_keys = strtol(argv[++i], NULL, 10);
         else
             file = argv[i];
     }
     if (!file) {
-        fprintf(stderr, "usage: linepath STREAM.watch [--lines N] [--dump OUT.json]\n");
+        fprintf(stderr, "usage: linepath STREAM.watch [--lines N] [--dump OUT.json] [--hot-keys N]\n");
         return 2;
     }
     size_t len = 0;
@@ -171,6 +175,8 @@ int main(int argc, char **argv)
     ag_config cfg;
     ag_config_defaults(&cfg);
     snprintf(cfg.snapshot_dir, sizeof cfg.snapshot_dir, "-"); /* as agent_cost.py: trace on */
+    if (hot_keys >= 0)
+        cfg.hot_keys = (uint32_t)(hot_keys > AG_HOT_MAX ? AG_HOT_MAX : hot_keys);
     ag_feed_config fc;
     ag_feed_config_from(&cfg, &fc);
     ag_keys keys;

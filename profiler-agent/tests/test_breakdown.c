@@ -114,6 +114,45 @@ static void test_topk(void)
     free(size);
 }
 
+/* Randomized admission (RAP, topk.h): 50 heavy keys read 400 times each, interleaved with
+ * 400,000 keys read once. Plain space-saving with 256 counters churns the tail through every
+ * counter (total / k ~ 1,600 > 400) and reports tail keys among its top 50; RAP keeps the heavy
+ * keys, counts them within their error bound, and flips the same coins for the same seed. */
+static void test_topk_admission(void)
+{
+    enum { HEAVY = 50, READS = 400, TAIL = 400000 };
+    hc_topk *ss = hc_topk_new(256), *r1 = hc_topk_new(256), *r2 = hc_topk_new(256);
+    hc_topk_set_admission(r1, 7);
+    hc_topk_set_admission(r2, 7);
+    uint64_t rs = 11, tail = 1000;
+    int rep;
+    for (uint64_t i = 0; i < (uint64_t)HEAVY * READS + TAIL; i++) {
+        uint64_t key = refwl_rand(&rs) % (HEAVY * READS + TAIL) < (uint64_t)HEAVY * READS
+                           ? refwl_rand(&rs) % HEAVY : tail++;
+        hc_topk_add(ss, key, 1.0, &rep);
+        uint32_t a = hc_topk_add(r1, key, 1.0, &rep), b = hc_topk_add(r2, key, 1.0, &rep);
+        if (a != b) { CHECK(0, "same seed, same admissions (flip %llu)", (unsigned long long)i); break; }
+    }
+    uint32_t idx[HEAVY];
+    uint32_t n = hc_topk_sorted(r1, idx, HEAVY), heavy = 0, bounded = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        hc_topk_slot *s = hc_topk_slot_at(r1, idx[i]);
+        heavy += s->key < HEAVY;
+        /* what it counted since admission is at most the key's reads (~READS +- 3 sd) */
+        bounded += s->count - s->err <= READS + 3 * 20;
+    }
+    CHECK(heavy == HEAVY, "RAP: the %d heavy keys are its top %d (%u)", HEAVY, HEAVY, heavy);
+    CHECK(bounded == n, "RAP: count - err bounded by the reads (%u/%u)", bounded, n);
+    n = hc_topk_sorted(ss, idx, HEAVY);
+    uint32_t ss_heavy = 0;
+    for (uint32_t i = 0; i < n; i++)
+        ss_heavy += hc_topk_slot_at(ss, idx[i])->key < HEAVY;
+    CHECK(ss_heavy < HEAVY, "plain space-saving loses heavy keys to the tail here (%u)", ss_heavy);
+    hc_topk_free(ss);
+    hc_topk_free(r1);
+    hc_topk_free(r2);
+}
+
 static void test_prefixes(void)
 {
     hc_prefixes_config c;
@@ -175,6 +214,7 @@ int main(void)
 {
     test_keyprefix();
     test_topk();
+    test_topk_admission();
     test_prefixes();
     return TEST_DONE();
 }

@@ -67,6 +67,16 @@ static void test_keytable(void)
         if (s != KT_NONE && t.act[s] != i) ok = 0;
     }
     CHECK(ok, "backward-shift deletion keeps the others reachable");
+    /* kt_scan_class: the next slot of a class (0: empty slots too), from every start */
+    int scan_bad = 0;
+    for (int c = 0; c < 64; c += 7) {
+        for (uint64_t i = 0; i <= t.nslots; i++) {
+            uint64_t want = i;
+            while (want < t.nslots && (int)(t.tag[want] & 0xFF) != c) want++;
+            if (kt_scan_class(&t, i, c) != want) scan_bad++;
+        }
+    }
+    CHECK(scan_bad == 0, "kt_scan_class finds the next slot of a class (%d starts differ)", scan_bad);
     /* key hash 0 and keys differing only in the low byte (the class bits): one identity */
     uint64_t s0 = kt_insert(&t, 0, 3, 77);
     CHECK(s0 != KT_NONE && kt_find(&t, 0) == s0 && t.tag[s0] != 0, "hash 0 is storable");
@@ -147,12 +157,37 @@ static void test_ghost(void)
 }
 
 /* Property of bucket algorithms: the exact stack distance lies in (start, end]. */
+/* rounder_rank_side against comparing rounder_rank_of with j: every tracked item, activities
+ * outside [tail, head], at every rank j from 0 to past the newest bucket. */
+static int rank_side_bad(const rounder *r, const keytable *act)
+{
+    int bad = 0;
+    uint32_t nb = rounder_nbuckets(r);
+    uint32_t odd[] = {r->head + 1, r->head + 1000, r->tail - 1, r->tail - 100000, r->head, r->tail};
+    for (uint32_t j = 0; j <= nb + 1; j++) {
+        rounder_cut c;
+        rounder_cut_init(&c, r, j);
+        for (uint64_t s = 0; s < act->nslots + 6; s++) {
+            uint32_t a;
+            if (s < act->nslots) {
+                if (!act->tag[s]) continue;
+                a = act->act[s];
+            } else {
+                a = odd[s - act->nslots];
+            }
+            uint32_t k = rounder_rank_of(r, a);
+            if (rounder_rank_side(&c, a) != (k < j ? -1 : k > j)) bad++;
+        }
+    }
+    return bad;
+}
+
 static void test_rounder_bounds_span(int B, int balanced, uint64_t N, uint32_t max_span)
 {
     rounder r;
     rounder_init(&r, B, (double)N, balanced);
     if (max_span) r.max_span = max_span;
-    int span_bad = 0;
+    int span_bad = 0, cut_bad = 0;
     lruemu e;
     lruemu_init(&e, N);
     keytable act;
@@ -178,7 +213,9 @@ static void test_rounder_bounds_span(int B, int balanced, uint64_t N, uint32_t m
             kt_insert(&act, k, 0, rounder_set(&r));
         }
         if (r.balanced && r.head - r.lo[0] > r.max_span) span_bad++;
+        if (i % 997 == 0) cut_bad += rank_side_bad(&r, &act);
     }
+    CHECK(cut_bad == 0, "B=%d balanced=%d N=%llu span=%u: %d rank sides differ from rank_of", B, balanced, (unsigned long long)N, r.max_span, cut_bad);
     CHECK(bad == 0, "B=%d balanced=%d N=%llu span=%u: %d hits outside (start,end]", B, balanced, (unsigned long long)N, r.max_span, bad);
     CHECK(span_bad == 0, "B=%d balanced=%d N=%llu span=%u: oldest bucket start kept within the span (%d times not)", B, balanced, (unsigned long long)N, r.max_span, span_bad);
     if (max_span) CHECK(r.folds > 0, "span=%u: far-back buckets were folded (%llu folds)", max_span, (unsigned long long)r.folds);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "trmix.h"
+
 int ag_keys_init(ag_keys *k, char delim, int depth, const char *regex, int clear, char *err,
                  size_t errlen)
 {
@@ -54,20 +56,36 @@ uint16_t ag_keys_line(ag_keys *k, uint64_t key_hash, const unsigned char *key, s
             break;
         }
     }
+    size_t s, e;
+    if (!hc_prefix_span(&k->rule, key, len, &s, &e))
+        return AG_PFX_NONE;
+    /* most lines repeat a recent prefix: look its raw bytes up first */
+    ag_keys_memo *m = NULL;
+    uint64_t w[2] = {0, 0};
+    if (e - s <= sizeof w) {
+        memcpy(w, key + s, e - s);
+        m = &k->memo[tr_mix64(w[0] ^ tr_mix64(w[1] ^ (e - s))) & (AG_KEYS_MEMO - 1)];
+        if (m->len == e - s && m->w[0] == w[0] && m->w[1] == w[1])
+            return m->id;
+    }
     char p[HC_PREFIX_MAX + 1];
-    int n = hc_prefix_of(&k->rule, key, len, p);
+    int n = hc_printable(key + s, e - s, p, sizeof p);
     if (n == 0)
         return AG_PFX_NONE;
     if (n < 0) {
         atomic_fetch_add_explicit(&k->cut, 1, memory_order_relaxed);
         n = -n;
+        m = NULL; /* every cut line is counted: not remembered (16 raw bytes are never cut) */
     }
     uint64_t h = XXH3_64bits(p, (size_t)n) | 1;
     uint32_t i = (uint32_t)h & k->mask;
     while (k->hash[i] && k->hash[i] != h)
         i = (i + 1) & k->mask;
-    if (k->hash[i])
+    if (k->hash[i]) {
+        if (m)
+            *m = (ag_keys_memo){{w[0], w[1]}, (uint16_t)(e - s), k->id[i]};
         return k->id[i];
+    }
     if (k->n >= AG_KEYS_MAX_PREFIXES) {
         atomic_fetch_add_explicit(&k->overflow, 1, memory_order_relaxed);
         return AG_PFX_FULL;
@@ -78,6 +96,8 @@ uint16_t ag_keys_line(ag_keys *k, uint64_t key_hash, const unsigned char *key, s
     k->hash[i] = h;
     k->id[i] = id;
     pthread_mutex_unlock(&k->mu);
+    if (m)
+        *m = (ag_keys_memo){{w[0], w[1]}, (uint16_t)(e - s), id};
     return id;
 }
 

@@ -23,6 +23,14 @@
 #define AG_KEYS_PROBES 4
 #define AG_HOT_KEY_MAX 250        /* characters of a hot key sent in clear (protocol limit) */
 
+#define AG_KEYS_MEMO 256          /* reader's memo of recent raw prefixes (<= 16 bytes) -> id */
+
+/* A prefix's raw bytes (zero-padded) and its registered id; len 0 = empty. */
+typedef struct ag_keys_memo {
+    uint64_t w[2];
+    uint16_t len, id;
+} ag_keys_memo;
+
 typedef struct ag_keys {
     hc_prefix_rule rule;
     int clear;                                /* --hot-keys-clear */
@@ -32,6 +40,10 @@ typedef struct ag_keys {
     uint32_t mask, n;
     char (*name)[HC_PREFIX_MAX + 1];
     _Atomic uint64_t overflow, cut;           /* lines whose prefix had no id / was cut */
+    /* Reader only. Ids are never taken back, so a remembered (bytes, id) pair stays true; it
+     * skips the printable copy, the hash of the name and the registry probe (~110 of the
+     * ~190 instructions a line of ag_keys_line). */
+    ag_keys_memo memo[AG_KEYS_MEMO];
     /* clear names of wanted keys */
     _Atomic uint64_t want[AG_KEYS_WANT];      /* main -> reader: key hashes to capture */
     uint64_t got[AG_KEYS_WANT];               /* reader -> main, under mu */

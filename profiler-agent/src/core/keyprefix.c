@@ -63,40 +63,41 @@ int hc_printable(const unsigned char *s, size_t len, char *out, size_t cap)
     return (int)o;
 }
 
-int hc_prefix_of(const hc_prefix_rule *r, const unsigned char *key, size_t len, char *out)
+int hc_prefix_span(const hc_prefix_rule *r, const unsigned char *key, size_t len, size_t *start,
+                   size_t *end)
 {
-    size_t start = 0, end = 0;
+    *start = *end = 0;
     if (r->use_regex) {
         char buf[256];
-        if (len >= sizeof buf || memchr(key, 0, len)) {
-            out[0] = 0;
+        if (len >= sizeof buf || memchr(key, 0, len))
             return 0; /* regexec needs a C string: binary keys have no prefix by regex */
-        }
         memcpy(buf, key, len);
         buf[len] = 0;
         regmatch_t m[2];
-        if (regexec(&r->re, buf, 2, m, 0) != 0) {
-            out[0] = 0;
+        if (regexec(&r->re, buf, 2, m, 0) != 0)
             return 0;
-        }
         int g = r->groups >= 1 && m[1].rm_so >= 0 ? 1 : 0;
-        start = (size_t)m[g].rm_so;
-        end = (size_t)m[g].rm_eo;
+        *start = (size_t)m[g].rm_so;
+        *end = (size_t)m[g].rm_eo;
     } else {
         /* end at the depth-th delimiter, or at the last one if there are fewer */
         int seen = 0;
         for (size_t i = 0; i < len; i++)
             if (key[i] == (unsigned char)r->delim) {
-                end = i;
+                *end = i;
                 if (++seen == r->depth)
                     break;
             }
-        if (seen == 0) {
-            out[0] = 0;
+        if (seen == 0)
             return 0;
-        }
     }
-    if (end <= start) {
+    return *end > *start;
+}
+
+int hc_prefix_of(const hc_prefix_rule *r, const unsigned char *key, size_t len, char *out)
+{
+    size_t start, end;
+    if (!hc_prefix_span(r, key, len, &start, &end)) {
         out[0] = 0;
         return 0;
     }

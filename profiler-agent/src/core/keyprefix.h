@@ -34,6 +34,9 @@ void hc_prefix_rule_free(hc_prefix_rule *r);
 /* The key's prefix, printable and NUL-terminated in out (HC_PREFIX_MAX + 1 bytes). Returns its
  * length, 0 when the key has no prefix (out = ""), or -(length) when it was cut to the limit. */
 int hc_prefix_of(const hc_prefix_rule *r, const unsigned char *key, size_t len, char *out);
+/* Where that prefix lies in the key, as raw bytes [*start, *end): 1, or 0 when it has none. */
+int hc_prefix_span(const hc_prefix_rule *r, const unsigned char *key, size_t len, size_t *start,
+                   size_t *end);
 
 /* Printable form of any bytes (%XX escapes), cut at cap-1 characters; returns the length or
  * -(length) when cut. Used for prefixes and for hot keys sent in clear. */

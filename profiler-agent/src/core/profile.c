@@ -568,11 +568,21 @@ static void evict_surplus(hc_profile *p, hc_class *k, int ci)
         double frac = (excess - cum) / (double)est_rank_count(k, j);
         fthr = frac >= 1 ? UINT64_MAX : (uint64_t)ldexp(frac, 64);
     }
+    rounder_cut cut;
+    if (!k->stk) rounder_cut_init(&cut, &k->r, j);
     for (uint64_t i = 0; i < p->kt.nslots; ) {
+        i = kt_scan_class(&p->kt, i, ci); /* one pass over the whole table for one class */
+        if (i >= p->kt.nslots) break;
         uint64_t tg = p->kt.tag[i];
         if (tg && (int)(tg & 0xFF) == ci) {
-            uint32_t jr = est_rank_of(k, p->kt.act[i]);
-            if (jr < j || (jr == j && tr_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
+            int side;
+            if (k->stk) {
+                uint32_t jr = stacker_rank_of(&k->s, p->kt.act[i]);
+                side = jr < j ? -1 : jr > j;
+            } else {
+                side = rounder_rank_side(&cut, p->kt.act[i]);
+            }
+            if (side < 0 || (side == 0 && tr_mix64(tg ^ 0x5bd1e9955bd1e995ULL) < fthr)) {
                 est_remove(k, p->kt.act[i]);
                 kt_remove_slot(&p->kt, i);
                 p->st.surplus_evictions++;

@@ -274,3 +274,18 @@ uint32_t rounder_rank_of(const rounder *r, uint32_t act)
 {
     return r->balanced ? bal_bucket(r, act) : rounder_clamp(r, act) - r->tail;
 }
+
+/* Bucket j holds the offsets from lo[j] - base up to lo[j+1] - base (bal_bucket: the largest
+ * bucket whose start is <= the offset); past the newest bucket's start everything is in it,
+ * and a j past the newest bucket is above every item. */
+void rounder_cut_init(rounder_cut *c, const rounder *r, uint32_t j)
+{
+    c->r = r;
+    c->j = j;
+    c->base = r->balanced ? r->lo[0] : 0;
+    c->from = c->to = UINT32_MAX;
+    if (r->balanced && j < r->nb) {
+        c->from = r->lo[j] - c->base;
+        if (j + 1 < r->nb) c->to = r->lo[j + 1] - c->base;
+    }
+}

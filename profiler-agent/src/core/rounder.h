@@ -80,4 +80,31 @@ uint32_t rounder_nbuckets(const rounder *r);
 int64_t rounder_rank_count(const rounder *r, uint32_t j);
 /* Age rank of the bucket an item with activity act is counted in. */
 uint32_t rounder_rank_of(const rounder *r, uint32_t act);
+
+/* The same question asked of many items against one rank j (a surplus sweep visits every
+ * tracked key of a class): rounder_rank_side() answers -1, 0 or 1 as rounder_rank_of(r, act)
+ * is below, at or above j. The balanced variant's answer is two compares with the epoch
+ * bounds of bucket j instead of a binary search per item (the search was ~100 instructions,
+ * the largest part of a sweep). Valid while no item is added: removals keep the buckets'
+ * bounds, aging moves them. */
+typedef struct rounder_cut {
+    const rounder *r;
+    uint32_t j;
+    uint32_t base;         /* balanced: lo[0] */
+    uint32_t from, to;     /* balanced: bucket j holds offsets (act - base) in [from, to) */
+} rounder_cut;
+
+void rounder_cut_init(rounder_cut *c, const rounder *r, uint32_t j);
+
+static inline int rounder_rank_side(const rounder_cut *c, uint32_t act)
+{
+    const rounder *r = c->r;
+    if (!r->balanced) {
+        uint32_t k = rounder_rank_of(r, act);
+        return k < c->j ? -1 : k > c->j;
+    }
+    uint32_t off = act - c->base;
+    if ((int32_t)off < 0 || (int32_t)(r->head - act) < 0) return c->j > 0 ? -1 : 0; /* rank 0 */
+    return off < c->from ? -1 : off >= c->to;
+}
 #endif

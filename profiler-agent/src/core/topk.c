@@ -1,6 +1,7 @@
 #include "topk.h"
 #include "trmix.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,10 +11,13 @@ struct hc_topk {
     uint32_t *heap;      /* slot indices, min-heap by count */
     uint32_t *hpos;      /* slot -> heap position */
     double *hcnt;        /* hcnt[i] == slot[heap[i]].count: the heap's walk compares counts
-                            without going through the slots (half the cost of an update) */
+                            without going through the slots (half the cost of an update);
+                            hcnt[k] = +inf, so a last node's missing right child never wins */
     uint32_t *idx;       /* key index: slot + 1, 0 empty (linear probing) */
     uint32_t imask;
     double total;
+    int admission;       /* randomized admission (RAP) */
+    uint64_t seed, flips;
 };
 
 hc_topk *hc_topk_new(uint32_t k)
@@ -30,7 +34,7 @@ hc_topk *hc_topk_new(uint32_t k)
     t->slot = calloc(k, sizeof *t->slot);
     t->heap = calloc(k, sizeof *t->heap);
     t->hpos = calloc(k, sizeof *t->hpos);
-    t->hcnt = calloc(k, sizeof *t->hcnt);
+    t->hcnt = calloc((size_t)k + 1, sizeof *t->hcnt);
     t->idx = calloc(ic, sizeof *t->idx);
     t->imask = ic - 1;
     if (!t->slot || !t->heap || !t->hpos || !t->hcnt || !t->idx) {
@@ -39,6 +43,7 @@ hc_topk *hc_topk_new(uint32_t k)
     }
     for (uint32_t i = 0; i < k; i++)
         t->heap[i] = t->hpos[i] = i;
+    t->hcnt[k] = HUGE_VAL;
     return t;
 }
 
@@ -103,7 +108,7 @@ static void sift_down(hc_topk *t, uint32_t i)
         uint32_t c = 2 * i + 1;
         if (c >= t->k)
             break;
-        if (c + 1 < t->k && t->hcnt[c + 1] < t->hcnt[c])
+        if (t->hcnt[c + 1] < t->hcnt[c]) /* c + 1 == k: the +inf sentinel */
             c++;
         if (t->hcnt[c] >= x)
             break;
@@ -117,6 +122,20 @@ static void sift_down(hc_topk *t, uint32_t i)
     t->hpos[s] = i;
 }
 
+void hc_topk_set_admission(hc_topk *t, uint64_t seed)
+{
+    t->admission = 1;
+    t->seed = seed;
+    t->flips = 0;
+}
+
+/* RAP's coin: admit with probability w / (c + w), c the smallest count. */
+static int admit(hc_topk *t, uint64_t key, double c, double w)
+{
+    uint64_t u = tr_mix64(key ^ t->seed ^ (++t->flips * 0x9E3779B97F4A7C15ULL));
+    return (double)(u >> 11) * 0x1p-53 * (c + w) < w;
+}
+
 uint32_t hc_topk_add(hc_topk *t, uint64_t key, double w, int *replaced)
 {
     t->total += w;
@@ -125,6 +144,8 @@ uint32_t hc_topk_add(hc_topk *t, uint64_t key, double w, int *replaced)
     if (s < 0) {
         s = t->heap[0];                 /* the smallest counter */
         hc_topk_slot *o = &t->slot[s];
+        if (t->admission && o->used && !admit(t, key, o->count, w))
+            return HC_TOPK_NONE;
         if (o->used)
             idx_del(t, o->key);
         double base = o->used ? o->count : 0;
@@ -176,6 +197,7 @@ void hc_topk_scale(hc_topk *t, double f)
         for (uint32_t i = 0; i < t->k; i++)
             t->heap[i] = t->hpos[i] = i;
         t->total = 0;
+        t->flips = 0;
         return;
     }
     for (uint32_t i = 0; i < t->k; i++) {

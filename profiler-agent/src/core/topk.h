@@ -6,6 +6,15 @@
  * per update (min-heap of slots plus a key index). Slots keep their index while monitored, so
  * callers may hang per-slot state on the index (prefix curves); `replaced` tells them when a
  * slot changed hands.
+ *
+ * Optional randomized admission (RAP: Ben Basat, Einziger, Friedman, Kassner, "Randomized
+ * Admission Policy for Efficient Top-k and Frequency Estimation", INFOCOM 2017, §3): once every
+ * counter is taken, an unmonitored key replaces the smallest counter c only with probability
+ * w / (c + w) (1 / (c + 1) for unit weights), else its arrival is not counted. On a long tail of
+ * keys read once (memcached's usual traffic) almost every arrival is such a key, and space-saving
+ * would replace the minimum and re-sort the heap for each; RAP skips that work and keeps the tail
+ * from pushing heavy keys out (the paper's accuracy gain). Then count - err <= true weight still
+ * holds, count >= true weight no longer does (arrivals before admission are not counted).
  */
 #ifndef HC_TOPK_H
 #define HC_TOPK_H
@@ -23,10 +32,16 @@ typedef struct hc_topk_slot {
 
 typedef struct hc_topk hc_topk;
 
+#define HC_TOPK_NONE UINT32_MAX /* hc_topk_add: not admitted (randomized admission only) */
+
 hc_topk *hc_topk_new(uint32_t k);
 void hc_topk_free(hc_topk *t);
-/* Add weight w (> 0) to key. Returns the key's slot index; *replaced = 1 if the slot was
- * just taken from another key (or was empty). */
+/* Randomized admission (above) from now on; seed makes the coin flips reproducible (they are
+ * a hash of the seed, the key and the number of flips so far). */
+void hc_topk_set_admission(hc_topk *t, uint64_t seed);
+/* Add weight w (> 0) to key. Returns the key's slot index, or HC_TOPK_NONE if randomized
+ * admission turned the key away; *replaced = 1 if the slot was just taken from another key
+ * (or was empty). */
 uint32_t hc_topk_add(hc_topk *t, uint64_t key, double w, int *replaced);
 /* Slot of key, or -1 if not monitored. */
 long hc_topk_find(const hc_topk *t, uint64_t key);

@@ -1,6 +1,7 @@
 /*
  * Unit tests of the live agent's building blocks (TTL tracker, trace sampler, cost
- * percentiles, stats parsing, spool, gzip, the disk writer thread, the lookup shares). Built and run by test_agent_units.py.
+ * percentiles, stats parsing, spool, gzip, the disk writer thread, the lookup shares, prefix
+ * ids). Built and run by test_agent_units.py.
  * Expected values are computed independently (closed forms, zlib's own inflate).
  */
 #include <math.h>
@@ -11,6 +12,7 @@
 #include <zlib.h>
 
 #include "../../src/agent/costs.h"
+#include "../../src/agent/keys.h"
 #include "../../src/agent/lookups.h"
 #include "../../src/agent/pagemove.h"
 #include "../../src/agent/spool.h"
@@ -445,8 +447,51 @@ static void test_lookups(void)
           cv.hit_ratio[3]);
 }
 
+/* Prefix ids on the reader (keys.c): a prefix keeps the id of its first line through the
+ * reader's memo of recent raw prefixes, with more distinct prefixes than memo slots, escaped,
+ * longer than the memo holds and cut to HC_PREFIX_MAX; each id names what hc_prefix_of says. */
+static void test_keys(void)
+{
+    ag_keys k;
+    char err[200];
+    CHECK(ag_keys_init(&k, ':', 1, "", 0, err, sizeof err) == 0, "keys init: %s", err);
+    enum { P = 600 };
+    static char pfx[P + 3][100];
+    for (int i = 0; i < P; i++)
+        snprintf(pfx[i], sizeof pfx[i], "p%d", i);
+    snprintf(pfx[P], sizeof pfx[P], "a b%%c");                  /* escaped: %20, %25 */
+    snprintf(pfx[P + 1], sizeof pfx[P + 1], "twenty-bytes-prefix!");  /* past the memo's 16 */
+    memset(pfx[P + 2], 'x', 70);                                /* cut to 64 characters */
+    pfx[P + 2][70] = 0;
+    uint16_t first[P + 3];
+    int same = 1, named = 1;
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < P + 3; i++) {
+            char key[200], want[HC_PREFIX_MAX + 1], got[HC_PREFIX_MAX + 1];
+            int n = snprintf(key, sizeof key, "%s:%d", pfx[i], pass);
+            uint16_t id = ag_keys_line(&k, (uint64_t)i, (const unsigned char *)key, (size_t)n);
+            if (pass == 0)
+                first[i] = id;
+            same &= id == first[i] && id != AG_PFX_NONE && id != AG_PFX_FULL;
+            hc_prefix_of(&k.rule, (const unsigned char *)key, (size_t)n, want);
+            ag_keys_prefix_name(&k, id, got, sizeof got);
+            named &= strcmp(want, got) == 0;
+        }
+    }
+    int distinct = 1;
+    for (int i = 0; i < P + 3; i++)
+        for (int j = 0; j < i; j++)
+            distinct &= first[i] != first[j];
+    CHECK(same && distinct, "a prefix keeps its first id (same %d, distinct %d)", same, distinct);
+    CHECK(named, "ids name the rule's prefix");
+    CHECK(atomic_load(&k.cut) == 3, "every cut line counted: %llu", (unsigned long long)atomic_load(&k.cut));
+    CHECK(ag_keys_line(&k, 1, (const unsigned char *)"nodelim", 7) == AG_PFX_NONE, "no prefix");
+    ag_keys_free(&k);
+}
+
 int main(void)
 {
+    test_keys();
     test_lookups();
     test_stats_versions();
     test_page_moves();

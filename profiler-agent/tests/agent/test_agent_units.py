@@ -14,8 +14,8 @@ def test_agent_units(tmp_path):
     srcs = [
         str(AGENT / "src/agent" / f)
         for f in ("costs.c", "spool.c", "stats.c", "trace.c", "ttl.c", "util.c", "log.c", "mcconn.c",
-                  "statsmodel.c", "pagemove.c", "writer.c", "lookups.c", "extstats.c")
-    ]
+                  "statsmodel.c", "pagemove.c", "writer.c", "lookups.c", "extstats.c", "keys.c")
+    ] + [str(AGENT / "src/core/keyprefix.c")]
     subprocess.run(
         [
             "gcc",
@@ -35,6 +35,7 @@ def test_agent_units(tmp_path):
             str(HERE / "test_agent_units.c"),
             *srcs,
             "-ljansson",
+            "-lxxhash",
             "-lz",
             "-lpthread",
             "-lm",
