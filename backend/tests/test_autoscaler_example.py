@@ -136,6 +136,21 @@ def test_cluster_answers_carry_the_clusters_node_size(account: Any) -> None:
     nodes = account.get(f"{base}/nodes").json()
     assert mem["node_size_bytes"] == ratio["node_size_bytes"] == nodes["node_size_bytes"] == int(16 * GB)
     assert ratio["memory_bytes"] == 20 * 10**9  # a size with its unit, answered in bytes
+
+    # bytes are integers everywhere in the three answers (the curve was stored in float bytes)
+    def byte_fields(d: dict[str, Any], at: str = "") -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = []
+        for k, v in d.items():
+            if isinstance(v, dict):
+                out += byte_fields(v, f"{at}{k}.")
+            elif "_bytes" in k:
+                out.append((at + k, v))
+        return out
+
+    for answer in (mem, ratio, nodes):
+        fields = byte_fields(answer)
+        assert ("curve.max_bytes", int(80 * GB)) in fields
+        assert [(k, v) for k, v in fields if not (v is None or type(v) is int)] == []
     other = _cluster_with_curve(account, None)
     assert account.get(f"/api/v1/sizing/clusters/{other}/memory").json()["node_size_bytes"] is None
 
