@@ -10,6 +10,11 @@ scratch folders, so the host's packages, users and files are what they were once
 systemd block is the same install plus `systemctl enable --now` (the unit itself is tested by
 profiler-agent/tests/agent/test_deb_package.py); the container block needs Docker, which this
 machine does not have.
+
+The tarball runs the agent on a host that has nothing but the C library: a chroot holding only
+the dynamic loader, libc, libm, libresolv and a shell, the tarball unpacked into it, the agent
+uploading from there (its binary alone does not start there: the tarball's libraries are what
+carry it).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import pytest
 import uvicorn
 
 from conftest import Account
+from hitcurve.agents.install import GLIBC_MIN
 from hitcurve.core.config import get_settings
 from hitcurve_testing.waiting import DEADLINE_S
 
@@ -119,6 +125,23 @@ def test_the_release_is_served_and_nothing_else(account: Account, served: str, r
     assert r.status_code == 422
 
 
+def test_every_block_gets_curl_and_the_package_lists_a_fresh_debian_lacks(
+    account: Account, served: str
+) -> None:
+    """A fresh Debian 12 (a minimal install, the debian:12 image) has no curl and no package lists:
+    each block installs curl before its first download where it is missing, and the Debian blocks
+    read the package lists before apt-get installs anything (the package's libraries come from
+    them; `debootstrap --variant=minbase bookworm` makes such a root). Here: their order."""
+    for variant in ("systemd", "no-systemd", "container", "foreground"):
+        lines = _block(account, variant, "127.0.0.1:11211").splitlines()
+        first_curl = next(i for i, x in enumerate(lines) if x.startswith("curl "))
+        gets_curl = [i for i, x in enumerate(lines) if x.startswith("command -v curl >/dev/null ||")]
+        assert gets_curl and gets_curl[0] < first_curl, (variant, lines)
+        if variant in ("systemd", "no-systemd"):
+            installs = [i for i, x in enumerate(lines) if "apt-get install" in x]
+            assert lines.index("apt-get update") < min(installs), (variant, lines)
+
+
 @pytest.mark.slow
 def test_the_foreground_block_runs_as_written(account: Account, served: str, tmp_path: Path) -> None:
     mc = Memcached(mem_mb=16)
@@ -188,4 +211,84 @@ def test_the_debian_block_without_systemd_runs_as_written(
         if (tmp_path / "pid").exists():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
+        mc.stop()
+
+
+# A host with the C library alone: the loader, libc, libm, libresolv; the tarball's bin/hitcurve-agent
+# is a shell script that needs /bin/sh, readlink and dirname, which need libc only.
+C_LIBRARY = (
+    "/lib64/ld-linux-x86-64.so.2",
+    "/lib/x86_64-linux-gnu/libc.so.6",
+    "/lib/x86_64-linux-gnu/libm.so.6",
+    "/lib/x86_64-linux-gnu/libresolv.so.2",
+)
+SHELL_TOOLS = {"/bin/sh": "/bin/dash", "/bin/readlink": "/bin/readlink", "/bin/dirname": "/bin/dirname"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="chroot needs root")
+@pytest.mark.skipif(not Path(C_LIBRARY[0]).exists(), reason="an x86_64 glibc host")
+def test_the_tarball_runs_the_agent_with_nothing_but_the_c_library(
+    account: Account, served: str, tmp_path: Path
+) -> None:
+    import hashlib
+
+    rel = account.get("/api/v1/agent-release").json()
+    tgz = next(f for f in rel["files"] if f["kind"] == "tarball")
+    data = subprocess.run(["curl", "-fsS", tgz["url"]], capture_output=True, check=True).stdout
+    assert hashlib.sha256(data).hexdigest() == tgz["sha256"]
+    root = tmp_path / "root"
+    for lib in C_LIBRARY:
+        (root / lib.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(lib, root / lib.lstrip("/"))  # follows the symlink: the file itself
+    for inside, outside in SHELL_TOOLS.items():
+        (root / "bin").mkdir(exist_ok=True)
+        shutil.copy(outside, root / inside.lstrip("/"))
+    (root / "tmp").mkdir()
+    (root / "agent.tar.gz").write_bytes(data)
+    subprocess.run(["tar", "-xzf", "agent.tar.gz"], cwd=root, check=True)
+    folder = "/" + tgz["name"].removesuffix(".tar.gz")  # the tarball's one top folder
+    assert f"Needs the GNU C library {GLIBC_MIN} or later" in (root / folder[1:] / "INSTALL").read_text()
+
+    # the binary on its own: its libraries are not on this host
+    bare = subprocess.run(
+        ["chroot", str(root), f"{folder}/libexec/hitcurve-agent", "--version"], capture_output=True, text=True
+    )
+    assert bare.returncode != 0 and "libjansson.so.4" in bare.stderr, bare
+    # as the tarball starts it, with the libraries it brought
+    version = subprocess.run(
+        ["chroot", str(root), f"{folder}/bin/hitcurve-agent", "--version"], capture_output=True, text=True
+    )
+    assert version.returncode == 0 and tgz["version"] in version.stdout, version
+
+    key = account.post("/api/v1/agent-keys", json={"name": "chroot"})
+    assert key.status_code == 201, key.text
+    (root / "agent.key").write_text(key.json()["key"] + "\n")
+    mc = Memcached(mem_mb=16)
+    proc = subprocess.Popen(
+        [
+            "chroot",
+            str(root),
+            f"{folder}/bin/hitcurve-agent",
+            "run",
+            "--memcached",
+            mc.addr,
+            "--backend-url",
+            served,
+            "--agent-key-file",
+            "/agent.key",
+            "--spool-dir",
+            "/spool",
+            "--interval",
+            "5",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _wait_for_server(account, mc.addr, proc)
+    finally:
+        proc.terminate()
+        proc.wait(30)
         mc.stop()

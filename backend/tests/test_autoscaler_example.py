@@ -117,6 +117,42 @@ def test_client_prints_the_api_answer(account: Any, base_url: str) -> None:
     # A target past the curve (still climbing): a lower bound with nulls, exit 0.
     got = json.loads(_run(base_url, token, "--cluster", cid, "--target", "0.95").stdout)
     assert got["status"] == "above_curve" and got["memory_bytes"] is None and got["nodes"] is None
+    # ... and the bound in bytes and in nodes: more than at_least bytes in all is at least one
+    # node more than at_least fills
+    above = account.get(f"/api/v1/sizing/clusters/{cid}/memory", params={"target_hit_ratio": 0.95}).json()
+    above_n = account.get(f"/api/v1/sizing/clusters/{cid}/nodes", params={"target_hit_ratio": 0.95}).json()
+    at_least = above["memory_bytes_at_least"]
+    assert at_least is not None and got["memory_bytes_at_least"] == at_least
+    assert got["nodes_at_least"] == above_n["nodes_at_least"] == int(at_least // (16 * GB)) + 1
+    assert account.get(f"/api/v1/sizing/clusters/{cid}/nodes").json()["nodes_at_least"] is None  # ok: nodes
+
+
+def test_cluster_answers_carry_the_clusters_node_size(account: Any) -> None:
+    """The memory and hit-rate answers name the node size the nodes answer counts in."""
+    cid = _cluster_with_curve(account, int(16 * GB))
+    base = f"/api/v1/sizing/clusters/{cid}"
+    mem = account.get(f"{base}/memory").json()
+    ratio = account.get(f"{base}/hit-ratio", params={"memory_bytes": "20GB"}).json()
+    nodes = account.get(f"{base}/nodes").json()
+    assert mem["node_size_bytes"] == ratio["node_size_bytes"] == nodes["node_size_bytes"] == int(16 * GB)
+    assert ratio["memory_bytes"] == 20 * 10**9  # a size with its unit, answered in bytes
+
+    # bytes are integers everywhere in the three answers (the curve was stored in float bytes)
+    def byte_fields(d: dict[str, Any], at: str = "") -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = []
+        for k, v in d.items():
+            if isinstance(v, dict):
+                out += byte_fields(v, f"{at}{k}.")
+            elif "_bytes" in k:
+                out.append((at + k, v))
+        return out
+
+    for answer in (mem, ratio, nodes):
+        fields = byte_fields(answer)
+        assert ("curve.max_bytes", int(80 * GB)) in fields
+        assert [(k, v) for k, v in fields if not (v is None or type(v) is int)] == []
+    other = _cluster_with_curve(account, None)
+    assert account.get(f"/api/v1/sizing/clusters/{other}/memory").json()["node_size_bytes"] is None
 
 
 def test_client_without_node_size_and_errors(account: Any, other: Any, base_url: str) -> None:
@@ -131,6 +167,13 @@ def test_client_without_node_size_and_errors(account: Any, other: Any, base_url:
     assert out.returncode == 4 and json.loads(out.stderr)["status_code"] == 404
     out = _run(base_url, "hct_" + "x" * 40, "--cluster", cid)
     assert out.returncode == 4 and json.loads(out.stderr)["status_code"] == 401
+    # a refused parameter: the API's located errors as JSON, not a Python repr of them
+    out = _run(base_url, token, "--cluster", cid, "--target", "92")
+    assert out.returncode == 4, out.stderr
+    err = json.loads(out.stderr)
+    assert (err["status_code"], err["error"]) == (422, "invalid_request")
+    [e] = err["detail"]
+    assert e["loc"] == ["query", "target_hit_ratio"] and "did you mean 0.92 (92 %)?" in e["msg"]
 
 
 def test_keda_scaled_object_reads_nodes_from_a_real_answer(account: Any, anon: Any) -> None:

@@ -8,14 +8,17 @@ so it runs in any container with Python 3.9+.
 
 Output: {"cluster_id", "target_hit_ratio", "status", "memory_bytes", "memory_limit_bytes",
 "recommended_memory_limit_bytes", "window_memory_limit_bytes", "memory_limit_note", "stable",
-"unknown_until", "memory_state", "memory_state_words", "nodes", "node_size_bytes", "band", "basis",
-"curve_age_seconds", "message"}.
+"unknown_until", "memory_state", "memory_state_words", "memory_bytes_at_least", "nodes",
+"nodes_at_least", "node_size_bytes", "band", "basis", "curve_age_seconds", "message"}.
 "memory_limit_bytes" is the one -m to set per node: the API's recommended_memory_limit_bytes, the
 value the dashboard, the e-mail, the alerts and /metrics show ("recommended_memory_limit_bytes"
 repeats it); "window_memory_limit_bytes" is the newest curve's own -m, which moves every window
 ("memory_limit_note" says why the two differ when they do). "memory_state" is today's -m against
 the answer: short (even the band's low end is above it: the dashboard's memory alert opens),
 at_edge (inside the band, below the -m to set: no alert), enough; null while not known.
+Status above_curve: the target lies past what the curve covers; "memory_bytes_at_least" is a
+lower bound (the target needs more than that in all) and, with a node size, "nodes_at_least" the
+fewest nodes it can need.
 "band" is the answer's band:
 {"memory_bytes_min", "memory_bytes_max" (integer bytes, null past the curve), "memory_limit_bytes_min",
 "memory_limit_bytes_max" (as -m per node; the -m to set lies between), "nodes_min", "nodes_max" (with
@@ -23,8 +26,10 @@ a node size), "confidence", "basis" (server_record or benchmark_prior)}. Status 
 unknown: the answer is not known yet (memcached filling, or the agent has not seen out to the
 target; "unknown_until" says until what): every memory figure is null. Exit status: 0 answer
 (ok, warming_up / unknown / above_curve / unreachable with nulls), 3 no curve yet
-(not_enough_data), 4 API error, 2 usage. An autoscaler should keep the current size on anything
-but status ok, and on a curve older than it trusts (curve_age_seconds).
+(not_enough_data), 4 API error, 2 usage. An error is one JSON object on stderr: {"error" (the API's
+code, or "unreachable"), "detail" (the API's detail as it sent it: a sentence, or for a refused
+parameter a list of {"loc", "msg", "type"}), "status_code"}. An autoscaler should keep the current
+size on anything but status ok, and on a curve older than it trusts (curve_age_seconds).
 """
 
 from __future__ import annotations
@@ -41,7 +46,9 @@ from typing import Any
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, detail: str):
+    """An answer other than 2xx; detail is the API's JSON detail as it came."""
+
+    def __init__(self, status: int, code: str, detail: Any):
         super().__init__(f"HTTP {status} {code}: {detail}")
         self.status, self.code, self.detail = status, code, detail
 
@@ -62,8 +69,10 @@ def _get(base: str, path: str, params: dict[str, Any], token: str, timeout: floa
             body = json.load(e)
         except ValueError:
             body = {}
+        if not isinstance(body, dict):
+            body = {}
         raise ApiError(
-            e.code, str(body.get("code", "http_error")), str(body.get("detail", e.reason))
+            e.code, str(body.get("code", "http_error")), body.get("detail", str(e.reason))
         ) from None
 
 
@@ -91,7 +100,9 @@ def cluster_size(
         "unknown_until": mem.get("unknown_until"),
         "memory_state": mem.get("memory_state"),
         "memory_state_words": mem.get("memory_state_words"),
+        "memory_bytes_at_least": mem.get("memory_bytes_at_least"),
         "nodes": None,
+        "nodes_at_least": None,
         "node_size_bytes": node_size_bytes,
         # the answer's uncertainty: memory (and nodes) at the band's confidence, e.g. to size for
         # the pessimistic end
@@ -122,6 +133,7 @@ def cluster_size(
             raise
         return out
     out["nodes"], out["node_size_bytes"] = nodes["nodes"], nodes["node_size_bytes"]
+    out["nodes_at_least"] = nodes.get("nodes_at_least")
     out["band"]["nodes_min"] = nodes["band"].get("nodes_min")
     out["band"]["nodes_max"] = nodes["band"].get("nodes_max")
     return out

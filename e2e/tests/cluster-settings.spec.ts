@@ -1,9 +1,10 @@
 import { test } from "@playwright/test";
 import { api, expect, expectedBytesText, GiB, logIn, plain, shots } from "./helpers";
 
-// A cluster's settings are edited on its page (target, price, node size, name) and the cluster is
-// deleted there; what the page saves is what the API then answers.
-test("a cluster is created, edited and deleted from the dashboard", async ({ page }) => {
+// A cluster's settings are edited on its page (target, price, node size, name), a server is added
+// to it and taken out of it there, and the cluster is deleted there; what the page saves is what
+// the API then answers.
+test("a cluster is created, edited, given a server and deleted from the dashboard", async ({ page }) => {
   await logIn(page);
   const name = `edit-me-${Date.now()}`;
   await page.getByRole("button", { name: "New cluster" }).click();
@@ -42,6 +43,29 @@ test("a cluster is created, edited and deleted from the dashboard", async ({ pag
     name: `${name}-renamed`, target_hit_ratio: 0.95, price_per_gb_month: 7.5, node_size_bytes: 2 * GiB,
     prefix_miss_costs: { page: 40, sess: 0.5 },
   });
+
+  // members: the seed's unassigned server joins from the page and leaves again (back to no cluster)
+  const members = page.getByTestId("cluster-members");
+  await expect(members).toContainText("No server is assigned to this cluster yet.");
+  // the curve's place says what the cluster waits for
+  await expect(page.getByText("This cluster has no server yet")).toBeVisible();
+  const quiet = "10.0.0.10:11211";
+  const addOption = members.getByTestId("cluster-add-server").locator("option", { hasText: quiet });
+  await members.getByTestId("cluster-add-server").selectOption((await addOption.getAttribute("value"))!);
+  await members.getByRole("button", { name: "Add to this cluster" }).click();
+  await expect(members.getByRole("status")).toContainText(`${quiet} added to this cluster.`);
+  await expect(members.getByTestId("servers").locator("tbody tr")).toHaveCount(1);
+  await expect(members.getByTestId("servers")).toContainText(quiet);
+  await expect(page.getByText("from its server's first processed snapshots")).toBeVisible();
+  type S = { address: string; cluster_id: string | null };
+  const clusterOf = async () => (await api<S[]>(page, "/servers")).find((s) => s.address === quiet)!.cluster_id;
+  expect(await clusterOf()).toBe(id);
+  await members.scrollIntoViewIfNeeded();
+  await shots(page, "cluster-members");
+  await members.getByLabel(`Cluster of ${quiet}`).selectOption("");
+  await expect(members.getByRole("status")).toContainText(`${quiet} is in no cluster now.`);
+  await expect(members).toContainText("No server is assigned to this cluster yet.");
+  expect(await clusterOf()).toBeNull();
 
   page.once("dialog", (d) => d.accept());
   await panel.getByRole("button", { name: "Delete cluster" }).click();

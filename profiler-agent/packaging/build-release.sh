@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The agent's release artefacts in build/release/: the Debian package, the tarball for other
 # distributions and SHA256SUMS over both (check with `sha256sum -c --ignore-missing SHA256SUMS`).
-# The backend serves this folder under /downloads/agent/ (Settings.agent_release_dir), so the
+# The backend serves this folder under /api/v1/agent-release/ (Settings.agent_release_dir), so the
 # dashboard's install blocks fetch from the Hitcurve they were copied from. Run via `make release`.
 #   packaging/build-release.sh BIN OUTDIR
 set -euo pipefail

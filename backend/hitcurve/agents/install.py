@@ -1,8 +1,9 @@
 """The block an operator pastes on a cache host to install and start the agent, one per kind of
 host (pure: text from the backend's URL, memcached's address and the release). Every block
-fetches the artefacts from this Hitcurve and checks them against SHA256SUMS, runs as root without
-sudo where it installs (a shell as root, as minimal hosts and containers have; put sudo before
-each command otherwise), and ends with the agent running. The dashboard shows the block of the
+fetches the artefacts from this Hitcurve with curl (installed first by apt-get where it is missing,
+as on a fresh Debian) and checks them against SHA256SUMS, runs as root without sudo where it
+installs (a shell as root, as minimal hosts and containers have; put sudo before each command
+otherwise), and ends with the agent running. The dashboard shows the block of the
 kind the user picks, with the agent key put in place of KEY_PLACEHOLDER."""
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ KEY = "/etc/hitcurve/agent.key"
 SPOOL = "/var/lib/hitcurve-agent/spool"
 PIDFILE = "/run/hitcurve-agent.pid"
 LOG = "/var/log/hitcurve-agent.log"
+# The oldest GNU C library the tarball runs on (packaging/build-tarball.sh brings every other
+# library along and writes the version its binaries ask for into the tarball's INSTALL).
+GLIBC_MIN = "2.34"
 
 
 @dataclass(frozen=True)
@@ -39,12 +43,12 @@ VARIANTS = (
         "Debian 12 / Ubuntu 22.04 or later, root; no init system needed (containers, WSL, minimal hosts)",
         "deb",
     ),
-    Variant("container", "Container sidecar", "Docker or Podman beside a memcached container", "deb"),
+    Variant("container", "Container sidecar", "Docker beside a memcached container, and curl", "deb"),
     Variant(
         "foreground",
         "Try it in the foreground",
-        "any Linux x86_64 with glibc and the agent's libraries (jansson, libcurl, zlib, zstd, xz, "
-        "xxhash); no root",
+        f"any Linux x86_64 with the GNU C library {GLIBC_MIN} or later (Debian 12, Ubuntu 22.04 and "
+        "later; the tarball brings every other library) and curl; no root",
         "tarball",
     ),
 )
@@ -55,9 +59,15 @@ class NoRelease(Exception):
     """This Hitcurve has no agent release of the kind the block needs."""
 
 
-def _fetch(base: str, name: str) -> list[str]:
+# curl where it is missing (a fresh Debian or Ubuntu has none; apt-get needs root there).
+CURL_INSTALL = "apt-get install -y --no-install-recommends curl ca-certificates"
+CURL = f"command -v curl >/dev/null || {{ apt-get update && {CURL_INSTALL}; }}"
+
+
+def _fetch(base: str, name: str, curl: str = CURL) -> list[str]:
     url = base.rstrip("/") + DOWNLOADS
     return [
+        curl,
         f"curl -fsSLO {shlex.quote(f'{url}/{name}')} -O {shlex.quote(f'{url}/{SUMS}')}",
         f"sha256sum -c --ignore-missing {SUMS}",
     ]
@@ -75,7 +85,10 @@ def _config(backend_url: str, memcached: str, spool: str = SPOOL, key: str = KEY
 def _install_deb(base: str, deb: str, memcached: str) -> list[str]:
     return [
         'cd "$(mktemp -d)"',
-        *_fetch(base, deb),
+        # the package lists first: a fresh host has none, and curl and the package's libraries
+        # come from them
+        "apt-get update",
+        *_fetch(base, deb, f"command -v curl >/dev/null || {CURL_INSTALL}"),
         f"apt-get install -y ./{deb}",
         f"cat > {CONF} <<'EOF'",
         *_config(base, memcached),

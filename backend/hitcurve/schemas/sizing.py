@@ -187,7 +187,16 @@ class SizingAnswer(BaseModel):
         description="nodes questions: the nodes of node_size_bytes the target needs; cluster memory and "
         "hit-rate questions: the cluster's nodes today, for which memory_limit_bytes is the -m of each",
     )
-    node_size_bytes: int | None = None
+    node_size_bytes: int | None = Field(
+        default=None,
+        description="nodes questions: the node size asked (or the cluster's); cluster memory and "
+        "hit-rate questions: the cluster's node size setting (null while not set)",
+    )
+    nodes_at_least: int | None = Field(
+        default=None,
+        description="above_curve on a nodes question: the target needs at least this many nodes of "
+        "node_size_bytes (more than memory_bytes_at_least in all); null otherwise",
+    )
     memory_limit_bytes: int | None = Field(
         default=None,
         description="this window's curve alone: the memcached memory limit (-m, a whole number of MiB) "

@@ -347,6 +347,13 @@ def nodes_answer(
         hi_n = None if hi_n is None else max(hi_n, nodes)
     band = ans.band.model_copy(update=dict(nodes_min=lo_n, nodes_max=hi_n if lo_n is not None else None))
     status: str
+    # above the curve: more than memory_bytes_at_least in all, so at least one node more than
+    # that many bytes fill
+    at_least_n = (
+        None
+        if nodes is not None or ans.memory_bytes_at_least is None
+        else ans.memory_bytes_at_least // size + 1
+    )
     if nodes is None:
         msg = ans.message
         status = ans.status if ans.status != "ok" else "unreachable"
@@ -360,6 +367,7 @@ def nodes_answer(
             question="nodes_for_hit_ratio",
             nodes=nodes,
             node_size_bytes=size,
+            nodes_at_least=at_least_n,
             status=status,
             band=band,
             message=msg,

@@ -300,6 +300,7 @@ export async function getServerCurve(id: string, signal?: AbortSignal): Promise<
     dataBasis: dataBasis(m?.data_basis ?? j.latest_snapshot?.data_basis, "watch"),
     windowsNote: str(m?.windows_note),
     flashTier: flashTier(j.flash_tier),
+    serverCount: null,
   };
 }
 
@@ -349,6 +350,7 @@ export async function getClusterCurve(id: string, signal?: AbortSignal): Promise
     dataBasis: "watch", // the cluster's sizing answer says otherwise (Sizing.dataBasis)
     windowsNote: null,
     flashTier: null,
+    serverCount: c.server_count ?? 0,
   };
 }
 

@@ -3347,8 +3347,16 @@ export interface components {
              * @description nodes questions: the nodes of node_size_bytes the target needs; cluster memory and hit-rate questions: the cluster's nodes today, for which memory_limit_bytes is the -m of each
              */
             nodes?: number | null;
-            /** Node Size Bytes */
+            /**
+             * Node Size Bytes
+             * @description nodes questions: the node size asked (or the cluster's); cluster memory and hit-rate questions: the cluster's node size setting (null while not set)
+             */
             node_size_bytes?: number | null;
+            /**
+             * Nodes At Least
+             * @description above_curve on a nodes question: the target needs at least this many nodes of node_size_bytes (more than memory_bytes_at_least in all); null otherwise
+             */
+            nodes_at_least?: number | null;
             /**
              * Memory Limit Bytes
              * @description this window's curve alone: the memcached memory limit (-m, a whole number of MiB) whose 1 MiB slab pages hold memory_bytes (the curve's memory is slab pages, each class's chunk rounding counted; memcached holds -m pages once full, or one page a class when those are more). It moves with every window; the one -m to set is recommended_memory_limit_bytes. Cluster answers: the -m of each node (memory_bytes over `nodes`, the nodes today). The hash table and connection buffers come on top

@@ -104,6 +104,8 @@ export type CurveView = {
   windowsNote: string | null;
   /** Servers with a flash tier (memcached's extstore); null without one, and for clusters. */
   flashTier: FlashTier | null;
+  /** Clusters: how many servers are assigned to it; null for servers. */
+  serverCount: number | null;
 };
 
 /** memcached's flash tier on a server (the API's FlashTierOut, hitcurve/sizing/flash.py). */

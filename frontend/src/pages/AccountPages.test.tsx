@@ -2,7 +2,7 @@ import { fireEvent, render, screen } from "@testing-library/react";
 import { afterEach, expect, test, vi } from "vitest";
 import type { Session } from "../api/types";
 import { ME, fakeApi } from "../test/fakeApi";
-import { ConfirmSignupPage, InvitePage, ResetPasswordPage } from "./AccountPages";
+import { ConfirmSignupPage, ForgotPasswordPage, InvitePage, ResetPasswordPage } from "./AccountPages";
 import { AuthPage } from "./AuthPages";
 
 afterEach(() => vi.unstubAllGlobals());
@@ -80,4 +80,32 @@ test("a used sign-up link says so and offers to sign up again or log in", async 
   render(<ConfirmSignupPage token="used-link-0123456789" onSession={() => undefined} />);
   expect((await screen.findByRole("alert")).textContent).toContain("used or expired");
   expect(screen.getByRole("link", { name: "Sign up again" }).getAttribute("href")).toBe("/signup");
+});
+
+test("with the mail server down, sign-up and the password reset say why and never 'sent'", async () => {
+  const down = {
+    status: 503,
+    body: {
+      code: "mail_unavailable",
+      detail:
+        "no e-mail can be sent now: the mail server 127.0.0.1:2525 does not answer (ConnectionRefusedError: [Errno 111] Connection refused). Nothing was changed",
+    },
+  };
+  fakeApi({ "POST /api/v1/auth/signup": () => down, "POST /api/v1/auth/password-reset": () => down });
+  const { container, unmount } = render(<AuthPage mode="signup" onSession={vi.fn()} />);
+  const [org, email, password] = Array.from(container.querySelectorAll("input"));
+  fireEvent.change(org, { target: { value: "Acme" } });
+  fireEvent.change(email, { target: { value: "ada@example.com" } });
+  fireEvent.change(password, { target: { value: "correct horse battery" } });
+  fireEvent.click(screen.getByRole("button", { name: "Create account" }));
+  expect((await screen.findByRole("alert")).textContent).toContain("the mail server 127.0.0.1:2525 does not answer (ConnectionRefusedError");
+  expect(screen.queryByRole("heading", { name: "Check your inbox" })).toBeNull();
+  expect(container.textContent).not.toMatch(/we sent/i);
+  unmount();
+
+  const forgot = render(<ForgotPasswordPage />);
+  fireEvent.change(forgot.container.querySelector("input")!, { target: { value: "ada@example.com" } });
+  fireEvent.click(screen.getByRole("button"));
+  expect((await screen.findByRole("alert")).textContent).toContain("does not answer");
+  expect(forgot.container.textContent).not.toMatch(/check your e-mail|on its way/i);
 });

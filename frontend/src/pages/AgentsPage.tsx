@@ -26,7 +26,7 @@ const POLL_MS = 3000;
 const VARIANTS: ReadonlyArray<readonly [InstallVariant, string]> = [
   ["systemd", "Debian or Ubuntu with systemd"],
   ["no-systemd", "Debian or Ubuntu without systemd"],
-  ["container", "Container sidecar (Docker, Podman)"],
+  ["container", "Container sidecar (Docker)"],
   ["foreground", "Try it in the foreground (no install)"],
 ];
 const SCOPES = [

@@ -167,3 +167,20 @@ test("the header gives today's memory as the answer names it: one limit, one use
   expect(facts).toContain("Memory limit (-m)832 MiB · Used 820 MiB");
   expect(plain(document.querySelector(".view-head")!.textContent)).not.toMatch(/today \d/);
 });
+
+test("a cluster without a curve says what it waits for, not that no agent has reported", async () => {
+  for (const [count, says] of [
+    [1, "from its server's first processed snapshots"],
+    [3, "from its 3 servers' first processed snapshots"],
+    [0, "This cluster has no server yet"],
+  ] as const) {
+    fakeApi({ "GET /api/v1/clusters/c1/curve": { cluster: { ...CLUSTER, server_count: count } } });
+    let view: ReturnType<typeof render> | undefined;
+    await act(async () => {
+      view = render(<CurvePage kind="cluster" id="c1" />);
+    });
+    expect(await screen.findByText(new RegExp(says))).toBeTruthy();
+    expect(screen.queryByText("No agent has reported yet")).toBeNull();
+    view!.unmount();
+  }
+});

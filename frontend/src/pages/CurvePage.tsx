@@ -7,7 +7,7 @@ import { CurveTable } from "../components/CurveTable";
 import { SlabClasses } from "../components/SlabClasses";
 import { FlashTierPanel } from "../components/FlashTierPanel";
 import { StatsOnlyLabel } from "../components/Bits";
-import { Fetched, NoAgentYet } from "../components/States";
+import { Empty, Fetched, NoAgentYet } from "../components/States";
 import { keepFlags, memoryToday, TargetAnswer } from "../components/TargetAnswer";
 import { useAsync, useDebounced } from "../hooks";
 import { bytesForHit, maxHit } from "../lib/curve";
@@ -27,8 +27,30 @@ export function CurvePage({ kind, id }: { kind: "server" | "cluster"; id: string
   }
   return (
     <Fetched result={result} what="the curve">
-      {(view) => (view.points.length ? <CurveBody view={view} /> : <NoAgentYet />)}
+      {(view) =>
+        view.points.length ? <CurveBody view={view} /> : view.kind === "cluster" ? <NoClusterCurveYet servers={view.serverCount ?? 0} /> : <NoAgentYet />
+      }
     </Fetched>
+  );
+}
+
+/** A cluster without a curve: it waits for servers, or for its servers' first processed windows. */
+function NoClusterCurveYet({ servers }: { servers: number }) {
+  if (servers === 0)
+    return (
+      <Empty title="No curve yet">
+        <p>This cluster has no server yet: add one under “Servers in this cluster” below, or on the Servers page.</p>
+      </Empty>
+    );
+  const whose = servers === 1 ? "its server's" : `its ${servers} servers'`;
+  const agents = servers === 1 ? "its agent has" : "their agents have";
+  return (
+    <Empty title="No curve yet">
+      <p>
+        The worker makes this cluster&apos;s curve from {whose} first processed snapshots; it appears here once {agents} uploaded (an
+        agent uploads once a minute).
+      </p>
+    </Empty>
   );
 }
 

@@ -137,7 +137,8 @@ async def cluster_memory(
 ) -> SizingAnswer:
     b, facts = await _cluster(me.org_id, cluster_id, policy)
     target = target_hit_ratio if target_hit_ratio is not None else facts.target_hit_ratio
-    return answers.memory_answer(Subject(type="cluster", id=cluster_id), b, target)
+    ans = answers.memory_answer(Subject(type="cluster", id=cluster_id), b, target)
+    return ans.model_copy(update={"node_size_bytes": facts.node_size_bytes})
 
 
 @router.get(
@@ -149,8 +150,9 @@ async def cluster_memory(
 async def cluster_ratio(
     cluster_id: uuid.UUID, memory_bytes: Memory, me: FastReaderDep, policy: PolicyQ = None
 ) -> SizingAnswer:
-    b, _ = await _cluster(me.org_id, cluster_id, policy)
-    return answers.ratio_answer(Subject(type="cluster", id=cluster_id), b, float(memory_bytes))
+    b, facts = await _cluster(me.org_id, cluster_id, policy)
+    ans = answers.ratio_answer(Subject(type="cluster", id=cluster_id), b, float(memory_bytes))
+    return ans.model_copy(update={"node_size_bytes": facts.node_size_bytes})
 
 
 def _node_size_default(org_id: uuid.UUID, cluster_id: uuid.UUID) -> int | None:
