@@ -46,7 +46,7 @@ class HotKeyOut(BaseModel):
     hashed: bool
     requests: int
     bytes: int
-    error: int  # requests over-estimate by at most this
+    error: int  # requests - error is a lower bound of the key's reads (docs/agent-protocol.md)
 
 
 class TtlOut(BaseModel):

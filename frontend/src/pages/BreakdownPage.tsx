@@ -127,7 +127,7 @@ function BreakdownView({ id, d }: { id: string; d: Breakdown }) {
           {d.hotKeysHashed
             ? "Keys are hashed (XXH3-64) by the agent; run it with --hot-keys-clear 1 to see them in clear."
             : "Keys in clear, as the agent was told to send them."}{" "}
-          Counts may over-estimate by the ± shown (space-saving sketch).
+          Counts are estimates within the ± shown (a space-saving sketch with randomized admission).
         </p>
         <div className="two-col">
           <HotTable title="By requests" rows={d.hotKeys} />

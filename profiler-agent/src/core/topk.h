@@ -24,7 +24,7 @@
 
 typedef struct hc_topk_slot {
     uint64_t key;
-    double count;      /* estimated weight (>= true weight) */
+    double count;      /* estimated weight (>= true weight without randomized admission) */
     double err;        /* over-estimation bound */
     uint64_t aux;      /* caller's value (last size seen, ...), cleared on replacement */
     int used;
