@@ -26,7 +26,7 @@ def xxh3():
     f = lib.XXH3_64bits
     f.argtypes = (ctypes.c_char_p, ctypes.c_size_t)
     f.restype = ctypes.c_uint64
-    return lambda b: "xxh3:%016x" % f(b, len(b))
+    return lambda b: f"xxh3:{f(b, len(b)):016x}"
 
 
 def exact(path: str):
@@ -69,7 +69,8 @@ def main() -> None:
     reads, size = exact(a.stream)
     by_bytes = Counter({k: c * size.get(k, 1) for k, c in reads.items()})
     for d in a.dumps:
-        doc = json.load(open(d))
+        with open(d) as fh:
+            doc = json.load(fh)
         top = min(a.top, len(doc["hot_keys"]))
         check(d, doc["hot_keys"], reads, h, top, "requests")
         rows = [{"key": g["key"], "bytes": g["requests"] * g["bytes"]} for g in doc["hot_keys_by_bytes"]]
