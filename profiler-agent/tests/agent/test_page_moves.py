@@ -40,7 +40,8 @@ def load(
     # nice: on a busy machine the agent must keep up with the stream, or the windows of interest
     # come out blind (no snapshot); fewer requests per second change nothing about page moves
     subprocess.run(
-        ["nice", "-n", str(niceness), loadgen_bin(), "--server", addr, "--dist", "uniform", "--keys", str(keys),
+        ["nice", "-n", str(niceness), loadgen_bin(), "--server", addr, "--dist", "uniform",
+         "--keys", str(keys),
          "--value-size", str(value_size), "--update-frac", str(update_frac), "--requests", "0",
          "--duration", str(seconds), "--seed", str(seed), "--quiet"],
         check=True, capture_output=True, timeout=seconds + 60,
