@@ -1,7 +1,8 @@
 """Seeded states for the consistency check (e2e/tests/consistency.spec.ts): one organization of
 its own, each state a cluster whose servers replay real agent windows through the upload path
-(crud.ingest.store_snapshot) and the worker's own task (hitcurve_worker.snapshot_tasks.process,
-in process: the e2e backend runs no worker), so every row the surfaces read is the row
+(crud.ingest.store_snapshot) and the worker's own code (hitcurve_worker.snapshot_tasks.process for a
+server's first window, then the drain's batch, drain_tasks._settle, in process: the e2e backend runs
+no worker), so every row the surfaces read is the row
 production makes.
 
 The windows (e2e/data/demo-windows.json.gz) are `make demo`'s: memcached 1.6.18 at -m 64, the
@@ -239,7 +240,7 @@ def seed(email: str = EMAIL, only: list[str] | None = None) -> None:
     # Then window by window, every server's next window in one batch, as the worker's drain takes
     # them when uploads arrive together (hitcurve_worker.drain_tasks: one window per server per
     # batch, its inputs loaded once, each cluster updated once after its members): the members of
-    # a state's cluster stay in lock step, and the seed costs a fifth of one task per upload.
+    # a state's cluster stay in lock step, and the seed takes about half the CPU of a task per upload.
     queues = [raws for members in prepared.values() for raws in members]
     for i in range(1, max(len(r) for r in queues)):
         keys = []
