@@ -241,3 +241,17 @@ def inbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Inbox]:
     monkeypatch.setenv("HITCURVE_SMTP_PORT", str(port))
     yield box
     ctl.stop()
+
+
+@pytest.fixture
+def keep_payloads(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every upload keeps the agent's document (HITCURVE_STORE_PAYLOADS=all; the default keeps
+    only flagged windows'), for tests that read it back. The store path reads the setting per
+    upload, so clearing the settings' cache is enough."""
+    from hitcurve.core.config import get_settings
+
+    monkeypatch.setenv("HITCURVE_STORE_PAYLOADS", "all")
+    get_settings.cache_clear()
+    yield
+    monkeypatch.delenv("HITCURVE_STORE_PAYLOADS")
+    get_settings.cache_clear()

@@ -25,13 +25,13 @@ from typing import Any
 import numpy as np
 import pytest
 from pydantic import BaseModel, create_model
-from sqlalchemy import select
 
 from conftest import bearer
 from hitcurve.core.db import get_sessionmaker
+from hitcurve.ingest.classpack import unpack
 from hitcurve.ingest.tracecodec import decode_records
 from hitcurve.ingest.uploads import parse
-from hitcurve.models import Server, Snapshot, SnapshotClass, TraceChunk
+from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve.schemas import agent as proto
 
 HARNESS = Path(__file__).resolve().parents[2] / "profiler-agent" / "tests" / "agent"
@@ -180,7 +180,9 @@ def _files(d: Path, kind: str) -> list[Path]:
 
 
 @pytest.mark.live
-def test_every_agent_snapshot_fits_the_model_and_is_stored_as_written(account, agent_output: Path) -> None:
+def test_every_agent_snapshot_fits_the_model_and_is_stored_as_written(
+    account, agent_output: Path, keep_payloads: None
+) -> None:
     files = _files(agent_output, "snapshot")
     docs = [json.loads(f.read_bytes()) for f in files]
     assert any(d["measured"]["cmd_get"] > 0 and d["classes"] for d in docs), "no window saw reads"
@@ -237,11 +239,7 @@ def _check_stored_snapshot(doc: dict[str, Any], snap: proto.Snapshot) -> None:
         assert row is not None
         payload = row.payload_gzip  # deferred: read while the session is open
         srv = db.get(Server, row.server_id)
-        classes = list(
-            db.execute(
-                select(SnapshotClass).where(SnapshotClass.snapshot_id == sid).order_by(SnapshotClass.class_id)
-            ).scalars()
-        )
+        classes = unpack(row.classes or b"")  # deferred: read while the session is open
     # the whole document, PAYLOAD_ONLY fields included, is kept as written
     assert json.loads(gzip.decompress(payload)) == doc
     m, loss, s = doc["measured"], doc["loss"], doc["server"]
@@ -281,8 +279,17 @@ def _check_stored_snapshot(doc: dict[str, Any], snap: proto.Snapshot) -> None:
             d["requests"],
         )
         assert c.current_items == d["curve"]["current_items"]
+        # value for value: the packing is lossless on what the agent writes
         assert list(c.sizes_items) == [p[0] for p in d["curve"]["points"]]
         assert list(c.hit_ratios) == [p[1] for p in d["curve"]["points"]]
+        ttl = d["curve"].get("ttl_points")
+        assert (c.ttl_sizes_items, c.ttl_hit_ratios) == (
+            (None, None) if ttl is None else ([p[0] for p in ttl], [p[1] for p in ttl])
+        )
+        assert (c.ghost_reach_items, c.ghost_filters) == (
+            d["curve"].get("ghost_reach_items"),
+            d["curve"].get("ghost_filters"),
+        )
         cost = d.get("cost_us")
         if cost is not None:
             assert (c.cost_count, c.cost_mean_us, c.cost_p99_us) == (cost["count"], cost["mean"], cost["p99"])

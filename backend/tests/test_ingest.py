@@ -13,7 +13,8 @@ from conftest import bearer
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.ingest import tracecodec
-from hitcurve.models import Server, Snapshot, SnapshotClass, TraceChunk
+from hitcurve.ingest.classpack import unpack
+from hitcurve.models import Server, Snapshot, TraceChunk
 from hitcurve_testing.snapshots import make_snapshot, make_stats_only_snapshot, make_trace_chunk
 
 SNAP = "/api/v1/agent/snapshots"
@@ -42,7 +43,7 @@ def _counts() -> tuple[int, int, int, int]:
     with get_sessionmaker()() as db:
         return (
             db.scalar(select(func.count()).select_from(Snapshot)) or 0,
-            db.scalar(select(func.count()).select_from(SnapshotClass)) or 0,
+            sum(len(unpack(k)) for k in db.scalars(select(Snapshot.classes)) if k is not None),
             db.scalar(select(func.count()).select_from(TraceChunk)) or 0,
             db.scalar(select(func.count()).select_from(Server)) or 0,
         )
@@ -53,7 +54,7 @@ def key(account) -> str:
     return account.agent_key()
 
 
-def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, key) -> None:
+def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, key, keep_payloads) -> None:
     snap = make_snapshot("10.1.2.3:11211")
     r = _post(anon, SNAP, key, snap)
     assert r.status_code == 202, r.text
@@ -90,18 +91,10 @@ def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, k
             server.agent_version,
         ) == ("10.1.2.3:11211", "1.6.18", snap["server"]["limit_maxbytes"], "cache-07", "0.1.0")
         assert server.settings == snap["server"]["settings"]
-        classes = (
-            db.execute(
-                select(SnapshotClass)
-                .where(SnapshotClass.snapshot_id == row.id)
-                .order_by(SnapshotClass.class_id)
-            )
-            .scalars()
-            .all()
-        )
+        classes = unpack(row.classes or b"")
         assert [c.class_id for c in classes] == sorted(c["id"] for c in snap["classes"])
-        # every class row carries exactly its own curve and counters (the curves travel end to end
-        # in one array and are sliced per class by PostgreSQL)
+        # every class carries exactly its own curve and counters, value for value (the packing is
+        # lossless), and the snapshot the sums of its timed lookups
         for row_c, sent in zip(classes, sorted(snap["classes"], key=lambda c: c["id"]), strict=True):
             assert row_c.sizes_items == [p[0] for p in sent["curve"]["points"]]
             assert row_c.hit_ratios == [p[1] for p in sent["curve"]["points"]]
@@ -121,13 +114,41 @@ def test_snapshot_stored_server_registered_and_duplicate_is_200(account, anon, k
                 cost.get("p90"),
             )
             assert row_c.cost_p99_us == cost.get("p99")
+        timed = [c["cost_us"] for c in snap["classes"] if (c.get("cost_us") or {}).get("count")]
+        assert row.cost_count == (sum(k["count"] for k in timed) or None)
+        assert row.cost_us_total == pytest.approx(sum(k["count"] * k["mean"] for k in timed) or None)
     # the second upload of the same server reuses its row
     _post(anon, SNAP, key, make_snapshot("10.1.2.3:11211"))
     assert len(account.get("/api/v1/servers").json()) == 1
 
 
+@pytest.mark.parametrize("keep", [None, "flagged", "none", "all"])
+def test_the_agents_document_is_kept_as_the_setting_says(keep, anon, key, monkeypatch) -> None:
+    """By default (flagged) only a window the agent flagged keeps its document; `none` keeps
+    none, `all` every one. The classes and the answers' columns are stored either way."""
+    if keep is not None:
+        monkeypatch.setenv("HITCURVE_STORE_PAYLOADS", keep)
+    get_settings.cache_clear()
+    try:
+        plain, flagged = make_snapshot("10.1.9.1:11211", seed=1), make_snapshot("10.1.9.1:11211", seed=2)
+        flagged["loss"].update(loss_ratio=0.2, flagged=True)
+        for snap in (plain, flagged):
+            assert _post(anon, SNAP, key, snap).status_code == 202
+        with get_sessionmaker()() as db:
+            rows = [db.get(Snapshot, uuid.UUID(s["snapshot_id"])) for s in (plain, flagged)]
+            kept = [r is not None and r.payload_gzip is not None for r in rows]
+            assert all(r is not None and len(unpack(r.classes or b"")) == len(plain["classes"]) for r in rows)
+    finally:
+        monkeypatch.delenv("HITCURVE_STORE_PAYLOADS", raising=False)
+        get_settings.cache_clear()
+    want = {None: [False, True], "flagged": [False, True], "none": [False, False], "all": [True, True]}
+    assert kept == want[keep]
+    if keep == "all":
+        assert json.loads(gzip.decompress(rows[1].payload_gzip)) == flagged
+
+
 @pytest.mark.parametrize("estimator", ["rounder", "stacker"])
-def test_snapshot_names_its_estimator(estimator, anon, key) -> None:
+def test_snapshot_names_its_estimator(estimator, anon, key, keep_payloads) -> None:
     snap = make_snapshot()
     snap["agent"]["estimator"] = estimator
     r = _post(anon, SNAP, key, snap)
@@ -138,7 +159,7 @@ def test_snapshot_names_its_estimator(estimator, anon, key) -> None:
         assert json.loads(gzip.decompress(row.payload_gzip or b""))["agent"]["estimator"] == estimator
 
 
-def test_uncompressed_upload_is_stored_gzip_compressed(anon, key) -> None:
+def test_uncompressed_upload_is_stored_gzip_compressed(anon, key, keep_payloads) -> None:
     snap = make_snapshot("10.1.2.4:11211", n_classes=3)
     snap["classes"][1].pop("cost_us", None)  # a class without recompute costs
     assert _post(anon, SNAP, key, snap, gz=False).status_code == 202
@@ -146,11 +167,7 @@ def test_uncompressed_upload_is_stored_gzip_compressed(anon, key) -> None:
         row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
         assert row is not None and row.payload_gzip is not None
         assert json.loads(gzip.decompress(row.payload_gzip)) == snap
-        costs = db.execute(
-            select(SnapshotClass.class_id, SnapshotClass.cost_count)
-            .where(SnapshotClass.snapshot_id == row.id)
-            .order_by(SnapshotClass.class_id)
-        ).all()
+        costs = [(c.class_id, c.cost_count) for c in unpack(row.classes or b"")]
     assert [c[1] is None for c in costs] == [c.get("cost_us") is None for c in snap["classes"]]
 
 
@@ -158,12 +175,9 @@ def test_snapshot_without_classes_is_stored(anon, key) -> None:
     snap = make_snapshot("10.1.2.5:11211", n_classes=0)
     assert _post(anon, SNAP, key, snap).status_code == 202, "a server with no active class yet"
     with get_sessionmaker()() as db:
-        n = db.scalar(
-            select(func.count())
-            .select_from(SnapshotClass)
-            .where(SnapshotClass.snapshot_id == uuid.UUID(snap["snapshot_id"]))
-        )
-    assert n == 0
+        row = db.get(Snapshot, uuid.UUID(snap["snapshot_id"]))
+        assert row is not None and row.classes is not None
+        assert unpack(row.classes) == []
 
 
 def test_snapshots_handed_to_celery_as_one_drain(account, anon, key, private_queue) -> None:

@@ -17,8 +17,9 @@ from hitcurve.core.principal import Principal
 from hitcurve.core.security import sha256_hex
 from hitcurve.crud import ingest_group
 from hitcurve.crud.ingest import Stored
+from hitcurve.ingest.classpack import unpack
 from hitcurve.ingest.uploads import decode
-from hitcurve.models import AgentKey, Server, Snapshot, SnapshotClass
+from hitcurve.models import AgentKey, Server, Snapshot
 from hitcurve_testing.snapshots import make_snapshot
 
 
@@ -35,16 +36,14 @@ def _pending(agent: Principal, snap: dict[str, Any]) -> ingest_group.Pending:
 
 
 def _stored(ids: list[str]) -> dict[str, tuple[int, int]]:
-    """Snapshot id -> (snapshot rows, class rows) in the database."""
+    """Snapshot id -> (snapshot rows, classes stored with them) in the database."""
     out = {}
     with get_sessionmaker()() as db:
         for i in ids:
             sid = uuid.UUID(i)
             snaps = db.scalar(select(func.count()).select_from(Snapshot).where(Snapshot.id == sid))
-            classes = db.scalar(
-                select(func.count()).select_from(SnapshotClass).where(SnapshotClass.snapshot_id == sid)
-            )
-            out[i] = (snaps, classes)
+            packed = db.scalars(select(Snapshot.classes).where(Snapshot.id == sid)).all()
+            out[i] = (snaps, sum(len(unpack(p)) for p in packed if p is not None))
     return out
 
 

@@ -15,6 +15,7 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, Engine, create_engine, inspect, text
 
+from hitcurve.ingest.classpack import unpack
 from hitcurve.models import Base
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,6 @@ EXPECTED = {
     "clusters",
     "servers",
     "snapshots",
-    "snapshot_classes",
     "trace_chunks",
     "server_curves",
     "policy_corrections",
@@ -213,9 +213,10 @@ def test_0012_moves_rows_into_day_partitions_with_the_same_answers_and_back() ->
                         text(
                             "INSERT INTO snapshot_classes (org_id, snapshot_id, class_id, chunk_size, pages,"
                             " items,"
-                            " evictions, requests, current_items, sizes_items, hit_ratios, ttl_sizes_items)"
+                            " evictions, requests, current_items, sizes_items, hit_ratios, ttl_sizes_items,"
+                            " ttl_hit_ratios)"
                             " VALUES (:o, :id, :k, 96 * :k, 1, 10, 0, 100, 10, '{1,2}', '{0.25,0.5}',"
-                            " '{1,2}')"
+                            " '{1,2}', '{0.2,0.4}')"
                         ),
                         {**p, "k": cls},
                     )
@@ -267,14 +268,34 @@ def test_0012_moves_rows_into_day_partitions_with_the_same_answers_and_back() ->
             homes[snaps[0]] == f"{partitions.SCHEMA}.{partitions.name('snapshots', partitions.day_of(old))}"
         )
         assert dict(ends_by_class) == dict(zip(snaps, ends, strict=True))
-        # the dashboard's queries are today's models: from head on (later revisions add columns,
-        # 0013 the classes' ghost reach and filters: NULL on the rows stored before, every partition)
-        command.upgrade(cfg, "head")
+        # later revisions add columns (0013 the classes' ghost reach and filters: NULL on the rows
+        # stored before, every partition), then 0023 packs each snapshot's class rows into
+        # snapshots.classes; the dashboard's queries are today's models: from head on
+        command.upgrade(cfg, "0022")
         with engine.connect() as c:
             ghosts = c.execute(
                 text("SELECT count(*), count(ghost_reach_items), count(ghost_filters) FROM snapshot_classes")
             ).one()
+            class_rows = c.execute(
+                text(
+                    "SELECT snapshot_id, class_id, chunk_size, pages, items, evictions, requests,"
+                    " current_items, sizes_items, hit_ratios, cost_count, cost_mean_us, ttl_sizes_items,"
+                    " ttl_hit_ratios"
+                    " FROM snapshot_classes ORDER BY snapshot_id, class_id"
+                )
+            ).all()
         assert tuple(ghosts) == (8, 0, 0)
+        command.upgrade(cfg, "head")
+        assert "snapshot_classes" not in inspect(engine).get_table_names()
+        with engine.connect() as c:
+            packed = c.execute(text("SELECT id, classes FROM snapshots ORDER BY id")).all()
+        unpacked = [
+            (sid, k.class_id, k.chunk_size, k.pages, k.items, k.evictions, k.requests, k.current_items)
+            + (k.sizes_items, k.hit_ratios, k.cost_count, k.cost_mean_us, k.ttl_sizes_items, k.ttl_hit_ratios)
+            for sid, blob in packed
+            for k in unpack(blob)
+        ]
+        assert unpacked == [tuple(r) for r in class_rows]  # value for value
         with Session(engine) as db:
             latest = curves_crud.latest_server_curve(db, org, server)
             assert latest is not None and latest.snapshot_id == snaps[-1]

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 from sqlalchemy import event, select, text
 
@@ -19,44 +20,49 @@ from hitcurve.core import partitions
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.crud import curves as curves_crud
 from hitcurve.crud import history as history_crud
+from hitcurve.ingest.classpack import pack, unpack
 from hitcurve_worker.housekeeping import downsample_and_retain
 from hitcurve_worker.settings import WorkerSettings
 
 DEFAULTS = WorkerSettings()
 STEP = timedelta(minutes=20)
 PER_DAY = 9  # windows 01:00 .. 03:40 UTC, three per hour
+# each window's two slab classes (96-byte chunks, one page, a two-point curve), packed as stored
+TWO_CLASSES = pack(
+    {
+        **{k: [v, v] for k, v in (("chunk_size", 96), ("pages", 1), ("items", 10), ("evictions", 0))},
+        **{k: [v, v] for k, v in (("requests", 100), ("current_items", 10), ("has_ttl", False))},
+        **{k: [None, None] for k in ("cost_count", "cost_mean_us", "cost_p50_us", "cost_p90_us")},
+        "cost_p99_us": [None, None],
+        **{k: [None, None] for k in ("ghost_reach_items", "ghost_filters")},
+        "class_id": [1, 2],
+    },
+    np.array([1.0, 2.0, 1.0, 2.0]),
+    np.array([0.1, 0.2, 0.1, 0.2]),
+    2,
+)
 
 
 def _fill(db: Any, org: uuid.UUID, server: uuid.UUID, cluster: uuid.UUID, day: Any, n: int = PER_DAY) -> None:
     """n processed windows of a server from 01:00 UTC of `day`, 20 minutes apart, each with two
-    class rows, a server curve, an accuracy record and a cluster curve: what ingest and the worker
+    slab classes, a server curve, an accuracy record and a cluster curve: what ingest and the worker
     write. The measured hit ratio is (10 + i) % of window i."""
     t0 = partitions.start_of(day) + timedelta(hours=1)
-    p = {"org": org, "srv": server, "cl": cluster, "t0": t0, "n": n, "t1": t0 + n * STEP}
+    p = {"org": org, "srv": server, "cl": cluster, "t0": t0, "n": n, "t1": t0 + n * STEP, "k": TWO_CLASSES}
     db.execute(
         text(
             "INSERT INTO snapshots (id, org_id, server_id, instance_id, window_start, window_end,"
             " limit_maxbytes,"
             " curve_points, cmd_get, get_hits, get_misses, bytes_used, curr_items, measured_hit_ratio,"
-            " loss_ratio, flagged, payload_gzip, status)"
+            " loss_ratio, flagged, payload_gzip, status, classes)"
             " SELECT gen_random_uuid(), :org, :srv, '1-1', t - interval '1 minute', t, 67108864, 2, 100, h,"
-            " 100 - h, 1000, 10, h / 100.0, 0, false, '\\x1f8b'::bytea, 'processed'"
+            " 100 - h, 1000, 10, h / 100.0, 0, false, '\\x1f8b'::bytea, 'processed', :k"
             " FROM (SELECT CAST(:t0 AS timestamptz) + make_interval(mins => 20 * g) AS t, 10 + g AS h"
             " FROM generate_series(0, :n - 1) g) x"
         ),
         p,
     )
     mine = "FROM snapshots s WHERE s.server_id = :srv AND s.window_end >= :t0 AND s.window_end < :t1"
-    db.execute(
-        text(
-            "INSERT INTO snapshot_classes (org_id, snapshot_id, window_end, class_id, chunk_size, pages,"
-            " items,"
-            " evictions, requests, current_items, sizes_items, hit_ratios)"
-            " SELECT s.org_id, s.id, s.window_end, c, 96, 1, 10, 0, 100, 10, '{1,2}', '{0.1,0.2}' "
-            + mine.replace("FROM snapshots s", "FROM snapshots s CROSS JOIN (VALUES (1), (2)) v(c)")
-        ),
-        p,
-    )
     db.execute(
         text(
             "INSERT INTO server_curves (org_id, server_id, snapshot_id, window_end, sizes_bytes,"
@@ -132,8 +138,15 @@ def test_retention_job_drops_old_days_keeps_downsampled_rows_and_history_still_a
             return {"srv": server, "cl": cluster, "lo": lo, "hi": lo + timedelta(days=1), "col": col}
 
         def rows(table: str, day: Any, subject: str = "server_id = :srv", col: str = "window_end") -> int:
-            if table == "snapshot_classes":
-                subject = "snapshot_id IN (SELECT id FROM snapshots WHERE server_id = :srv)"
+            if table == "classes":  # the slab classes stored with the day's snapshots
+                packed = db.execute(
+                    text(
+                        "SELECT classes FROM snapshots WHERE server_id = :srv AND window_end >= :lo"
+                        " AND window_end < :hi AND classes IS NOT NULL"
+                    ),
+                    on(day),
+                ).scalars()
+                return sum(len(unpack(k)) for k in packed)
             return _count(db, table, f"{subject} AND {col} >= :lo AND {col} < :hi", on(day))
 
         # a month old: one window per server and hour (the newest: xx:40) with its curve and record;
@@ -148,14 +161,14 @@ def test_retention_job_drops_old_days_keeps_downsampled_rows_and_history_still_a
         assert list(kept) == ["01:40", "02:40", "03:40"]
         assert rows("server_curves", merged_hourly) == 3
         assert rows("accuracy_records", merged_hourly) == 3
-        assert rows("snapshot_classes", merged_hourly) == 2  # the 03:40 window's two classes
+        assert rows("classes", merged_hourly) == 2  # the 03:40 window's two classes
         assert rows("cluster_curves", merged_hourly, "cluster_id = :cl", "computed_at") == 3
         # nine days old: every merged window, per-class curves hourly
         assert rows("snapshots", classes_hourly) == PER_DAY
         assert rows("server_curves", classes_hourly) == PER_DAY
-        assert rows("snapshot_classes", classes_hourly) == 3 * 2
+        assert rows("classes", classes_hourly) == 3 * 2
         # three days old: everything but the payloads
-        assert rows("snapshot_classes", recent) == PER_DAY * 2
+        assert rows("classes", recent) == PER_DAY * 2
         assert rows("cluster_curves", recent, "cluster_id = :cl", "computed_at") == PER_DAY
         payloads = _count(
             db,
@@ -229,10 +242,10 @@ def test_an_upload_whose_day_has_no_partition_creates_it_and_is_stored(account: 
         for table in partitions.PARTITIONED:
             assert _exists(db, table, day), table
         stored = db.execute(
-            text("SELECT count(*) FROM snapshot_classes WHERE snapshot_id = :s AND window_end = :e"),
+            text("SELECT classes FROM snapshots WHERE id = :s AND window_end = :e"),
             {"s": uuid.UUID(snap["snapshot_id"]), "e": end},
         ).scalar_one()
-    assert stored == len(snap["classes"]) > 0
+    assert len(unpack(stored)) == len(snap["classes"]) > 0
 
 
 # --- EXPLAIN: the hot queries read the partitions they need, through indexes ------------------

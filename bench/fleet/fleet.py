@@ -59,7 +59,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 TABLES = (
     "snapshots",
-    "snapshot_classes",
     "server_curves",
     "accuracy_records",
     "cluster_curves",

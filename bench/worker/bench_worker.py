@@ -31,7 +31,7 @@ from hitcurve_worker.merge import ClassRow, classes_from_rows, merge, row_from_p
 
 
 def rows_like_db(classes: list[dict]) -> list[ClassRow]:  # type: ignore[type-arg]
-    """What the worker reads from snapshot_classes: plain Python lists (merge.ClassRow)."""
+    """What the worker reads from a snapshot's packed classes: plain Python lists (merge.ClassRow)."""
     return [row_from_protocol(c) for c in classes]
 
 

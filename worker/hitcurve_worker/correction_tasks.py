@@ -25,8 +25,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from hitcurve.core import task_names as names
-from hitcurve.crud.curves import latest_server_curve
-from hitcurve.models import PolicyCorrection, Server, Snapshot, SnapshotClass, TraceChunk
+from hitcurve.crud.curves import latest_server_curve, packed_classes
+from hitcurve.models import PolicyCorrection, Server, Snapshot, TraceChunk
 from hitcurve_worker import policy_correction as pc
 from hitcurve_worker import trace_chunks
 from hitcurve_worker.celery_app import app
@@ -147,11 +147,7 @@ def _reference(db: Session, org_id: uuid.UUID, server_id: uuid.UUID) -> tuple[fl
     latest = latest_server_curve(db, org_id, server_id)
     if latest is None:
         return None
-    items = db.execute(
-        select(func.coalesce(func.sum(SnapshotClass.current_items), 0)).where(
-            SnapshotClass.snapshot_id == latest.snapshot_id, SnapshotClass.window_end == latest.window_end
-        )
-    ).scalar_one()
+    items = sum(c.current_items for c in packed_classes(db, org_id, latest.snapshot_id, latest.window_end))
     return float(latest.current_bytes), float(items)
 
 

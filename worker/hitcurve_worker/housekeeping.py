@@ -274,15 +274,15 @@ SELECT id FROM (
 
 
 # Table names below are partitions.name() of a date, never input.
-_THIN_CLASSES = "DELETE FROM {classes} t USING ({gone}) g WHERE t.snapshot_id = g.id"
+_THIN_CLASSES = (
+    "UPDATE {snapshots} t SET classes = NULL FROM ({gone}) g WHERE t.id = g.id AND t.classes IS NOT NULL"
+)
 _THIN_MERGED = """
 WITH gone AS MATERIALIZED ({gone}),
 c AS (DELETE FROM {curves} t USING gone WHERE t.snapshot_id = gone.id RETURNING 1),
 a AS (DELETE FROM {accuracy} t USING gone WHERE t.snapshot_id = gone.id RETURNING 1),
-k AS (DELETE FROM {classes} t USING gone WHERE t.snapshot_id = gone.id RETURNING 1),
 s AS (DELETE FROM {snapshots} t USING gone WHERE t.id = gone.id RETURNING 1)
-SELECT (SELECT count(*) FROM s) AS s, (SELECT count(*) FROM c) AS c, (SELECT count(*) FROM a) AS a,
-       (SELECT count(*) FROM k) AS k
+SELECT (SELECT count(*) FROM s) AS s, (SELECT count(*) FROM c) AS c, (SELECT count(*) FROM a) AS a
 """
 _THIN_CLUSTERS = """
 DELETE FROM {table} t USING (
@@ -298,24 +298,24 @@ _DROP_PAYLOADS = (
 
 
 def _thin_classes(db: Any, day: Any, level: str) -> int:
-    """Per-class curves of a day down to `level`: only the kept snapshots keep their classes."""
+    """Per-class curves of a day down to `level`: only the kept snapshots keep their classes
+    (snapshots.classes); the number of snapshots whose classes went."""
     gone = _GONE.format(snapshots=_p("snapshots", day))
-    sql = _THIN_CLASSES.format(classes=_p("snapshot_classes", day), gone=gone)
+    sql = _THIN_CLASSES.format(snapshots=_p("snapshots", day), gone=gone)
     return int(_exec(db, text(sql), {"level": level}).rowcount or 0)
 
 
 def _thin_merged(db: Any, day: Any, level: str) -> dict[str, int]:
-    """A day's snapshots with their server curves, accuracy records and classes down to `level`
-    (one statement: a snapshot's rows go together)."""
+    """A day's snapshots with their server curves and accuracy records down to `level` (one
+    statement: a snapshot's rows go together)."""
     sql = _THIN_MERGED.format(
         gone=_GONE.format(snapshots=_p("snapshots", day)),
         curves=_p("server_curves", day),
         accuracy=_p("accuracy_records", day),
-        classes=_p("snapshot_classes", day),
         snapshots=_p("snapshots", day),
     )
     row = _exec(db, text(sql), {"level": level}).one()
-    return {"snapshots": row.s, "server_curves": row.c, "accuracy_records": row.a, "snapshot_classes": row.k}
+    return {"snapshots": row.s, "server_curves": row.c, "accuracy_records": row.a}
 
 
 def _thin_clusters(db: Any, day: Any, level: str) -> int:
@@ -388,7 +388,7 @@ def downsample_and_retain(
                 state["merged"] = merged
             classes = _level(day_end, at, s.class_hourly_after_days, s.class_daily_after_days)
             if _coarser(classes, state.get("classes", "full")):
-                add("snapshot_classes_thinned", _thin_classes(db, day, classes))
+                add("snapshot_class_sets_thinned", _thin_classes(db, day, classes))
                 state["classes"] = classes
             if state != states[day]:
                 partitions.set_comment(db, "snapshots", day, json.dumps(state, sort_keys=True))

@@ -91,7 +91,7 @@ class ClassCurve:
         return np.floor(np.asarray(pages, dtype=np.float64) * self.items_per_page + 1e-9)
 
 
-# One class as the worker reads it from snapshot_classes (snapshot_loads.class_rows) and as
+# One class as the worker reads it from snapshots.classes (snapshot_loads.class_rows) and as
 # row_from_protocol makes it from a snapshot's JSON: (id, chunk_size, pages, current_items,
 # requests, sizes, hit ratios, ghost_reach_items, ghost_filters). Both paths go through
 # classes_from_rows, so the bench (the JSON) and production (the rows) merge the same input.

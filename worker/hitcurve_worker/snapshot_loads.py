@@ -27,8 +27,8 @@ from typing import Any
 from sqlalchemy import select, text, true
 from sqlalchemy.orm import Session
 
-from hitcurve.core.pgarray import decode_float8
 from hitcurve.crud import curves as curves_crud
+from hitcurve.ingest.classpack import unpack
 from hitcurve.models import PolicyCorrection, Server, ServerCurve, Snapshot
 from hitcurve.schemas.agent import MAX_FUTURE
 from hitcurve_worker.cluster_pipeline import MemberWindow
@@ -66,12 +66,10 @@ def _params(snaps: Sequence[Any], lookback: timedelta) -> dict[str, Any]:
 
 
 _CLASSES = text(
-    "SELECT c.snapshot_id, c.class_id, c.chunk_size, c.pages, c.current_items, c.requests,"
-    " array_send(c.sizes_items) AS xs, array_send(c.hit_ratios) AS ys, c.ghost_reach_items,"
-    " c.ghost_filters FROM snapshot_classes c"
+    "SELECT s.id, s.classes FROM snapshots s"
     " JOIN unnest(CAST(:ids AS uuid[]), CAST(:ends AS timestamptz[])) AS k(id, window_end)"
-    " ON c.snapshot_id = k.id AND c.window_end = k.window_end"
-    " WHERE c.window_end >= :floor AND c.window_end <= :ceil ORDER BY c.snapshot_id, c.class_id"
+    " ON s.id = k.id AND s.window_end = k.window_end"
+    " WHERE s.window_end >= :floor AND s.window_end <= :ceil AND s.classes IS NOT NULL"
 )
 
 
@@ -86,20 +84,22 @@ def class_rows(db: Session, snaps: Sequence[Any]) -> dict[uuid.UUID, list[ClassR
     )
     out: dict[uuid.UUID, list[ClassRow]] = {}
     for r in rows:
-        xs, ys = decode_float8(r.xs), decode_float8(r.ys)
-        out.setdefault(r.snapshot_id, []).append(
+        classes: list[ClassRow] = [
             (
-                r.class_id,
-                r.chunk_size,
-                r.pages,
-                r.current_items,
-                r.requests,
-                [] if xs is None else xs.tolist(),
-                [] if ys is None else ys.tolist(),
-                r.ghost_reach_items,
-                r.ghost_filters,
+                c.class_id,
+                c.chunk_size,
+                c.pages,
+                c.current_items,
+                c.requests,
+                c.sizes_items,
+                c.hit_ratios,
+                c.ghost_reach_items,
+                c.ghost_filters,
             )
-        )
+            for c in unpack(r.classes)
+        ]
+        if classes:
+            out[r.id] = classes
     return out
 
 

@@ -84,7 +84,7 @@ def _test_pause() -> None:
 
 def _classes(rows: list[ClassRow] | None) -> list[ClassCurve]:
     """The snapshot's LRU class curves from its stored rows (snapshot_loads.class_rows). The
-    TTL-aware ones (snapshot_classes.ttl_*) are stored but not merged for sizing: on the
+    TTL-aware ones (packed with them, snapshots.classes) are stored but not merged for sizing: on the
     TTL-heavy bench (profiler-agent/loadgen/bench_ttl.py) the worker's answer from them was
     5.8-8.9 pp off at M/2 and 2M, from the LRU curves (built on memcached's own hits and misses,
     where a read of an expired item is already a miss) 0.3-1.7 pp."""

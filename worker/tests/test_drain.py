@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import redis
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select, update
 from worker_helpers import Org, upload
 
 from hitcurve.core import task_names as names
@@ -20,7 +20,7 @@ from hitcurve.core import tasks
 from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_sessionmaker
 from hitcurve.core.tasks import DRAIN_FLAG_TTL_S, drain_flag_key, drain_started
-from hitcurve.models import Server, ServerCurve, Snapshot, SnapshotClass
+from hitcurve.models import Server, ServerCurve, Snapshot
 from hitcurve_testing.snapshots import synthetic_snapshot
 from hitcurve_worker.drain_tasks import drain
 
@@ -67,7 +67,7 @@ def test_drains_side_by_side_process_each_upload_once_in_order(
     # a snapshot that can never be processed (no slab classes), in the middle of the backlog
     bad = ids[len(ids) // 2]
     with get_sessionmaker()() as db:
-        db.execute(delete(SnapshotClass).where(SnapshotClass.snapshot_id == bad))
+        db.execute(update(Snapshot).where(Snapshot.id == bad).values(classes=None))
         db.commit()
 
     # three drains at once, small batches, so they contend for the same servers

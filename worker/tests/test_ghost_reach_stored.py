@@ -1,5 +1,5 @@
 """The agent's per-class ghost reach and filters (`curve.ghost_reach_items`, `curve.ghost_filters`)
-travel from the upload through snapshot_classes to the worker (they had no columns: the
+travel from the upload through the stored classes (snapshots.classes) to the worker (they had no columns: the
 worker's calibration never carried ghost_reach_bytes outside the TTL path, so a flat tail past the
 ghost's reach read as a measured plateau). Real backend, real PostgreSQL, the worker's own task in
 process (hitcurve_worker.snapshot_tasks.process); the answers' rules are test_ghost_reach's."""
@@ -18,7 +18,8 @@ from test_sizing_basis import process, read_token, server_id
 from worker_helpers import Org, upload
 
 from hitcurve.core.db import get_sessionmaker
-from hitcurve.models import ServerCurve, SnapshotClass
+from hitcurve.ingest.classpack import unpack
+from hitcurve.models import ServerCurve, Snapshot
 from hitcurve_testing.snapshots import make_snapshot
 
 REACH = 1.25  # the ghost sees 1.25 N in every class (its curve runs to 2 N)
@@ -58,12 +59,9 @@ def test_the_ghost_reach_sent_reaches_the_calibration_and_the_answer(client: Any
     last = docs[-1]
     sid_uuid = uuid.UUID(last["snapshot_id"])
     with get_sessionmaker()() as db:
-        stored = db.execute(
-            select(SnapshotClass.class_id, SnapshotClass.ghost_reach_items, SnapshotClass.ghost_filters)
-            .where(SnapshotClass.snapshot_id == sid_uuid)
-            .order_by(SnapshotClass.class_id)
-        ).all()
-        assert [tuple(r) for r in stored] == [
+        packed = db.scalar(select(Snapshot.classes).where(Snapshot.id == sid_uuid))
+        stored = [(c.class_id, c.ghost_reach_items, c.ghost_filters) for c in unpack(packed or b"")]
+        assert stored == [
             (c["id"], c["curve"]["ghost_reach_items"], FILTERS) for c in last["classes"]
         ]
         # the worker's classes from the rows are the bench's from the JSON (one ClassRow layout)

@@ -16,6 +16,7 @@ from sqlalchemy import func, select, update
 from worker_helpers import Org, WorkerProc, start_worker, upload, wait_for
 
 from hitcurve.core.db import get_sessionmaker
+from hitcurve.ingest.classpack import pack
 from hitcurve.models import (
     AccuracyRecord,
     Alert,
@@ -26,7 +27,6 @@ from hitcurve.models import (
     SimulationResult,
     SimulationRun,
     Snapshot,
-    SnapshotClass,
     TraceChunk,
 )
 from hitcurve.rules import band
@@ -172,6 +172,17 @@ def test_rerunning_a_processed_snapshot_changes_nothing(worker: WorkerProc, clie
     assert after[0] == before[0] and after[1] == before[1] and after[3:] == before[3:] == (1, 1, before[5])
 
 
+
+def _one_class(points: list[list[float]]) -> bytes:
+    """One slab class (96-byte chunks, 4 pages, 100 items) with this curve, packed as stored."""
+    one = {"class_id": [1], "chunk_size": [96], "pages": [4], "items": [100], "evictions": [0]}
+    one |= {"requests": [10], "current_items": [100], "has_ttl": [False]}
+    one |= {k: [None] for k in ("cost_count", "cost_mean_us", "cost_p50_us", "cost_p90_us", "cost_p99_us")}
+    one |= {"ghost_reach_items": [None], "ghost_filters": [None]}
+    xy = np.asarray(points, dtype=np.float64)
+    return pack(one, xy[:, 0], xy[:, 1], len(points))
+
+
 def _raw_snapshot(org_id: uuid.UUID, server_id: uuid.UUID, points: list[list[float]]) -> uuid.UUID:
     """A snapshot stored directly (the API would reject this curve): a poison input."""
     sid = uuid.uuid4()
@@ -197,23 +208,7 @@ def _raw_snapshot(org_id: uuid.UUID, server_id: uuid.UUID, points: list[list[flo
                 flagged=False,
                 payload_gzip=None,
                 status="pending",
-            )
-        )
-        s.flush()
-        s.add(
-            SnapshotClass(
-                org_id=org_id,
-                snapshot_id=sid,
-                window_end=now,
-                class_id=1,
-                chunk_size=96,
-                pages=4,
-                items=100,
-                evictions=0,
-                requests=10,
-                current_items=100,
-                sizes_items=[p[0] for p in points],
-                hit_ratios=[p[1] for p in points],
+                classes=_one_class(points),
             )
         )
         s.commit()

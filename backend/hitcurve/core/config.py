@@ -2,7 +2,7 @@
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, ValidatorFunctionWrapHandler, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -139,6 +139,11 @@ class Settings(BaseSettings):
     # from its gzip trailer before any decoding, else while it inflates, whatever it holds (fields
     # the protocol does not read count too).
     max_snapshot_bytes: int = Field(default=4 * 1024 * 1024, ge=64 * 1024)
+    # Which uploads keep the agent's own document (snapshots.payload_gzip, ~20 KB gzip a window,
+    # dropped after HITCURVE_PAYLOAD_RETENTION_DAYS): `flagged` ones (the agent's self-check or
+    # loss flagged the window: what a person diagnoses), `all`, or `none`. Nothing the product
+    # answers reads it; at `all` it is a fifth of the database's write volume per upload.
+    store_payloads: Literal["all", "flagged", "none"] = "flagged"
     # Bytes one agent key's uploads may inflate to per minute, per API process (accepted or
     # refused alike; each reserves what its gzip trailer declares before a decoder reads it, so
     # uploads sent at once cannot all pass); past it 429 with Retry-After (core.ratelimit). A fleet

@@ -19,7 +19,7 @@ which does not block reads or writes. Dropping takes an ACCESS EXCLUSIVE lock br
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
@@ -29,7 +29,6 @@ SCHEMA = "partitions"
 # table -> its partition column
 PARTITIONED: dict[str, str] = {
     "snapshots": "window_end",
-    "snapshot_classes": "window_end",
     "server_curves": "window_end",
     "accuracy_records": "window_end",
     "cluster_curves": "computed_at",
@@ -72,8 +71,12 @@ def existing(conn: Any, table: str) -> dict[date, str]:
     return out
 
 
-def ensure(conn: Any, wanted: Iterable[date], tables: Iterable[str] = tuple(PARTITIONED)) -> list[str]:
+def ensure(
+    conn: Any, wanted: Iterable[date], tables: Iterable[str] | Mapping[str, str] = tuple(PARTITIONED)
+) -> list[str]:
     """Create the missing day partitions of `tables` for the `wanted` days; returns what it made.
+    `tables`: names of PARTITIONED, or table -> partition column (a migration's tables as of
+    its revision).
 
     Idempotent. Creators are serialised by a transaction-level advisory lock taken only when
     something is missing (the worker's job and an upload that found its day missing may meet):
@@ -81,13 +84,14 @@ def ensure(conn: Any, wanted: Iterable[date], tables: Iterable[str] = tuple(PART
     caller's transaction."""
     made: list[str] = []
     wanted = sorted(set(wanted))
-    tables = tuple(tables)
+    columns = dict(tables) if isinstance(tables, Mapping) else {t: PARTITIONED[t] for t in tables}
+    tables = tuple(columns)
     if all(day in existing(conn, t) for t in tables for day in wanted):
         return made
     conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('hitcurve.partitions'))"))
     conn.execute(text(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}"))
     for table in tables:
-        column = PARTITIONED[table]
+        column = columns[table]
         have = existing(conn, table)
         for day in wanted:
             if day in have:

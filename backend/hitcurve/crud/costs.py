@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import and_, func, select
 from sqlalchemy.orm import Session
 
-from hitcurve.models import Snapshot, SnapshotClass
+from hitcurve.models import Snapshot
 
 # The span of windows before each server's newest that its rates are taken over.
 RATE_SPAN = timedelta(hours=1)
@@ -49,22 +49,12 @@ def window_rates(db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID]
     ).all()
     by_server = {sid: float(g) / float(s) for sid, g, s in rows if s and float(s) > 0}
     per = list(by_server.values())
+    # lookups the agent timed and their summed cost, over the windows' classes (stored per
+    # snapshot at ingest: hitcurve.ingest.snapshot_rows)
     timed = db.execute(
-        select(
-            func.sum(SnapshotClass.cost_count),
-            func.sum(SnapshotClass.cost_count * SnapshotClass.cost_mean_us),
-        )
-        .select_from(Snapshot)
+        select(func.sum(Snapshot.cost_count), func.sum(Snapshot.cost_us_total))
         .join(last, recent)
-        .join(
-            SnapshotClass,
-            and_(
-                SnapshotClass.org_id == Snapshot.org_id,
-                SnapshotClass.snapshot_id == Snapshot.id,
-                SnapshotClass.window_end == Snapshot.window_end,
-            ),
-        )
-        .where(SnapshotClass.cost_count > 0, SnapshotClass.cost_mean_us.is_not(None))
+        .where(Snapshot.cost_count > 0, Snapshot.cost_us_total.is_not(None))
     ).one()
     n, total_us = int(timed[0] or 0), float(timed[1] or 0.0)
     return WindowRates(sum(per) if per else None, n, total_us / n / 1e6 if n else None, by_server)

@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.orm import Session
 
 from hitcurve.crud.newest import FIRST_SPAN, newest
+from hitcurve.ingest.classpack import StoredClass, unpack
 from hitcurve.models import (
     ClusterCurve,
     Server,
@@ -19,7 +20,6 @@ from hitcurve.models import (
     SimulationResult,
     SimulationRun,
     Snapshot,
-    SnapshotClass,
 )
 from hitcurve.schemas.sizing import SubjectKind
 
@@ -112,19 +112,22 @@ def latest_snapshot_facts(
     }
 
 
-def snapshot_classes(db: Session, org_id: uuid.UUID, snap: Snapshot) -> list[SnapshotClass]:
-    """The snapshot's class rows (read from its window's partition only)."""
-    return list(
-        db.execute(
-            select(SnapshotClass)
-            .where(
-                SnapshotClass.snapshot_id == snap.id,
-                SnapshotClass.window_end == snap.window_end,
-                SnapshotClass.org_id == org_id,
-            )
-            .order_by(SnapshotClass.class_id)
-        ).scalars()
-    )
+def packed_classes(
+    db: Session, org_id: uuid.UUID, snapshot_id: uuid.UUID, window_end: datetime
+) -> list[StoredClass]:
+    """A snapshot's slab classes in class order (read from its window's partition only); none
+    when it has none stored (thinned by retention, or not this organization's)."""
+    packed = db.execute(
+        select(Snapshot.classes).where(
+            Snapshot.id == snapshot_id, Snapshot.window_end == window_end, Snapshot.org_id == org_id
+        )
+    ).scalar_one_or_none()
+    return [] if packed is None else unpack(packed)
+
+
+def snapshot_classes(db: Session, org_id: uuid.UUID, snap: Snapshot) -> list[StoredClass]:
+    """The snapshot's slab classes in class order."""
+    return packed_classes(db, org_id, snap.id, snap.window_end)
 
 
 def snapshot_loss(db: Session, curve: ServerCurve) -> Any:
@@ -332,17 +335,9 @@ def attach_evictions(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, insta
 
 def snapshot_class_facts(
     db: Session, org_id: uuid.UUID, snapshot_id: uuid.UUID, window_end: datetime
-) -> list[Any]:
-    """(chunk_size, items, pages) of each slab class of a snapshot: the -m model's input."""
-    return list(
-        db.execute(
-            select(SnapshotClass.chunk_size, SnapshotClass.items, SnapshotClass.pages).where(
-                SnapshotClass.org_id == org_id,
-                SnapshotClass.snapshot_id == snapshot_id,
-                SnapshotClass.window_end == window_end,
-            )
-        ).all()
-    )
+) -> list[StoredClass]:
+    """Each slab class of a snapshot: its chunk_size, items and pages are the -m model's input."""
+    return packed_classes(db, org_id, snapshot_id, window_end)
 
 
 def latest_simulation(

@@ -16,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 
 from hitcurve.core import partitions
 from hitcurve.core.audit import audit
+from hitcurve.core.config import get_settings
 from hitcurve.core.db import get_engine, get_sessionmaker
 from hitcurve.core.domain import Conflict
 from hitcurve.core.principal import Principal
@@ -61,7 +62,8 @@ def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Sto
 
 
 # One statement stores a snapshot: the server row (registered or refreshed), the snapshot with its
-# gzip payload, its per-class rows, and the audit entry of a first registration. A duplicate id
+# classes packed in one value (hitcurve.ingest.classpack) and, if kept, its gzip payload, and the
+# audit entry of a first registration. A duplicate id
 # writes nothing, not even the server row (the NOT EXISTS guards the first insert), so several
 # uploads' statements can share one transaction (group commit, crud/ingest_group.py); the
 # caller still rolls back when the id turned out stored by a concurrent transaction (the ON
@@ -72,10 +74,8 @@ def _duplicate(db: Any, model: Any, obj_id: uuid.UUID, org_id: uuid.UUID) -> Sto
 # DUPLICATE_SPAN of this one a duplicate whatever its window or organization (a retry repeats its
 # window; the agent's ids are random UUIDs), reading only those days' partitions (2-3, not all).
 #
-# Sent through the driver (psycopg placeholders) so that the curves travel as two binary float8
-# arrays (hitcurve.core.pgarray), all classes' points end to end, which PostgreSQL slices per
-# class: that costs the least on both sides (JSONB extraction in PostgreSQL or text arrays cost
-# 1-3 ms more CPU per upload).
+# Sent through the driver (psycopg placeholders): the packed classes and the gzip payload are
+# bytea parameters in binary.
 STORE_SNAPSHOT = """
 WITH srv AS (
     INSERT INTO servers (id, org_id, address, instance_id, version, limit_maxbytes, settings, hostname,
@@ -97,38 +97,19 @@ WITH srv AS (
                            bytes_used, curr_items, measured_hit_ratio, loss_ratio, flagged, payload_gzip,
                            status, attempts, enqueued_at, total_malloced, memory_full, evictions_total,
                            hash_bytes, curr_connections, basis, stats_model, ttl_aware,
-                           ttl_sizes_bytes, ttl_hit_ratios, breakdown, flag_detail, extstore)
+                           ttl_sizes_bytes, ttl_hit_ratios, breakdown, flag_detail, extstore, classes,
+                           cost_count, cost_us_total)
     SELECT %(id)s, %(org_id)s, srv.id, %(key_id)s, %(instance_id)s, %(window_start)s, %(window_end)s, %(now)s,
            %(limit_maxbytes)s, %(curve_points)s, %(cmd_get)s, %(get_hits)s, %(get_misses)s, %(bytes_used)s,
            %(curr_items)s, %(measured_hit_ratio)s, %(loss_ratio)s, %(flagged)s, %(payload_gzip)s,
            'pending', 0, %(enqueued_at)s, %(total_malloced)s, %(memory_full)s, %(evictions_total)s,
            %(hash_bytes)s, %(curr_connections)s, %(basis)s, CAST(%(stats_model)s AS jsonb),
            %(ttl_aware)s, %(ttl_sizes_bytes)s::float8[], %(ttl_hit_ratios)s::float8[],
-           CAST(%(breakdown)s AS jsonb), CAST(%(flag_detail)s AS jsonb), CAST(%(extstore)s AS jsonb)
+           CAST(%(breakdown)s AS jsonb), CAST(%(flag_detail)s AS jsonb), CAST(%(extstore)s AS jsonb),
+           %(classes)s, %(cost_count)s, %(cost_us_total)s
     FROM srv
     ON CONFLICT (id, window_end, org_id) DO NOTHING
     RETURNING id, org_id, window_end
-), cls AS (
-    INSERT INTO snapshot_classes (org_id, snapshot_id, window_end, class_id, chunk_size, pages, items,
-                                  evictions, requests, current_items, sizes_items, hit_ratios,
-                                  ttl_sizes_items, ttl_hit_ratios, cost_count, cost_mean_us, cost_p50_us,
-                                  cost_p90_us, cost_p99_us, ghost_reach_items, ghost_filters)
-    SELECT snap.org_id, snap.id, snap.window_end, c.class_id, c.chunk_size, c.pages, c.items, c.evictions,
-           c.requests, c.current_items,
-           (%(xs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
-           (%(ys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s],
-           CASE WHEN c.has_ttl THEN (%(txs)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s] END,
-           CASE WHEN c.has_ttl THEN (%(tys)s::float8[])[(c.o - 1) * %(n)s + 1 : c.o * %(n)s] END,
-           c.cost_count, c.cost_mean, c.cost_p50, c.cost_p90, c.cost_p99, c.ghost_reach, c.ghost_filters
-    FROM snap CROSS JOIN unnest(
-        %(class_id)s::smallint[], %(chunk_size)s::int[], %(pages)s::int[], %(items)s::bigint[],
-        %(evictions)s::bigint[], %(requests)s::bigint[], %(current_items)s::bigint[],
-        %(cost_count)s::bigint[],
-        %(cost_mean)s::float8[], %(cost_p50)s::float8[], %(cost_p90)s::float8[], %(cost_p99)s::float8[],
-        %(has_ttl)s::boolean[], %(ghost_reach)s::bigint[], %(ghost_filters)s::smallint[]
-    ) WITH ORDINALITY AS c(class_id, chunk_size, pages, items, evictions, requests, current_items, cost_count,
-                           cost_mean, cost_p50, cost_p90, cost_p99, has_ttl, ghost_reach, ghost_filters, o)
-    RETURNING 1
 ), aud AS (
     INSERT INTO audit_log (org_id, actor_key_id, action, target_type, target_id, details, at)
     SELECT %(org_id)s, %(key_id)s, 'server.registered', 'server', srv.id::text,
@@ -136,8 +117,7 @@ WITH srv AS (
     FROM srv JOIN snap ON true WHERE srv.inserted
     RETURNING 1
 )
-SELECT (SELECT id FROM snap) AS stored, (SELECT count(*) FROM cls) AS classes,
-       (SELECT count(*) FROM aud) AS audited
+SELECT (SELECT id FROM snap) AS stored, (SELECT count(*) FROM aud) AS audited
 """
 
 
@@ -154,8 +134,12 @@ def store_params(
     now: datetime,
     marked: datetime | None,
 ) -> dict[str, Any]:
-    """The store statement's parameters: the snapshot's own (rows) and who sent it when."""
-    if gzipped is None:
+    """The store statement's parameters: the snapshot's own (rows) and who sent it when. The
+    agent's document is kept as HITCURVE_STORE_PAYLOADS says (all, flagged windows', none)."""
+    keep = get_settings().store_payloads
+    if keep == "none" or (keep == "flagged" and not rows.params["flagged"]):
+        gzipped = None
+    elif gzipped is None:
         gzipped = gzip_payload(doc.encode() if isinstance(doc, str) else doc)
     return {
         **rows.params,

@@ -3,7 +3,7 @@
 from hitcurve.models.base import Base
 from hitcurve.models.corrections import PolicyCorrection
 from hitcurve.models.curves import AccuracyRecord, ClusterCurve, ServerCurve
-from hitcurve.models.ingest import Snapshot, SnapshotClass, TraceChunk
+from hitcurve.models.ingest import Snapshot, TraceChunk
 from hitcurve.models.inventory import Cluster, Server
 from hitcurve.models.keys import AgentKey, ApiToken
 from hitcurve.models.notifications import AlertDelivery, InstallSettings, NotificationChannel
@@ -52,7 +52,6 @@ __all__ = [
     "SignupRequest",
     "SimulationRun",
     "Snapshot",
-    "SnapshotClass",
     "TraceChunk",
     "User",
     "UserSession",

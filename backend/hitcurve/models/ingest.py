@@ -1,4 +1,4 @@
-"""What agents upload: snapshots (with one row per slab class) and sampled trace chunks.
+"""What agents upload: snapshots (their slab classes packed in one column) and sampled trace chunks.
 
 Both carry a processing state the worker owns: `pending` when stored (and, if the broker was
 reachable, enqueued), then `processed`, `failed` (will be retried) or `parked` (gave up after
@@ -21,7 +21,6 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     PrimaryKeyConstraint,
-    SmallInteger,
     String,
     Text,
     Uuid,
@@ -111,10 +110,21 @@ class Snapshot(Base):
     # from the validated snapshot at ingest: the pages never decode payload_gzip. NULL when the
     # agent sent no breakdown. Deferred: only the breakdown pages read it.
     breakdown: Mapped[dict[str, Any] | None] = mapped_column(JSONB, deferred=True)
+    # The window's slab classes, each with its LRU curve over items (sizes strictly increasing,
+    # hit ratios non-decreasing), its TTL-aware curve, ghost reach and lookup costs, packed in
+    # one lossless value (hitcurve.ingest.classpack: ~5 KB for 28 classes, where a row per class
+    # wrote ~55 KB of WAL). Storage EXTERNAL: it is zlib-compressed already. NULL when the
+    # window's classes were thinned by retention. Deferred: the curve pages and the worker read it.
+    classes: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
+    # Over the classes: lookups the agent timed and their summed cost in us (the cost view's
+    # per-window rate, hitcurve.crud.costs); NULL when no class timed any.
+    cost_count: Mapped[int | None] = mapped_column(BigInteger)
+    cost_us_total: Mapped[float | None] = mapped_column(Float)
     # The validated upload as the agent sent it, gzip-compressed JSON (the request body itself when
     # it came gzip). Stored as bytes, not JSONB: PostgreSQL neither parses nor re-compresses it
-    # (storage EXTERNAL), which halves its CPU per upload. NULL once retention dropped it. Deferred:
-    # the worker reads the per-class rows, never this.
+    # (storage EXTERNAL), which halves its CPU per upload. NULL once retention dropped it, and
+    # when HITCURVE_STORE_PAYLOADS keeps only flagged windows' (settings). Deferred: nothing
+    # but a person diagnosing a window reads it.
     payload_gzip: Mapped[bytes | None] = mapped_column(LargeBinary, deferred=True)
     status: Mapped[str] = mapped_column(
         String(16), nullable=False, default="pending", server_default="pending"
@@ -125,48 +135,6 @@ class Snapshot(Base):
     processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     __mapper_args__ = {"primary_key": [id]}
-
-
-class SnapshotClass(Base):
-    """One slab class of a snapshot: its LRU curve over items (sizes) and its merge weight.
-
-    Partitioned by day on its snapshot's window_end like snapshots; snapshot_id is a logical
-    reference (no foreign key between partitioned tables: the retention job removes a snapshot's
-    rows from every table together, the worker's hourly housekeeping)."""
-
-    __tablename__ = "snapshot_classes"
-    __table_args__ = (
-        PrimaryKeyConstraint("snapshot_id", "class_id", "window_end", "org_id"),
-        {"postgresql_partition_by": "RANGE (window_end)"},
-    )
-
-    org_id: Mapped[uuid.UUID] = org_fk()
-    snapshot_id: Mapped[uuid.UUID] = mapped_column(Uuid, nullable=False)
-    window_end: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)  # the snapshot's
-    class_id: Mapped[int] = mapped_column(SmallInteger, nullable=False)
-    chunk_size: Mapped[int] = mapped_column(Integer, nullable=False)
-    pages: Mapped[int] = mapped_column(Integer, nullable=False)
-    items: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    evictions: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    requests: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    current_items: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    # The curve: sizes in items (strictly increasing) and hit ratios (non-decreasing), same length.
-    sizes_items: Mapped[list[float]] = mapped_column(FloatArray, nullable=False)
-    hit_ratios: Mapped[list[float]] = mapped_column(FloatArray, nullable=False)
-    # the class's curve with expiry modelled (SHARDS++, sizes of its own); NULL if not sent
-    ttl_sizes_items: Mapped[list[float] | None] = mapped_column(FloatArray)
-    ttl_hit_ratios: Mapped[list[float] | None] = mapped_column(FloatArray)
-    # the class's `curve.ghost_reach_items` (how far its ghost sees, in items) and
-    # `curve.ghost_filters`; NULL when not sent (older agents). The worker's ghost_reach_bytes.
-    ghost_reach_items: Mapped[int | None] = mapped_column(BigInteger)
-    ghost_filters: Mapped[int | None] = mapped_column(SmallInteger)
-    cost_count: Mapped[int | None] = mapped_column(BigInteger)
-    cost_mean_us: Mapped[float | None] = mapped_column(Float)
-    cost_p50_us: Mapped[float | None] = mapped_column(Float)
-    cost_p90_us: Mapped[float | None] = mapped_column(Float)
-    cost_p99_us: Mapped[float | None] = mapped_column(Float)
-
-    __mapper_args__ = {"primary_key": [snapshot_id, class_id]}
 
 
 class TraceChunk(Base):
