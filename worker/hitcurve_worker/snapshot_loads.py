@@ -28,7 +28,7 @@ from sqlalchemy import select, text, true
 from sqlalchemy.orm import Session
 
 from hitcurve.crud import curves as curves_crud
-from hitcurve.ingest.classpack import unpack
+from hitcurve.ingest.classpack import unpack_columns
 from hitcurve.models import PolicyCorrection, Server, ServerCurve, Snapshot
 from hitcurve.schemas.agent import MAX_FUTURE
 from hitcurve_worker.cluster_pipeline import MemberWindow
@@ -84,23 +84,40 @@ def class_rows(db: Session, snaps: Sequence[Any]) -> dict[uuid.UUID, list[ClassR
     )
     out: dict[uuid.UUID, list[ClassRow]] = {}
     for r in rows:
-        classes: list[ClassRow] = [
-            (
-                c.class_id,
-                c.chunk_size,
-                c.pages,
-                c.current_items,
-                c.requests,
-                c.sizes_items,
-                c.hit_ratios,
-                c.ghost_reach_items,
-                c.ghost_filters,
+        # column lists, not an object per class: the ingest worker's class load was ~10 % of its
+        # CPU at 10,000 agents through StoredClass (py-spy under bench/fleet, 2026-12-04)
+        packed = unpack_columns(r.classes)
+        k = {name: packed.cols[name].tolist() for name in _ROW_COLUMNS}
+        reach = [None if v < 0 else v for v in k["ghost_reach_items"]]
+        filters = [None if v < 0 else v for v in k["ghost_filters"]]
+        rows_ = list(
+            zip(
+                k["class_id"],
+                k["chunk_size"],
+                k["pages"],
+                k["current_items"],
+                k["requests"],
+                packed.sizes.tolist(),
+                packed.hits.tolist(),
+                reach,
+                filters,
+                strict=True,
             )
-            for c in unpack(r.classes)
-        ]
-        if classes:
-            out[r.id] = classes
+        )
+        if rows_:
+            out[r.id] = rows_
     return out
+
+
+_ROW_COLUMNS = (
+    "class_id",
+    "chunk_size",
+    "pages",
+    "current_items",
+    "requests",
+    "ghost_reach_items",
+    "ghost_filters",
+)
 
 
 # Of each server's newest :recent curves before its window (from window - lookback on), the newest

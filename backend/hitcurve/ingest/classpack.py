@@ -168,8 +168,21 @@ def _column(buf: memoryview, at: int, dtype: str, n: int) -> tuple[np.ndarray, i
     return np.frombuffer(buf[at : at + size], dtype), at + size
 
 
-def unpack(value: bytes) -> list[StoredClass]:
-    """The classes of a packed value, in stored (class) order. Raises ClassPackError."""
+@dataclass(frozen=True)
+class Columns:
+    """A packed value as arrays: one per column (absent values as stored: -1, NaN), the curves as
+    (classes, points) arrays, the TTL-aware ones for the classes with has_ttl only."""
+
+    cols: dict[str, np.ndarray]
+    sizes: np.ndarray
+    hits: np.ndarray
+    ttl_sizes: np.ndarray
+    ttl_hits: np.ndarray
+
+
+def unpack_columns(value: bytes) -> Columns:
+    """The packed value's columns and curves (what a reader of many snapshots wants: no object
+    per class). Raises ClassPackError."""
     try:
         raw = zlib.decompress(value)
     except zlib.error as exc:
@@ -195,7 +208,24 @@ def unpack(value: bytes) -> list[StoredClass]:
             ty, at = _unpack_curve(buf, at, m * p, p)
     if at != len(buf):
         raise ClassPackError(f"{len(buf) - at} trailing bytes")
-    return _records(cols, xs.tolist(), ys.tolist(), tx.tolist(), ty.tolist(), n, p)
+    shape = (n, p)
+    m = int(cols["has_ttl"].sum()) if flags & 1 else 0
+    return Columns(cols, xs.reshape(shape), ys.reshape(shape), tx.reshape(m, p), ty.reshape(m, p))
+
+
+def unpack(value: bytes) -> list[StoredClass]:
+    """The classes of a packed value, in stored (class) order. Raises ClassPackError."""
+    c = unpack_columns(value)
+    n, p = c.sizes.shape
+    return _records(
+        c.cols,
+        c.sizes.ravel().tolist(),
+        c.hits.ravel().tolist(),
+        c.ttl_sizes.ravel().tolist(),
+        c.ttl_hits.ravel().tolist(),
+        n,
+        p,
+    )
 
 
 def _opt_int(v: Any) -> int | None:
@@ -248,7 +278,5 @@ def _records(
 def cost_totals(classes: list[StoredClass]) -> tuple[int, float]:
     """(timed lookups, their summed cost in us) over the classes that timed any: what the cost
     view's per-window rate reads (snapshots.cost_count, cost_us_total)."""
-    timed = [
-        (c.cost_count, c.cost_mean_us) for c in classes if c.cost_count and c.cost_mean_us is not None
-    ]
+    timed = [(c.cost_count, c.cost_mean_us) for c in classes if c.cost_count and c.cost_mean_us is not None]
     return sum(n for n, _ in timed), sum(n * m for n, m in timed)
