@@ -211,7 +211,10 @@ class Agent:
         )
         _started.append(self.proc)
 
-    def wait_log(self, needle: str, timeout: float = 10.0, count: int = 1) -> None:
+    def wait_log(self, needle: str, timeout: float = 60.0, count: int = 1) -> None:
+        """Until the agent has logged `needle` `count` times. The default waits a minute: at
+        the suite's load (30-40 on two cores) an agent at --interval 0.3 took 5.5 s to its first
+        upload and more than 10 s to its second (test_rejected_uploads_are_moved_and_counted)."""
         end = time.time() + timeout
         while time.time() < end:
             if self.log().count(needle) >= count:
