@@ -157,7 +157,6 @@ def snapshot_rows(snap: proto.Snapshot) -> SnapshotRows:
         "window_start": snap.window.start,
         "window_end": snap.window.end,
         "curve_points": snap.curve_points,
-        "n": snap.curve_points,
         "cmd_get": m.cmd_get,
         "get_hits": m.get_hits,
         "get_misses": m.get_misses,

@@ -41,10 +41,10 @@ ShortText = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 
 
 # Fields the agent sends that these models deliberately do not read: they are kept with the stored
-# payload (snapshots.payload_gzip) for diagnosis, nothing interprets them (docs/agent-protocol.md
-# "Optional fields the agent sends"). A path names a key ("classes[]." for every class); a key
-# names its whole subtree. backend/tests/test_agent_contract.py runs the real agent and fails on
-# any field it writes that is neither a model field nor listed here.
+# payload (snapshots.payload_gzip, where HITCURVE_STORE_PAYLOADS keeps it) for diagnosis, nothing
+# interprets them (docs/agent-protocol.md "Optional fields the agent sends"). A path names a key
+# ("classes[]." for every class); a key names its whole subtree. backend/tests/test_agent_contract.py
+# runs the real agent and fails on any field it writes that is neither a model field nor listed here.
 PAYLOAD_ONLY = frozenset(
     {
         "measured.get_expired",
