@@ -233,6 +233,22 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
         trace_add(f, ev, cls, cost);
 }
 
+void ag_feed_prefetch(const ag_feed *f, const wn_event *ev)
+{
+    uint64_t k = ev->req.key, i = k & f->cmask;
+    __builtin_prefetch(&f->ctag[i]);
+    __builtin_prefetch(&f->ccls[i]);
+    if (ev->req.op == TR_MISS || ev->req.op == TR_SET) {
+        uint64_t j = tr_mix64(k) & f->pm_mask;
+        __builtin_prefetch(&f->pm_key[j]);
+        __builtin_prefetch(&f->pm_ts[j]);
+    }
+    if (ev->req.op != TR_HIT && ev->req.op != TR_MISS)
+        ag_ttl_prefetch(&f->ttl, k);
+    hc_profile_prefetch(f->prof, k);
+    ag_bd_prefetch(&f->bd, k);
+}
+
 void ag_feed_expire(ag_feed *f)
 {
     uint64_t key;

@@ -496,6 +496,13 @@ static __attribute__((noinline)) int ev_no_class(hc_profile *p, int op, int clsi
     return op == HC_EV_GET ? -1 : 0;
 }
 
+void hc_profile_prefetch(const hc_profile *p, uint64_t h)
+{
+    uint64_t i = kt_home(&p->kt, kt_ident(h));
+    __builtin_prefetch(&p->kt.tag[i]);
+    __builtin_prefetch(&p->kt.act[i]);
+}
+
 int hc_profile_event(hc_profile *p, int op, int clsid, uint64_t h, uint32_t size)
 {
     (void)size;
