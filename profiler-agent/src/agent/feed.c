@@ -245,7 +245,11 @@ void ag_feed_prefetch(const ag_feed *f, const wn_event *ev)
     }
     if (ev->req.op != TR_HIT && ev->req.op != TR_MISS)
         ag_ttl_prefetch(&f->ttl, k);
-    hc_profile_prefetch(f->prof, k);
+    /* a miss looks its key up in the ghost of the class it was last seen in, an eviction
+     * inserts it in its own class's (the recall's load overlaps the batch's other misses) */
+    int ghost = ev->req.op == TR_MISS || ev->req.op == TR_EVICT;
+    int cls = ev->req.op == TR_MISS ? class_recall(f, k) : ev->req.clsid;
+    hc_profile_prefetch(f->prof, k, cls, ghost);
     ag_bd_prefetch(&f->bd, k);
 }
 
