@@ -103,12 +103,31 @@ static inline __attribute__((always_inline)) const char *num(const char *p, cons
     return q == p || q - p > 19 ? NULL : q;
 }
 
-/* An optionally negative number within int64 (ttl=-1 on evictions); NULL if not. */
+/* The same a digit at a time, for the short fields (clsid, cfd, size, ttl, la: one to four
+ * digits): eight at a time costs ~45 instructions whatever the length, this ~5 a digit. */
+static inline __attribute__((always_inline)) const char *short_num(const char *p, const char *e,
+                                                                   uint64_t *out)
+{
+    const char *q = p;
+    uint64_t v = 0;
+    for (; q < e; q++) {
+        unsigned d = (unsigned char)*q - '0';
+        if (d > 9)
+            break;
+        v = v * 10 + d;
+        if (q - p >= 19)
+            return NULL; /* a 20th digit: the general parser decides */
+    }
+    *out = v;
+    return q == p ? NULL : q;
+}
+
+/* An optionally negative short number within int64 (ttl=-1 on evictions); NULL if not. */
 static inline __attribute__((always_inline)) const char *snum(const char *p, const char *e, int64_t *out)
 {
     int neg = p < e && *p == '-';
     uint64_t u;
-    const char *q = num(p + neg, e, &u);
+    const char *q = short_num(p + neg, e, &u);
     if (!q || u > (uint64_t)INT64_MAX)
         return NULL;
     *out = neg ? -(int64_t)u : (int64_t)u;
@@ -158,12 +177,39 @@ static inline __attribute__((always_inline)) const char *word(const char *p, con
     return q < e && q > p ? q : NULL;
 }
 
+/* ts='s seconds. They change once a second and lines come up to millions a second, so the last
+ * ten-digit seconds this thread read (until the year 2286 they all have ten) are remembered,
+ * text and value: a line of the same second compares ten bytes instead of reading ten digits.
+ * Only a run of exactly ten digits followed by '.' is remembered or matched, so the value is
+ * the one num() gives. */
+static inline __attribute__((always_inline)) const char *seconds(const char *p, const char *e,
+                                                                 uint64_t *sec)
+{
+    static _Thread_local struct { uint64_t lo; uint16_t hi; int set; uint64_t sec; } last;
+    uint16_t hi;
+    if (e - p >= 11 && p[10] == '.') {
+        memcpy(&hi, p + 8, 2);
+        if (last.set && ld8(p) == last.lo && hi == last.hi) {
+            *sec = last.sec;
+            return p + 10;
+        }
+    }
+    const char *q = num(p, e, sec);
+    if (q && q - p == 10 && q < e && *q == '.') {
+        last.lo = ld8(p);
+        memcpy(&last.hi, p + 8, 2);
+        last.sec = *sec;
+        last.set = 1;
+    }
+    return q;
+}
+
 int wl_parse_fast(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
 {
     const char *p = line, *e = line + len;
     uint64_t u, sec, usec = 0;
     int64_t s;
-    if (!LIT(p, e, "ts=") || !(p = num(p, e, &sec)))
+    if (!LIT(p, e, "ts=") || !(p = seconds(p, e, &sec)))
         return 0;
     if (p < e && *p == '.' && !(p = num(p + 1, e, &usec)))
         return 0;
@@ -222,7 +268,7 @@ int wl_parse_fast(const char *line, size_t len, wl_line *out, unsigned char *key
         out->la = (s < 0 || s > INT32_MAX) ? -1 : (int32_t)s;
     }
     /* 0 is "no class" (misses); > 255 only on garbage failure lines. */
-    if (!LIT(p, e, " clsid=") || !(p = num(p, e, &u)))
+    if (!LIT(p, e, " clsid=") || !(p = short_num(p, e, &u)))
         return 0;
     out->clsid = (u == 0 || u > 255) ? -1 : (int16_t)u;
     if (out->type != WL_EVICTION) {
