@@ -81,6 +81,7 @@ struct wn_norm {
     uint64_t *kpend_key, *kpend_slot; /* no cfd: key -> absolute slot index + 1 */
     struct { uint64_t key, gid; int used; } fail[FAIL_RING];
     unsigned fail_next;
+    unsigned fail_used;        /* entries of fail[] in use: every item_get skips the scan at 0 */
 };
 
 wn_norm *wn_new(const wn_config *cfg)
@@ -142,6 +143,7 @@ void wn_reset(wn_norm *n)
         memset(n->pend, 0, n->pcap * sizeof *n->pend);
     memset(n->kpend_slot, 0, ((size_t)1 << KPEND_BITS) * sizeof *n->kpend_slot);
     memset(n->fail, 0, sizeof n->fail);
+    n->fail_used = 0;
 }
 
 /* ---- stage 1: heap ---- */
@@ -487,10 +489,13 @@ static void emit_simple(wn_norm *n, const wl_line *l, uint8_t op, uint8_t cause)
 
 static int fail_match(wn_norm *n, const wl_line *l)
 {
+    if (!n->fail_used) /* failed stores are rare: no scan of 16 entries per read */
+        return 0;
     for (unsigned i = 0; i < FAIL_RING; i++) {
         if (n->fail[i].used && n->fail[i].key == l->key && l->gid > n->fail[i].gid &&
             l->gid - n->fail[i].gid <= 64) {
             n->fail[i].used = 0;
+            n->fail_used--;
             return 1;
         }
     }
@@ -540,6 +545,7 @@ static void stage2(wn_norm *n, const wl_line *l, int64_t arrival)
             /* cfd/clsid are garbage on these lines (varargs bug): pair by key only. */
             n->fail[n->fail_next].key = l->key;
             n->fail[n->fail_next].gid = l->gid;
+            n->fail_used += !n->fail[n->fail_next].used;
             n->fail[n->fail_next].used = 1;
             n->fail_next = (n->fail_next + 1) % FAIL_RING;
             n->st.failed_stores++;
