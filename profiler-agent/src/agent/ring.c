@@ -1,5 +1,4 @@
 #include "ring.h"
-#include "trhuge.h"
 
 #include <stdlib.h>
 
@@ -11,7 +10,6 @@ int ag_ring_init(ag_ring *r, uint32_t size)
     r->items = malloc((size_t)n * sizeof *r->items);
     if (!r->items)
         return -1;
-    tr_huge_hint(r->items, (size_t)n * sizeof *r->items);
     r->mask = n - 1;
     atomic_init(&r->head, 0);
     atomic_init(&r->tail, 0);
