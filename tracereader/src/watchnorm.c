@@ -23,7 +23,6 @@
      refill are then one miss, not two (1.5.16 read 17 pp low without this).
  */
 #include "watchline.h"
-#include "trhuge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -233,7 +232,6 @@ static int pile_append(struct pile *p, const wl_line *l, int64_t now)
         held *nb = malloc(nc * sizeof *nb);
         if (!nb)
             return -1;
-        tr_huge_hint(nb, nc * sizeof *nb);
         for (size_t i = 0; i < p->n; i++)
             nb[i] = p->buf[(p->head + i) & (p->cap - 1)];
         free(p->buf);

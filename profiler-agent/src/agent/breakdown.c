@@ -1,5 +1,4 @@
 #include "breakdown.h"
-#include "trhuge.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -48,7 +47,6 @@ int ag_bd_init(ag_bd *b, const ag_bd_config *c, const char **err)
     b->tw = hc_ttlw_new(&(hc_ttlw_config){.max_keys = AG_TTLW_KEYS, .seed = c->seed});
     b->pmask = ((size_t)1 << PFX_TABLE_BITS) / AG_BD_PWAYS - 1;
     b->pset = aligned_alloc(64, (b->pmask + 1) * sizeof *b->pset);
-    tr_huge_hint(b->pset, (b->pmask + 1) * sizeof *b->pset);
     if (b->pset)
         memset(b->pset, 0, (b->pmask + 1) * sizeof *b->pset);
     b->dkey = calloc((size_t)1 << DEFER_BITS, sizeof *b->dkey);

@@ -1,5 +1,4 @@
 #include "feed.h"
-#include "trhuge.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -55,7 +54,6 @@ int ag_feed_init(ag_feed *f, const ag_feed_config *cfg, const char **err)
     f->pm_mask = (1u << PENDING_BITS) - 1;
     f->pm_key = calloc(f->pm_mask + 1, sizeof *f->pm_key);
     f->pm_ts = calloc(f->pm_mask + 1, sizeof *f->pm_ts);
-    tr_huge_hint(f->ctag, (f->cmask + 1) * sizeof *f->ctag);
     if (!f->ctag || !f->ccls || !f->pm_key || !f->pm_ts ||
         ag_ttl_init(&f->ttl, cfg->ttl_max_keys) < 0 ||
         ag_trace_init(&f->trace, cfg->trace_rate, cfg->trace_max_records,

@@ -1,5 +1,4 @@
 #include "ttl.h"
-#include "trhuge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +17,6 @@ int ag_ttl_init(ag_ttl *t, uint64_t max_keys)
     t->keys = calloc(n, sizeof *t->keys);
     t->exp = calloc(n, sizeof *t->exp);
     t->cls = calloc(n, sizeof *t->cls);
-    tr_huge_hint(t->keys, n * sizeof *t->keys);
-    tr_huge_hint(t->exp, n * sizeof *t->exp);
     if (!t->keys || !t->exp || !t->cls) {
         ag_ttl_free(t);
         return -1;

@@ -1,5 +1,4 @@
 #include "ghost.h"
-#include "trhuge.h"
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
@@ -46,7 +45,6 @@ int ghost_init(ghost *g, uint32_t F, double capacity, double fpp, int keep_cover
     size_t bytes = (size_t)nb * F * CBF_BLOCK_BYTES;
     g->cells = aligned_alloc(CBF_BLOCK_BYTES, bytes);
     if (!g->cells) { ghost_free(g); return -1; }
-    tr_huge_hint(g->cells, bytes);
     memset(g->cells, 0, bytes);
     for (uint32_t i = 0; i < F; i++)
         cbf_view(&g->filters[i], g->cells + (size_t)i * CBF_BLOCK_BYTES, nb, l, F * CBF_BLOCK_BYTES);

@@ -1,5 +1,4 @@
 #include "keytable.h"
-#include "trhuge.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,8 +6,6 @@ static int alloc_slots(keytable *t, uint64_t nslots)
 {
     t->tag = calloc(nslots, sizeof(uint64_t));
     t->act = calloc(nslots, sizeof(uint32_t));
-    tr_huge_hint(t->tag, nslots * sizeof(uint64_t));
-    tr_huge_hint(t->act, nslots * sizeof(uint32_t));
     if (!t->tag || !t->act) { free(t->tag); free(t->act); t->tag = NULL; t->act = NULL; return -1; }
     t->nslots = nslots;
     t->mask = nslots - 1;
