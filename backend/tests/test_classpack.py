@@ -95,6 +95,8 @@ def test_no_classes_and_wrong_shapes() -> None:
     assert unpack(pack(_columns(0), np.zeros(0), np.zeros(0), 100)) == []
     with pytest.raises(ValueError, match="for 2 classes of 3 points"):
         pack(_columns(2), np.zeros(5), np.zeros(6), 3)
+    with pytest.raises(ValueError, match="at most 32767 of 65535"):  # the header's u16 fields
+        pack(_columns(1), np.zeros(1 << 16), np.zeros(1 << 16), 1 << 16)
 
 
 def test_foreign_or_damaged_bytes_are_refused() -> None:

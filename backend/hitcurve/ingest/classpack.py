@@ -16,8 +16,8 @@ and absent values (NULL) per class are columns: -1 for an absent count, NaN for 
 Layout (little-endian), zlib-compressed:
   magic "HCK1", classes n (u16), points per class p (u16), flags (u8: 1 = TTL-aware curves)
   columns of n: id i16, chunk_size i32, pages i32, items i64, evictions i64, requests i64,
-    current_items i64, cost_count i64, cost mean/p50/p90/p99 f64, ghost_reach i64, ghost_filters i16,
-    has_ttl u8
+    current_items i64, cost_count i64, ghost_reach i64, ghost_filters i16, has_ttl u8, then the
+    cost's mean/p50/p90/p99 f64
   curves: sizes, hit ratios (n x p each); with flag 1, the TTL-aware sizes and hit ratios of the
     classes with has_ttl (m x p each). Each curve: a mode byte (0 raw f64; k > 0 integer steps at
     10^-(k-1), as i64 byte planes) then its data.
@@ -135,8 +135,8 @@ def pack(
     has_ttl (None where absent); xs, ys: every class's `points` sizes and hit ratios end to end;
     ttl_xs, ttl_ys: the same for the classes with has_ttl, in class order (or None)."""
     n = len(columns["class_id"])
-    if n >= MAX_CLASSES:
-        raise ValueError(f"{n} classes: at most {MAX_CLASSES - 1}")
+    if n >= MAX_CLASSES or not 0 <= points < 1 << 16:
+        raise ValueError(f"{n} classes of {points} points: at most {MAX_CLASSES - 1} of {(1 << 16) - 1}")
     if len(xs) != n * points or len(ys) != n * points:
         raise ValueError(f"{len(xs)} sizes and {len(ys)} hit ratios for {n} classes of {points} points")
     has_ttl = [bool(h) for h in columns["has_ttl"]]
