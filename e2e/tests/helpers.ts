@@ -108,13 +108,25 @@ export async function linkFromMail(to: string, path: string, after: number, char
   return (await mailTo(to, after, re)).match(re)![1];
 }
 
+/** After a change of the viewport, the page fits it: no sideways scroll. Waits a little, since
+ * the charts lay themselves out again on their ResizeObserver, a frame or more after the resize
+ * (at a load of ~20 a chart still had its 1440 px width when the page was measured at once); a
+ * page that stays too wide fails. */
+export async function fitsTheViewport(page: Page, what = "page") {
+  await expect
+    .poll(() => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), {
+      message: `${what} wider than the viewport`,
+      timeout: 10_000,
+    })
+    .toBeLessThanOrEqual(0);
+}
+
 /** Desktop and 390 px screenshots of the page; at 390 px it must not scroll sideways. */
 export async function shots(page: Page, name: string) {
   await page.screenshot({ path: `artifacts/${name}-desktop.png`, fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
+  await fitsTheViewport(page, `${name} at 390 px`);
   await page.screenshot({ path: `artifacts/${name}-390.png`, fullPage: true });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  expect(overflow, `${name} at 390 px scrolls sideways`).toBeLessThanOrEqual(0);
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 

@@ -1,10 +1,10 @@
-import { test, type Page } from "@playwright/test";
+import { test } from "@playwright/test";
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { api, expect, freePort, logIn, plain, signUpConfirmed, waitPort } from "./helpers";
+import { api, expect, fitsTheViewport, freePort, logIn, plain, signUpConfirmed, waitPort } from "./helpers";
 
 // Onboarding as a new operator does it: the copy-paste block of the Agents page, run for real.
 // A real memcached and the real agent (bin/hitcurve-agent, built by `make build`) are started
@@ -13,10 +13,6 @@ import { api, expect, freePort, logIn, plain, signUpConfirmed, waitPort } from "
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-async function noHorizontalScroll(page: Page): Promise<void> {
-  const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-  expect(scroll, "page wider than the viewport").toBeLessThanOrEqual(inner);
-}
 
 test.describe("agents page onboarding", () => {
   const procs: ChildProcess[] = [];
@@ -105,18 +101,18 @@ test.describe("agents page onboarding", () => {
     await page.goto("/agents");
     await expect(page.getByTestId("install-block")).toBeVisible();
     await expect(page.getByTestId("agent-keys-table").or(page.getByText("None yet.").first())).toBeVisible();
-    await noHorizontalScroll(page);
+    await fitsTheViewport(page);
     // each kind of host gets its own block, fetched from this Hitcurve and checked by its SHA-256
     for (const [variant, says] of [["foreground", "tar -xzf"], ["no-systemd", "start-stop-daemon --start"], ["container", "docker build"]]) {
       await page.getByTestId("install-variant").selectOption(variant);
       await expect(page.getByTestId("install-block")).toContainText(says);
       await expect(page.getByTestId("install-block")).toContainText("sha256sum -c --ignore-missing SHA256SUMS");
-      await noHorizontalScroll(page);
+      await fitsTheViewport(page);
     }
     await expect(page.getByTestId("agent-release")).toContainText("SHA256SUMS");
     await page.screenshot({ path: "artifacts/agents-390.png", fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
-    await noHorizontalScroll(page);
+    await fitsTheViewport(page);
     await page.screenshot({ path: "artifacts/agents-desktop.png", fullPage: true });
   });
 });

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { api, e2eEnv, expect, freePort, signUpConfirmed, waitPort } from "./helpers";
+import { api, e2eEnv, expect, fitsTheViewport, freePort, signUpConfirmed, waitPort } from "./helpers";
 
 // Stats-only sizing end to end: a real memcached that refuses `watch` (-W, as ElastiCache Serverless
 // does), the real agent (it falls back to its stats-only mode) uploading to this backend, the
@@ -96,8 +96,7 @@ test.describe("stats-only mode end to end", () => {
     await page.screenshot({ path: "artifacts/stats-only-curve-desktop.png", fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await expect(label).toBeVisible();
-    const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
-    expect(scroll, "page wider than the viewport").toBeLessThanOrEqual(inner);
+    await fitsTheViewport(page);
     await page.screenshot({ path: "artifacts/stats-only-curve-390.png", fullPage: true });
     await page.goto("/servers");
     await expect(page.locator(`tr[data-server="${id}"]`).getByTestId("stats-only-badge")).toBeVisible();
