@@ -118,3 +118,7 @@ def test_cost_totals_count_only_timed_classes() -> None:
     xs, ys = _agent_curves(3, 2)
     cols = _columns(3, cost_count=[10, 0, 4], cost_mean_us=[2.0, 5.0, None])
     assert cost_totals(unpack(pack(cols, xs, ys, 2))) == (10, 20.0)
+    assert cost_totals(unpack(pack(_columns(1, cost_count=[0], cost_mean_us=[1.0]), xs[:2], ys[:2], 2))) == (
+        None,
+        None,
+    )

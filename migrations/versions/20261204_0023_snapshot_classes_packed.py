@@ -51,8 +51,8 @@ def _pack_rows(rows: list[sa.Row]) -> tuple[bytes, int | None, float | None]:
     tx = np.concatenate([np.asarray(r.ttl_sizes_items, float) for r in ttl]) if ttl else None
     ty = np.concatenate([np.asarray(r.ttl_hit_ratios, float) for r in ttl]) if ttl else None
     packed = classpack.pack(cols, xs, ys, points, tx, ty)
-    n, total = classpack.cost_totals(classpack.unpack(packed))
-    return packed, (n or None), (total if n else None)
+    n, total = classpack.cost_sums(cols["cost_count"], cols["cost_mean_us"])
+    return packed, n, total
 
 
 def upgrade() -> None:

@@ -275,8 +275,16 @@ def _records(
     return out
 
 
-def cost_totals(classes: list[StoredClass]) -> tuple[int, float]:
-    """(timed lookups, their summed cost in us) over the classes that timed any: what the cost
-    view's per-window rate reads (snapshots.cost_count, cost_us_total)."""
-    timed = [(c.cost_count, c.cost_mean_us) for c in classes if c.cost_count and c.cost_mean_us is not None]
+def cost_sums(counts: Sequence[int | None], means: Sequence[float | None]) -> tuple[int | None, float | None]:
+    """(timed lookups, their summed cost in us) over the classes that timed any (a count > 0 and
+    a mean), None and None when none did: snapshots.cost_count and cost_us_total, what the cost
+    view's per-window rate reads. Ingest and revision 0023 both count with this."""
+    timed = [(n, m) for n, m in zip(counts, means, strict=True) if n and n > 0 and m is not None]
+    if not timed:
+        return None, None
     return sum(n for n, _ in timed), sum(n * m for n, m in timed)
+
+
+def cost_totals(classes: list[StoredClass]) -> tuple[int | None, float | None]:
+    """cost_sums over stored classes."""
+    return cost_sums([c.cost_count for c in classes], [c.cost_mean_us for c in classes])

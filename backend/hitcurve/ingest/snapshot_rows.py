@@ -59,13 +59,8 @@ def _class_columns(snap: proto.Snapshot) -> dict[str, Any]:
     }
     ttl_xs, ttl_ys = _ttl_columns(classes)
     packed = classpack.pack(columns, points[:, 0], points[:, 1], snap.curve_points, ttl_xs, ttl_ys)
-    # the classes whose lookups were timed, as classpack.cost_totals counts them
-    timed = [(k.count, k.mean) for k in costs if k is not None and k.count > 0 and k.mean is not None]
-    return {
-        "classes": packed,
-        "cost_count": sum(n for n, _ in timed) if timed else None,
-        "cost_us_total": sum(n * m for n, m in timed) if timed else None,
-    }
+    count, total = classpack.cost_sums(columns["cost_count"], columns["cost_mean_us"])
+    return {"classes": packed, "cost_count": count, "cost_us_total": total}
 
 
 def _ttl_columns(classes: list[proto.SlabClass]) -> tuple[np.ndarray | None, np.ndarray | None]:
