@@ -1,7 +1,8 @@
 """The field report's table, rerun: memcached 1.6.18 (Debian 12's), the agent on its defaults, a
 driver sending 60 % `get` (set on a miss) and 40 % of one other command per row, then the
 report's realistic mix. Each row: the agent's hit ratio within 0.5 pp of memcached's
-get_hits / (get_hits + get_misses) over the windows the agent did not flag (most of the reads).
+get_hits / (get_hits + get_misses) over the windows the agent did not flag (most of the reads;
+over every window where none lost a line: test_command_matrix.run says why).
 Forced gap: the same rows with
 the correction off (`--lookup-correction 0`, every item_get a read, the agent before this fix):
 the counter row and the realistic mix read far from memcached and their self-check disagrees.
