@@ -6,13 +6,15 @@
 extern const sim_policy_ops sim_policy_lru, sim_policy_fifo, sim_policy_clock, sim_policy_gclock,
     sim_policy_nbq_clock, sim_policy_baglru, sim_policy_gdwheel, sim_policy_mcslru,
     sim_policy_clockpro, sim_policy_arc, sim_policy_s3fifo, sim_policy_sieve, sim_policy_twoq,
-    sim_policy_lfu, sim_policy_gdsf, sim_policy_opt, sim_policy_lirs, sim_policy_wtinylfu, sim_policy_lhd, sim_policy_mlclock;
+    sim_policy_lfu, sim_policy_gdsf, sim_policy_opt, sim_policy_lirs, sim_policy_wtinylfu, sim_policy_lhd, sim_policy_mlclock,
+    sim_policy_extstore;
 
 static const sim_policy_ops *const policies[] = {
     &sim_policy_lru, &sim_policy_fifo, &sim_policy_clock, &sim_policy_gclock,
     &sim_policy_nbq_clock, &sim_policy_baglru, &sim_policy_gdwheel, &sim_policy_mcslru,
     &sim_policy_clockpro, &sim_policy_arc, &sim_policy_s3fifo, &sim_policy_sieve, &sim_policy_twoq,
     &sim_policy_lfu, &sim_policy_gdsf, &sim_policy_opt, &sim_policy_lirs, &sim_policy_wtinylfu, &sim_policy_lhd, &sim_policy_mlclock,
+    &sim_policy_extstore,
 };
 #define NPOL (sizeof policies / sizeof policies[0])
 

@@ -34,7 +34,7 @@ check "arc-OLTP LRU == exact and README" "json $TMP/o3.json 'r=d[\"results\"]; a
 "$BIN" --policy lru --format arc --sizes 1000 --max-requests 100000 "$T/arc-OLTP.lis.zst" > "$TMP/o5.json"
 check "bytes 1000 KiB of 1 KiB objects == 1000 items" "python3 -c \"import json; a=json.load(open('$TMP/o4.json'))['results'][0]; b=json.load(open('$TMP/o5.json'))['results'][0]; assert a['hits']==b['hits'] and a['size']==1024000 and a['unit']=='bytes'\""
 "$BIN" --policy all --format lirs --sizes 100 --sample-rate 0.5 "$T/lirs-cpp.trace.gz" > "$TMP/o6.json"
-check "all policies, mini-sim fields" "json $TMP/o6.json 'r=d[\"results\"]; assert len(r)==20 and all(x[\"simulated_size\"]==50 and x[\"sample_rate\"]==0.5 for x in r)'"
+check "all policies, mini-sim fields" "json $TMP/o6.json 'r=d[\"results\"]; assert len(r)==21 and all(x[\"simulated_size\"]==50 and x[\"sample_rate\"]==0.5 for x in r)'"
 
 # 4. errors and exit codes
 "$BIN" --policy nosuch --format csv --sizes 2 "$TMP/t.csv" > /dev/null 2>"$TMP/err"
@@ -48,7 +48,7 @@ check "unknown format -> exit 1" "[ \$? -eq 1 ]"
 "$BIN" --policy lru --format csv --sizes 2 --slab "$TMP/t.csv" > /dev/null 2>&1
 check "--slab without bytes -> exit 2" "[ \$? -eq 2 ]"
 "$BIN" --list-policies > "$TMP/l.txt"
-check "list-policies" "[ \$(wc -l < $TMP/l.txt) -eq 20 ]"
+check "list-policies" "[ \$(wc -l < $TMP/l.txt) -eq 21 ]"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -33,6 +33,7 @@ uint64_t sim_gdwheel_migrations(const sim_cache *c);
 void sim_baglru_debug(const sim_cache *c, uint32_t *nbags, uint64_t *rot, uint64_t *moves, uint64_t *merges);
 int sim_baglru_bag_of_key(const sim_cache *c, uint64_t key);
 void sim_mcslru_counts(const sim_cache *c, int k, uint64_t out[3]);
+void sim_extstore_counts(const sim_cache *c, uint64_t out[7]);
 
 static sim_config items_cfg(const char *params)
 {
@@ -639,15 +640,24 @@ static void test_metrics_and_ops(void)
     sim_cache_free(c);
 }
 
+/* a Zipf 0.9 trace whose object sizes are base + (key mod span) */
+static sim_trace sized_zipf(size_t n, uint64_t nkeys, uint64_t seed, uint32_t base, uint32_t span, uint64_t **k,
+                            uint32_t **sz)
+{
+    *k = sim_wl_zipf(n, nkeys, 0.9, seed);
+    *sz = malloc(n * sizeof **sz);
+    for (size_t i = 0; i < n; i++)
+        (*sz)[i] = (uint32_t)(base + (*k)[i] % span);
+    return (sim_trace){.n = n, .keys = *k, .sizes = *sz};
+}
+
 static void test_every_policy_sane(void)
 {
     /* every policy: capacity respected in bytes+slab mode, deterministic, hit ratio in (0,1) */
     size_t n = 100000;
-    uint64_t *k = sim_wl_zipf(n, 20000, 0.9, 8);
-    uint32_t *sz = malloc(n * sizeof *sz);
-    for (size_t i = 0; i < n; i++)
-        sz[i] = (uint32_t)(50 + k[i] % 3000);
-    sim_trace t = {.n = n, .keys = k, .sizes = sz};
+    uint64_t *k;
+    uint32_t *sz;
+    sim_trace t = sized_zipf(n, 20000, 8, 50, 3000, &k, &sz);
     sim_config cfg;
     sim_config_default(&cfg);
     cfg.unit_bytes = 1;
@@ -1040,6 +1050,176 @@ static void test_mlclock(void)
     free(k);
 }
 
+/* ---------------------------------------------------------------- extstore (two tiers) */
+
+/* Plain bytes (no slab rounding) so every charge can be followed by hand: whole items of 100 B,
+ * headers of 10 B, RAM 230 B, flash pages of 300 B (two flushed items of 48 + 100 B each). */
+static sim_config ext_cfg(const char *params)
+{
+    sim_config c;
+    sim_config_default(&c);
+    c.unit_bytes = 1;
+    c.params = params;
+    return c;
+}
+static int eget(sim_cache *c, uint64_t k) { return sim_cache_access(c, k, 100, 1.0, SIM_GET); }
+static int is_header(sim_cache *c, uint64_t k)
+{
+    sim_obj *o = sim_cache_obj(c, k);
+    return o && (o->flags & 0x01) && o->charge == 10;
+}
+enum { XA = 1, XB, XC, XD, XE, XF, XG };
+
+/* steps 1-9 of the hand-worked trace, shared by the reclaim and compaction tests; the comment
+ * after each step is RAM, newest first, and the flash pages */
+static void ext_prefix(sim_cache *c, char *why, size_t n, int *ok)
+{
+    int r = 0;
+    r |= eget(c, XA);              /* [a] 100 */
+    r |= eget(c, XB);              /* [b a] 200 */
+    r |= eget(c, XC);              /* 300 > 230: a flushed, header first: [c ah b] 210; p0 [a] */
+    r |= eget(c, XD);              /* b flushed: [d bh c ah] 220; p0 [a b] 296 */
+    int h = eget(c, XA) + eget(c, XB);   /* flash hits: [bh ah d c] */
+    r |= eget(c, XE);              /* c flushed, p0 full -> p1 [c]: [e ch bh ah d] 230 */
+    h += eget(c, XA) + eget(c, XB);      /* [bh ah e ch d] */
+    r |= eget(c, XF);              /* d flushed -> p1 [c d]; ch evicted (its copy dies): [f dh bh ah e] 230 */
+    *ok = r == 0 && h == 4 && is_header(c, XA) && is_header(c, XB) && !sim_cache_resident(c, XC) &&
+          is_header(c, XD) && c->used == 230;
+    if (sim_cache_verify(c, why, n) != 0)
+        *ok = 0;
+}
+
+static void test_extstore_flush_and_flash_hits(void)
+{
+    sim_config cfg = ext_cfg("extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10");
+    sim_cache *c = sim_cache_new("extstore", 250, &cfg);
+    uint64_t k[7];
+    CHECK(eget(c, XA) == 0 && eget(c, XB) == 0, "cold misses");
+    CHECK(eget(c, XC) == 0 && is_header(c, XA) && c->used == 210, "a flushed, not evicted: RAM b, c + a's header");
+    CHECK(eget(c, XA) == 1, "a header whose flash copy lives is a hit");
+    /* a 50 B item is under item_size: never flushed */
+    CHECK(sim_cache_access(c, XD, 50, 1, SIM_GET) == 0 && is_header(c, XB) && c->used == 170, "b flushed to p0");
+    CHECK(eget(c, XE) == 0 && is_header(c, XC), "c flushed to p1 (p0 holds 296 of 300 B)");
+    sim_extstore_counts(c, k);
+    CHECK(k[2] == 3 && k[6] == 3 * 148 && c->evictions == 0, "three items on flash, nothing evicted (%llu, %llu)",
+          (unsigned long long)k[2], (unsigned long long)k[6]);
+    /* f: headers a, b then the 50 B d leave RAM from the tail; their copies die with them */
+    CHECK(eget(c, XF) == 0 && c->used == 210 && !sim_cache_resident(c, XA) && !sim_cache_resident(c, XB) &&
+          !sim_cache_resident(c, XD) && is_header(c, XC), "evicted: a, b headers, small d; c still a header");
+    sim_extstore_counts(c, k);
+    CHECK(k[5] == 2 && c->evictions == 3 && k[6] == 148, "two header evictions, one live copy (%llu B)",
+          (unsigned long long)k[6]);
+    CHECK(eget(c, XA) == 0 && !is_header(c, XA) && sim_cache_resident(c, XA), "a's header gone: a miss, stored whole");
+    CHECK(!sim_cache_resident(c, XC) && is_header(c, XE) && c->used == 210, "to store a, c's header went, e was flushed");
+    sim_extstore_counts(c, k);
+    CHECK(k[0] == 1, "one flash hit before c's read (%llu)", (unsigned long long)k[0]);
+    char why[256] = "";
+    CHECK(sim_cache_verify(c, why, sizeof why) == 0, "invariants: %s", why);
+    sim_cache_free(c);
+}
+
+static void test_extstore_page_reclaim(void)
+{
+    /* frag 0: no page is ever fragmented enough to compact, the oldest page is reclaimed */
+    sim_config cfg = ext_cfg("extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10,"
+                             "extstore.frag=0");
+    sim_cache *c = sim_cache_new("extstore", 230, &cfg);
+    char why[256] = "";
+    int ok;
+    ext_prefix(c, why, sizeof why, &ok);
+    CHECK(ok, "hand-worked prefix %s", why);
+    CHECK(eget(c, XA) + eget(c, XB) == 2, "flash hits: [bh ah f dh e]");
+    /* g: e flushed, p1 full, no free page -> p0 (a, b) reclaimed and rewritten with e; dh evicted */
+    CHECK(eget(c, XG) == 0 && is_header(c, XE) && !sim_cache_resident(c, XD), "g stored");
+    uint64_t k[7];
+    sim_extstore_counts(c, k);
+    CHECK(k[3] == 1 && k[4] == 0 && k[5] == 2, "one page reclaimed, none compacted, two header evictions");
+    CHECK(is_header(c, XA) && is_header(c, XB), "a and b keep their headers in RAM, their copies gone");
+    CHECK(eget(c, XA) == 0 && sim_cache_resident(c, XA) && !is_header(c, XA), "a reclaimed: a miss, stored whole");
+    sim_extstore_counts(c, k);
+    CHECK(k[0] == 6 && k[1] == 1 && k[6] == 2 * 148, "six flash hits, one flash miss, e and f live (%llu %llu %llu)",
+          (unsigned long long)k[0], (unsigned long long)k[1], (unsigned long long)k[6]);
+    CHECK(sim_cache_verify(c, why, sizeof why) == 0, "invariants: %s", why);
+    sim_cache_free(c);
+}
+
+static void test_extstore_compaction(void)
+{
+    /* the same trace, but b deleted before g: p0 keeps 148 of 300 B live, under 0.8 x 300, so g's
+     * flush compacts p0 (a rewritten) instead of reclaiming it; with frag 0 a is lost */
+    for (int frag = 0; frag < 2; frag++) {
+        sim_config cfg = ext_cfg(frag ? "extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10"
+                                      : "extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10,"
+                                        "extstore.frag=0");
+        sim_cache *c = sim_cache_new("extstore", 230, &cfg);
+        char why[256] = "";
+        int ok;
+        ext_prefix(c, why, sizeof why, &ok);
+        CHECK(ok, "hand-worked prefix %s", why);
+        sim_cache_access(c, XB, 0, 1, SIM_DELETE);   /* [f dh ah e] 220, p0 live 148 */
+        CHECK(eget(c, XA) == 1, "a flash hit: [ah f dh e]");
+        CHECK(eget(c, XG) == 0 && c->used == 230, "g: e flushed; [g eh ah f dh] 230");
+        uint64_t k[7];
+        sim_extstore_counts(c, k);
+        CHECK(k[4] == (uint64_t)frag && k[3] == (uint64_t)!frag, "frag %d: %llu compactions, %llu reclaims", frag,
+              (unsigned long long)k[4], (unsigned long long)k[3]);
+        CHECK(eget(c, XA) == frag, "frag %d: a %s", frag, frag ? "survives compaction" : "lost with p0");
+        CHECK(sim_cache_verify(c, why, sizeof why) == 0, "invariants: %s", why);
+        sim_cache_free(c);
+    }
+}
+
+static void test_extstore_bounds_and_lru(void)
+{
+    /* without flash it is LRU by bytes, exactly */
+    uint64_t *k;
+    uint32_t *sz;
+    sim_trace t = sized_zipf(60000, 8000, 3, 100, 1400, &k, &sz);
+    sim_config cfg = ext_cfg(NULL);
+    cfg.slab = 1;
+    sim_result a, b, f, g;
+    char err[160];
+    sim_simulate(&t, "lru", 1u << 20, &cfg, &a, err, sizeof err);
+    sim_simulate(&t, "extstore", 1u << 20, &cfg, &b, err, sizeof err);
+    CHECK(a.hits == b.hits, "flash 0 is LRU (%llu, %llu)", (unsigned long long)a.hits, (unsigned long long)b.hits);
+    /* flash adds hits, and more flash no fewer here (headers cost RAM: it is not monotone in general) */
+    cfg.params = "extstore.flash=4194304,extstore.page=1048576";
+    sim_simulate(&t, "extstore", 1u << 20, &cfg, &f, err, sizeof err);
+    cfg.params = "extstore.flash=16777216,extstore.page=1048576";
+    sim_simulate(&t, "extstore", 1u << 20, &cfg, &g, err, sizeof err);
+    CHECK(f.hits > a.hits && g.hits >= f.hits, "flash helps: %.3f -> %.3f -> %.3f", a.hit_ratio, f.hit_ratio,
+          g.hit_ratio);
+    /* a flash tier in items mode, or smaller than a page, is refused with a reason */
+    sim_config items = items_cfg("extstore.flash=1000");
+    CHECK(sim_simulate(&t, "extstore", 100, &items, &a, err, sizeof err) < 0 && strstr(err, "bytes unit"), "%s", err);
+    cfg.params = "extstore.flash=1000,extstore.page=4096";
+    CHECK(sim_simulate(&t, "extstore", 1u << 20, &cfg, &a, err, sizeof err) < 0 && strstr(err, "one page"), "%s", err);
+    /* random GET/SET/DELETE/ADD with a small flash: every structure stays consistent */
+    cfg.params = "extstore.flash=65536,extstore.page=16384";
+    sim_cache *c = sim_cache_new("extstore", 40000, &cfg);
+    sim_rng r;
+    sim_rng_seed(&r, 77);
+    int bad = 0;
+    char why[256] = "";
+    for (int step = 0; step < 40000 && !bad; step++) {
+        uint64_t key = 1 + sim_rng_next(&r) % 3000;
+        double u = sim_rng_unit(&r);
+        int op = u < 0.8 ? SIM_GET : u < 0.9 ? SIM_SET : u < 0.96 ? SIM_DELETE : SIM_ADD;
+        sim_cache_access(c, key, (uint32_t)(20 + key % 1800), 1, op);
+        if (c->used > c->capacity)
+            bad = snprintf(why, sizeof why, "RAM over capacity");
+        else if (step % 200 == 0)
+            bad = sim_cache_verify(c, why, sizeof why) != 0;
+    }
+    uint64_t cnt[7];
+    sim_extstore_counts(c, cnt);
+    CHECK(!bad && cnt[0] > 0 && cnt[3] + cnt[4] > 0, "stress: %s (flash hits %llu, reclaims %llu, compactions %llu)",
+          why, (unsigned long long)cnt[0], (unsigned long long)cnt[3], (unsigned long long)cnt[4]);
+    sim_cache_free(c);
+    free(k);
+    free(sz);
+}
+
 int main(void)
 {
     test_sample_adjust();
@@ -1075,6 +1255,10 @@ int main(void)
     test_wtinylfu_admission();
     test_lhd_prefers_small();
     test_mlclock();
+    test_extstore_flush_and_flash_hits();
+    test_extstore_page_reclaim();
+    test_extstore_compaction();
+    test_extstore_bounds_and_lru();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -3,14 +3,16 @@ can simulate, every simulator policy can be asked for, and each runs in the work
 
 import numpy as np
 
-from hitcurve.schemas.api import POLICIES, SimulationIn
+from hitcurve.schemas.api import POLICIES, TIER_MODELS, SimulationIn
 from hitcurve_testing.workloads import key_of_rank, zipf_ranks
 from hitcurve_worker.simulation_tasks import simulate
 from hitcurve_worker.trace_data import Trace, sim_module
 
 
 def test_api_policies_are_the_simulators() -> None:
-    assert list(POLICIES) == [name for name, _ in sim_module().policies()]
+    names = [name for name, _ in sim_module().policies()]
+    assert list(POLICIES) == [n for n in names if n not in TIER_MODELS]
+    assert set(TIER_MODELS) <= set(names)
 
 
 def test_api_accepts_every_policy_at_once_and_rejects_unknown() -> None:

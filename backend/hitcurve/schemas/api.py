@@ -584,6 +584,9 @@ POLICIES = (
     "mlclock",
 )
 Policy = Literal[POLICIES]  # type: ignore[valid-type]
+# The simulator's two-tier model of memcached's extstore takes a flash size besides the RAM size,
+# so it is no policy to ask for at one memory size: sizing/flash.py asks it for the (RAM, flash) grid.
+TIER_MODELS = ("extstore",)
 
 
 class SimulationIn(In):

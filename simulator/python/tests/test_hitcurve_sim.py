@@ -14,7 +14,7 @@ from hitcurve_testing import workloads
 
 ALL = ["lru", "fifo", "clock", "gclock", "nbq-clock", "baglru", "gdwheel", "mcslru",
        "clockpro", "arc", "s3fifo", "sieve", "twoq", "lfu", "gdsf", "opt",
-       "lirs", "wtinylfu", "lhd", "mlclock"]
+       "lirs", "wtinylfu", "lhd", "mlclock", "extstore"]
 
 
 def zipf_keys(n, nkeys, alpha, seed):
