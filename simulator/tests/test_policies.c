@@ -1052,8 +1052,10 @@ static void test_mlclock(void)
 
 /* ---------------------------------------------------------------- extstore (two tiers) */
 
-/* Plain bytes (no slab rounding) so every charge can be followed by hand: whole items of 100 B,
- * headers of 10 B, RAM 230 B, flash pages of 300 B (two flushed items of 48 + 100 B each). */
+/* Plain bytes (no slab rounding) so every charge can be followed by hand: whole items of 100 B
+ * (flushable: item_size 100), small items of 50 B, headers of 10 B, flash pages of 300 B (two
+ * flushed items of 48 + 100 B each), two pages. In the comments: buf = the flushable whole items,
+ * main = headers and small items, newest first; p0, p1 the flash pages. */
 static sim_config ext_cfg(const char *params)
 {
     sim_config c;
@@ -1062,57 +1064,48 @@ static sim_config ext_cfg(const char *params)
     c.params = params;
     return c;
 }
+#define EXT_TINY "extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10"
 static int eget(sim_cache *c, uint64_t k) { return sim_cache_access(c, k, 100, 1.0, SIM_GET); }
 static int is_header(sim_cache *c, uint64_t k)
 {
     sim_obj *o = sim_cache_obj(c, k);
     return o && (o->flags & 0x01) && o->charge == 10;
 }
-enum { XA = 1, XB, XC, XD, XE, XF, XG };
-
-/* steps 1-9 of the hand-worked trace, shared by the reclaim and compaction tests; the comment
- * after each step is RAM, newest first, and the flash pages */
-static void ext_prefix(sim_cache *c, char *why, size_t n, int *ok)
+static int is_whole(sim_cache *c, uint64_t k)
 {
-    int r = 0;
-    r |= eget(c, XA);              /* [a] 100 */
-    r |= eget(c, XB);              /* [b a] 200 */
-    r |= eget(c, XC);              /* 300 > 230: a flushed, header first: [c ah b] 210; p0 [a] */
-    r |= eget(c, XD);              /* b flushed: [d bh c ah] 220; p0 [a b] 296 */
-    int h = eget(c, XA) + eget(c, XB);   /* flash hits: [bh ah d c] */
-    r |= eget(c, XE);              /* c flushed, p0 full -> p1 [c]: [e ch bh ah d] 230 */
-    h += eget(c, XA) + eget(c, XB);      /* [bh ah e ch d] */
-    r |= eget(c, XF);              /* d flushed -> p1 [c d]; ch evicted (its copy dies): [f dh bh ah e] 230 */
-    *ok = r == 0 && h == 4 && is_header(c, XA) && is_header(c, XB) && !sim_cache_resident(c, XC) &&
-          is_header(c, XD) && c->used == 230;
-    if (sim_cache_verify(c, why, n) != 0)
-        *ok = 0;
+    sim_obj *o = sim_cache_obj(c, k);
+    return o && !(o->flags & 0x01) && sim_cache_resident(c, k);
 }
+enum { XA = 1, XB, XC, XD, XE, XF, XG };
 
 static void test_extstore_flush_and_flash_hits(void)
 {
-    sim_config cfg = ext_cfg("extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10");
+    /* RAM 250 B; the flushable class keeps 100 B of whole items before it flushes */
+    sim_config cfg = ext_cfg(EXT_TINY ",extstore.buffer=100");
     sim_cache *c = sim_cache_new("extstore", 250, &cfg);
     uint64_t k[7];
-    CHECK(eget(c, XA) == 0 && eget(c, XB) == 0, "cold misses");
-    CHECK(eget(c, XC) == 0 && is_header(c, XA) && c->used == 210, "a flushed, not evicted: RAM b, c + a's header");
+    CHECK(eget(c, XA) == 0 && eget(c, XB) == 0, "cold misses: buf [b a] 200");
+    CHECK(eget(c, XC) == 0 && is_header(c, XA) && c->used == 210, "buf over 100 B: a flushed to p0, not evicted");
     CHECK(eget(c, XA) == 1, "a header whose flash copy lives is a hit");
-    /* a 50 B item is under item_size: never flushed */
-    CHECK(sim_cache_access(c, XD, 50, 1, SIM_GET) == 0 && is_header(c, XB) && c->used == 170, "b flushed to p0");
-    CHECK(eget(c, XE) == 0 && is_header(c, XC), "c flushed to p1 (p0 holds 296 of 300 B)");
+    /* d (50 B) is under item_size: it goes to main and is never flushed */
+    CHECK(sim_cache_access(c, XD, 50, 1, SIM_GET) == 0 && is_header(c, XB) && c->used == 170,
+          "b flushed to p0 [a b]; main [d bh ah]");
+    /* e: buf holds 100 B (c), not over its 100 B, so main's tail goes: headers a, b (copies die) */
+    CHECK(eget(c, XE) == 0 && !sim_cache_resident(c, XA) && !sim_cache_resident(c, XB) && is_whole(c, XC) &&
+          c->used == 250, "headers evicted before the buffer shrinks under its 100 B");
     sim_extstore_counts(c, k);
-    CHECK(k[2] == 3 && k[6] == 3 * 148 && c->evictions == 0, "three items on flash, nothing evicted (%llu, %llu)",
-          (unsigned long long)k[2], (unsigned long long)k[6]);
-    /* f: headers a, b then the 50 B d leave RAM from the tail; their copies die with them */
-    CHECK(eget(c, XF) == 0 && c->used == 210 && !sim_cache_resident(c, XA) && !sim_cache_resident(c, XB) &&
-          !sim_cache_resident(c, XD) && is_header(c, XC), "evicted: a, b headers, small d; c still a header");
-    sim_extstore_counts(c, k);
-    CHECK(k[5] == 2 && c->evictions == 3 && k[6] == 148, "two header evictions, one live copy (%llu B)",
+    CHECK(k[5] == 2 && c->evictions == 2 && k[6] == 0, "two header evictions, no live copy (%llu B)",
           (unsigned long long)k[6]);
-    CHECK(eget(c, XA) == 0 && !is_header(c, XA) && sim_cache_resident(c, XA), "a's header gone: a miss, stored whole");
-    CHECK(!sim_cache_resident(c, XC) && is_header(c, XE) && c->used == 210, "to store a, c's header went, e was flushed");
+    /* f: c flushed (p0 full: p1), then main's tail, the small d, evicted */
+    CHECK(eget(c, XF) == 0 && is_header(c, XC) && !sim_cache_resident(c, XD) && c->used == 210, "c to p1, d evicted");
     sim_extstore_counts(c, k);
-    CHECK(k[0] == 1, "one flash hit before c's read (%llu)", (unsigned long long)k[0]);
+    CHECK(k[2] == 3 && k[6] == 148 && c->evictions == 3, "three flushed, c live (%llu, %llu)",
+          (unsigned long long)k[2], (unsigned long long)k[6]);
+    CHECK(eget(c, XC) == 1, "c: a flash hit");
+    CHECK(eget(c, XA) == 0 && is_whole(c, XA) && is_header(c, XE) && c->used == 220,
+          "a, header gone: a miss, stored whole; e flushed to p1");
+    sim_extstore_counts(c, k);
+    CHECK(k[0] == 2 && k[1] == 0, "two flash hits (%llu)", (unsigned long long)k[0]);
     char why[256] = "";
     CHECK(sim_cache_verify(c, why, sizeof why) == 0, "invariants: %s", why);
     sim_cache_free(c);
@@ -1120,50 +1113,55 @@ static void test_extstore_flush_and_flash_hits(void)
 
 static void test_extstore_page_reclaim(void)
 {
-    /* frag 0: no page is ever fragmented enough to compact, the oldest page is reclaimed */
-    sim_config cfg = ext_cfg("extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10,"
-                             "extstore.frag=0");
+    /* RAM 230 B, no buffer (every flushable item goes to flash first when room is needed), frag 0:
+     * no page is ever fragmented enough to compact, the oldest page is reclaimed */
+    sim_config cfg = ext_cfg(EXT_TINY ",extstore.buffer=0,extstore.frag=0");
     sim_cache *c = sim_cache_new("extstore", 230, &cfg);
-    char why[256] = "";
-    int ok;
-    ext_prefix(c, why, sizeof why, &ok);
-    CHECK(ok, "hand-worked prefix %s", why);
-    CHECK(eget(c, XA) + eget(c, XB) == 2, "flash hits: [bh ah f dh e]");
-    /* g: e flushed, p1 full, no free page -> p0 (a, b) reclaimed and rewritten with e; dh evicted */
-    CHECK(eget(c, XG) == 0 && is_header(c, XE) && !sim_cache_resident(c, XD), "g stored");
+    int r = eget(c, XA) | eget(c, XB);   /* buf [b a] 200 */
+    r |= eget(c, XC);                    /* a -> p0; main [ah]; buf [c b] 210 */
+    r |= eget(c, XD);                    /* b -> p0 [a b]; buf [d c] 220 */
+    r |= eget(c, XE);                    /* c -> p1; main [ch bh ah]; buf [e d] 230 */
+    CHECK(r == 0 && c->used == 230 && is_header(c, XA) && is_header(c, XB) && is_header(c, XC), "prefix");
+    /* f: d -> p1 [c d]; still 240 > 230: e flushed, no page free -> p0 (a, b) reclaimed, p0 [e] */
+    CHECK(eget(c, XF) == 0 && c->used == 150, "f stored, RAM 150 B");
     uint64_t k[7];
     sim_extstore_counts(c, k);
-    CHECK(k[3] == 1 && k[4] == 0 && k[5] == 2, "one page reclaimed, none compacted, two header evictions");
+    CHECK(k[3] == 1 && k[4] == 0 && k[6] == 3 * 148, "one page reclaimed, none compacted, c d e live");
     CHECK(is_header(c, XA) && is_header(c, XB), "a and b keep their headers in RAM, their copies gone");
-    CHECK(eget(c, XA) == 0 && sim_cache_resident(c, XA) && !is_header(c, XA), "a reclaimed: a miss, stored whole");
+    CHECK(eget(c, XA) == 0 && is_whole(c, XA) && is_header(c, XF) && c->used == 150,
+          "a reclaimed: a miss (header dropped), stored whole; f flushed to p0 [e f]");
+    CHECK(eget(c, XC) == 1, "c still on p1: a flash hit");
     sim_extstore_counts(c, k);
-    CHECK(k[0] == 6 && k[1] == 1 && k[6] == 2 * 148, "six flash hits, one flash miss, e and f live (%llu %llu %llu)",
-          (unsigned long long)k[0], (unsigned long long)k[1], (unsigned long long)k[6]);
+    CHECK(k[0] == 1 && k[1] == 1, "one flash hit, one flash miss (%llu %llu)", (unsigned long long)k[0],
+          (unsigned long long)k[1]);
+    char why[256] = "";
     CHECK(sim_cache_verify(c, why, sizeof why) == 0, "invariants: %s", why);
     sim_cache_free(c);
 }
 
 static void test_extstore_compaction(void)
 {
-    /* the same trace, but b deleted before g: p0 keeps 148 of 300 B live, under 0.8 x 300, so g's
-     * flush compacts p0 (a rewritten) instead of reclaiming it; with frag 0 a is lost */
+    /* the same start with b deleted: p0 keeps 148 of 300 B live, under 0.8 x 300, so when p1 is
+     * full the next flush compacts p0 (a rewritten) instead of reclaiming it; with frag 0, p0 is
+     * reclaimed and a lost */
     for (int frag = 0; frag < 2; frag++) {
-        sim_config cfg = ext_cfg(frag ? "extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10"
-                                      : "extstore.flash=600,extstore.page=300,extstore.item_size=100,extstore.header=10,"
-                                        "extstore.frag=0");
+        sim_config cfg = ext_cfg(frag ? EXT_TINY ",extstore.buffer=0" : EXT_TINY ",extstore.buffer=0,extstore.frag=0");
         sim_cache *c = sim_cache_new("extstore", 230, &cfg);
-        char why[256] = "";
-        int ok;
-        ext_prefix(c, why, sizeof why, &ok);
-        CHECK(ok, "hand-worked prefix %s", why);
-        sim_cache_access(c, XB, 0, 1, SIM_DELETE);   /* [f dh ah e] 220, p0 live 148 */
-        CHECK(eget(c, XA) == 1, "a flash hit: [ah f dh e]");
-        CHECK(eget(c, XG) == 0 && c->used == 230, "g: e flushed; [g eh ah f dh] 230");
+        for (uint64_t x = XA; x <= XE; x++)
+            eget(c, x);                            /* main [ch bh ah]; buf [e d] 230 */
+        sim_cache_access(c, XB, 0, 1, SIM_DELETE);   /* main [ch ah] 220, p0 live 148 */
+        CHECK(eget(c, XF) == 0 && c->used == 230, "f: d -> p1 [c d]; buf [f e] 230");
+        /* g: e flushed: p1 full -> p0 compacted to [a e] (frag 0: reclaimed to [e]); f flushed: with
+         * compaction p0 is full too and p1 (c, d, all live) is reclaimed; without, f joins p0 */
+        CHECK(eget(c, XG) == 0 && c->used == 150, "g: RAM 150 B");
         uint64_t k[7];
         sim_extstore_counts(c, k);
-        CHECK(k[4] == (uint64_t)frag && k[3] == (uint64_t)!frag, "frag %d: %llu compactions, %llu reclaims", frag,
+        CHECK(k[4] == (uint64_t)frag && k[3] == 1, "frag %d: %llu compactions, %llu reclaims", frag,
               (unsigned long long)k[4], (unsigned long long)k[3]);
+        /* (c first: a miss refills a whole item, whose room may reclaim another page) */
+        CHECK(eget(c, XC) == !frag, "frag %d: c %s", frag, frag ? "lost with p1" : "still on p1");
         CHECK(eget(c, XA) == frag, "frag %d: a %s", frag, frag ? "survives compaction" : "lost with p0");
+        char why[256] = "";
         CHECK(sim_cache_verify(c, why, sizeof why) == 0, "invariants: %s", why);
         sim_cache_free(c);
     }
@@ -1183,9 +1181,9 @@ static void test_extstore_bounds_and_lru(void)
     sim_simulate(&t, "extstore", 1u << 20, &cfg, &b, err, sizeof err);
     CHECK(a.hits == b.hits, "flash 0 is LRU (%llu, %llu)", (unsigned long long)a.hits, (unsigned long long)b.hits);
     /* flash adds hits, and more flash no fewer here (headers cost RAM: it is not monotone in general) */
-    cfg.params = "extstore.flash=4194304,extstore.page=1048576";
+    cfg.params = "extstore.flash=4194304,extstore.page=1048576,extstore.buffer=65536";
     sim_simulate(&t, "extstore", 1u << 20, &cfg, &f, err, sizeof err);
-    cfg.params = "extstore.flash=16777216,extstore.page=1048576";
+    cfg.params = "extstore.flash=16777216,extstore.page=1048576,extstore.buffer=65536";
     sim_simulate(&t, "extstore", 1u << 20, &cfg, &g, err, sizeof err);
     CHECK(f.hits > a.hits && g.hits >= f.hits, "flash helps: %.3f -> %.3f -> %.3f", a.hit_ratio, f.hit_ratio,
           g.hit_ratio);

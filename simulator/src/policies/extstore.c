@@ -1,21 +1,24 @@
 /*
  * memcached's extstore as two tiers (memcached 1.6 storage.c storage_write, extstore.c,
- * items.c): RAM of `capacity` bytes and a flash log of extstore.flash bytes.
+ * slab_automove_extstore.c, items.c): RAM of `capacity` bytes and a flash log of extstore.flash
+ * bytes.
  *
- * RAM is one LRU by bytes, charged memcached's chunk sizes, not the segmented HOT/WARM/COLD per
- * slab class of mcslru: with extstore, memcached's automover (slab_automove_extstore.c) keeps
- * handing pages to the classes that need them, so the headers' small class and the whole items'
- * large classes share memory by age rather than by a fixed split; one LRU is the limit of that
- * balancing. The segmented LRU's protection of twice-read items in WARM is not modelled: the
- * live comparison with memcached (bench/extstore) measures what that costs.
+ * RAM is charged memcached's chunk sizes and kept as two LRUs by bytes, not the segmented
+ * HOT/WARM/COLD per slab class of mcslru. The classes memcached flushes (chunks of at least the
+ * class of extstore.item_size, memcached's ext_item_size, 512 B) hold whole items on their way to
+ * flash: memcached's storage thread flushes their COLD tails ahead of eviction, and its extstore
+ * automover takes their pages back, down to MIN_PAGES_FOR_SOURCE = 2 pages each, for the classes
+ * that evict. So the flushable items share extstore.buffer bytes per flushable class that has held
+ * an item (2 MiB: two 1 MiB slab pages); past that the oldest of them goes to flash. Everything
+ * else, headers and items too small to flush, is one LRU in the rest of RAM, whose tail is
+ * evicted when the flushable items are within their buffer. The segmented LRU's protection of
+ * twice-read items in WARM is not modelled; the live comparison with memcached (bench/extstore)
+ * measures what the model misses.
  *
- * An item leaving RAM (its LRU tail, where memcached's storage thread pulls from the COLD tail
- * ahead of eviction) whose slab class is at least that of extstore.item_size (memcached's
- * ext_item_size, 512 B) is not evicted: its whole item (48 B header + object) is appended to the
- * flash log and a header item of extstore.header bytes (memcached's item_hdr item, a 96 B chunk
- * for keys up to ~27 B) takes its place, linked anew at the head as memcached links it into HOT.
- * Smaller items, and headers, are evicted as usual; a header evicted from RAM loses its flash
- * copy (memcached cannot find it without the header).
+ * A flushed item's whole item (48 B header + object) is appended to the flash log and a header
+ * item of extstore.header bytes (memcached's item_hdr item, a 96 B chunk for keys up to ~27 B)
+ * takes its place at the head of the main LRU, as memcached links the header item into HOT. A
+ * header evicted from RAM loses its flash copy (memcached cannot find it without the header).
  *
  * Flash is written as a log in pages of extstore.page bytes (ext_page_size, 64 MiB), floor(flash
  * / page) of them as memcached counts them. When the write page is full and no page is free,
@@ -31,8 +34,9 @@
  * here): items are flushed when RAM needs room, as memcached does at its default of no age limit.
  *
  * Parameters: extstore.flash (bytes, 0: no flash tier, plain LRU), extstore.page (67108864),
- * extstore.item_size (512), extstore.header (96), extstore.frag (0.8). Bytes mode only when
- * flash > 0. In a mini-simulation the flash and its pages shrink by the sample rate.
+ * extstore.item_size (512), extstore.header (96), extstore.frag (0.8), extstore.buffer (2097152
+ * bytes per flushable class). Bytes mode only when flash > 0. In a mini-simulation the flash, its
+ * pages and the buffer shrink by the sample rate.
  */
 #include "../cache.h"
 
@@ -53,7 +57,10 @@ typedef struct {
 } ext_page;
 
 typedef struct {
-    sim_list q;
+    sim_list q;     /* headers and items too small to flush */
+    sim_list buf;   /* whole items of the flushable classes, on their way to flash */
+    uint64_t large_seen;      /* flushable slab classes that have held an item (bit per class) */
+    uint64_t buffer;          /* RAM bytes a flushable class keeps for whole items */
     ext_page *pages;
     uint32_t npages, wpage;   /* wpage: the page being written, SIM_NIL before the first write */
     uint64_t page_bytes, version;
@@ -70,14 +77,16 @@ static int ext_init(sim_cache *c, char *err, size_t errlen)
     if (!s)
         return -1;
     sim_list_init(&s->q);
+    sim_list_init(&s->buf);
     s->wpage = SIM_NIL;
     double flash = sim_param(c, "flash", 0), page = sim_param(c, "page", 64.0 * 1024 * 1024);
     double item_size = sim_param(c, "item_size", 512), header = sim_param(c, "header", 96);
     s->frag = sim_param(c, "frag", 0.8);
+    double buffer = sim_param(c, "buffer", 2.0 * SIM_PAGE_SIZE);
     s->slab = c->cfg->slab;
     const char *bad = NULL;
-    if (flash < 0 || page < 1 || item_size < 0 || header < 1 || s->frag < 0 || s->frag > 1)
-        bad = "extstore: need flash >= 0, page >= 1, item_size >= 0, header >= 1, 0 <= frag <= 1";
+    if (flash < 0 || page < 1 || item_size < 0 || header < 1 || s->frag < 0 || s->frag > 1 || buffer < 0)
+        bad = "extstore: need flash >= 0, page >= 1, item_size >= 0, header >= 1, 0 <= frag <= 1, buffer >= 0";
     else if (flash > 0 && !c->cfg->unit_bytes)
         bad = "extstore: a flash tier needs the bytes unit (headers and values are charged in bytes)";
     else if (flash > 0 && flash < page)
@@ -88,6 +97,7 @@ static int ext_init(sim_cache *c, char *err, size_t errlen)
         return -1;
     }
     s->npages = (uint32_t)floor(flash / page + 1e-9);
+    s->buffer = (uint64_t)llround(buffer * c->scale);
     s->page_bytes = (uint64_t)llround(page * c->scale);
     if (s->page_bytes < 1)
         s->page_bytes = 1;
@@ -213,44 +223,65 @@ static void page_next(ext_state *s, sim_cache *c)
     s->wpage = oldest;
 }
 
-/* Whole item idx, the LRU tail: its value appended to the flash log, a header in its place at
- * the head. Returns 0 if it cannot go to flash (then it is evicted). */
-static int flush(ext_state *s, sim_cache *c, uint32_t idx)
+enum { Q_MAIN = 0, Q_BUF = 1 };
+
+static sim_list *list_of(ext_state *s, const sim_obj *o) { return o->qid == Q_BUF ? &s->buf : &s->q; }
+
+/* memcached flushes the classes from slabs_clsid(ext_item_size) up, never a header */
+static int flushable(const ext_state *s, const sim_obj *o)
+{
+    return s->npages && !(o->flags & F_HDR) && o->charge >= s->min_chunk && o->charge > s->header &&
+           SIM_ITEM_HEADER + (uint64_t)o->size <= s->page_bytes;
+}
+
+/* RAM the flushable classes keep for whole items: `buffer` bytes for each that has held one */
+static uint64_t buffer_cap(const ext_state *s)
+{
+    return s->buffer * (uint64_t)__builtin_popcountll(s->large_seen);
+}
+
+/* The oldest whole item on its way to flash: its value appended to the flash log, a header in
+ * its place at the head of the main LRU (memcached links the header item into HOT). */
+static void flush(ext_state *s, sim_cache *c, uint32_t idx)
 {
     sim_obj *o = &c->objs[idx];
     uint64_t bytes = SIM_ITEM_HEADER + (uint64_t)o->size;
-    if (!s->npages || (o->flags & F_HDR) || o->charge < s->min_chunk || o->charge <= s->header ||
-        bytes > s->page_bytes)
-        return 0;
     if (s->wpage == SIM_NIL || s->pages[s->wpage].used + bytes > s->page_bytes)
         page_next(s, c);
-    sim_list_unlink(c, &s->q, idx);
+    sim_list_unlink(c, &s->buf, idx);
     c->used -= o->charge;
     o->charge = s->header;
     c->used += o->charge;
     o->flags |= F_HDR;
+    o->qid = Q_MAIN;
     page_append(s, c, s->wpage, idx, (uint32_t)bytes);
     sim_list_push_head(c, &s->q, idx);
     s->flushed++;
-    return 1;
 }
 
 static void ext_remove(sim_cache *c, uint32_t idx)
 {
     ext_state *s = c->priv;
-    flash_drop(s, &c->objs[idx]);
-    sim_list_unlink(c, &s->q, idx);
+    sim_obj *o = &c->objs[idx];
+    flash_drop(s, o);
+    sim_list_unlink(c, list_of(s, o), idx);
     sim_uncharge(c, idx);
     sim_obj_release(c, idx);
 }
 
+/* Room in RAM: while the flushable classes hold more than their buffer (memcached's automover
+ * takes their pages down to MIN_PAGES_FOR_SOURCE = 2 and gives them to the classes that evict:
+ * headers and small items), their oldest item goes to flash; else the main LRU's tail (a header
+ * or a small item) is evicted. */
 static void ext_evict(sim_cache *c, const sim_req *r)
 {
     (void)r;
     ext_state *s = c->priv;
-    uint32_t t = s->q.tail;
-    if (flush(s, c, t))
+    if (s->buf.count && (s->buf.bytes > buffer_cap(s) || !s->q.count)) {
+        flush(s, c, s->buf.tail);
         return;
+    }
+    uint32_t t = s->q.tail;
     if (c->objs[t].flags & F_HDR)
         s->header_evictions++;
     ext_remove(c, t);
@@ -259,8 +290,13 @@ static void ext_evict(sim_cache *c, const sim_req *r)
 
 static uint32_t ext_insert(sim_cache *c, const sim_req *r)
 {
+    ext_state *s = c->priv;
     uint32_t i = sim_obj_alloc(c, r);
-    sim_list_push_head(c, &((ext_state *)c->priv)->q, i);
+    sim_obj *o = &c->objs[i];
+    o->qid = flushable(s, o) ? Q_BUF : Q_MAIN;
+    if (o->qid == Q_BUF)
+        s->large_seen |= 1ull << (s->slab ? (o->cls & 63) : 0);
+    sim_list_push_head(c, list_of(s, o), i);
     sim_charge(c, i);
     return i;
 }
@@ -268,7 +304,8 @@ static uint32_t ext_insert(sim_cache *c, const sim_req *r)
 static void ext_hit(sim_cache *c, uint32_t idx, const sim_req *r)
 {
     (void)r;
-    sim_list_move_head(c, &((ext_state *)c->priv)->q, idx);
+    ext_state *s = c->priv;
+    sim_list_move_head(c, list_of(s, &c->objs[idx]), idx);
 }
 
 static bool ext_get(sim_cache *c, const sim_req *r)
@@ -308,13 +345,18 @@ void sim_extstore_counts(const sim_cache *c, uint64_t out[7])
 static int ext_verify(sim_cache *c, char *why, size_t n)
 {
     ext_state *s = c->priv;
-    if (sim_list_check(c, &s->q, "extstore", why, n) < 0)
+    if (sim_list_check(c, &s->q, "extstore", why, n) < 0 || sim_list_check(c, &s->buf, "extstore buffer", why, n) < 0)
         return -1;
-    if (s->q.count != c->nresident)
-        return snprintf(why, n, "list count != residents"), -1;
+    if (s->q.count + s->buf.count != c->nresident)
+        return snprintf(why, n, "list counts != residents"), -1;
+    for (uint32_t i = s->buf.head; i != SIM_NIL; i = c->objs[i].next)
+        if (c->objs[i].qid != Q_BUF || !flushable(s, &c->objs[i]))
+            return snprintf(why, n, "an item in the flush buffer that cannot be flushed"), -1;
     uint64_t pointing = 0;
     for (uint32_t i = s->q.head; i != SIM_NIL; i = c->objs[i].next) {
         const sim_obj *o = &c->objs[i];
+        if (o->qid != Q_MAIN)
+            return snprintf(why, n, "an item of the main LRU marked otherwise"), -1;
         if (!(o->flags & F_HDR))
             continue;
         if (o->charge != s->header)
