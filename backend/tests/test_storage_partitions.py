@@ -588,14 +588,15 @@ def test_newest_n_per_server_plans_only_the_last_day_and_asks_again_for_short_se
         for read, table in (
             (lambda: curves_crud.recent_fill_by_server(db, org, asked, 60), "snapshots"),
             (lambda: curves_crud.recent_window_facts_by_server(db, org, asked, 60), "server_curves"),
+            (lambda: curves_crud.recent_server_windows_by_server(db, org, asked, 60), "server_curves"),
         ):
             with _captured() as seen:
                 rows = read()
             assert {s: len(rows[s]) for s in asked} == {**{s: 60 for s in servers}, quiet: 4}
             for s in asked:  # oldest first; the fleet's servers' newest within 10 minutes of now
-                ends = [r.window_end for r in rows[s]]
+                ends = [_end(r) for r in rows[s]]
                 assert ends == sorted(ends), s
-            assert all(at - rows[s][-1].window_end < timedelta(minutes=10) for s in servers)
+            assert all(at - _end(rows[s][-1]) < timedelta(minutes=10) for s in servers)
             first, again = [(st, p) for st, p in seen if table in st]
             (days,) = _planned_days(db, [first], table)
             assert days and min(days) >= oldest, (table, sorted(days))
@@ -603,3 +604,40 @@ def test_newest_n_per_server_plans_only_the_last_day_and_asks_again_for_short_se
             assert str(quiet) in str(again[1]) and not any(str(s) in str(again[1]) for s in servers)
             (days,) = _planned_days(db, [again], table)
             assert min(days) <= partitions.day_of(at - timedelta(days=3)), (table, sorted(days))
+
+
+def _end(row: Any) -> Any:
+    """A newest-N row's window end: its own column, or its whole stored curve's."""
+    return row.ServerCurve.window_end if hasattr(row, "ServerCurve") else row.window_end
+
+
+def test_members_windows_and_attach_evictions_in_one_query_each_equal_the_per_server_reads(
+    fleet: dict[str, Any],
+) -> None:
+    """A cluster answer reads its members' recent windows and each member's evictions at attach
+    with one statement each (recent_server_windows_by_server, attach_evictions_by_server), not one
+    per member: the same rows as the one-server reads, whatever the number of members."""
+    org, servers = fleet["org"], fleet["servers"][10:16]
+    with get_sessionmaker()() as db:
+        db.execute(
+            text("UPDATE snapshots SET evictions_total = 7 WHERE org_id = :o AND server_id = :s"),
+            {"o": org, "s": servers[0]},
+        )
+        db.commit()
+        with _captured() as seen:
+            many = curves_crud.recent_server_windows_by_server(db, org, servers, 30)
+            bases = curves_crud.attach_evictions_by_server(db, org, {s: "1-1" for s in servers})
+        assert len([st for st, _ in seen if "server_curves" in st]) == 1
+        assert len([st for st, _ in seen if "evictions_total" in st]) == 1
+        for s in servers:
+            one = curves_crud.recent_server_windows(db, org, s, 30)
+            assert len(one) == 30
+            assert [r.ServerCurve.id for r in many[s]] == [r.ServerCurve.id for r in one]
+            assert [(r.cmd_get, r.loss_ratio, r.flagged, r.basis, r.flag_detail) for r in many[s]] == [
+                (r.cmd_get, r.loss_ratio, r.flagged, r.basis, r.flag_detail) for r in one
+            ]
+            assert many[s][-1].ServerCurve.sizes_bytes == one[-1].ServerCurve.sizes_bytes
+            assert bases[s] == curves_crud.attach_evictions(db, org, s, "1-1")
+        assert bases[servers[0]] == 7 and bases[servers[1]] is None
+        # an instance with no window says nothing, as the one-server read
+        assert curves_crud.attach_evictions_by_server(db, org, {servers[2]: "9-9"}) == {servers[2]: None}

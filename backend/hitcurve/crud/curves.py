@@ -7,9 +7,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, text, true
+from sqlalchemy import String as SqlString
+from sqlalchemy import Uuid, column, func, select, text, true, values
 from sqlalchemy.dialects.postgresql import distinct_on
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from hitcurve.crud.newest import FIRST_SPAN, newest
 from hitcurve.ingest.classpack import StoredClass, unpack
@@ -189,6 +190,43 @@ def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, 
     return list(reversed(rows))
 
 
+def recent_server_windows_by_server(
+    db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], limit: int = 30
+) -> dict[uuid.UUID, list[Any]]:
+    """`recent_server_windows` of several servers in one query (a LATERAL top-`limit` per server,
+    as recent_fill_by_server): the same rows, each with its ServerCurve and its window's reads,
+    loss, flag and basis, oldest first, by server id. A cluster answer reads its members' windows
+    this way, one statement however many members it has."""
+    if not server_ids:
+        return {}
+    per = (
+        select(
+            ServerCurve,
+            Snapshot.cmd_get,
+            Snapshot.loss_ratio,
+            Snapshot.flagged,
+            Snapshot.basis,
+            Snapshot.flag_detail,
+        )
+        .join(
+            Snapshot,
+            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
+        )
+        .where(ServerCurve.org_id == org_id, ServerCurve.server_id == Server.id)
+        .order_by(ServerCurve.window_end.desc())
+    )
+    return _top_per_server(
+        db,
+        org_id,
+        server_ids,
+        per,
+        limit,
+        ServerCurve.window_end,
+        joined=(Snapshot.window_end,),
+        entity=ServerCurve,
+    )
+
+
 def recent_window_facts_by_server(
     db: Session, org_id: uuid.UUID, server_ids: Sequence[uuid.UUID], limit: int
 ) -> dict[uuid.UUID, list[Any]]:
@@ -233,6 +271,7 @@ def _top_per_server(
     column: Any,
     joined: tuple[Any, ...] = (),
     since: datetime | None = None,
+    entity: Any = None,
 ) -> dict[uuid.UUID, list[Any]]:
     """`per` (a select correlated on Server.id, newest first by `column`, a partition column) as a
     LATERAL top-`limit` for each of the servers, in one query: their rows oldest first, by server id.
@@ -241,12 +280,21 @@ def _top_per_server(
     partition columns `joined` to it) bounded FIRST_SPAN before now, so PostgreSQL plans and locks
     the last days' partitions, not every day of the retention; only the servers with fewer than
     `limit` rows in that span (new, silent for a day) are asked once more without the bound.
-    since: the caller's own lower bound (then asked once, with it, as given)."""
+    since: the caller's own lower bound (then asked once, with it, as given).
+    entity: the mapped class `per` selects whole; each row then holds it under its class name (as
+    a select of the entity does), beside `per`'s other columns."""
 
     def top(stmt: Any, ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[Any]]:
         lateral = stmt.limit(limit).lateral()
+        cols: list[Any] = [lateral]
+        if entity is not None:
+            own = {c.key for c in entity.__table__.columns}
+            cols = [
+                aliased(entity, lateral, name=entity.__name__),
+                *(c for c in lateral.c if c.key not in own),
+            ]
         rows = db.execute(
-            select(Server.id.label("server_id"), lateral)
+            select(Server.id.label("server_id"), *cols)
             .join(lateral, true())
             .where(Server.org_id == org_id, Server.id.in_(list(ids)))
             .order_by(Server.id, lateral.c.window_end)
@@ -331,6 +379,29 @@ def attach_evictions(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, insta
         .limit(1)
     ).first()
     return None if row is None or row[0] is None else int(row[0])
+
+
+def attach_evictions_by_server(
+    db: Session, org_id: uuid.UUID, instances: dict[uuid.UUID, str]
+) -> dict[uuid.UUID, int | None]:
+    """`attach_evictions` of several servers in one query, each for its own memcached instance
+    ({server id: instance id}): a LATERAL first window per pair, planned as the one-server query."""
+    if not instances:
+        return {}
+    pairs = values(column("sid", Uuid), column("iid", SqlString), name="pairs").data(list(instances.items()))
+    first = (
+        select(Snapshot.evictions_total)
+        .where(
+            Snapshot.org_id == org_id, Snapshot.server_id == pairs.c.sid, Snapshot.instance_id == pairs.c.iid
+        )
+        .order_by(Snapshot.window_end)
+        .limit(1)
+        .lateral()
+    )
+    out: dict[uuid.UUID, int | None] = dict.fromkeys(instances)
+    for sid, ev in db.execute(select(pairs.c.sid, first.c.evictions_total).join(first, true())):
+        out[sid] = None if ev is None else int(ev)
+    return out
 
 
 def snapshot_class_facts(

@@ -142,8 +142,10 @@ def _members_ghost(db: Session, org_id: uuid.UUID, member_ids: list[uuid.UUID], 
     loss = reads_all = ratio = reads_reach = 0.0
     filters: list[int] = []
     seen = with_reach = 0
-    for sid in sorted(member_ids, key=str)[:BAND_MEMBERS]:
-        rows = curves_crud.recent_server_windows(db, org_id, sid, hysteresis.HISTORY_WINDOWS)
+    members = sorted(member_ids, key=str)[:BAND_MEMBERS]
+    recent = curves_crud.recent_server_windows_by_server(db, org_id, members, hysteresis.HISTORY_WINDOWS)
+    for sid in members:
+        rows = recent.get(sid, [])
         wins = window_curves(one_model(rows, "best"), "best")
         comb = windows.combine(wins)
         if comb is None:

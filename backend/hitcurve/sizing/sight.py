@@ -62,11 +62,14 @@ def cluster_sight(db: Session, org_id: uuid.UUID, member_ids: list[uuid.UUID], b
     cur = float(b.info.current_bytes or 0)
     sights = []
     per: list[tuple[list[Any], int | None]] = []
+    bases = curves_crud.attach_evictions_by_server(
+        db, org_id, {sid: rows[sid][-1].instance_id for sid in members if rows.get(sid)}
+    )
     for sid in members:
         r = rows.get(sid) or []
         if not r:
             continue
-        base = curves_crud.attach_evictions(db, org_id, sid, r[-1].instance_id)
+        base = bases[sid]
         per.append((r, base))
         ev = knowledge.evictions(r, base)
         m_cur = float(r[-1].total_malloced or 0) or cur
