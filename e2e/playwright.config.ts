@@ -8,7 +8,7 @@ const port = Number(process.env.HITCURVE_E2E_PORT ?? 18765);
 export default defineConfig({
   testDir: "./tests",
   outputDir: "./test-results",
-  timeout: 180_000, // per test: several steps, each waiting for its event on a machine shared with other runs
+  timeout: 300_000, // per test, a hang guard: several steps, each waiting for its event; beside a second make test (load 60-90) one took over 180 s
   retries: 0,
   workers: 1,
   reporter: [["list"]],

@@ -13,8 +13,10 @@ export default defineConfig({
     environment: "jsdom",
     globals: true,
     include: ["src/**/*.test.{ts,tsx}"],
+    setupFiles: ["src/test/setup.ts"],
     // A time-out here only catches a test that hangs: beside `make test`'s other lanes on 2 cores
-    // (load 45) a render of 1 s took over the default 5 s.
-    testTimeout: 60_000,
+    // (load 45) a render of 1 s took over the default 5 s, and with a second `make test` beside it
+    // (load 60-90) one test of several fetches took 64 s. No test sets a shorter one of its own.
+    testTimeout: 120_000,
   },
 });

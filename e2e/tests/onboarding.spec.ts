@@ -23,7 +23,6 @@ test.describe("agents page onboarding", () => {
   });
 
   test("copy the install block, run it: waiting for the first upload, then reporting and assigned", async ({ page, context, baseURL }) => {
-    test.setTimeout(180_000);
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: baseURL });
     dir = mkdtempSync(path.join(tmpdir(), "hc-onboarding-"));
     const mcPort = await freePort();

@@ -28,10 +28,10 @@ function renderPage(classes = 3, sizing: (u: URL) => unknown = sizingFor, curve:
 
 test("states the sizing API's answer for the cluster's target, with memory and cost deltas", async () => {
   renderPage();
-  const answer = await screen.findByTestId("target-answer", {}, { timeout: 15_000 });
+  const answer = await screen.findByTestId("target-answer");
   // Target 65 % (the cluster's) → the API says 6.5 GiB; today 4 GiB; price $10/GiB-month.
   // generous deadline: the answer arrives after a debounce and a fetch, slow on a loaded machine
-  await waitFor(() => expect(plain(answer.textContent)).toBe("65 % hit rate needs 6.5 GiB (-m 6656), +2.5 GiB, +$25/month"), { timeout: 15_000 });
+  await waitFor(() => expect(plain(answer.textContent)).toBe("65 % hit rate needs 6.5 GiB (-m 6656), +2.5 GiB, +$25/month"));
   expect(Number(answer.getAttribute("data-bytes"))).toBe(6656 * 2 ** 20);
   const facts = plain(document.querySelector(".answer-facts")!.textContent);
   expect(facts).toContain("memcached -m to set-m 6656");
@@ -42,7 +42,7 @@ test("states the sizing API's answer for the cluster's target, with memory and c
 test("a new server's band says it rests on the benchmark's error until a prediction is graded", async () => {
   const band = { memory_bytes_min: 6 * 2 ** 30, memory_bytes_max: 7 * 2 ** 30, hit_rate_min: 0.6, hit_rate_max: 0.7, confidence: 0.9, basis: "benchmark_prior" as const, graded_predictions: 0, drift_pp: 0.7 };
   renderPage(3, (u) => sizingFor(u, { band }));
-  const range = await screen.findByTestId("answer-band", {}, { timeout: 15_000 });
+  const range = await screen.findByTestId("answer-band");
   expect(range.getAttribute("data-band-basis")).toBe("benchmark_prior");
   expect(plain(range.textContent)).toBe("6.0 GiB – 7.0 GiB from the benchmark's prediction error: no prediction of this server graded yet");
 });
@@ -55,7 +55,7 @@ test("a warming server says how full memcached is and that the answer is unknown
       memory_bytes: null, memory_limit_bytes: null, recommended_memory_limit_bytes: null, stable: null, unknown_until: until,
     }),
   );
-  const warm = await screen.findByTestId("warming", {}, { timeout: 15_000 });
+  const warm = await screen.findByTestId("warming");
   expect(plain(warm.textContent)).toBe("memcached still filling — 41 MiB of 64 MiB, full in about 4 min. The answer settles once memcached's memory is full.");
   expect(plain(screen.getByTestId("target-answer").textContent)).toBe(
     "65 % hit rate: unknown until memcached is full (memcached still filling: 41 MiB of 64 MiB, full in about 4 min).",
@@ -66,11 +66,10 @@ test("a warming server says how full memcached is and that the answer is unknown
 
 test("typing a target asks the API again and says when the curve cannot reach it", async () => {
   const calls = renderPage();
-  await screen.findByTestId("target-answer", {}, { timeout: 15_000 });
+  await screen.findByTestId("target-answer");
   fireEvent.change(screen.getByTestId("target-input"), { target: { value: "95" } });
   await waitFor(
     () => expect(plain(screen.getByTestId("target-answer").textContent)).toBe("95 % hit rate needs more than 9.0 GiB (the curve reaches 90 % at 9.0 GiB)."),
-    { timeout: 15_000 },
   );
   expect(screen.getByTestId("target-answer").getAttribute("data-status")).toBe("above_curve");
   expect(plain(document.querySelector(".answer")!.textContent)).toContain("larger --ghost-factor");
@@ -80,7 +79,7 @@ test("typing a target asks the API again and says when the curve cannot reach it
 
 test("the table view lists the chart's points, today's size marked", async () => {
   renderPage();
-  await screen.findByTestId("curve-chart", {}, { timeout: 15_000 });
+  await screen.findByTestId("curve-chart");
   fireEvent.click(screen.getByTestId("show-table"));
   const rows = screen.getByTestId("curve-table").querySelectorAll("tbody tr");
   expect(rows.length).toBe(9);
@@ -94,7 +93,7 @@ test("past the agent's ghost reach the table gives lower bounds and the chart fa
   // the API's merged curve: the ghost sees out to 6 GiB so far (observed_max_bytes)
   (curve.merged as Record<string, unknown>).observed_max_bytes = 6 * 2 ** 30;
   renderPage(3, sizingFor, curve);
-  const svg = await screen.findByTestId("curve-chart", {}, { timeout: 15_000 });
+  const svg = await screen.findByTestId("curve-chart");
   expect(svg.querySelector("path.curve-unobserved")).not.toBeNull();
   expect(plain(document.querySelector(".target-panel")!.textContent)).toContain("Observed up to 6.0 GiB so far");
   expect(plain(document.querySelector(".target-panel")!.textContent)).toContain("lower bounds (a larger agent --ghost-factor sees further)");
@@ -109,7 +108,7 @@ test("past the agent's ghost reach the table gives lower bounds and the chart fa
 
 test("draws the curve, the band, the measured point and one small multiple per class", async () => {
   renderPage(40);
-  const svg = await screen.findByTestId("curve-chart", {}, { timeout: 15_000 });
+  const svg = await screen.findByTestId("curve-chart");
   expect(svg.querySelector("path.curve")).not.toBeNull();
   expect(svg.querySelector("path.band")).not.toBeNull();
   expect(svg.querySelector("circle.measured")).not.toBeNull();
@@ -139,17 +138,16 @@ test("a server whose newest windows were quiet says the chart rests on the good 
   const curve = serverCurve(3) as { merged: Record<string, unknown> };
   curve.merged.windows_note = "from 5 windows; 2 newer windows left out (quiet)";
   renderPage(3, sizingFor, curve);
-  const note = await screen.findByTestId("windows-note", {}, { timeout: 15_000 });
+  const note = await screen.findByTestId("windows-note");
   expect(note.textContent).toContain("2 newer windows left out (quiet)");
 });
 
 test("a bound above the curve also names the -m memcached needs more than", async () => {
   renderPage(3, (u) => sizingFor(u, Number(u.searchParams.get("target_hit_ratio")) > 0.9 ? { memory_limit_bytes_at_least: 9.5 * 2 ** 30 } : {}));
-  await screen.findByTestId("target-answer", {}, { timeout: 15_000 });
+  await screen.findByTestId("target-answer");
   fireEvent.change(screen.getByTestId("target-input"), { target: { value: "95" } });
   await waitFor(
     () => expect(plain(screen.getByTestId("target-answer").textContent)).toBe("95 % hit rate needs more than 9.0 GiB, -m above 9728 (the curve reaches 90 % at 9.0 GiB)."),
-    { timeout: 15_000 },
   );
 });
 
@@ -160,9 +158,9 @@ test("the header gives today's memory as the answer names it: one limit, one use
   const curve = serverCurve(3);
   curve.merged.current_bytes = 785 * MiB;
   renderPage(3, (u) => sizingFor(u, { current_memory_limit_bytes: 832 * MiB, used_bytes: 820 * MiB }), curve);
-  await screen.findByTestId("target-answer", {}, { timeout: 15_000 });
+  await screen.findByTestId("target-answer");
   const head = screen.getByTestId("memory-today");
-  await waitFor(() => expect(plain(head.textContent)).toBe("Memory limit (-m) 832 MiB · Used 820 MiB, 785 MiB of it holding items (the chart's now)"), { timeout: 15_000 });
+  await waitFor(() => expect(plain(head.textContent)).toBe("Memory limit (-m) 832 MiB · Used 820 MiB, 785 MiB of it holding items (the chart's now)"));
   const facts = plain(document.querySelector(".answer-facts")!.textContent);
   expect(facts).toContain("Memory limit (-m)832 MiB · Used 820 MiB");
   expect(plain(document.querySelector(".view-head")!.textContent)).not.toMatch(/today \d/);

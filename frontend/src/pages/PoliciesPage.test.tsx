@@ -56,18 +56,18 @@ test("a finished run shows as done in the run list, its period, warm-up and what
       <PoliciesPage kind="server" id="s1" />
     </SessionContext.Provider>,
   );
-  const list = await screen.findByTestId("run-list", {}, { timeout: 5000 });
+  const list = await screen.findByTestId("run-list");
   expect(list.textContent).toMatch(/LRU, FIFO · (pending|running)/); // as listed, or as first polled
-  await waitFor(() => expect(list.textContent).toMatch(/LRU, FIFO · done/), { timeout: 8000 });
+  await waitFor(() => expect(list.textContent).toMatch(/LRU, FIFO · done/));
   expect(list.textContent).not.toContain("pending");
   expect((await screen.findByTestId("run-period")).textContent).toMatch(/Replayed: .* to .*first 20\s% of it only warms the simulated caches/);
   expect(screen.getByTestId("recompute-what").textContent).toMatch(/^Recompute time: the summed delay between each miss and its refill/);
   // in money: the API's rows at the size the table compares at, nothing computed here
-  const table = await screen.findByTestId("policy-money-table", {}, { timeout: 5000 });
+  const table = await screen.findByTestId("policy-money-table");
   expect(calls.find((c) => c.url.pathname === "/api/v1/simulations/r1/cost")?.url.searchParams.get("memory_bytes")).toBe(String(8 * MiB));
   expect(screen.getByTestId("policy-money-message").textContent).toBe(money.message.replace("fifo", "FIFO"));
   const lru = table.querySelector('tr[data-policy="lru"]')!.textContent!;
   expect(lru).toMatch(/16(\.0)?\sMiB.*\$12.*\$105/);
   const fifo = table.querySelector('tr[data-policy="fifo"]')!.textContent!;
   expect(fifo).toMatch(/more than 8(\.0)?\sMiB.*\$118\+\$13/);
-}, 20_000);
+});
