@@ -164,25 +164,28 @@ def snapshot_ttl_models(db: Session, org_id: uuid.UUID, snapshot_ids: Sequence[u
     return [bool((c or {}).get("ttl_aware")) for c in cals]
 
 
+def _curves_with_windows() -> Any:
+    """Stored server curves, each with its window's reads, stream loss, flag and basis."""
+    return select(
+        ServerCurve,
+        Snapshot.cmd_get,
+        Snapshot.loss_ratio,
+        Snapshot.flagged,
+        Snapshot.basis,
+        Snapshot.flag_detail,
+    ).join(
+        Snapshot,
+        (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
+    )
+
+
 def recent_server_windows(db: Session, org_id: uuid.UUID, server_id: uuid.UUID, limit: int = 30) -> list[Any]:
     """The server's newest `limit` stored curves with their window's reads, stream loss and basis
     (watch or stats_only), oldest first: what an answer weighs (quiet and lossy windows) and what
     the recommended limit's hysteresis runs over."""
     rows = newest(
         db,
-        select(
-            ServerCurve,
-            Snapshot.cmd_get,
-            Snapshot.loss_ratio,
-            Snapshot.flagged,
-            Snapshot.basis,
-            Snapshot.flag_detail,
-        )
-        .join(
-            Snapshot,
-            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
-        )
-        .where(ServerCurve.org_id == org_id, ServerCurve.server_id == server_id),
+        _curves_with_windows().where(ServerCurve.org_id == org_id, ServerCurve.server_id == server_id),
         ServerCurve.window_end,
         limit,
         joined=(Snapshot.window_end,),
@@ -200,18 +203,7 @@ def recent_server_windows_by_server(
     if not server_ids:
         return {}
     per = (
-        select(
-            ServerCurve,
-            Snapshot.cmd_get,
-            Snapshot.loss_ratio,
-            Snapshot.flagged,
-            Snapshot.basis,
-            Snapshot.flag_detail,
-        )
-        .join(
-            Snapshot,
-            (Snapshot.id == ServerCurve.snapshot_id) & (Snapshot.window_end == ServerCurve.window_end),
-        )
+        _curves_with_windows()
         .where(ServerCurve.org_id == org_id, ServerCurve.server_id == Server.id)
         .order_by(ServerCurve.window_end.desc())
     )
