@@ -62,17 +62,23 @@ static inline void ag_ring_writer_start(ag_ring *r, ag_ring_writer *w)
     w->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 }
 
-/* The next free slot, or NULL when the ring is full (the line is counted as dropped). */
+/* The next free slot, or NULL when the ring is full. Nothing is counted here: only the caller
+ * knows, once the line is parsed, whether it was an event to drop (ag_ring_drop) or something
+ * that never enters the ring (a malformed line, a skipped=N count); a drop counted early and
+ * taken back would show the overload check a count that goes down. */
 static inline ag_item *ag_ring_claim(ag_ring *r, ag_ring_writer *w)
 {
     if (w->head - w->tail_seen > r->mask) {
         w->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
-        if (w->head - w->tail_seen > r->mask) {
-            atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+        if (w->head - w->tail_seen > r->mask)
             return NULL;
-        }
     }
     return &r->items[w->head & r->mask];
+}
+
+static inline void ag_ring_drop(ag_ring *r)
+{
+    atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
 }
 
 static inline void ag_ring_commit(ag_ring_writer *w) { w->head++; }

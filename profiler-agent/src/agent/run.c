@@ -261,7 +261,7 @@ static void window_counters_start(agent *a)
 {
     a->lines_at_start = a->lines_total;
     a->ring_drop_at_start = atomic_load(&a->ring.dropped);
-    a->stream_skip_at_start = wn_get_stats(a->wn)->stream_skipped;
+    a->stream_skip_at_start = atomic_load(&a->watch.skipped);
     a->malformed_at_start = atomic_load(&a->watch.malformed);
     ag_feed_window_reset(&a->feed);
     ag_ext_window_reset(&a->ext);
@@ -363,13 +363,13 @@ static int begin_close(agent *a)
                               ? a->s1->log_worker_dropped - a->s0->log_worker_dropped : 0,
         .watcher_skipped = a->s1->log_watcher_skipped >= a->s0->log_watcher_skipped
                                ? a->s1->log_watcher_skipped - a->s0->log_watcher_skipped : 0,
-        .stream_skipped = wn_get_stats(a->wn)->stream_skipped - a->stream_skip_at_start,
+        .stream_skipped = atomic_load(&a->watch.skipped) - a->stream_skip_at_start,
         .agent_dropped = atomic_load(&a->ring.dropped) - a->ring_drop_at_start,
         .malformed = atomic_load(&a->watch.malformed) - a->malformed_at_start,
     };
     a->lines_at_start = a->lines_total;
     a->ring_drop_at_start = atomic_load(&a->ring.dropped);
-    a->stream_skip_at_start = wn_get_stats(a->wn)->stream_skipped;
+    a->stream_skip_at_start = atomic_load(&a->watch.skipped);
     a->malformed_at_start = atomic_load(&a->watch.malformed);
     /* memcached's logger delivers up to ~1 s late, then our reorder buffer holds a line up to
      * reorder_ms and a lone read up to 2 x reorder_ms. */
@@ -555,7 +555,7 @@ static void check_resync(agent *a, int64_t now)
     ag_log(flowing ? AG_LOG_INFO : AG_LOG_WARN, flowing ? "window_resynced" : "window_resync_gave_up",
            "discarded_s=%.1f lines=%" PRIu64 " skipped=%" PRIu64 " watcher_skipped=%" PRIu64,
            (double)(now - a->resync_since_mono) / 1e6, a->lines_total - a->lines_at_start,
-           wn_get_stats(a->wn)->stream_skipped - a->stream_skip_at_start,
+           atomic_load(&a->watch.skipped) - a->stream_skip_at_start,
            a->tmp->log_watcher_skipped >= a->s0->log_watcher_skipped
                ? a->tmp->log_watcher_skipped - a->s0->log_watcher_skipped : 0);
     /* the stretch since the blind window was lossy, and what of it arrives late is dropped */

@@ -123,7 +123,7 @@ static void read_stream(ag_watch *w, int fd, char *buf)
          * line on a thread that has ~300 cycles for one. */
         ag_ring_writer rw;
         ag_ring_writer_start(w->ring, &rw);
-        uint64_t nlines = 0, nitems = 0;
+        uint64_t nlines = 0, nitems = 0, nskipped = 0;
         unsigned fields = 0;
         for (;;) {
             char *s = buf + start;
@@ -176,8 +176,11 @@ static void read_stream(ag_watch *w, int fd, char *buf)
                 it = &scratch;
             if (wl_parse(s, len, &it->line, w->keys ? key : NULL) < 0) {
                 atomic_fetch_add_explicit(&w->malformed, 1, memory_order_relaxed);
-                if (full) /* not a line: its drop is not one */
-                    atomic_fetch_sub_explicit(&w->ring->dropped, 1, memory_order_relaxed);
+                continue;
+            }
+            if (it->line.type == WL_SKIPPED) { /* a count, not an event (watch.h) */
+                nskipped += it->line.skipped;
+                nlines++;
                 continue;
             }
             it->pfx = w->keys && it->line.keylen ? ag_keys_line(w->keys, it->line.key, key,
@@ -186,19 +189,22 @@ static void read_stream(ag_watch *w, int fd, char *buf)
             it->arrival_us = now;
             nlines++;
             if (w->drop_rate > 0 && drop_this(w)) {
-                if (!full) /* counted as a drop once, full ring or not */
-                    atomic_fetch_add_explicit(&w->ring->dropped, 1, memory_order_relaxed);
+                ag_ring_drop(w->ring); /* once, full ring or not */
                 atomic_fetch_add_explicit(&w->injected, 1, memory_order_relaxed);
                 continue;
             }
             fields |= it->line.fields;
             if (it->line.type == WL_GET || it->line.type == WL_STORE)
                 nitems++;
-            if (!full)
-                ag_ring_commit(&rw); /* full ring: counted in ring->dropped */
+            if (full)
+                ag_ring_drop(w->ring); /* the agent's own loss, reported with memcached's */
+            else
+                ag_ring_commit(&rw);
         }
         ag_ring_publish(w->ring, &rw);
         atomic_fetch_add_explicit(&w->lines, nlines, memory_order_relaxed);
+        if (nskipped)
+            atomic_fetch_add_explicit(&w->skipped, nskipped, memory_order_relaxed);
         if (fields)
             atomic_fetch_or_explicit(&w->fields, fields, memory_order_relaxed);
         if (nitems)
