@@ -2,7 +2,8 @@
  * libFuzzer target: the watch-line parser and the normaliser, as the live agent drives them.
  * The input is a stream of lines; the first byte of every line also picks an arrival-time
  * step, so the live reorder/timeout paths run as well as the offline ones. Every event that
- * comes out must be one of the five ops, and the normaliser must end empty after a flush.
+ * comes out must be one of the five ops, and the normaliser must end empty after a flush. A line
+ * the fast path takes must parse exactly as the general parser parses it.
  *   make -C tracereader fuzz [FUZZ_SECONDS=60]   (clang + libclang-rt-14-dev from Debian)
  */
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "watchline.h"
+#include "watchline_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -29,7 +31,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!line)
             break;
         memcpy(line, data + i, len);
-        wl_line l;
+        wl_line l, g;
+        unsigned char gk[WL_MAX_KEY];
+        memset(&l, 0, sizeof l);
+        memset(&g, 0, sizeof g);
+        if (wl_parse_fast(line, len, &l, kb) &&
+            (wl_parse_general(line, len, &g, gk) != 0 || memcmp(&l, &g, sizeof l) != 0 ||
+             memcmp(kb, gk, l.keylen) != 0))
+            abort();
         if (wl_parse(line, len, &l, kb) == 0) {
             if ((l.type == WL_GET || l.type == WL_STORE || l.type == WL_EVICTION ||
                  l.type == WL_DELETED) && l.keylen > WL_MAX_KEY)

@@ -3,7 +3,7 @@
  * versions: clsid, cfd and size were appended over time), only `name=value` tokens separated
  * by single spaces; URI encoding guarantees values contain no spaces.
  */
-#include "watchline.h"
+#include "watchline_int.h"
 
 #include <string.h>
 
@@ -113,7 +113,7 @@ int wl_parse_ts(const char *s, size_t len, int64_t *ts_us)
     return 0;
 }
 
-static enum wl_status status_of(const char *v, size_t n)
+enum wl_status wl_status_of(const char *v, size_t n)
 {
 #define IS(lit) (memcmp(v, lit, sizeof(lit) - 1) == 0)
     switch (n) { /* by length first: one or two compares a line, no table walk */
@@ -274,7 +274,7 @@ static size_t fast_ts(const char *s, size_t i, size_t len, int64_t *ts_us)
     return j;
 }
 
-int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
+int wl_parse_general(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
 {
     unsigned char kb[WL_MAX_KEY];
     unsigned char *kout = keybuf ? keybuf : kb;
@@ -396,7 +396,7 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
             have_key = 1;
             break;
         case F_STATUS:
-            out->status = (uint8_t)status_of(v, vlen);
+            out->status = (uint8_t)wl_status_of(v, vlen);
             have_status = 1;
             break;
         case F_FETCH:
@@ -438,4 +438,13 @@ int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
         out->size = 0;
     }
     return 0;
+}
+
+/* memcached 1.6.x's own item lines take the fast path (watchline_fast.c); everything it does not
+ * recognise, the general one. */
+int wl_parse(const char *line, size_t len, wl_line *out, unsigned char *keybuf)
+{
+    if (wl_parse_fast(line, len, out, keybuf))
+        return 0;
+    return wl_parse_general(line, len, out, keybuf);
 }

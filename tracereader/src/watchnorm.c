@@ -80,6 +80,7 @@ struct wn_norm {
     uint64_t *kpend_key, *kpend_slot; /* no cfd: key -> absolute slot index + 1 */
     struct { uint64_t key, gid; int used; } fail[FAIL_RING];
     unsigned fail_next;
+    unsigned fail_used;        /* entries of fail[] in use: every item_get skips the scan at 0 */
 };
 
 wn_norm *wn_new(const wn_config *cfg)
@@ -141,6 +142,7 @@ void wn_reset(wn_norm *n)
         memset(n->pend, 0, n->pcap * sizeof *n->pend);
     memset(n->kpend_slot, 0, ((size_t)1 << KPEND_BITS) * sizeof *n->kpend_slot);
     memset(n->fail, 0, sizeof n->fail);
+    n->fail_used = 0;
 }
 
 /* ---- stage 1: heap ---- */
@@ -219,6 +221,10 @@ static const held *heap_pop(wn_norm *n)
 
 /* ---- stage 1: piles + overflow heap ---- */
 
+/* Pile and queue capacities are powers of two (they start at 4096 and 1024 and double), so
+ * ring positions are masked: a division per position was a few percent of the line path's
+ * cycles (a 64-bit div is tens of cycles; callgrind counts it as one instruction). */
+
 static int pile_append(struct pile *p, const wl_line *l, int64_t now)
 {
     if (p->n == p->cap) {
@@ -227,13 +233,13 @@ static int pile_append(struct pile *p, const wl_line *l, int64_t now)
         if (!nb)
             return -1;
         for (size_t i = 0; i < p->n; i++)
-            nb[i] = p->buf[(p->head + i) % p->cap];
+            nb[i] = p->buf[(p->head + i) & (p->cap - 1)];
         free(p->buf);
         p->buf = nb;
         p->cap = nc;
         p->head = 0;
     }
-    held *h = &p->buf[(p->head + p->n) % p->cap];
+    held *h = &p->buf[(p->head + p->n) & (p->cap - 1)];
     h->line = *l;
     h->arrival = now;
     p->n++;
@@ -294,7 +300,7 @@ static const held *reorder_pop(wn_norm *n, int m)
         return heap_pop(n);
     struct pile *p = &n->piles[m];
     const held *h = &p->buf[p->head];
-    p->head = (p->head + 1) % p->cap;
+    p->head = (p->head + 1) & (p->cap - 1);
     p->n--;
     if (p->n > 0) {
         n->pile_head[m] = p->buf[p->head].line.gid;
@@ -307,8 +313,8 @@ static const held *reorder_pop(wn_norm *n, int m)
             n->piles[last] = t;
             n->pile_head[m] = n->pile_head[last];
             n->pile_tail[m] = n->pile_tail[last];
-            h = &n->piles[last].buf[(n->piles[last].head + n->piles[last].cap - 1) %
-                                    n->piles[last].cap];
+            h = &n->piles[last].buf[(n->piles[last].head + n->piles[last].cap - 1) &
+                                    (n->piles[last].cap - 1)];
         }
     }
     return h;
@@ -318,7 +324,7 @@ static const held *reorder_pop(wn_norm *n, int m)
 
 static slot *q_at(wn_norm *n, uint64_t abs)
 {
-    return &n->q[(n->qhead + (size_t)(abs - n->qbase)) % n->qcap];
+    return &n->q[(n->qhead + (size_t)(abs - n->qbase)) & (n->qcap - 1)];
 }
 
 static slot *q_append(wn_norm *n)
@@ -329,15 +335,19 @@ static slot *q_append(wn_norm *n)
         if (!nq)
             return NULL;
         for (size_t i = 0; i < n->qn; i++)
-            nq[i] = n->q[(n->qhead + i) % n->qcap];
+            nq[i] = n->q[(n->qhead + i) & (n->qcap - 1)];
         free(n->q);
         n->q = nq;
         n->qcap = nc;
         n->qhead = 0;
     }
-    slot *s = &n->q[(n->qhead + n->qn) % n->qcap];
+    slot *s = &n->q[(n->qhead + n->qn) & (n->qcap - 1)];
     n->qn++;
-    memset(s, 0, sizeof *s);
+    /* not a memset of the whole slot (184 bytes a line): ev[] is read up to nev, get only
+     * while the slot is pending, and each is written before that */
+    s->state = SLOT_READY;
+    s->nev = 0;
+    s->next = 0;
     return s;
 }
 
@@ -477,10 +487,13 @@ static void emit_simple(wn_norm *n, const wl_line *l, uint8_t op, uint8_t cause)
 
 static int fail_match(wn_norm *n, const wl_line *l)
 {
+    if (!n->fail_used) /* failed stores are rare: no scan of 16 entries per read */
+        return 0;
     for (unsigned i = 0; i < FAIL_RING; i++) {
         if (n->fail[i].used && n->fail[i].key == l->key && l->gid > n->fail[i].gid &&
             l->gid - n->fail[i].gid <= 64) {
             n->fail[i].used = 0;
+            n->fail_used--;
             return 1;
         }
     }
@@ -492,8 +505,10 @@ static void stage2(wn_norm *n, const wl_line *l, int64_t arrival)
     /* Old pending gets at the head are real reads once the stream moved far past them. */
     while (n->qn > 0) {
         slot *h = &n->q[n->qhead];
+        if (h->state != SLOT_PENDING)
+            break;
         uint32_t bound = h->get.cfd >= 0 ? n->cfg.pair_gids : n->cfg.pair_gids_nocfd;
-        if (h->state != SLOT_PENDING || !(l->gid > h->get.gid + bound))
+        if (!(l->gid > h->get.gid + bound))
             break;
         forget_pending(n, h);
         resolve_read(n, h);
@@ -528,6 +543,7 @@ static void stage2(wn_norm *n, const wl_line *l, int64_t arrival)
             /* cfd/clsid are garbage on these lines (varargs bug): pair by key only. */
             n->fail[n->fail_next].key = l->key;
             n->fail[n->fail_next].gid = l->gid;
+            n->fail_used += !n->fail[n->fail_next].used;
             n->fail[n->fail_next].used = 1;
             n->fail_next = (n->fail_next + 1) % FAIL_RING;
             n->st.failed_stores++;
@@ -621,7 +637,7 @@ void wn_flush(wn_norm *n)
 {
     release_all(n);
     for (size_t i = 0; i < n->qn; i++) {
-        slot *s = &n->q[(n->qhead + i) % n->qcap];
+        slot *s = &n->q[(n->qhead + i) & (n->qcap - 1)];
         if (s->state == SLOT_PENDING) {
             forget_pending(n, s);
             resolve_read(n, s);
@@ -655,13 +671,13 @@ int wn_pop(wn_norm *n, int64_t now_us, wn_event *out)
         if (h->state == SLOT_READY && h->next < h->nev) {
             *out = h->ev[h->next++];
             if (h->next == h->nev) {
-                n->qhead = (n->qhead + 1) % n->qcap;
+                n->qhead = (n->qhead + 1) & (n->qcap - 1);
                 n->qn--;
                 n->qbase++;
             }
             return 1;
         }
-        n->qhead = (n->qhead + 1) % n->qcap; /* dropped or empty */
+        n->qhead = (n->qhead + 1) & (n->qcap - 1); /* dropped or empty */
         n->qn--;
         n->qbase++;
     }

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tracereader.h"
 #include "watchline.h"
+#include "watchline_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -495,6 +496,99 @@ static void test_watchline_parse(void)
     CHECK(wl_parse(longk, o, &l, kb) == -1, "251-byte key rejected");
 }
 
+/* The fast path (watchline_fast.c) against the general parser: on every line it takes, the same
+ * return and the same wl_line and key bytes; lines of memcached's own shapes must take it. The
+ * lines are memcached's three item shapes with every field's value replaced by numbers of
+ * every length (0 to 22 digits, signed, past int32 and int64), odd keys, and every prefix and
+ * one-byte change of each line, so both sides of each of its refusals are crossed. */
+static int fast_agrees(const char *s, size_t len, int *took)
+{
+    wl_line a, b;
+    unsigned char ka[WL_MAX_KEY], kb2[WL_MAX_KEY];
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    int rg = wl_parse_general(s, len, &a, ka);
+    /* a private copy that ends exactly at the line: ASan sees any overread */
+    char *c = malloc(len ? len : 1);
+    memcpy(c, s, len);
+    int rf = wl_parse_fast(c, len, &b, kb2);
+    free(c);
+    *took = rf;
+    if (!rf)
+        return 1;
+    return rg == 0 && memcmp(&a, &b, sizeof a) == 0 && memcmp(ka, kb2, a.keylen) == 0;
+}
+
+static void test_watchline_fast(void)
+{
+    static const char *const tmpl[] = {
+        "ts=%s gid=%s type=item_get key=%s status=found clsid=%s cfd=%s size=%s",
+        "ts=%s gid=%s type=item_get key=%s status=not_found clsid=%s cfd=%s size=%s",
+        "ts=%s gid=%s type=item_store key=%s status=stored cmd=set ttl=%s clsid=%s cfd=%s size=%s",
+        "ts=%s gid=%s type=item_store key=%s status=no_memory cmd=prepend ttl=%s clsid=%s cfd=%s "
+        "size=%s",
+        "ts=%s gid=%s type=eviction key=%s fetch=yes ttl=%s la=%s clsid=%s size=%s",
+    };
+    static const char *const nums[] = {
+        "0", "7", "42", "255", "256", "1000", "65535", "99999999", "123456789", "2147483647",
+        "2147483648", "4294967295", "4294967296", "1234567890123456", "9223372036854775807",
+        "9223372036854775808", "9999999999999999999", "12345678901234567890",
+        "1234567890123456789012", "-1", "-0", "-2147483649", "-", "", "1a", "00000000000000000042",
+    };
+    static const char *const keys[] = {"k", "p6:1295366", "a%3Ab", "exactly8", "sixteen_bytes_ky",
+                                       "", "ke\x7fy", "k\xc3\xa9"};
+    static const char *const tss[] = {"1796410943.6319", "1796410943.796639", "1796410943",
+                                      "1.1000000", "1.", "9223372036854.775807", "1.2.3"};
+    int disagree = 0, took = 0, canonical_missed = 0, lines = 0;
+    char line[512];
+    for (size_t t = 0; t < sizeof tmpl / sizeof tmpl[0]; t++) {
+        int nf = t < 2 ? 3 : 4; /* numeric fields after the key */
+        for (size_t field = 0; field < (size_t)nf + 2; field++) {
+            for (size_t v = 0; v < sizeof nums / sizeof nums[0]; v++) {
+                const char *f[6] = {"1796410943.6319", "2359728", "p2:395554", "4", "21", "100"};
+                const char *g[7];
+                if (field == 0)
+                    f[0] = tss[v % (sizeof tss / sizeof tss[0])];
+                else if (field == 2)
+                    f[2] = keys[v % (sizeof keys / sizeof keys[0])];
+                g[0] = f[0];
+                g[1] = field == 1 ? nums[v] : f[1];
+                g[2] = f[2];
+                for (int k = 0; k < 4; k++)
+                    g[3 + k] = field == (size_t)(3 + k) ? nums[v] : (k == 0 && nf == 4 ? "3600" : "4");
+                int n = snprintf(line, sizeof line, tmpl[t], g[0], g[1], g[2], g[3], g[4], g[5], g[6]);
+                /* the line, every prefix of it, and every byte of it changed to ' ', '%', '-' */
+                for (int cut = n; cut >= 0; cut--) {
+                    int tk;
+                    lines++;
+                    if (!fast_agrees(line, (size_t)cut, &tk))
+                        disagree++;
+                    took += tk;
+                    if (cut == n && field == 3 && v == 1 && !tk)
+                        canonical_missed++;
+                }
+                for (int i = 0; i < n; i++) {
+                    static const char subst[] = " %-9";
+                    for (int c = 0; c < 4; c++) {
+                        char save = line[i];
+                        int tk;
+                        line[i] = subst[c];
+                        lines++;
+                        if (!fast_agrees(line, (size_t)n, &tk))
+                            disagree++;
+                        took += tk;
+                        line[i] = save;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(disagree == 0, "fast path disagrees with the general parser on %d of %d lines", disagree,
+          lines);
+    CHECK(canonical_missed == 0 && took > lines / 20, "fast path took %d of %d lines, missed %d",
+          took, lines, canonical_missed);
+}
+
 /* The research capture (section 1.3), verbatim, with the events each command must yield. */
 static const char *capture =
     "OK\n"
@@ -893,6 +987,7 @@ int main(void)
     test_compression();
     test_text_formats();
     test_watchline_parse();
+    test_watchline_fast();
     test_watchlog_capture();
     test_normaliser();
     test_versions();

@@ -102,6 +102,12 @@ void ag_bd_set_memory(ag_bd *b, uint64_t limit_bytes)
 
 static uint32_t tag_of(uint64_t key) { return (uint32_t)(key >> 32) | 1; }
 
+void ag_bd_prefetch(const ag_bd *b, uint64_t key)
+{
+    if (b->cfg.enabled)
+        __builtin_prefetch(&b->pset[tr_mix64(key) & b->pmask]);
+}
+
 void ag_bd_note_prefix(ag_bd *b, uint64_t key, uint16_t pfx)
 {
     if (!b->cfg.enabled)

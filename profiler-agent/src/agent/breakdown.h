@@ -77,6 +77,9 @@ void ag_bd_set_class(ag_bd *b, int cls, uint64_t items, uint32_t chunk);
 void ag_bd_set_memory(ag_bd *b, uint64_t limit_bytes);
 /* From the ring, before the line enters the normaliser. */
 void ag_bd_note_prefix(ag_bd *b, uint64_t key, uint16_t pfx);
+/* Start loading the key's prefix set (before ag_bd_note_prefix or ag_bd_event of a batch,
+ * so their cache misses overlap; no effect on state). */
+void ag_bd_prefetch(const ag_bd *b, uint64_t key);
 /* A normalised event; cls is the class feed.c attributed (-1 unknown). */
 void ag_bd_event(ag_bd *b, const wn_event *ev, int cls);
 /* A key memcached expired silently (its TTL passed in stream time). */

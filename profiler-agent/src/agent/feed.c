@@ -233,6 +233,26 @@ void ag_feed_event(ag_feed *f, const wn_event *ev)
         trace_add(f, ev, cls, cost);
 }
 
+void ag_feed_prefetch(const ag_feed *f, const wn_event *ev)
+{
+    uint64_t k = ev->req.key, i = k & f->cmask;
+    __builtin_prefetch(&f->ctag[i]);
+    __builtin_prefetch(&f->ccls[i]);
+    if (ev->req.op == TR_MISS || ev->req.op == TR_SET) {
+        uint64_t j = tr_mix64(k) & f->pm_mask;
+        __builtin_prefetch(&f->pm_key[j]);
+        __builtin_prefetch(&f->pm_ts[j]);
+    }
+    if (ev->req.op != TR_HIT && ev->req.op != TR_MISS)
+        ag_ttl_prefetch(&f->ttl, k);
+    /* a miss looks its key up in the ghost of the class it was last seen in, an eviction
+     * inserts it in its own class's (the recall's load overlaps the batch's other misses) */
+    int ghost = ev->req.op == TR_MISS || ev->req.op == TR_EVICT;
+    int cls = ev->req.op == TR_MISS ? class_recall(f, k) : ev->req.clsid;
+    hc_profile_prefetch(f->prof, k, cls, ghost);
+    ag_bd_prefetch(&f->bd, k);
+}
+
 void ag_feed_expire(ag_feed *f)
 {
     uint64_t key;

@@ -103,6 +103,12 @@ void ag_feed_free(ag_feed *f);
 /* Drop every key-level state (new memcached instance): profile recreated by the caller. */
 void ag_feed_clear_keys(ag_feed *f);
 void ag_feed_event(ag_feed *f, const wn_event *ev);
+/* Start loading what ag_feed_event will read for this event (the class, pending-miss and TTL
+ * tables, the profile's key table, the prefix table): the caller pops a batch of events and
+ * prefetches all of them before feeding the first, so the batch's cache misses overlap
+ * instead of each event waiting for its own (the tables are tens of MiB, a miss each).
+ * No effect on any state or output. */
+void ag_feed_prefetch(const ag_feed *f, const wn_event *ev);
 /* Apply TTL expiries up to the current stream time. */
 void ag_feed_expire(ag_feed *f);
 void ag_feed_window_reset(ag_feed *f);

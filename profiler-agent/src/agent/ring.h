@@ -45,6 +45,49 @@ static inline int ag_ring_push(ag_ring *r, const ag_item *it)
     return 0;
 }
 
+/* The producer a chunk of lines at a time: each line is parsed straight into the slot
+ * ag_ring_claim returns (no copy), ag_ring_commit keeps it, and the chunk's lines become
+ * visible to the consumer together at ag_ring_publish: one release store a chunk instead of a
+ * store (and a read of the consumer's tail, a cache line the other core writes) a line. The
+ * tail is re-read only when the ring looks full. Not mixed with ag_ring_push inside a chunk:
+ * publish first. */
+typedef struct ag_ring_writer {
+    uint64_t head;       /* next slot to fill (published up to r->head) */
+    uint64_t tail_seen;  /* the consumer's tail as last read */
+} ag_ring_writer;
+
+static inline void ag_ring_writer_start(ag_ring *r, ag_ring_writer *w)
+{
+    w->head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    w->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+}
+
+/* The next free slot, or NULL when the ring is full. Nothing is counted here: only the caller
+ * knows, once the line is parsed, whether it was an event to drop (ag_ring_drop) or something
+ * that never enters the ring (a malformed line, a skipped=N count); a drop counted early and
+ * taken back would show the overload check a count that goes down. */
+static inline ag_item *ag_ring_claim(ag_ring *r, ag_ring_writer *w)
+{
+    if (w->head - w->tail_seen > r->mask) {
+        w->tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if (w->head - w->tail_seen > r->mask)
+            return NULL;
+    }
+    return &r->items[w->head & r->mask];
+}
+
+static inline void ag_ring_drop(ag_ring *r)
+{
+    atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
+}
+
+static inline void ag_ring_commit(ag_ring_writer *w) { w->head++; }
+
+static inline void ag_ring_publish(ag_ring *r, const ag_ring_writer *w)
+{
+    atomic_store_explicit(&r->head, w->head, memory_order_release);
+}
+
 /* Up to max items; returns how many were copied. */
 static inline uint32_t ag_ring_pop(ag_ring *r, ag_item *out, uint32_t max)
 {

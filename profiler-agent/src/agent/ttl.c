@@ -48,6 +48,14 @@ static uint64_t home(const ag_ttl *t, uint64_t k)
     return (k * 0x9E3779B97F4A7C15ULL >> 20) & t->mask;
 }
 
+void ag_ttl_prefetch(const ag_ttl *t, uint64_t key)
+{
+    uint64_t i = home(t, norm_key(key));
+    __builtin_prefetch(&t->keys[i]);
+    __builtin_prefetch(&t->exp[i]);
+    __builtin_prefetch(&t->cls[i]);
+}
+
 static uint64_t find(const ag_ttl *t, uint64_t k)
 {
     uint64_t i = home(t, k);

@@ -39,5 +39,7 @@ int ag_ttl_store(ag_ttl *t, uint64_t key, int clsid, int64_t ts_us, int32_t ttl_
 int ag_ttl_forget(ag_ttl *t, uint64_t key);
 /* Next key expired at stream time now_us: 1 with key and clsid set (and forgotten), else 0. */
 int ag_ttl_next_expired(ag_ttl *t, int64_t now_us, uint64_t *key, int *clsid);
+/* Start loading the key's home slot (feed.c's batch prefetch; no effect on state). */
+void ag_ttl_prefetch(const ag_ttl *t, uint64_t key);
 
 #endif

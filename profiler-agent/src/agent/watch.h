@@ -25,6 +25,10 @@ typedef struct ag_watch {
     volatile int stop;
     _Atomic uint64_t lines, bytes, malformed, connects;
     _Atomic uint64_t injected;  /* --drop-lines drops (in ring->dropped too): not an overload */
+    /* The sum of the stream's skipped=N lines, added as they are read: they are memcached's
+     * count of what it could not send us, not events, and never go through the ring, where a
+     * full ring (an agent behind after a stall, just when memcached skips) would lose them. */
+    _Atomic uint64_t skipped;
     _Atomic int connected;
     _Atomic int mode;           /* enum ag_watch_mode */
     _Atomic unsigned fields;    /* WLF_* seen on item lines of the current stream */

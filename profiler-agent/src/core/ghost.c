@@ -202,6 +202,14 @@ void ghost_evict(ghost *g, uint64_t h)
     cbf_insert_at(&g->filters[g->order[0]], &pos);
 }
 
+void ghost_prefetch(const ghost *g, uint64_t h)
+{
+    cbf_pos pos;
+    cbf_position(&g->filters[0], h, &pos);
+    const uint8_t *row = g->cells + pos.off;
+    for (uint32_t r = 0; r < g->F; r++) __builtin_prefetch(row + (size_t)r * CBF_BLOCK_BYTES);
+}
+
 int ghost_lookup(ghost *g, uint64_t h)
 {
     cbf_pos pos;

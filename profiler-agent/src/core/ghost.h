@@ -80,6 +80,8 @@ int ghost_resize(ghost *g, double capacity);
 void ghost_evict(ghost *g, uint64_t h);
 /* Alg. 10 lookup: returns the rank holding h (and removes it), or -1. */
 int ghost_lookup(ghost *g, uint64_t h);
+/* Start loading the F blocks ghost_lookup / ghost_insert of h will touch (no effect on state). */
+void ghost_prefetch(const ghost *g, uint64_t h);
 static inline uint32_t ghost_phys(const ghost *g, uint32_t rank) { return g->order[rank]; }
 /* Range (start, end] of ghost positions covered by rank r (counts of newer ranks, + own). */
 void ghost_rank_range(const ghost *g, uint32_t rank, double *start, double *end);

@@ -496,6 +496,16 @@ static __attribute__((noinline)) int ev_no_class(hc_profile *p, int op, int clsi
     return op == HC_EV_GET ? -1 : 0;
 }
 
+void hc_profile_prefetch(const hc_profile *p, uint64_t h, int clsid, int ghost)
+{
+    uint64_t i = kt_home(&p->kt, kt_ident(h));
+    __builtin_prefetch(&p->kt.tag[i]);
+    __builtin_prefetch(&p->kt.act[i]);
+    const hc_class *k = ghost && clsid > 0 ? p->cls[cls_index(clsid)] : NULL;
+    if (k && k->active && k->has_ghost)
+        ghost_prefetch(&k->g, kt_ident(h));
+}
+
 int hc_profile_event(hc_profile *p, int op, int clsid, uint64_t h, uint32_t size)
 {
     (void)size;

@@ -305,6 +305,11 @@ void hc_profile_reset(hc_profile *p, int clsid);
 
 /* 1 if the class has a capacity set. */
 int hc_profile_has_class(const hc_profile *p, int clsid);
+/* Start loading the key table slot of key hash h and, with ghost set (a miss or an eviction
+ * in class clsid), the class's ghost blocks of the key: a caller with a batch of events asks
+ * for all of them before feeding the first, so their cache misses overlap (no effect on
+ * state). */
+void hc_profile_prefetch(const hc_profile *p, uint64_t h, int clsid, int ghost);
 
 void hc_profile_stats_get(const hc_profile *p, hc_profile_stats *out);
 

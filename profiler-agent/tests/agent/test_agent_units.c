@@ -1,13 +1,17 @@
 /*
  * Unit tests of the live agent's building blocks (TTL tracker, trace sampler, cost
  * percentiles, stats parsing, spool, gzip, the disk writer thread, the lookup shares, prefix
- * ids). Built and run by test_agent_units.py.
+ * ids, the watch reader against a scripted stream). Built and run by test_agent_units.py.
  * Expected values are computed independently (closed forms, zlib's own inflate).
  */
+#include <arpa/inet.h>
 #include <math.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -21,6 +25,7 @@
 #include "../../src/agent/trace.h"
 #include "../../src/agent/ttl.h"
 #include "../../src/agent/util.h"
+#include "../../src/agent/watch.h"
 #include "../../src/agent/writer.h"
 
 static int passed, failed;
@@ -489,8 +494,150 @@ static void test_keys(void)
     ag_keys_free(&k);
 }
 
+/* ---- the watch reader against a scripted memcached ---------------------------------------- */
+
+/* One watcher connection on a loopback port: answers the watch command with OK, then sends
+ * `lines` item lines (gid 1..lines) with a skipped=N line after every 97th, in pieces of odd
+ * sizes. Some pieces end inside a line (a skipped=N line among them) and are followed by a
+ * pause longer than the reader's 200 ms receive timeout, so one recv returns half a line and
+ * the next the rest; the rest arrives in pieces that split lines across the reader's chunks. */
+typedef struct fake_mc {
+    int lfd, port, lines;
+    uint64_t skipped_sent;
+    int splits;  /* pieces that ended inside a line, with a pause after */
+} fake_mc;
+
+static void *fake_mc_main(void *arg)
+{
+    fake_mc *f = arg;
+    int fd = accept(f->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    char cmd[256];
+    size_t got = 0;
+    while (got < sizeof cmd - 1 && !memmem(cmd, got, "\r\n", 2)) {
+        ssize_t n = read(fd, cmd + got, sizeof cmd - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    size_t cap = (size_t)f->lines * 128 + 64, len = 0;
+    char *out = malloc(cap);
+    len += (size_t)snprintf(out + len, cap - len, "OK\r\n");
+    uint64_t sk = 0;
+    for (int g = 1; g <= f->lines; g++) {
+        len += (size_t)snprintf(out + len, cap - len,
+                                "ts=1700000000.%d gid=%d type=item_get key=k%d status=found "
+                                "clsid=1 cfd=7 size=10\n", g % 1000000, g, g);
+        if (g % 97 == 0) {
+            uint64_t n = (uint64_t)g * 3 + 1;
+            sk += n;
+            len += (size_t)snprintf(out + len, cap - len, "skipped=%llu\n", (unsigned long long)n);
+        }
+    }
+    f->skipped_sent = sk;
+    static const size_t piece[] = {1, 7, 13, 331, 4093, 65537, 17, 70001};
+    size_t off = 0;
+    for (int i = 0; off < len; i++) {
+        size_t n = piece[i % 8];
+        if (n > len - off)
+            n = len - off;
+        char *k = f->splits < 4 && i % 8 == 3 ? memmem(out + off, len - off, "skipped=", 8) : NULL;
+        if (k) { /* end this piece inside the next skipped=N line */
+            n = (size_t)(k - (out + off)) + 5;
+            f->splits++;
+        }
+        if (write(fd, out + off, n) != (ssize_t)n)
+            break;
+        off += n;
+        if (k)
+            usleep(300000);
+    }
+    free(out);
+    close(fd);
+    return NULL;
+}
+
+static int fake_mc_listen(fake_mc *f)
+{
+    f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&a, sizeof a) < 0 || listen(f->lfd, 1) < 0 ||
+        getsockname(f->lfd, (struct sockaddr *)&a, &al) < 0)
+        return -1;
+    f->port = ntohs(a.sin_port);
+    return 0;
+}
+
+/* Runs the reader on `lines` lines into a ring of ring_size; the consumer pops nothing until
+ * the whole stream is read (a small ring is then full for most of it). */
+static void watch_once(int lines, uint32_t ring_size, const char *what)
+{
+    fake_mc f = {.lines = lines};
+    CHECK(fake_mc_listen(&f) == 0, "%s: listen", what);
+    pthread_t th;
+    pthread_create(&th, NULL, fake_mc_main, &f);
+    char addr[32];
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", f.port);
+    ag_ring ring;
+    ag_ring_init(&ring, ring_size);
+    ag_watch w;
+    ag_watch_start(&w, addr, &ring, NULL, 0);
+    pthread_join(th, NULL);
+    /* every line parsed, kept or dropped */
+    uint64_t want = (uint64_t)lines + (uint64_t)(lines / 97);
+    for (int i = 0; i < 1000 && atomic_load(&w.lines) < want; i++)
+        usleep(10000);
+    CHECK(atomic_load(&w.lines) == want, "%s: %llu of %llu lines read", what,
+          (unsigned long long)atomic_load(&w.lines), (unsigned long long)want);
+    ag_item *batch = malloc(4096 * sizeof *batch);
+    uint64_t items = 0, next_gid = 1, in_order = 1, skipped_items = 0, starts = 0, ends = 0;
+    for (int i = 0; i < 1000 && !ends; i++) {
+        uint32_t n = ag_ring_pop(&ring, batch, 4096);
+        for (uint32_t j = 0; j < n; j++) {
+            const wl_line *l = &batch[j].line;
+            if (l->type == AG_MARK_STREAM_START)
+                starts++;
+            else if (l->type == AG_MARK_STREAM_END)
+                ends++;
+            else if (l->type == WL_SKIPPED)
+                skipped_items++;
+            else {
+                in_order &= l->type == WL_GET && l->gid == next_gid && l->cfd == 7;
+                next_gid = l->gid + 1;
+                items++;
+            }
+        }
+        if (!n)
+            usleep(10000);
+    }
+    free(batch);
+    ag_watch_stop(&w);
+    close(f.lfd);
+    uint64_t dropped = atomic_load(&ring.dropped);
+    CHECK(f.splits > 0, "%s: the stream split a skipped=N line across reads", what);
+    CHECK(starts == 1 && ends == 1, "%s: one start and one end marker (%llu, %llu)", what,
+          (unsigned long long)starts, (unsigned long long)ends);
+    CHECK(in_order, "%s: the kept lines are gid 1.. in order, each once", what);
+    CHECK(items + dropped == (uint64_t)lines, "%s: kept %llu + dropped %llu = %d item lines", what,
+          (unsigned long long)items, (unsigned long long)dropped, lines);
+    CHECK(skipped_items == 0, "%s: skipped=N never queued as an item", what);
+    CHECK(atomic_load(&w.skipped) == f.skipped_sent, "%s: skipped counted %llu, sent %llu", what,
+          (unsigned long long)atomic_load(&w.skipped), (unsigned long long)f.skipped_sent);
+    ag_ring_free(&ring);
+}
+
+static void test_watch_reader(void)
+{
+    watch_once(20000, 1u << 16, "ring with room");
+    /* 1,024 slots for 20,000 lines: all but the first ~1,023 dropped, the counts still whole */
+    watch_once(20000, 1024, "full ring");
+}
+
 int main(void)
 {
+    test_watch_reader();
     test_keys();
     test_lookups();
     test_stats_versions();

@@ -14,8 +14,11 @@ def test_agent_units(tmp_path):
     srcs = [
         str(AGENT / "src/agent" / f)
         for f in ("costs.c", "spool.c", "stats.c", "trace.c", "ttl.c", "util.c", "log.c", "mcconn.c",
-                  "statsmodel.c", "pagemove.c", "writer.c", "lookups.c", "extstats.c", "keys.c")
-    ] + [str(AGENT / "src/core/keyprefix.c")]
+                  "statsmodel.c", "pagemove.c", "writer.c", "lookups.c", "extstats.c", "keys.c", "watch.c",
+                  "ring.c")
+    ] + [str(AGENT / "src/core/keyprefix.c")] + [
+        str(AGENT.parent / "tracereader/src" / f) for f in ("watchline.c", "watchline_fast.c", "hash.c")
+    ]
     subprocess.run(
         [
             "gcc",

@@ -269,6 +269,21 @@ def rates(ports: list[int], seconds: float) -> list[float]:
     return [(int(y["cmd_get"]) - int(x["cmd_get"])) / dt for x, y in zip(a, b, strict=True)]
 
 
+# Every stretch the agent closes logs its counters in one of these lines: a window, a resync
+# after a blind window, and a resync that gave up waiting for memcached to stop skipping (an
+# agent far behind on a loaded host). A stretch left out loses its stats-side skips while its
+# skipped=N lines, arriving later, are counted in a later window: the sums no longer meet.
+STRETCH_LINES = re.compile(r"msg=(?:window|window_resynced|window_resync_gave_up) ")
+
+
+def skip_counts(log_text: str) -> tuple[int, int]:
+    """(lines memcached said it skipped, in the agent's skipped=N sums; memcached's own
+    log_watcher_skipped deltas) over every stretch the agent's log closed."""
+    counted = "\n".join(ln for ln in log_text.splitlines() if STRETCH_LINES.search(ln))
+    return (sum(int(x) for x in re.findall(r" skipped=(\d+)", counted)),
+            sum(int(x) for x in re.findall(r"watcher_skipped=(\d+)", counted)))
+
+
 def wait_for(pred, timeout: float, what: str) -> None:
     end = time.time() + timeout
     while time.time() < end:
@@ -402,9 +417,17 @@ def run_version(version: str, binary: str, args: argparse.Namespace, workdir: Pa
         else:  # no resync: how long after the stall the first clean window began
             row.recovery_s = round(max(0.0, line_time(first) - w - t_cont), 1)
         row.blind_windows = text.count("msg=window_blind")
-        counted = [ln for ln in text.splitlines() if "msg=window " in ln or "msg=window_resynced" in ln]
-        row.skipped_counted = sum(int(x) for x in re.findall(r" skipped=(\d+)", "\n".join(counted)))
-        row.watcher_skipped = sum(int(x) for x in re.findall(r"watcher_skipped=(\d+)", "\n".join(counted)))
+        # skipped=N lines reach the agent after the lines queued before them (memcached's
+        # buffer, the socket, the agent's ring): when the agent is behind they are counted a
+        # while after the stretch whose stats counted the skips. Wait for them, bounded.
+        def counts_met() -> bool:
+            counted, watcher = skip_counts(log.read_text())
+            return counted == watcher
+
+        with contextlib.suppress(TimeoutError):
+            wait_for(counts_met, LIVENESS_S, "skipped=N lines still queued")
+        text = log.read_text()
+        row.skipped_counted, row.watcher_skipped = skip_counts(text)
         row.recovered = "blind=0" in first and "self_check=ok" in first
         new = snapshots(d / "snaps")[n_before:]
         for s in new:
