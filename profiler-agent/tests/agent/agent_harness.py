@@ -122,7 +122,9 @@ class Memcached:
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-            self.proc.wait(5)
+            # a killed memcached is gone once the kernel has released its memory and files: over
+            # 5 s for one with a 256 MiB flash file at load 90 (two test suites and more beside it)
+            self.proc.wait(60)
 
 
 class Client:
